@@ -1,0 +1,42 @@
+/* rdmakit: completion queues, polled or event-driven. */
+#ifndef RDMAKIT_CQ_H
+#define RDMAKIT_CQ_H
+
+#include <stdbool.h>
+#include <infiniband/verbs.h>
+
+#include <rdmakit/device.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rk_cq {
+	struct ibv_cq *cq;
+	struct ibv_comp_channel *channel; /* NULL when polled */
+	int depth;
+	unsigned int unacked_events;
+	bool armed;
+};
+
+/* Create a CQ of at least depth entries. With events, a completion channel is
+ * created too and rk_cq_poll() sleeps on it instead of spinning. */
+int rk_cq_create(struct rk_device *dev, int depth, bool events, struct rk_cq **cq_p);
+
+/* Destroy the CQ and its channel (acknowledging pending events). NULL ignored. */
+void rk_cq_destroy(struct rk_cq *cq);
+
+/* Return up to max completions in wc. Waits up to timeout_ms for the first
+ * (-1: forever, 0: just look). *n_p is the number returned (>= 1 on success);
+ * -ETIMEDOUT when none came. Completions with an error status are returned
+ * like any other: the caller decides (see rk_wc_check()). */
+int rk_cq_poll(struct rk_cq *cq, struct ibv_wc *wc, int max, int timeout_ms, int *n_p);
+
+/* Wait for exactly n completions (n <= 64) into wc within timeout_ms overall.
+ * -ETIMEDOUT, with those that came counted in *got_p, when fewer arrive. */
+int rk_cq_wait(struct rk_cq *cq, struct ibv_wc *wc, int n, int timeout_ms, int *got_p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,22 @@
+/* rdmakit: everything. Include this, link with -lrdmakit (pkg-config rdmakit). */
+#ifndef RDMAKIT_H
+#define RDMAKIT_H
+
+#include <rdmakit/error.h>
+#include <rdmakit/log.h>
+#include <rdmakit/device.h>
+#include <rdmakit/gid.h>
+#include <rdmakit/mem.h>
+#include <rdmakit/cq.h>
+#include <rdmakit/qp.h>
+#include <rdmakit/ops.h>
+#include <rdmakit/status.h>
+#include <rdmakit/pattern.h>
+
+#define RDMAKIT_VERSION_MAJOR 0
+#define RDMAKIT_VERSION_MINOR 1
+
+/* The library's version as "MAJOR.MINOR.PATCH". */
+const char *rk_version(void);
+
+#endif

@@ -1,0 +1,46 @@
+/* rdmakit: names and hints for work-completion statuses, opcodes, async and
+ * CM events. Every value has a name; unknown values get "UNKNOWN(n)". */
+#ifndef RDMAKIT_STATUS_H
+#define RDMAKIT_STATUS_H
+
+#include <stdint.h>
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* "IBV_WC_REM_ACCESS_ERR" etc. */
+const char *rk_wc_status_name(enum ibv_wc_status status);
+
+/* What to check for this status, one sentence; "" for IBV_WC_SUCCESS. */
+const char *rk_wc_status_hint(enum ibv_wc_status status);
+
+/* "SEND", "RDMA_WRITE", "RECV_RDMA_WITH_IMM", ... */
+const char *rk_wc_opcode_name(enum ibv_wc_opcode opcode);
+
+/* "IBV_EVENT_PORT_ERR" etc., and a hint. */
+const char *rk_async_event_name(enum ibv_event_type type);
+const char *rk_async_event_hint(enum ibv_event_type type);
+
+/* "RDMA_CM_EVENT_REJECTED" etc., and a hint. */
+const char *rk_cm_event_name(enum rdma_cm_event_type type);
+const char *rk_cm_event_hint(enum rdma_cm_event_type type);
+
+/* A completion status as a negative errno: 0 for success, -ECANCELED for a
+ * flush, -ETIMEDOUT for retry/RNR exhaustion, -EACCES for access and
+ * protection errors, -EMSGSIZE for a length error, -EREMOTEIO for other
+ * remote errors, -EIO otherwise. */
+int rk_wc_errno(enum ibv_wc_status status);
+
+/* Log a failed completion once, with its name and hint, and return
+ * rk_wc_errno() of it (0 for success, nothing logged). what names the
+ * operation in the message (NULL: "work request"; a failed completion
+ * carries no valid opcode). */
+int rk_wc_check(const struct ibv_wc *wc, const char *what);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

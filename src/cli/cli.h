@@ -1,0 +1,58 @@
+/* rdmakit CLI: what the subcommands share. */
+#ifndef RDMAKIT_CLI_H
+#define RDMAKIT_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <json-c/json.h>
+
+#include <rdmakit/rdmakit.h>
+
+#include "opts.h"
+
+/* Exit codes: 0 success, 1 the run failed, 2 bad usage. */
+enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2 };
+
+/* Device, port and GID options, shared by every command that uses a device. */
+struct cli_dev_opts {
+	const char *device; /* NULL: the first device */
+	uint64_t port;
+	int64_t gid_index;  /* -1: choose */
+};
+
+#define CLI_DEV_OPTS_DEFAULT {.device = NULL, .port = 1, .gid_index = -1}
+
+#define CLI_DEV_OPTS(o)                                                                          \
+	{"device", 'd', RK_OPT_STRING, &(o)->device, 0, 0, "DEV",                                \
+	 "RDMA device (default: the first one)"},                                                \
+		{"ib-port", 'i', RK_OPT_COUNT, &(o)->port, 1, 255, "PORT", "device port"},        \
+		{"gid-index", 'g', RK_OPT_INT, &(o)->gid_index, -1, 255, "IDX",                   \
+		 "GID index; -1 chooses a RoCE v2 GID by itself"}
+
+/* An opened device with a checked, active port and a chosen GID. */
+struct cli_dev {
+	struct rk_device *dev;
+	uint8_t port;
+	bool has_gid;
+	struct rk_gid_choice gid;
+};
+
+/* Open the device, check the port exists and is ACTIVE, choose the GID
+ * (towards local_ip when given). Errors are logged. */
+int cli_dev_open(const struct cli_dev_opts *o, const char *local_ip, struct cli_dev *d);
+
+/* Close what cli_dev_open() opened. */
+void cli_dev_close(struct cli_dev *d);
+
+/* Print a JSON document on stdout, pretty, once. Takes ownership. */
+void cli_json_print(json_object *doc);
+
+/* Parse options; handles --help. Returns -1 to continue, or the exit code. */
+int cli_parse(const char *cmd, const char *usage, const char *description,
+	      const struct rk_opt *opts, int argc, char **argv, int *first_arg_p);
+
+/* Subcommands. */
+int cmd_devices(int argc, char **argv);
+int cmd_loopback(int argc, char **argv);
+
+#endif

@@ -1,0 +1,74 @@
+/* Pieces every subcommand uses: device/GID setup, JSON output, parsing. */
+#include <errno.h>
+#include <stdio.h>
+
+#include "cli.h"
+
+int cli_dev_open(const struct cli_dev_opts *o, const char *local_ip, struct cli_dev *d)
+{
+	const struct rk_port_info *pi;
+	struct rk_gid_want want = {.index = (int)o->gid_index, .ip = local_ip};
+	struct rk_device *dev;
+	int ret;
+
+	ret = rk_device_open(o->device, &dev);
+	if (ret)
+		return ret;
+	pi = rk_device_port(dev, (uint8_t)o->port);
+	if (!pi) {
+		rk_error("%s has no port %u (ports 1..%u)", dev->info.name, (unsigned int)o->port,
+			 dev->info.phys_port_cnt);
+		ret = -EINVAL;
+		goto err_close_dev;
+	}
+	if (pi->state != IBV_PORT_ACTIVE) {
+		rk_error("%s port %u is %s, not ACTIVE%s", dev->info.name, pi->port_num,
+			 rk_port_state_str(pi->state),
+			 pi->link_layer == IBV_LINK_LAYER_ETHERNET ?
+				 " (is its network interface up?)" :
+				 " (cable, or no subnet manager?)");
+		ret = -ENETDOWN;
+		goto err_close_dev;
+	}
+	d->has_gid = false;
+	if (pi->link_layer == IBV_LINK_LAYER_ETHERNET || o->gid_index >= 0) {
+		ret = rk_gid_select(dev, pi->port_num, &want, &d->gid);
+		if (ret)
+			goto err_close_dev;
+		d->has_gid = true;
+	}
+	d->dev = dev;
+	d->port = pi->port_num;
+	return 0;
+
+err_close_dev:
+	rk_device_close(dev);
+	return ret;
+}
+
+void cli_dev_close(struct cli_dev *d)
+{
+	rk_device_close(d->dev);
+	d->dev = NULL;
+}
+
+void cli_json_print(json_object *doc)
+{
+	puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+							 JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(doc);
+}
+
+int cli_parse(const char *cmd, const char *usage, const char *description,
+	      const struct rk_opt *opts, int argc, char **argv, int *first_arg_p)
+{
+	int ret = rk_opts_parse(cmd, opts, argc, argv, first_arg_p);
+
+	if (ret == 1) {
+		rk_opts_help(stdout, usage, description, opts);
+		return CLI_OK;
+	}
+	if (ret)
+		return CLI_USAGE;
+	return -1;
+}

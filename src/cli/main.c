@@ -1,0 +1,47 @@
+/* rdmakit: the subcommand table. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{"devices", cmd_devices, "devices, ports, GID tables (type and IP), device memory, caps"},
+	{"loopback", cmd_loopback, "two RC QPs on one device: SEND, WRITE and READ, checked"},
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: rdmakit COMMAND [OPTIONS]\n\nRDMA toolkit over libibverbs and "
+		     "librdmacm.\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'rdmakit COMMAND --help' describes a command's options.\n"
+		     "RDMAKIT_LOG=error|warn|info|debug sets how much the library logs.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return CLI_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return CLI_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("rdmakit %s\n", rk_version());
+		return CLI_OK;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "rdmakit: unknown command '%s' (see rdmakit --help)\n", argv[1]);
+	return CLI_USAGE;
+}

@@ -1,0 +1,55 @@
+/* rdmakit CLI: one option table per command drives getopt_long, --help (with
+ * live defaults) and validation. Numbers go through one strict parser. */
+#ifndef RDMAKIT_CLI_OPTS_H
+#define RDMAKIT_CLI_OPTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum rk_opt_type {
+	RK_OPT_FLAG,   /* bool; no argument */
+	RK_OPT_STRING, /* const char * */
+	RK_OPT_SIZE,   /* uint64_t; suffixes k, M, G are powers of 1024 */
+	RK_OPT_COUNT,  /* uint64_t; suffixes k, M, G are powers of 1000 */
+	RK_OPT_INT,    /* int64_t; plain decimal, may be negative */
+};
+
+struct rk_opt {
+	const char *name;      /* long name, without "--" */
+	int key;               /* short letter, or 0 */
+	enum rk_opt_type type;
+	void *dest;            /* bool *, const char **, uint64_t * or int64_t * */
+	int64_t min;           /* numeric range, inclusive */
+	uint64_t max;
+	const char *arg;       /* argument name in --help */
+	const char *help;
+};
+
+/* Terminates a table. */
+#define RK_OPT_END {0}
+
+/* Parse text as an unsigned number in [min, max]. suffix_base 1024 accepts
+ * k/M/G as 1024^n, 1000 as 1000^n, 0 no suffix. On failure writes a reason
+ * ("'10x' is not a number", "8192 is above the maximum 4096") into err and
+ * returns -EINVAL or -ERANGE. */
+int rk_parse_u64(const char *text, uint64_t min, uint64_t max, unsigned int suffix_base,
+		 uint64_t *out, char *err, size_t err_len);
+
+/* Parse a signed decimal in [min, max]; same error convention. */
+int rk_parse_i64(const char *text, int64_t min, int64_t max, int64_t *out, char *err,
+		 size_t err_len);
+
+/* Parse argv against the table (argv[0] is the command name). Positional
+ * arguments are left in argv[*first_arg_p .. argc-1]. --help prints help and
+ * returns 1. On bad input prints "rdmakit CMD: ..." naming the option to
+ * stderr and returns -EINVAL. prog names the command in messages. */
+int rk_opts_parse(const char *prog, const struct rk_opt *opts, int argc, char **argv,
+		  int *first_arg_p);
+
+/* Print usage, a description and every option with its current (default)
+ * value. */
+void rk_opts_help(FILE *out, const char *usage, const char *description,
+		  const struct rk_opt *opts);
+
+#endif

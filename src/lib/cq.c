@@ -1,0 +1,197 @@
+/* Completion queues: busy polling, or sleeping on a completion channel. */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rdmakit/cq.h>
+#include <rdmakit/error.h>
+#include <rdmakit/log.h>
+
+int rk_cq_create(struct rk_device *dev, int depth, bool events, struct rk_cq **cq_p)
+{
+	struct rk_cq *cq;
+	int ret;
+
+	if (depth < 1) {
+		rk_error("CQ depth must be at least 1 (got %d)", depth);
+		return -EINVAL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -ENOMEM;
+	if (events) {
+		cq->channel = ibv_create_comp_channel(dev->ctx);
+		if (!cq->channel) {
+			ret = errno ? -errno : -ENOMEM;
+			rk_error("create completion channel on %s: %m", dev->info.name);
+			goto err_free_cq;
+		}
+	}
+	cq->cq = ibv_create_cq(dev->ctx, depth, NULL, cq->channel, 0);
+	if (!cq->cq) {
+		ret = errno ? -errno : -ENOMEM;
+		rk_error("create CQ of %d entries on %s: %m (device maximum %d)", depth,
+			 dev->info.name, dev->info.max_cqe);
+		goto err_destroy_channel;
+	}
+	cq->depth = cq->cq->cqe;
+	*cq_p = cq;
+	return 0;
+
+err_destroy_channel:
+	if (cq->channel)
+		ibv_destroy_comp_channel(cq->channel);
+err_free_cq:
+	free(cq);
+	return ret;
+}
+
+void rk_cq_destroy(struct rk_cq *cq)
+{
+	int ret;
+
+	if (!cq)
+		return;
+	if (cq->unacked_events)
+		ibv_ack_cq_events(cq->cq, cq->unacked_events);
+	ret = ibv_destroy_cq(cq->cq);
+	if (ret)
+		rk_warn("destroy CQ: %s (a QP still uses it?)", rk_strerror(rk_verbs_err(ret)));
+	if (cq->channel && ibv_destroy_comp_channel(cq->channel))
+		rk_warn("destroy completion channel: %m");
+	free(cq);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int cq_poll_once(struct rk_cq *cq, struct ibv_wc *wc, int max, int *n_p)
+{
+	int n = ibv_poll_cq(cq->cq, max, wc);
+
+	if (n < 0) {
+		rk_error("poll CQ: %s", rk_strerror(n == -1 ? -EIO : n));
+		return n == -1 ? -EIO : n;
+	}
+	*n_p = n;
+	return 0;
+}
+
+/* Sleep on the channel until the CQ has an event or the deadline passes.
+ * Arm first, then re-check the CQ: a completion that arrived before arming
+ * raises no event. */
+static int cq_wait_event(struct rk_cq *cq, struct ibv_wc *wc, int max, int64_t deadline,
+			 int *n_p)
+{
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	int ret, n;
+
+	for (;;) {
+		if (!cq->armed) {
+			ret = ibv_req_notify_cq(cq->cq, 0);
+			if (ret) {
+				ret = rk_verbs_err(ret);
+				rk_error("arm CQ: %s", rk_strerror(ret));
+				return ret;
+			}
+			cq->armed = true;
+		}
+		ret = cq_poll_once(cq, wc, max, &n);
+		if (ret || n) {
+			*n_p = n;
+			return ret;
+		}
+		for (;;) {
+			struct pollfd pfd = {.fd = cq->channel->fd, .events = POLLIN};
+			int wait = -1;
+
+			if (deadline >= 0) {
+				int64_t left = deadline - now_ms();
+
+				if (left <= 0)
+					return -ETIMEDOUT;
+				wait = left > 1000000 ? 1000000 : (int)left;
+			}
+			ret = poll(&pfd, 1, wait);
+			if (ret > 0)
+				break;
+			if (ret < 0 && errno != EINTR) {
+				ret = -errno;
+				rk_error("wait for completion event: %m");
+				return ret;
+			}
+		}
+		if (ibv_get_cq_event(cq->channel, &ev_cq, &ev_ctx)) {
+			ret = errno ? -errno : -EIO;
+			rk_error("get completion event: %m");
+			return ret;
+		}
+		cq->armed = false;
+		/* Acknowledge in batches: each ack takes a lock. */
+		if (++cq->unacked_events >= 16) {
+			ibv_ack_cq_events(cq->cq, cq->unacked_events);
+			cq->unacked_events = 0;
+		}
+	}
+}
+
+int rk_cq_poll(struct rk_cq *cq, struct ibv_wc *wc, int max, int timeout_ms, int *n_p)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	int n, ret;
+
+	if (max < 1)
+		return -EINVAL;
+	if (cq->channel && timeout_ms != 0) {
+		ret = cq_wait_event(cq, wc, max, deadline, &n);
+		if (ret)
+			return ret;
+		*n_p = n;
+		return 0;
+	}
+	for (unsigned int spins = 0;; spins++) {
+		ret = cq_poll_once(cq, wc, max, &n);
+		if (ret)
+			return ret;
+		if (n) {
+			*n_p = n;
+			return 0;
+		}
+		/* Check the clock only now and then: it costs more than a poll. */
+		if (deadline >= 0 && (spins & 1023) == 0 && now_ms() >= deadline)
+			return -ETIMEDOUT;
+	}
+}
+
+int rk_cq_wait(struct rk_cq *cq, struct ibv_wc *wc, int n, int timeout_ms, int *got_p)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	int got = 0, ret = 0;
+
+	if (n < 1 || n > 64)
+		return -EINVAL;
+	while (got < n) {
+		int left = -1, k;
+
+		if (deadline >= 0) {
+			int64_t l = deadline - now_ms();
+
+			left = l < 0 ? 0 : (int)l;
+		}
+		ret = rk_cq_poll(cq, wc + got, n - got, left, &k);
+		if (ret)
+			break;
+		got += k;
+	}
+	if (got_p)
+		*got_p = got;
+	return ret;
+}

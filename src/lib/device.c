@@ -1,0 +1,343 @@
+/* Devices and ports: open once, query everything once. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <endian.h>
+#include <poll.h>
+
+#include <rdmakit/device.h>
+#include <rdmakit/error.h>
+#include <rdmakit/log.h>
+
+int rk_device_names(char ***names_p, int *count_p)
+{
+	struct ibv_device **list;
+	char **names;
+	int n, i;
+
+	list = ibv_get_device_list(&n);
+	if (!list) {
+		int err = errno ? -errno : -ENODEV;
+
+		rk_error("cannot list RDMA devices: %m (this kernel has no RDMA support or no "
+			 "driver is loaded; without RDMA hardware, run under scripts/softroce)");
+		return err;
+	}
+	names = calloc((size_t)n + 1, sizeof(*names));
+	if (!names) {
+		ibv_free_device_list(list);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		names[i] = strdup(ibv_get_device_name(list[i]));
+		if (!names[i]) {
+			rk_device_names_free(names);
+			ibv_free_device_list(list);
+			return -ENOMEM;
+		}
+	}
+	ibv_free_device_list(list);
+	*names_p = names;
+	*count_p = n;
+	return 0;
+}
+
+void rk_device_names_free(char **names)
+{
+	if (!names)
+		return;
+	for (char **p = names; *p; p++)
+		free(*p);
+	free(names);
+}
+
+static void port_from_attr(uint8_t port_num, const struct ibv_port_attr *pa,
+			   struct rk_port_info *pi)
+{
+	memset(pi, 0, sizeof(*pi));
+	pi->port_num = port_num;
+	pi->state = pa->state;
+	pi->link_layer = pa->link_layer;
+	pi->active_mtu = pa->active_mtu;
+	pi->max_mtu = pa->max_mtu;
+	pi->lid = pa->lid;
+	pi->sm_lid = pa->sm_lid;
+	pi->lmc = pa->lmc;
+	pi->active_width = pa->active_width;
+	pi->active_speed = pa->active_speed;
+	pi->gid_tbl_len = pa->gid_tbl_len;
+	pi->pkey_tbl_len = pa->pkey_tbl_len;
+}
+
+static int query_port(struct ibv_context *ctx, const char *dev_name, uint8_t port_num,
+		      struct rk_port_info *pi)
+{
+	struct ibv_port_attr pa;
+	int ret;
+
+	ret = ibv_query_port(ctx, port_num, &pa);
+	if (ret) {
+		ret = rk_verbs_err(ret);
+		rk_error("query port %u of %s: %s", port_num, dev_name, rk_strerror(ret));
+		return ret;
+	}
+	port_from_attr(port_num, &pa, pi);
+	return 0;
+}
+
+static int query_device(struct rk_device *dev)
+{
+	struct ibv_device_attr_ex ax;
+	struct rk_device_info *info = &dev->info;
+	int ret;
+
+	memset(&ax, 0, sizeof(ax));
+	ret = ibv_query_device_ex(dev->ctx, NULL, &ax);
+	if (ret) {
+		ret = rk_verbs_err(ret);
+		rk_error("query device %s: %s", info->name, rk_strerror(ret));
+		return ret;
+	}
+	info->node_guid = be64toh(ax.orig_attr.node_guid);
+	info->sys_image_guid = be64toh(ax.orig_attr.sys_image_guid);
+	snprintf(info->fw_ver, sizeof(info->fw_ver), "%s", ax.orig_attr.fw_ver);
+	info->vendor_id = ax.orig_attr.vendor_id;
+	info->vendor_part_id = ax.orig_attr.vendor_part_id;
+	info->hw_ver = ax.orig_attr.hw_ver;
+	info->phys_port_cnt = ax.orig_attr.phys_port_cnt;
+	info->max_qp = ax.orig_attr.max_qp;
+	info->max_qp_wr = ax.orig_attr.max_qp_wr;
+	info->max_sge = ax.orig_attr.max_sge;
+	info->max_cqe = ax.orig_attr.max_cqe;
+	info->max_mr = ax.orig_attr.max_mr;
+	info->max_mr_size = ax.orig_attr.max_mr_size;
+	info->max_pd = ax.orig_attr.max_pd;
+	info->max_qp_rd_atom = ax.orig_attr.max_qp_rd_atom;
+	info->max_qp_init_rd_atom = ax.orig_attr.max_qp_init_rd_atom;
+	info->atomic_cap = ax.orig_attr.atomic_cap;
+	info->device_cap_flags = ax.device_cap_flags_ex;
+	info->max_dm_size = ax.max_dm_size;
+	info->odp_caps = ax.odp_caps.general_caps;
+	info->transport = dev->ctx->device->transport_type;
+	return 0;
+}
+
+int rk_device_open(const char *name, struct rk_device **dev_p)
+{
+	struct ibv_device **list;
+	struct ibv_device *found = NULL;
+	struct rk_device *dev;
+	int n, i, ret;
+
+	list = ibv_get_device_list(&n);
+	if (!list) {
+		ret = errno ? -errno : -ENODEV;
+		rk_error("cannot list RDMA devices: %m (this kernel has no RDMA support or no "
+			 "driver is loaded; without RDMA hardware, run under scripts/softroce)");
+		return ret;
+	}
+	for (i = 0; i < n && !found; i++)
+		if (!name || !strcmp(ibv_get_device_name(list[i]), name))
+			found = list[i];
+	if (!found) {
+		char have[256] = "";
+		size_t off = 0;
+
+		for (i = 0; i < n && off < sizeof(have); i++)
+			off += snprintf(have + off, sizeof(have) - off, "%s%s", i ? ", " : "",
+					ibv_get_device_name(list[i]));
+		if (name)
+			rk_error("no RDMA device named '%s' (devices: %s)", name,
+				 n ? have : "none");
+		else
+			rk_error("no RDMA device found (no driver loaded, or no permission on "
+				 "/dev/infiniband; without hardware, try scripts/softroce)");
+		ret = -ENODEV;
+		goto err_free_list;
+	}
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev) {
+		ret = -ENOMEM;
+		goto err_free_list;
+	}
+	snprintf(dev->info.name, sizeof(dev->info.name), "%s", ibv_get_device_name(found));
+	dev->ctx = ibv_open_device(found);
+	if (!dev->ctx) {
+		ret = errno ? -errno : -ENODEV;
+		rk_error("open device %s: %m", dev->info.name);
+		goto err_free_dev;
+	}
+	ret = query_device(dev);
+	if (ret)
+		goto err_close_ctx;
+	dev->ports = calloc(dev->info.phys_port_cnt ? dev->info.phys_port_cnt : 1,
+			    sizeof(*dev->ports));
+	if (!dev->ports) {
+		ret = -ENOMEM;
+		goto err_close_ctx;
+	}
+	for (i = 0; i < dev->info.phys_port_cnt; i++) {
+		ret = query_port(dev->ctx, dev->info.name, (uint8_t)(i + 1), &dev->ports[i]);
+		if (ret)
+			goto err_free_ports;
+	}
+	ibv_free_device_list(list);
+	*dev_p = dev;
+	return 0;
+
+err_free_ports:
+	free(dev->ports);
+err_close_ctx:
+	ibv_close_device(dev->ctx);
+err_free_dev:
+	free(dev);
+err_free_list:
+	ibv_free_device_list(list);
+	return ret;
+}
+
+void rk_device_close(struct rk_device *dev)
+{
+	if (!dev)
+		return;
+	if (ibv_close_device(dev->ctx))
+		rk_warn("close device %s: %m (verbs objects still open?)", dev->info.name);
+	free(dev->ports);
+	free(dev);
+}
+
+int rk_port_refresh(struct rk_device *dev, uint8_t port_num, struct rk_port_info *info_p)
+{
+	struct rk_port_info pi;
+	int ret;
+
+	if (port_num < 1 || port_num > dev->info.phys_port_cnt) {
+		rk_error("%s has no port %u (ports 1..%u)", dev->info.name, port_num,
+			 dev->info.phys_port_cnt);
+		return -EINVAL;
+	}
+	ret = query_port(dev->ctx, dev->info.name, port_num, &pi);
+	if (ret)
+		return ret;
+	dev->ports[port_num - 1] = pi;
+	if (info_p)
+		*info_p = pi;
+	return 0;
+}
+
+const struct rk_port_info *rk_device_port(const struct rk_device *dev, uint8_t port_num)
+{
+	if (port_num < 1 || port_num > dev->info.phys_port_cnt)
+		return NULL;
+	return &dev->ports[port_num - 1];
+}
+
+bool rk_port_is_roce(const struct rk_device *dev, uint8_t port_num)
+{
+	const struct rk_port_info *pi = rk_device_port(dev, port_num);
+
+	return pi && pi->link_layer == IBV_LINK_LAYER_ETHERNET;
+}
+
+const char *rk_port_state_str(enum ibv_port_state state)
+{
+	switch (state) {
+	case IBV_PORT_NOP: return "NOP";
+	case IBV_PORT_DOWN: return "DOWN";
+	case IBV_PORT_INIT: return "INIT";
+	case IBV_PORT_ARMED: return "ARMED";
+	case IBV_PORT_ACTIVE: return "ACTIVE";
+	case IBV_PORT_ACTIVE_DEFER: return "ACTIVE_DEFER";
+	}
+	return "UNKNOWN";
+}
+
+const char *rk_link_layer_str(uint8_t link_layer)
+{
+	switch (link_layer) {
+	case IBV_LINK_LAYER_INFINIBAND: return "InfiniBand";
+	case IBV_LINK_LAYER_ETHERNET: return "Ethernet";
+	case IBV_LINK_LAYER_UNSPECIFIED: return "Unspecified";
+	}
+	return "Unknown";
+}
+
+const char *rk_atomic_cap_str(enum ibv_atomic_cap cap)
+{
+	switch (cap) {
+	case IBV_ATOMIC_NONE: return "none";
+	case IBV_ATOMIC_HCA: return "HCA";
+	case IBV_ATOMIC_GLOB: return "global";
+	}
+	return "unknown";
+}
+
+int rk_mtu_bytes(enum ibv_mtu mtu)
+{
+	if (mtu < IBV_MTU_256 || mtu > IBV_MTU_4096)
+		return 0;
+	return 128 << mtu;
+}
+
+enum ibv_mtu rk_mtu_from_bytes(int bytes)
+{
+	for (int m = IBV_MTU_256; m <= IBV_MTU_4096; m++)
+		if ((128 << m) == bytes)
+			return (enum ibv_mtu)m;
+	return 0;
+}
+
+int rk_async_event_wait(struct rk_device *dev, int timeout_ms, struct rk_async_event *ev_p)
+{
+	struct pollfd pfd = {.fd = dev->ctx->async_fd, .events = POLLIN};
+	struct ibv_async_event ev;
+	struct rk_async_event out = {0};
+	int ret;
+
+	do
+		ret = poll(&pfd, 1, timeout_ms);
+	while (ret < 0 && errno == EINTR);
+	if (ret < 0) {
+		ret = -errno;
+		rk_error("wait for an async event on %s: %m", dev->info.name);
+		return ret;
+	}
+	if (ret == 0)
+		return -ETIMEDOUT;
+	if (ibv_get_async_event(dev->ctx, &ev)) {
+		ret = errno ? -errno : -EIO;
+		rk_error("read async event of %s: %m", dev->info.name);
+		return ret;
+	}
+	out.type = ev.event_type;
+	switch (ev.event_type) {
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		out.has_qp = true;
+		out.qp_num = ev.element.qp->qp_num;
+		break;
+	case IBV_EVENT_PORT_ACTIVE:
+	case IBV_EVENT_PORT_ERR:
+	case IBV_EVENT_LID_CHANGE:
+	case IBV_EVENT_PKEY_CHANGE:
+	case IBV_EVENT_SM_CHANGE:
+	case IBV_EVENT_CLIENT_REREGISTER:
+	case IBV_EVENT_GID_CHANGE:
+		out.has_port = true;
+		out.port_num = (uint8_t)ev.element.port_num;
+		break;
+	default:
+		break;
+	}
+	ibv_ack_async_event(&ev);
+	*ev_p = out;
+	return 0;
+}

@@ -1,0 +1,100 @@
+/* Shared fixture for the verbs tests. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixture.h"
+
+static void capture_log(enum rk_log_level level, const char *msg, void *arg)
+{
+	struct fx *f = arg;
+
+	snprintf(f->last_log, sizeof(f->last_log), "%s", msg);
+	f->logs++;
+	fprintf(stderr, "  [library %s] %s\n", level == RK_LOG_ERROR ? "error" : "log", msg);
+}
+
+void fx_log_reset(struct fx *f)
+{
+	f->last_log[0] = '\0';
+	f->logs = 0;
+}
+
+int fx_open(struct fx *f, int remote_access, int nsge, bool events)
+{
+	struct rk_gid_want want = {.index = -1};
+	struct rk_qp_init_attr qa = {
+		.transport = RK_RC,
+		.max_send_wr = 32,
+		.max_recv_wr = 32,
+		.max_send_sge = (uint32_t)nsge,
+		.max_recv_sge = (uint32_t)nsge,
+	};
+	char text[64];
+	int ret;
+
+	memset(f, 0, sizeof(*f));
+	rk_log_set_handler(capture_log, f);
+	rk_log_set_level(RK_LOG_INFO);
+	ret = rk_device_open(getenv("RDMAKIT_TEST_DEVICE"), &f->dev);
+	if (ret)
+		return ret;
+	f->port = 1;
+	if (rk_port_is_roce(f->dev, f->port)) {
+		ret = rk_gid_select(f->dev, f->port, &want, &f->gid);
+		if (ret)
+			return ret;
+		f->has_gid = 1;
+		qa.gid = &f->gid;
+	}
+	printf("# device %s port %u, link layer %s, GID %s %u %s\n", f->dev->info.name, f->port,
+	       rk_link_layer_str(f->dev->ports[0].link_layer), f->has_gid ? "index" : "none",
+	       f->gid.index, f->has_gid ? rk_gid_str(&f->gid.gid, text, sizeof(text)) : "");
+	if ((ret = rk_pd_alloc(f->dev, &f->pd)) ||
+	    (ret = rk_cq_create(f->dev, 64, events, &f->cq_a)) ||
+	    (ret = rk_cq_create(f->dev, 64, events, &f->cq_b)) ||
+	    (ret = rk_mr_alloc(f->pd, FX_BUF, IBV_ACCESS_LOCAL_WRITE, &f->mr_a)) ||
+	    (ret = rk_mr_alloc(f->pd, FX_BUF, IBV_ACCESS_LOCAL_WRITE | remote_access, &f->mr_b)))
+		return ret;
+	qa.port_num = f->port;
+	ret = rk_qp_create(f->pd, f->dev, f->cq_a, f->cq_a, &qa, &f->qp_a);
+	if (ret)
+		return ret;
+	ret = rk_qp_create(f->pd, f->dev, f->cq_b, f->cq_b, &qa, &f->qp_b);
+	fx_log_reset(f);
+	return ret;
+}
+
+void fx_close(struct fx *f)
+{
+	rk_qp_destroy(f->qp_b);
+	rk_qp_destroy(f->qp_a);
+	rk_mr_free(f->mr_b);
+	rk_mr_free(f->mr_a);
+	rk_cq_destroy(f->cq_b);
+	rk_cq_destroy(f->cq_a);
+	rk_pd_free(f->pd);
+	rk_device_close(f->dev);
+	rk_log_set_handler(NULL, NULL);
+	memset(f, 0, sizeof(*f));
+}
+
+int fx_connect(struct fx *f, int access_b)
+{
+	struct rk_endpoint ea, eb;
+	int ret;
+
+	rk_qp_local_endpoint(f->qp_a, &ea);
+	rk_qp_local_endpoint(f->qp_b, &eb);
+	ret = rk_qp_connect(f->qp_a, 0, &eb, NULL);
+	if (ret)
+		return ret;
+	return rk_qp_connect(f->qp_b, access_b, &ea, NULL);
+}
+
+int fx_wait(struct rk_cq *cq, struct ibv_wc *wc)
+{
+	int n;
+
+	return rk_cq_wait(cq, wc, 1, FX_WAIT_MS, &n);
+}

@@ -1,0 +1,47 @@
+/* Test fixture for tests that need a verbs device: two RC QPs on one device,
+ * each with its own CQ and buffer, ready to be connected to each other. */
+#ifndef RDMAKIT_TEST_FIXTURE_H
+#define RDMAKIT_TEST_FIXTURE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <rdmakit/rdmakit.h>
+
+#define FX_BUF 65536
+#define FX_WAIT_MS 5000
+
+struct fx {
+	struct rk_device *dev;
+	uint8_t port;
+	struct rk_gid_choice gid;
+	int has_gid;
+	struct ibv_pd *pd;
+	struct rk_cq *cq_a, *cq_b;
+	struct rk_mr *mr_a, *mr_b;
+	struct rk_qp *qp_a, *qp_b;
+	char last_log[1024]; /* the last message the library logged */
+	int logs;            /* how many it logged since fx_log_reset() */
+};
+
+/* Open the device (RDMAKIT_TEST_DEVICE, else the first), PD, CQs, MRs (B's
+ * with remote access of remote_access) and two RC QPs in RESET with nsge
+ * SGEs. Prints which device and GID the test runs against. */
+int fx_open(struct fx *f, int remote_access, int nsge, bool events);
+
+/* Destroy everything fx_open() made. */
+void fx_close(struct fx *f);
+
+/* Connect A and B to each other (INIT, RTR, RTS both). B's QP allows the
+ * access flags given; A's allows none. */
+int fx_connect(struct fx *f, int access_b);
+
+/* Start counting library log messages afresh. */
+void fx_log_reset(struct fx *f);
+
+/* Wait for exactly one completion on cq; returns its status copied into *wc. */
+int fx_wait(struct rk_cq *cq, struct ibv_wc *wc);
+
+#endif

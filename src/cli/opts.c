@@ -15,6 +15,8 @@ int rk_parse_u64(const char *text, uint64_t min, uint64_t max, unsigned int suff
 {
 	unsigned long long v;
 	uint64_t mult = 1;
+	const char *digits = text;
+	int base = 10;
 	char *end;
 
 	if (!text || !*text || isspace((unsigned char)text[0]) || text[0] == '-' ||
@@ -22,9 +24,19 @@ int rk_parse_u64(const char *text, uint64_t min, uint64_t max, unsigned int suff
 		snprintf(err, err_len, "'%s' is not a non-negative number", text ? text : "");
 		return -EINVAL;
 	}
+	/* Decimal, or hex with 0x; never octal: "010" is ten. strtoull would
+	 * also take a sign or spaces after "0x": only digits may follow. */
+	if (text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+		digits = text + 2;
+		base = 16;
+	}
+	if (base == 16 ? !isxdigit((unsigned char)digits[0]) : !isdigit((unsigned char)digits[0])) {
+		snprintf(err, err_len, "'%s' is not a number", text);
+		return -EINVAL;
+	}
 	errno = 0;
-	v = strtoull(text, &end, 0);
-	if (end == text) {
+	v = strtoull(digits, &end, base);
+	if (end == digits) {
 		snprintf(err, err_len, "'%s' is not a number", text);
 		return -EINVAL;
 	}
@@ -163,7 +175,7 @@ int rk_opts_parse(const char *prog, const struct rk_opt *opts, int argc, char **
 	sopts[s++] = 'h';
 	sopts[s] = '\0';
 
-	optind = 1;
+	optind = 0; /* 0, not 1: also forgets a half-read cluster like -hv */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, sopts, lopts, &idx)) != -1) {
 		const struct rk_opt *o = NULL;
@@ -171,7 +183,10 @@ int rk_opts_parse(const char *prog, const struct rk_opt *opts, int argc, char **
 		if (c == 'h')
 			return 1;
 		if (c == '?') {
-			if (optopt)
+			if (optopt >= 256)
+				fprintf(stderr, "rdmakit %s: option --%s takes no value\n", prog,
+					opts[optopt - 256].name);
+			else if (optopt)
 				fprintf(stderr, "rdmakit %s: unknown option -%c (see --help)\n", prog,
 					optopt);
 			else

@@ -41,8 +41,8 @@ int rk_parse_i64(const char *text, int64_t min, int64_t max, int64_t *out, char 
 		 size_t err_len);
 
 /* Parse argv against the table (argv[0] is the command name). Positional
- * arguments are left in argv[*first_arg_p .. argc-1]. --help prints help and
- * returns 1. On bad input prints "rdmakit CMD: ..." naming the option to
+ * arguments are left in argv[*first_arg_p .. argc-1]. Returns 1 for --help
+ * (the caller prints rk_opts_help()). On bad input prints "rdmakit CMD: ..." naming the option to
  * stderr and returns -EINVAL. prog names the command in messages. */
 int rk_opts_parse(const char *prog, const struct rk_opt *opts, int argc, char **argv,
 		  int *first_arg_p);

@@ -272,6 +272,8 @@ int rk_gid_choose(const struct rk_gid_table *table, const struct rk_gid_want *wa
 			.index = e->index,
 		};
 
+		if (e->type == RK_GID_IB)
+			continue; /* not addressable on an Ethernet port */
 		if (!best || rank_cmp(&r, &best_rank) < 0) {
 			best = e;
 			best_rank = r;

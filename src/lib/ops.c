@@ -216,7 +216,7 @@ int rk_sge_split(const struct rk_mr *mr, size_t off, uint32_t len, int n, struct
 {
 	uint32_t base, extra, pos = 0;
 
-	if (n < 1 || (len && (uint32_t)n > len) || off + len > mr->len)
+	if (n < 1 || (len && (uint32_t)n > len) || off > mr->len || len > mr->len - off)
 		return -EINVAL;
 	base = len / (uint32_t)n;
 	extra = len % (uint32_t)n;

@@ -7,7 +7,13 @@ uint8_t rk_pattern_byte(size_t off, uint32_t seed)
 {
 	uint32_t x = (uint32_t)off * 2654435761u + seed * 40503u + (uint32_t)(off >> 16);
 
-	return (uint8_t)(x >> 24 ^ x);
+	/* Mix all bits down: seeds must not collide on whole buffers. */
+	x ^= x >> 16;
+	x *= 0x85ebca6bu;
+	x ^= x >> 13;
+	x *= 0xc2b2ae35u;
+	x ^= x >> 16;
+	return (uint8_t)x;
 }
 
 void rk_pattern_fill(void *buf, size_t len, uint32_t seed)

@@ -1,0 +1,34 @@
+# Sourced by demo.sh and test.sh: install the Debian packages rdmakit needs to
+# build and test, only those missing, with one apt-get update first.
+
+RDMAKIT_BUILD_PACKAGES="cmake gcc make pkg-config libibverbs-dev librdmacm-dev libjson-c-dev
+libcmocka-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils iproute2 python3"
+
+# rk_install_packages PKG...: apt-get install those not installed yet.
+rk_install_packages() {
+	local missing=() p sudo=
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	[ "$(id -u)" -eq 0 ] || sudo=sudo
+	echo "installing: ${missing[*]}" >&2
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+		"${missing[@]}" >/dev/null
+}
+
+# rk_has_rdma_device: true when this host's kernel has a usable RDMA device,
+# so everything can run natively instead of in the Soft-RoCE guest.
+rk_has_rdma_device() {
+	[ "${RDMAKIT_FORCE_SOFTROCE:-0}" = 1 ] && return 1
+	compgen -G "/sys/class/infiniband/*" >/dev/null || return 1
+	ibv_devices 2>/dev/null | awk 'NR > 2 { found = 1 } END { exit !found }'
+}
+
+# rk_build SRC BUILD: configure and build with warnings as errors.
+rk_build() {
+	cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDMAKIT_WERROR=ON >/dev/null
+	cmake --build "$2" -j"$(nproc)"
+}

@@ -1,0 +1,73 @@
+#!/bin/sh
+# rdmakit devices, as a user runs it: text, --json, and bad input.
+RDMAKIT=$1
+. "$(dirname "$0")/lib.sh"
+
+run 0 "$RDMAKIT" devices
+has "$out" "port 1"
+has "$out" "GID"
+has "$out" "device memory"
+cat "$out"
+
+run 0 "$RDMAKIT" devices --json
+dev=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["devices"][0]["name"])' "$out")
+echo "# first device: $dev"
+json '
+devs = d["devices"]
+assert len(devs) >= 1, devs
+for dev in devs:
+    for k in ("name", "node_guid", "fw_ver", "max_dm_size", "atomic_cap", "ports"):
+        assert k in dev, (k, dev.keys())
+    assert len(dev["node_guid"]) == 19, dev["node_guid"]
+    p = dev["ports"][0]
+    assert p["port"] == 1, p["port"]
+    for g in p["gids"]:
+        assert g["type"] in ("IB", "RoCE v1", "RoCE v2"), g["type"]
+        assert len(g["gid"]) == 39, g["gid"]
+'
+
+# On Soft-RoCE: an active Ethernet port, device memory 0, and a RoCE v2 GID
+# carrying each IPv4 address of the netdev under it, chosen by default.
+case "$dev" in
+rxe*)
+	netdev=$(rdma link show "$dev/1" | sed -n 's/.*netdev \([^ ]*\).*/\1/p')
+	ips=$(ip -o -4 addr show dev "$netdev" | awk '{print $4}' | cut -d/ -f1 | tr '\n' ' ')
+	echo "# $dev sits on $netdev with IPv4 $ips"
+	[ -n "$ips" ] || { echo "FAIL: $netdev has no IPv4 address"; fails=$((fails + 1)); }
+	json "
+dev = [x for x in d['devices'] if x['name'] == '$dev'][0]
+p = dev['ports'][0]
+assert p['state'] == 'ACTIVE', p['state']
+assert p['link_layer'] == 'Ethernet', p['link_layer']
+assert dev['max_dm_size'] == 0, dev['max_dm_size']
+assert dev['device_memory'] is False
+assert dev['atomic_cap'] == 'HCA', dev['atomic_cap']
+v2 = {g['ip']: g for g in p['gids'] if g['type'] == 'RoCE v2'}
+for ip in '$ips'.split():
+    assert ip in v2, (ip, sorted(v2))
+    assert v2[ip]['netdev'] == '$netdev', v2[ip]
+chosen = p['default_gid']
+assert chosen['type'] == 'RoCE v2', chosen
+g = [x for x in p['gids'] if x['index'] == chosen['index']][0]
+assert not g['gid'].startswith('fe80'), ('link-local chosen', g)
+assert g['ip'] in '$ips'.split(), (g, '$ips')
+"
+	;;
+esac
+
+run 0 "$RDMAKIT" devices -d "$dev" --json
+json "assert [x['name'] for x in d['devices']] == ['$dev'], d"
+
+run 1 "$RDMAKIT" devices -d nosuchdev0
+has "$err" "no RDMA device named 'nosuchdev0'"
+has "$err" "$dev"
+
+run 2 "$RDMAKIT" devices --bogus
+has "$err" "unknown option --bogus"
+run 2 "$RDMAKIT" devices extra
+has "$err" "unexpected argument 'extra'"
+run 0 "$RDMAKIT" devices --help
+has "$out" "--json"
+run 2 "$RDMAKIT" nosuchcommand
+has "$err" "unknown command 'nosuchcommand'"
+finish

@@ -1,0 +1,50 @@
+#!/bin/sh
+# rdmakit loopback, as a user runs it: sizes, SGEs, events, --json, bad input.
+RDMAKIT=$1
+. "$(dirname "$0")/lib.sh"
+
+run 0 "$RDMAKIT" loopback
+cat "$out"
+for op in SEND WRITE READ; do has "$out" "$op"; done
+has "$out" "every byte matches"
+has "$out" "checked byte for byte: OK"
+
+# 1 byte, more than the MTU, 1 MiB; several SGEs; event-driven completions.
+run 0 "$RDMAKIT" loopback -s 1 -n 3
+run 0 "$RDMAKIT" loopback -s 4097 -n 2 --sge 3
+run 0 "$RDMAKIT" loopback -s 1M -n 2 --sge 16 --events
+has "$out" "event-driven"
+run 0 "$RDMAKIT" loopback --size 64k --count 5 --json
+json '
+assert d["result"] == "ok", d["result"]
+assert d["size"] == 65536 and d["count"] == 5, (d["size"], d["count"])
+assert [s["op"] for s in d["steps"]] == ["SEND", "WRITE", "READ"], d["steps"]
+for s in d["steps"]:
+    assert s["ok"] and s["checked"] == 5, s
+assert d["qp_a"] != d["qp_b"]
+'
+
+# Bad input: named, refused, exit 2 (usage) or 1 (the run cannot start).
+run 2 "$RDMAKIT" loopback -n 10x
+has "$err" "--count"
+has "$err" "'10x'"
+run 2 "$RDMAKIT" loopback --size -1
+has "$err" "--size"
+run 2 "$RDMAKIT" loopback --size 0
+has "$err" "--size"
+run 2 "$RDMAKIT" loopback --size 2G
+has "$err" "outside the range"
+run 2 "$RDMAKIT" loopback --sge 65
+run 2 "$RDMAKIT" loopback -s 2 --sge 4
+has "$err" "do not fit"
+run 2 "$RDMAKIT" loopback -n
+has "$err" "needs a value"
+run 1 "$RDMAKIT" loopback -g 200
+has "$err" "no GID at index 200"
+run 1 "$RDMAKIT" loopback -d nosuchdev0
+has "$err" "no RDMA device named 'nosuchdev0'"
+run 1 "$RDMAKIT" loopback -i 2
+has "$err" "no port 2"
+run 0 "$RDMAKIT" loopback --help
+has "$out" "(default: 4096)"
+finish

@@ -36,7 +36,7 @@ printf '%s\n' "${summary[@]}"
 # One closing line for both runs, in the plain form CI reads.
 cat "$build/unit.log" "$build/rdma.log" | awk '
 	/tests passed, [0-9]+ tests failed out of/ {
-		for (i = 1; i <= NF; i++) if ($i == "failed") f += $(i - 1); t += $NF
+		for (i = 1; i <= NF; i++) if ($i == "failed") f += $(i - 2); t += $NF
 	}
 	/\*\*\*Skipped/ { s++ }
 	END { printf "%d passed, %d failed, %d skipped\n", t - f - s, f, s; exit (f > 0 || t == 0) }

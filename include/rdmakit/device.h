@@ -57,6 +57,7 @@ struct rk_device_info {
 
 struct rk_device {
 	struct ibv_context *ctx;
+	bool owns_ctx; /* false for a context opened by someone else (RDMA CM) */
 	struct rk_device_info info;
 	struct rk_port_info *ports; /* ports[i] is port i + 1 */
 };
@@ -73,11 +74,19 @@ void rk_device_names_free(char **names);
  * there is no such device. */
 int rk_device_open(const char *name, struct rk_device **dev_p);
 
+/* Wrap a context opened elsewhere (for example cm_id->verbs of RDMA CM) and
+ * query it and its ports; rk_device_close() then leaves the context open. */
+int rk_device_wrap(struct ibv_context *ctx, struct rk_device **dev_p);
+
 /* Close a device opened by rk_device_open(). NULL is ignored. */
 void rk_device_close(struct rk_device *dev);
 
 /* Re-query one port (its state can change at run time) into dev->ports and *info_p. */
 int rk_port_refresh(struct rk_device *dev, uint8_t port_num, struct rk_port_info *info_p);
+
+/* Check that port_num exists and is ACTIVE; log what to do when not
+ * (-EINVAL no such port, -ENETDOWN not active). */
+int rk_port_check_active(const struct rk_device *dev, uint8_t port_num);
 
 /* The port record for port_num, or NULL when the device has no such port. */
 const struct rk_port_info *rk_device_port(const struct rk_device *dev, uint8_t port_num);

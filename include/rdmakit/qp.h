@@ -71,8 +71,11 @@ struct rk_path_attr {
 	uint8_t traffic_class;
 };
 
+struct rdma_cm_id;
+
 struct rk_qp {
 	struct ibv_qp *qp;
+	struct rdma_cm_id *cm_id; /* set when RDMA CM created the QP (rdma_create_qp) */
 	struct rk_device *dev;
 	struct ibv_pd *pd;
 	enum rk_transport transport;
@@ -144,6 +147,10 @@ int rk_qp_connect(struct rk_qp *qp, int access, const struct rk_endpoint *remote
  * path of the last rk_qp_connect()/rk_qp_to_rtr(). -EINVAL if never connected.
  * Both sides must recover for an RC connection to work again. */
 int rk_qp_recover(struct rk_qp *qp);
+
+/* RTS -> RTS changing only the remote access flags (for a QP that RDMA CM
+ * connected with its own defaults). */
+int rk_qp_set_access(struct rk_qp *qp, int access);
 
 /* Ask the device for the QP's current state (updates qp->state). */
 int rk_qp_query_state(struct rk_qp *qp, enum ibv_qp_state *state_p);

@@ -12,6 +12,10 @@
 #include <rdmakit/ops.h>
 #include <rdmakit/status.h>
 #include <rdmakit/pattern.h>
+#include <rdmakit/wire.h>
+#include <rdmakit/exchange.h>
+#include <rdmakit/cm.h>
+#include <rdmakit/conn.h>
 
 #define RDMAKIT_VERSION_MAJOR 0
 #define RDMAKIT_VERSION_MINOR 1

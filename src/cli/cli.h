@@ -54,5 +54,6 @@ int cli_parse(const char *cmd, const char *usage, const char *description,
 /* Subcommands. */
 int cmd_devices(int argc, char **argv);
 int cmd_loopback(int argc, char **argv);
+int cmd_rc(int argc, char **argv);
 
 #endif

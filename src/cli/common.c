@@ -14,22 +14,10 @@ int cli_dev_open(const struct cli_dev_opts *o, const char *local_ip, struct cli_
 	ret = rk_device_open(o->device, &dev);
 	if (ret)
 		return ret;
+	ret = rk_port_check_active(dev, (uint8_t)o->port);
+	if (ret)
+		goto err_close_dev;
 	pi = rk_device_port(dev, (uint8_t)o->port);
-	if (!pi) {
-		rk_error("%s has no port %u (ports 1..%u)", dev->info.name, (unsigned int)o->port,
-			 dev->info.phys_port_cnt);
-		ret = -EINVAL;
-		goto err_close_dev;
-	}
-	if (pi->state != IBV_PORT_ACTIVE) {
-		rk_error("%s port %u is %s, not ACTIVE%s", dev->info.name, pi->port_num,
-			 rk_port_state_str(pi->state),
-			 pi->link_layer == IBV_LINK_LAYER_ETHERNET ?
-				 " (is its network interface up?)" :
-				 " (cable, or no subnet manager?)");
-		ret = -ENETDOWN;
-		goto err_close_dev;
-	}
 	d->has_gid = false;
 	if (pi->link_layer == IBV_LINK_LAYER_ETHERNET || o->gid_index >= 0) {
 		ret = rk_gid_select(dev, pi->port_num, &want, &d->gid);

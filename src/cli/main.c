@@ -13,6 +13,7 @@ struct command {
 static const struct command commands[] = {
 	{"devices", cmd_devices, "devices, ports, GID tables (type and IP), device memory, caps"},
 	{"loopback", cmd_loopback, "two RC QPs on one device: SEND, WRITE and READ, checked"},
+	{"rc", cmd_rc, "RC client/server over TCP exchange or RDMA CM: every operation"},
 };
 
 static void usage(FILE *out)

@@ -156,8 +156,7 @@ int rk_opts_parse(const char *prog, const struct rk_opt *opts, int argc, char **
 
 	if (n > MAX_OPTS)
 		return -EINVAL;
-	/* '+': stop at the first positional, as a subcommand's argv is its own. */
-	sopts[s++] = '+';
+	/* Options may follow positionals ("rc HOST -s 4k"): glibc permutes. */
 	sopts[s++] = ':';
 	for (int i = 0; i < n; i++) {
 		lopts[i].name = opts[i].name;

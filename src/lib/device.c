@@ -127,6 +127,7 @@ int rk_device_open(const char *name, struct rk_device **dev_p)
 {
 	struct ibv_device **list;
 	struct ibv_device *found = NULL;
+	struct ibv_context *ctx;
 	struct rk_device *dev;
 	int n, i, ret;
 
@@ -157,44 +158,58 @@ int rk_device_open(const char *name, struct rk_device **dev_p)
 		goto err_free_list;
 	}
 
-	dev = calloc(1, sizeof(*dev));
-	if (!dev) {
-		ret = -ENOMEM;
+	ctx = ibv_open_device(found);
+	if (!ctx) {
+		ret = errno ? -errno : -ENODEV;
+		rk_error("open device %s: %m", ibv_get_device_name(found));
 		goto err_free_list;
 	}
-	snprintf(dev->info.name, sizeof(dev->info.name), "%s", ibv_get_device_name(found));
-	dev->ctx = ibv_open_device(found);
-	if (!dev->ctx) {
-		ret = errno ? -errno : -ENODEV;
-		rk_error("open device %s: %m", dev->info.name);
-		goto err_free_dev;
+	ret = rk_device_wrap(ctx, &dev);
+	if (ret) {
+		ibv_close_device(ctx);
+		goto err_free_list;
 	}
+	dev->owns_ctx = true;
+	ibv_free_device_list(list);
+	*dev_p = dev;
+	return 0;
+
+err_free_list:
+	ibv_free_device_list(list);
+	return ret;
+}
+
+int rk_device_wrap(struct ibv_context *ctx, struct rk_device **dev_p)
+{
+	struct rk_device *dev;
+	int i, ret;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return -ENOMEM;
+	dev->ctx = ctx;
+	snprintf(dev->info.name, sizeof(dev->info.name), "%s", ibv_get_device_name(ctx->device));
 	ret = query_device(dev);
 	if (ret)
-		goto err_close_ctx;
+		goto err_free_dev;
 	dev->ports = calloc(dev->info.phys_port_cnt ? dev->info.phys_port_cnt : 1,
 			    sizeof(*dev->ports));
 	if (!dev->ports) {
 		ret = -ENOMEM;
-		goto err_close_ctx;
+		goto err_free_dev;
 	}
 	for (i = 0; i < dev->info.phys_port_cnt; i++) {
 		ret = query_port(dev->ctx, dev->info.name, (uint8_t)(i + 1), &dev->ports[i]);
 		if (ret)
 			goto err_free_ports;
 	}
-	ibv_free_device_list(list);
 	*dev_p = dev;
 	return 0;
 
 err_free_ports:
 	free(dev->ports);
-err_close_ctx:
-	ibv_close_device(dev->ctx);
 err_free_dev:
 	free(dev);
-err_free_list:
-	ibv_free_device_list(list);
 	return ret;
 }
 
@@ -202,7 +217,7 @@ void rk_device_close(struct rk_device *dev)
 {
 	if (!dev)
 		return;
-	if (ibv_close_device(dev->ctx))
+	if (dev->owns_ctx && ibv_close_device(dev->ctx))
 		rk_warn("close device %s: %m (verbs objects still open?)", dev->info.name);
 	free(dev->ports);
 	free(dev);
@@ -232,6 +247,26 @@ const struct rk_port_info *rk_device_port(const struct rk_device *dev, uint8_t p
 	if (port_num < 1 || port_num > dev->info.phys_port_cnt)
 		return NULL;
 	return &dev->ports[port_num - 1];
+}
+
+int rk_port_check_active(const struct rk_device *dev, uint8_t port_num)
+{
+	const struct rk_port_info *pi = rk_device_port(dev, port_num);
+
+	if (!pi) {
+		rk_error("%s has no port %u (ports 1..%u)", dev->info.name, port_num,
+			 dev->info.phys_port_cnt);
+		return -EINVAL;
+	}
+	if (pi->state != IBV_PORT_ACTIVE) {
+		rk_error("%s port %u is %s, not ACTIVE%s", dev->info.name, port_num,
+			 rk_port_state_str(pi->state),
+			 pi->link_layer == IBV_LINK_LAYER_ETHERNET ?
+				 " (is its network interface up?)" :
+				 " (cable, or no subnet manager?)");
+		return -ENETDOWN;
+	}
+	return 0;
 }
 
 bool rk_port_is_roce(const struct rk_device *dev, uint8_t port_num)

@@ -1,4 +1,5 @@
 /* Data patterns: position-dependent, so shifts and stale data show. */
+#include <ctype.h>
 #include <string.h>
 
 #include <rdmakit/pattern.h>
@@ -44,4 +45,36 @@ ssize_t rk_buf_diff(const void *a, const void *b, size_t len)
 		if (x[i] != y[i])
 			return (ssize_t)i;
 	return -1;
+}
+
+void rk_text_fill(void *buf, size_t len, const char *prefix, uint32_t seed)
+{
+	static const char alphabet[] =
+		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	size_t n = prefix ? strlen(prefix) : 0;
+	char *p = buf;
+
+	if (n > len)
+		n = len;
+	memcpy(p, prefix, n);
+	for (size_t i = n; i < len; i++)
+		p[i] = alphabet[rk_pattern_byte(i, seed) % (sizeof(alphabet) - 1)];
+}
+
+const char *rk_preview(const void *buf, size_t len, char *out, size_t out_len)
+{
+	const unsigned char *p = buf;
+	size_t n, i;
+
+	if (!out_len)
+		return out;
+	n = len < out_len - 1 ? len : out_len - 1;
+	if (n < len && n >= 3)
+		n -= 3; /* room for "..." */
+	for (i = 0; i < n; i++)
+		out[i] = isprint(p[i]) ? (char)p[i] : '.';
+	if (n < len && out_len >= 4)
+		memcpy(out + i, "...", 3), i += 3;
+	out[i] = '\0';
+	return out;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <rdma/rdma_cma.h>
 
 #include <rdmakit/qp.h>
 #include <rdmakit/error.h>
@@ -126,6 +127,11 @@ void rk_qp_destroy(struct rk_qp *qp)
 
 	if (!qp)
 		return;
+	if (qp->cm_id) {
+		rdma_destroy_qp(qp->cm_id); /* also clears cm_id->qp */
+		free(qp);
+		return;
+	}
 	ret = ibv_destroy_qp(qp->qp);
 	if (ret)
 		rk_warn("destroy QP 0x%x: %s", qp->qp->qp_num, rk_strerror(rk_verbs_err(ret)));
@@ -480,6 +486,20 @@ int rk_qp_recover(struct rk_qp *qp)
 	if (ret)
 		return ret;
 	return rk_qp_connect(qp, qp->access, &remote, &path);
+}
+
+int rk_qp_set_access(struct rk_qp *qp, int access)
+{
+	struct ibv_qp_attr a;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = qp->state;
+	a.qp_access_flags = (unsigned int)access;
+	ret = qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS, "");
+	if (!ret)
+		qp->access = access;
+	return ret;
 }
 
 int rk_qp_query_state(struct rk_qp *qp, enum ibv_qp_state *state_p)

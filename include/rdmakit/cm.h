@@ -1,0 +1,92 @@
+/* rdmakit: connections through RDMA CM (librdmacm).
+ *
+ * The client resolves address and route, creates its QP on the device CM
+ * found, and connects with its request (op, size, offset, its own buffer) in
+ * the private data; the server gets the request, creates its QP, and accepts
+ * with its buffer (address, length, rkey) in the private data. CM moves both
+ * QPs to RTS. Every CM event that ends a connection (REJECTED, UNREACHABLE,
+ * ADDR_ERROR, ROUTE_ERROR, CONNECT_ERROR, ...) is logged by name, with its
+ * status and the peer's reject reason where there is one.
+ */
+#ifndef RDMAKIT_CM_H
+#define RDMAKIT_CM_H
+
+#include <stdint.h>
+#include <rdma/rdma_cma.h>
+
+#include <rdmakit/device.h>
+#include <rdmakit/cq.h>
+#include <rdmakit/qp.h>
+#include <rdmakit/mem.h>
+#include <rdmakit/wire.h>
+#include <rdmakit/exchange.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rk_cm {
+	struct rdma_event_channel *channel;
+	struct rdma_cm_id *id;
+	struct rk_device *dev;     /* wraps id->verbs; not the owner of the context */
+	uint8_t port_num;
+	struct rk_gid_choice gid;  /* the GID CM uses (its sgid), as rdmakit would name it */
+	bool has_peer;
+	struct rk_wire_buf peer;   /* the peer's private data */
+	char peer_addr[64];
+	bool listening;
+	bool connected;
+};
+
+/* Client: resolve host:port to a device, port and route within timeout_ms. */
+int rk_cm_resolve(const char *host, uint16_t port, int timeout_ms, struct rk_cm **cm_p);
+
+/* Server: bind to bind_ip (NULL: any) and port, and listen. */
+int rk_cm_listen(const char *bind_ip, uint16_t port, struct rk_cm **listener_p);
+
+/* Server: wait up to timeout_ms for a connect request on a listener. The new
+ * connection carries the client's private data in ->peer (checked: a request
+ * without rdmakit's CM_HELLO is rejected and -EBADMSG returned). */
+int rk_cm_get_request(struct rk_cm *listener, int timeout_ms, struct rk_cm **cm_p);
+
+/* Create the connection's RC QP (through rdma_create_qp) as an rk_qp. */
+int rk_cm_create_qp(struct rk_cm *cm, struct ibv_pd *pd, struct rk_cq *send_cq,
+		    struct rk_cq *recv_cq, const struct rk_qp_init_attr *attr, struct rk_qp **qp_p);
+
+/* Client: connect with mine as private data; waits for ESTABLISHED and fills
+ * cm->peer from the server's private data. No retry inside: -ECONNREFUSED
+ * (no listener) and -EHOSTUNREACH may pass once the server is up, so the
+ * caller may destroy, resolve afresh and try again; -ECONNABORTED is a server
+ * that rejected the request (its reason is logged), -ETIMEDOUT no answer. */
+int rk_cm_connect(struct rk_cm *cm, struct rk_qp *qp, const struct rk_wire_buf *mine,
+		  int timeout_ms);
+
+/* Server: accept with mine as private data and wait for ESTABLISHED. */
+int rk_cm_accept(struct rk_cm *cm, struct rk_qp *qp, const struct rk_wire_buf *mine,
+		 int timeout_ms);
+
+/* Server: refuse a request, with a reason the client will print. */
+int rk_cm_reject(struct rk_cm *cm, const char *reason);
+
+/* Disconnect (if connected) and wait briefly for DISCONNECTED. */
+void rk_cm_disconnect(struct rk_cm *cm, int timeout_ms);
+
+/* Destroy the connection or listener. Its QP (rk_qp_destroy()) and the PD,
+ * CQs and MRs made on cm->dev must be freed first. NULL is ignored. */
+void rk_cm_destroy(struct rk_cm *cm);
+
+/* A control channel that sends wire messages as SENDs on a connected QP
+ * (the CM case, where there is no TCP socket). It owns a small registered
+ * buffer on pd; completions arrive on the QP's CQs, which it polls for its
+ * own work requests only (wr_id tagged). It posts its one receive lazily:
+ * before it sends, or when it waits for a message, never more than one; after
+ * a sync point none is outstanding, so the caller's own receives posted then
+ * get the peer's next SEND. A QP that left RTS (peer disconnected) gives
+ * -ECONNRESET. */
+int rk_ctl_qp_create(struct rk_qp *qp, struct ibv_pd *pd, struct rk_cq *send_cq,
+		     struct rk_cq *recv_cq, struct rk_ctl **ctl_p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,104 @@
+/* rdmakit: one connected RC (or UC) queue pair between two processes, set up
+ * either way users know: the out-of-band TCP exchange, or RDMA CM.
+ *
+ * The client sends a request (what it wants done to the server's buffer) and
+ * the server answers with the buffer it exposes. The server creates that
+ * buffer only once it knows the request, so it registers exactly the access
+ * the request needs. Tools supply two callbacks:
+ *   client: prepare(conn, &request, &qp_access) once the device and PD are
+ *           known;
+ *   server: on_request(conn, &peer_request, &reply, &qp_access) the same,
+ *           after the request was received; a non-zero return refuses the
+ *           client (its reason is sent to it) and ends the server's setup.
+ * After rk_conn_establish() the QP is in RTS on both sides and conn->ctl
+ * carries sync points and messages (TCP socket, or the QP itself with CM).
+ */
+#ifndef RDMAKIT_CONN_H
+#define RDMAKIT_CONN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rdmakit/device.h>
+#include <rdmakit/gid.h>
+#include <rdmakit/cq.h>
+#include <rdmakit/qp.h>
+#include <rdmakit/wire.h>
+#include <rdmakit/exchange.h>
+#include <rdmakit/cm.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The default TCP/CM port, as ibv_rc_pingpong and perftest use. */
+#define RK_DEFAULT_PORT 18515
+
+struct rk_conn;
+
+struct rk_conn_opts {
+	bool server;
+	const char *host;        /* client: the server's name or address */
+	const char *bind_ip;     /* server: NULL for any address */
+	uint16_t port;           /* 0 means RK_DEFAULT_PORT */
+	bool cm;                 /* RDMA CM instead of the TCP exchange */
+	const char *device;      /* TCP: NULL for the first device (CM: by address) */
+	uint8_t port_num;        /* TCP: 0 means 1 */
+	int gid_index;           /* TCP: -1 chooses by the address the peer talks to */
+	int timeout_ms;          /* client: keep trying this long for a server that is
+				    not up yet; both: bound on every wait after that */
+	int accept_timeout_ms;   /* server: wait this long for a client (-1: forever) */
+	bool events;             /* completion channel instead of busy polling */
+	enum rk_transport transport; /* RK_RC (default) or RK_UC; CM is RC only */
+	int cq_depth;            /* 0 means 128 */
+	struct rk_qp_init_attr qp; /* caps; transport, port and GID are filled in */
+	struct rk_path_attr *path; /* NULL: rk_path_defaults() */
+	int (*prepare)(struct rk_conn *conn, struct rk_wire_buf *request, int *qp_access,
+		       void *arg);
+	int (*on_request)(struct rk_conn *conn, const struct rk_wire_buf *request,
+			  struct rk_wire_buf *reply, int *qp_access, char *reason,
+			  size_t reason_len, void *arg);
+	void *arg;
+};
+
+struct rk_conn {
+	bool server;
+	bool cm_mode;
+	struct rk_device *dev;
+	uint8_t port_num;
+	bool has_gid;
+	struct rk_gid_choice gid;
+	struct ibv_pd *pd;
+	struct rk_cq *cq;          /* send and receive completions */
+	struct rk_qp *qp;
+	struct rk_ctl *ctl;
+	struct rk_cm *cm;          /* CM mode: the connection */
+	struct rk_cm *listener;    /* CM server */
+	int listen_fd;             /* TCP server */
+	char peer[80];             /* the peer's address, for messages */
+	struct rk_endpoint local;  /* what this side sent (TCP) */
+	struct rk_endpoint remote; /* what the peer sent (TCP) */
+	struct rk_wire_buf request; /* the client's request */
+	struct rk_wire_buf reply;   /* the server's buffer */
+	enum ibv_mtu path_mtu;
+	int timeout_ms;
+};
+
+/* Set up the connection as described above. Every failure is logged once,
+ * naming the peer; a server refusing a client tells it why. */
+int rk_conn_establish(const struct rk_conn_opts *opts, struct rk_conn **conn_p);
+
+/* Wait on the connection's CQ for the completion of wr_id (one completion,
+ * within conn->timeout_ms) and check its status. what names the operation in
+ * messages. A completion with another wr_id is an error (-EPROTO). */
+int rk_conn_wait(struct rk_conn *conn, uint64_t wr_id, const char *what, struct ibv_wc *wc_p);
+
+/* Tear down in reverse order: control channel, CM disconnect, QP, CQ, PD,
+ * device. The caller frees its own buffers (made in prepare/on_request, on
+ * conn->pd) first. NULL is ignored. */
+void rk_conn_close(struct rk_conn *conn);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,81 @@
+/* rdmakit: the control channel between two sides, and the out-of-band TCP
+ * exchange.
+ *
+ * A control channel carries the wire messages of wire.h. Two kinds exist:
+ * a TCP connection (the out-of-band exchange of LID, GID, QPN, PSN, MTU and
+ * buffer, as ibv_rc_pingpong and perftest do), and, after an RDMA CM
+ * connection, SEND/RECV of those messages on the connected QP itself (cm.h).
+ * Sync points on the channel keep two sides' steps in order.
+ */
+#ifndef RDMAKIT_EXCHANGE_H
+#define RDMAKIT_EXCHANGE_H
+
+#include <stdint.h>
+
+#include <rdmakit/wire.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rk_ctl;
+
+/* A control channel's implementation. */
+struct rk_ctl_ops {
+	int (*send)(struct rk_ctl *ctl, const uint8_t *buf, size_t len);
+	/* Read exactly len bytes within timeout_ms; -ECONNRESET when the peer
+	 * closed (with *got_p saying how many came). */
+	int (*recv)(struct rk_ctl *ctl, uint8_t *buf, size_t len, int timeout_ms, size_t *got_p);
+	void (*close)(struct rk_ctl *ctl);
+};
+
+struct rk_ctl {
+	const struct rk_ctl_ops *ops;
+	char peer[80];     /* "198.18.0.2:18515", for messages */
+	char local_ip[48]; /* the local address the peer talks to ("" if unknown) */
+	int fd;            /* TCP: the socket; -1 otherwise */
+	void *priv;
+};
+
+/* Listen for TCP control connections on port (all addresses when bind_ip is
+ * NULL). *fd_p is the listening socket. */
+int rk_tcp_listen(const char *bind_ip, uint16_t port, int *fd_p);
+
+/* Accept one control connection within timeout_ms (-1: wait forever). */
+int rk_tcp_accept(int listen_fd, int timeout_ms, struct rk_ctl **ctl_p);
+
+/* Connect to host:port. While nothing listens there yet (refused, or
+ * unreachable for now), keep trying every 200 ms for up to retry_ms, then give
+ * up with -ETIMEDOUT and a message that says so. */
+int rk_tcp_connect(const char *host, uint16_t port, int retry_ms, struct rk_ctl **ctl_p);
+
+/* Send one message. */
+int rk_ctl_send(struct rk_ctl *ctl, const struct rk_msg *msg);
+
+/* Receive one message within timeout_ms: the header is checked before the
+ * rest is read, so a garbled or oversized message is refused without reading
+ * past it. A peer's ERROR message is logged with its text and returned as
+ * -ECONNABORTED. Errors: -ETIMEDOUT, -ECONNRESET (closed, also mid-message),
+ * -EBADMSG / -EPROTONOSUPPORT (malformed), each logged once naming the peer. */
+int rk_ctl_recv(struct rk_ctl *ctl, int timeout_ms, struct rk_msg *msg_p);
+
+/* Receive one message and require its type; -EPROTO for another type. */
+int rk_ctl_expect(struct rk_ctl *ctl, enum rk_msg_type type, int timeout_ms,
+		  struct rk_msg *msg_p);
+
+/* Sync point: send SYNC(step, status) and wait for the peer's SYNC. Returns
+ * -EPROTO when the peer is at another step, and the peer's negative status
+ * when it reported a failure (its step failed: we stop too). */
+int rk_ctl_sync(struct rk_ctl *ctl, uint32_t step, int32_t status, int timeout_ms);
+
+/* Tell the peer why this side gives up (best effort; errors ignored). */
+void rk_ctl_send_error(struct rk_ctl *ctl, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Close the channel and free it. NULL is ignored. */
+void rk_ctl_close(struct rk_ctl *ctl);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,116 @@
+/* rdmakit: the exchange messages, as bytes.
+ *
+ * Every message has a fixed layout in network byte order behind a 12-byte
+ * header: magic "RDKT", version, type, total length. Decoding checks all of
+ * it (magic, version, type, exact length for the type, every field's range)
+ * and says what was wrong; nothing from a peer is trusted before that.
+ *
+ *   header   0  u32 magic  0x52444b54 ("RDKT")
+ *            4  u16 version (RK_WIRE_VERSION)
+ *            6  u16 type    (enum rk_msg_type)
+ *            8  u32 length  (header included)
+ *   HELLO   12  u8  transport (enum rk_transport)   13 u8 link_layer
+ *           14  u8  gid_type  (enum rk_gid_type)    15 u8 mtu (enum ibv_mtu)
+ *           16  u16 lid                              18 u16 reserved (0)
+ *           20  u32 qpn        24 u32 psn        28 u32 qkey      32 u32 gid_index
+ *           36  u8  gid[16]
+ *           52  u64 buf_addr   60 u64 buf_len    68 u32 rkey      72 u32 buf_flags
+ *           76  u32 op         80 u32 size       84 u64 offset             (92 bytes)
+ *   SYNC    12  u32 step       16 i32 status                               (20 bytes)
+ *   ERROR   12  i32 code       16 char text[112], NUL-padded               (128 bytes)
+ *
+ * RDMA CM carries a shorter form in its private data (56 bytes at most on
+ * RC): the header, then buf_addr, buf_len, rkey, buf_flags, op, size, offset
+ * at the same relative order (RK_MSG_CM_HELLO, 52 bytes).
+ */
+#ifndef RDMAKIT_WIRE_H
+#define RDMAKIT_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdmakit/qp.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RK_WIRE_MAGIC 0x52444b54u
+#define RK_WIRE_VERSION 1
+#define RK_WIRE_HDR_LEN 12
+#define RK_WIRE_HELLO_LEN 92
+#define RK_WIRE_CM_HELLO_LEN 52
+#define RK_WIRE_SYNC_LEN 20
+#define RK_WIRE_ERROR_LEN 128
+#define RK_WIRE_MAX_LEN 128 /* no message is longer: a larger length is refused */
+#define RK_WIRE_ERROR_TEXT 112
+
+enum rk_msg_type {
+	RK_MSG_HELLO = 1,
+	RK_MSG_CM_HELLO = 2,
+	RK_MSG_SYNC = 3,
+	RK_MSG_ERROR = 4,
+};
+
+/* buf_flags */
+#define RK_BUF_DM 0x1          /* the buffer is device memory */
+#define RK_BUF_ZERO_BASED 0x2  /* remote addresses start at 0 */
+#define RK_BUF_FLAGS_ALL (RK_BUF_DM | RK_BUF_ZERO_BASED)
+
+/* A buffer one side exposes, and what the requester wants done with it. */
+struct rk_wire_buf {
+	uint64_t addr;
+	uint64_t len;
+	uint32_t rkey;
+	uint32_t flags;  /* RK_BUF_* */
+	uint32_t op;     /* requester: the operation (enum rk_op + 1, 0 none; or a tool's code) */
+	uint32_t size;   /* requester: bytes per operation */
+	uint64_t offset; /* requester: where in the peer's buffer */
+};
+
+struct rk_msg {
+	enum rk_msg_type type;
+	union {
+		struct {
+			struct rk_endpoint ep;
+			struct rk_wire_buf buf;
+		} hello;                 /* RK_MSG_HELLO */
+		struct rk_wire_buf cm;   /* RK_MSG_CM_HELLO */
+		struct {
+			uint32_t step;
+			int32_t status;
+		} sync;                  /* RK_MSG_SYNC */
+		struct {
+			int32_t code;
+			char text[RK_WIRE_ERROR_TEXT];
+		} error;                 /* RK_MSG_ERROR */
+	} u;
+};
+
+/* Length of the encoded form of a message type, 0 for an unknown type. */
+size_t rk_wire_len(enum rk_msg_type type);
+
+/* Encode msg into buf (at least rk_wire_len(msg->type) bytes). Returns the
+ * length written, or -EINVAL for an unknown type or a field out of range. */
+int rk_wire_encode(const struct rk_msg *msg, uint8_t *buf, size_t buf_len);
+
+/* Check a header alone (the first RK_WIRE_HDR_LEN bytes): magic, version,
+ * known type, and a length that is exactly that type's. On success the
+ * message's total length is in *len_p. -EBADMSG (or -EPROTONOSUPPORT for
+ * another version) with a reason in why. */
+int rk_wire_check_header(const uint8_t *buf, size_t n, size_t *len_p, char *why,
+			 size_t why_len);
+
+/* Decode one whole message of n bytes. -EBADMSG for anything malformed
+ * (truncated, oversized, bad magic, unknown type, a field out of range),
+ * -EPROTONOSUPPORT for another version; why says what. */
+int rk_wire_decode(const uint8_t *buf, size_t n, struct rk_msg *msg_p, char *why,
+		   size_t why_len);
+
+/* "HELLO", "CM_HELLO", "SYNC", "ERROR", or "UNKNOWN". */
+const char *rk_msg_type_str(enum rk_msg_type type);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,1053 @@
+/* RDMA CM connections: resolve, listen, connect and accept with rdmakit's
+ * CM_HELLO in the private data, and every event that ends a connection named
+ * with its status, hint and the peer's reason. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <rdmakit/cm.h>
+#include <rdmakit/error.h>
+#include <rdmakit/gid.h>
+#include <rdmakit/log.h>
+#include <rdmakit/status.h>
+
+#define CM_MAX_RD_ATOMIC   16 /* outstanding READs/atomics asked for, at most */
+#define CM_RETRY_COUNT	   7
+#define CM_RNR_RETRY_COUNT 7 /* 7: retry forever while the peer has no receive posted */
+#define CM_LISTEN_BACKLOG  8
+/* The CM reports its own errors (ADDR_ERROR, ...) when the timeout it was given
+ * runs out; wait a little longer so that its event, which says more, wins. */
+#define CM_EVENT_GRACE_MS     500
+#define CM_DEFAULT_RESOLVE_MS 2000 /* for a caller's timeout of "forever" */
+
+/* A connection or listener: the public part and what only this file needs. */
+struct cm_conn {
+	struct rk_cm cm; /* first: rk_cm pointers are cm_conn pointers */
+	bool has_req;	 /* a connect request waits for accept or reject */
+	uint8_t req_initiator_depth;
+	uint8_t req_responder_resources;
+};
+
+static struct cm_conn *conn_of(struct rk_cm *cm)
+{
+	return (struct cm_conn *)cm;
+}
+
+/* One CM event, copied out before it is acknowledged. */
+struct cm_event {
+	enum rdma_cm_event_type type;
+	int status;
+	struct rdma_cm_id *id;
+	uint8_t initiator_depth;
+	uint8_t responder_resources;
+	uint8_t data_len;
+	uint8_t data[256];
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Milliseconds left until deadline (-1: none, so -1 stays "forever"). */
+static int ms_left(int64_t deadline)
+{
+	int64_t left;
+
+	if (deadline < 0)
+		return -1;
+	left = deadline - now_ms();
+	if (left < 0)
+		return 0;
+	return left > INT_MAX ? INT_MAX : (int)left;
+}
+
+static const char *ip_str(const struct sockaddr *sa, char *buf, size_t len)
+{
+	const void *a = NULL;
+
+	buf[0] = '\0';
+	if (sa && sa->sa_family == AF_INET)
+		a = &((const struct sockaddr_in *)sa)->sin_addr;
+	else if (sa && sa->sa_family == AF_INET6)
+		a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+	if (a && !inet_ntop(sa->sa_family, a, buf, (socklen_t)len))
+		buf[0] = '\0';
+	return buf;
+}
+
+/* "198.18.0.1:7471" or "[fe80::1]:7471". */
+static const char *addr_str(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN];
+	unsigned int port = 0;
+
+	ip_str(sa, ip, sizeof(ip));
+	if (sa && sa->sa_family == AF_INET)
+		port = ntohs(((const struct sockaddr_in *)sa)->sin_port);
+	else if (sa && sa->sa_family == AF_INET6)
+		port = ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+	if (sa && sa->sa_family == AF_INET6)
+		snprintf(buf, len, "[%s]:%u", ip, port);
+	else
+		snprintf(buf, len, "%s:%u", ip[0] ? ip : "?", port);
+	return buf;
+}
+
+/* Names of the IB CM reject reasons (IBTA 12.6.7.2) that explain a refusal. */
+static const char *reject_reason_str(int reason)
+{
+	switch (reason) {
+	case 1:
+		return "NO_QP: the server has no QP for the connection";
+	case 2:
+		return "NO_EEC";
+	case 3:
+		return "NO_RESOURCES: the server ran out of resources";
+	case 4:
+		return "TIMEOUT: the peer's CM timed out";
+	case 5:
+		return "UNSUPPORTED: the request asks for something the server does not support";
+	case 6:
+		return "INVALID_COMM_ID";
+	case 7:
+		return "INVALID_COMM_INSTANCE";
+	case 8:
+		return "INVALID_SERVICE_ID: nothing listens on that port";
+	case 9:
+		return "INVALID_TRANSPORT_TYPE";
+	case 10:
+		return "STALE_CONN: the server still holds an old connection with this ID";
+	case 12:
+		return "INVALID_GID";
+	case 13:
+		return "INVALID_LID";
+	case 26:
+		return "INVALID_MTU";
+	case 27:
+		return "INSUFFICIENT_RESP_RESOURCES: the server allows fewer outstanding READs";
+	case 28:
+		return "CONSUMER_DEFINED: the server's application refused";
+	case 29:
+		return "INVALID_RNR_RETRY";
+	case 30:
+		return "DUPLICATE_LOCAL_COMM_ID";
+	case 31:
+		return "INVALID_CLASS_VERSION";
+	default:
+		return "an IB CM reject reason";
+	}
+}
+
+static const char *status_str(const struct cm_event *ev, char *buf, size_t len)
+{
+	if (ev->status < 0)
+		snprintf(buf, len, "status %d, %s", ev->status, rk_strerror(ev->status));
+	else if (ev->type == RDMA_CM_EVENT_REJECTED && ev->status > 0)
+		snprintf(buf, len, "status %d, %s", ev->status, reject_reason_str(ev->status));
+	else
+		snprintf(buf, len, "status %d", ev->status);
+	return buf;
+}
+
+/* The reason text of an rdmakit server's reject (an ERROR message in the
+ * REJ private data), or "" when the reject carries none. */
+static const char *reject_text(const struct cm_event *ev, char *buf, size_t len)
+{
+	struct rk_msg msg;
+	char why[128];
+
+	buf[0] = '\0';
+	if (ev->type != RDMA_CM_EVENT_REJECTED || ev->data_len < RK_WIRE_ERROR_LEN)
+		return buf;
+	if (rk_wire_decode(ev->data, RK_WIRE_ERROR_LEN, &msg, why, sizeof(why)) ||
+	    msg.type != RK_MSG_ERROR)
+		return buf;
+	snprintf(buf, len, "; the server says: \"%.*s\"", RK_WIRE_ERROR_TEXT, msg.u.error.text);
+	return buf;
+}
+
+/* A CM event that ends what was under way, as a negative errno. */
+static int event_errno(const struct cm_event *ev)
+{
+	switch (ev->type) {
+	case RDMA_CM_EVENT_REJECTED:
+		/* The consumer (a server) said no: a decision, not worth a retry.
+		 * Anything else (no listener: invalid service ID) may pass. */
+		return ev->status == 28 ? -ECONNABORTED : -ECONNREFUSED;
+	case RDMA_CM_EVENT_UNREACHABLE:
+		return -EHOSTUNREACH;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		return -ECONNABORTED;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		return ev->status < 0 ? ev->status : -EHOSTUNREACH;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		return -ECONNRESET;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		return -ENODEV;
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		return -ENETDOWN;
+	default:
+		return -EPROTO;
+	}
+}
+
+/* Log an event that came instead of the one wanted, once, and return its errno. */
+static int event_error(const char *what, const struct cm_event *ev, enum rdma_cm_event_type want)
+{
+	char status[160], text[RK_WIRE_ERROR_TEXT + 32];
+	const char *hint = rk_cm_event_hint(ev->type);
+
+	if (!hint[0])
+		hint = "unexpected at this point";
+	rk_error("%s: %s instead of %s (%s): %s%s", what, rk_cm_event_name(ev->type),
+		 rk_cm_event_name(want), status_str(ev, status, sizeof(status)), hint,
+		 reject_text(ev, text, sizeof(text)));
+	return event_errno(ev);
+}
+
+/* Wait up to timeout_ms (-1: forever) for the next event on ch, copy it out
+ * and acknowledge it. -ETIMEDOUT (not logged) when none came. */
+static int cm_get_event(struct rdma_event_channel *ch, int timeout_ms, struct cm_event *ev_p)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	struct rdma_cm_event *e;
+	struct cm_event ev;
+	int ret;
+
+	for (;;) {
+		struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
+
+		ret = poll(&pfd, 1, ms_left(deadline));
+		if (ret > 0)
+			break;
+		if (ret == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR) {
+			ret = -errno;
+			rk_error("wait for an RDMA CM event: %m");
+			return ret;
+		}
+	}
+	if (rdma_get_cm_event(ch, &e)) {
+		ret = errno ? -errno : -EIO;
+		rk_error("read an RDMA CM event: %m");
+		return ret;
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.type = e->event;
+	ev.status = e->status;
+	ev.id = e->id;
+	ev.initiator_depth = e->param.conn.initiator_depth;
+	ev.responder_resources = e->param.conn.responder_resources;
+	if (e->param.conn.private_data && e->param.conn.private_data_len) {
+		ev.data_len = e->param.conn.private_data_len;
+		memcpy(ev.data, e->param.conn.private_data, ev.data_len);
+	}
+	rdma_ack_cm_event(e);
+	*ev_p = ev;
+	return 0;
+}
+
+/* Wait for the event want; anything else (or nothing in time) is logged as
+ * what failed. */
+static int cm_wait(struct rdma_event_channel *ch, enum rdma_cm_event_type want, int timeout_ms,
+		   const char *what, struct cm_event *ev_p)
+{
+	struct cm_event ev;
+	int ret;
+
+	ret = cm_get_event(ch, timeout_ms, &ev);
+	if (ret == -ETIMEDOUT) {
+		rk_error("%s: no answer from RDMA CM within %d ms (no %s): the peer or the "
+			 "network is slow or gone",
+			 what, timeout_ms, rk_cm_event_name(want));
+		return ret;
+	}
+	if (ret)
+		return ret;
+	if (ev.type != want)
+		return event_error(what, &ev, want);
+	*ev_p = ev;
+	return 0;
+}
+
+/* Which entry of the port's GID table is the source GID RDMA CM uses. Several
+ * entries can hold the same GID (RoCE v1 and v2 for one IP): v2 is preferred,
+ * as the kernel's default RoCE mode; the QP's actual index is read back once
+ * CM has connected it (qp_refresh). */
+static int find_cm_gid(struct rk_cm *cm)
+{
+	const struct rk_gid_entry *best = NULL;
+	struct rk_gid_table *t;
+	union ibv_gid sgid;
+	char local[INET6_ADDRSTRLEN], text[64];
+	int ret;
+
+	memcpy(&sgid, &cm->id->route.addr.addr.ibaddr.sgid, sizeof(sgid));
+	ip_str(rdma_get_local_addr(cm->id), local, sizeof(local));
+	ret = rk_gid_table_read(cm->dev, cm->port_num, &t);
+	if (ret)
+		return ret;
+	for (int i = 0; i < t->count; i++) {
+		const struct rk_gid_entry *e = &t->entries[i];
+
+		if (memcmp(e->gid.raw, sgid.raw, sizeof(sgid.raw)))
+			continue;
+		if (!best || (e->type == RK_GID_ROCE_V2 && best->type != RK_GID_ROCE_V2))
+			best = e;
+	}
+	/* Without a source GID from CM, the RoCE v2 entry carrying the local IP. */
+	for (int i = 0; !best && rk_gid_is_zero(&sgid) && local[0] && i < t->count; i++)
+		if (t->entries[i].type == RK_GID_ROCE_V2 && !strcmp(t->entries[i].ip, local))
+			best = &t->entries[i];
+	if (!best) {
+		rk_error("RDMA CM uses source GID %s on %s port %u (local address %s), but the "
+			 "port's GID table (%d entries) does not hold it: was the address removed?",
+			 rk_gid_str(&sgid, text, sizeof(text)), cm->dev->info.name, cm->port_num,
+			 local[0] ? local : "none", t->count);
+		ret = -ENOENT;
+		goto out_free_table;
+	}
+	memset(&cm->gid, 0, sizeof(cm->gid));
+	cm->gid.index = best->index;
+	cm->gid.type = best->type;
+	cm->gid.gid = best->gid;
+	snprintf(cm->gid.why, sizeof(cm->gid.why), "the source GID RDMA CM uses for %s",
+		 local[0] ? local : "this connection");
+out_free_table:
+	rk_gid_table_free(t);
+	return ret;
+}
+
+/* Wrap the device CM bound the id to, and learn its port and GID. */
+static int attach_device(struct rk_cm *cm)
+{
+	struct rk_gid_entry e = {0};
+	int ret;
+
+	ret = rk_device_wrap(cm->id->verbs, &cm->dev);
+	if (ret) {
+		rk_error("query the RDMA device RDMA CM chose: %s", rk_strerror(ret));
+		return ret;
+	}
+	cm->port_num = cm->id->port_num;
+	ret = find_cm_gid(cm);
+	if (ret)
+		return ret;
+	e.type = cm->gid.type;
+	e.gid = cm->gid.gid;
+	rk_gid_entry_set_ip(&e);
+	rk_info("RDMA CM uses %s port %u, GID index %u (%s%s%s)", cm->dev->info.name, cm->port_num,
+		cm->gid.index, rk_gid_type_str(e.type), e.ip[0] ? " " : "", e.ip);
+	return 0;
+}
+
+static int new_conn(struct cm_conn **c_p)
+{
+	struct cm_conn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	c->cm.channel = rdma_create_event_channel();
+	if (!c->cm.channel) {
+		int ret = errno ? -errno : -ENOMEM;
+
+		rk_error("create an RDMA CM event channel: %m (is rdma_ucm loaded and "
+			 "/dev/infiniband/rdma_cm accessible?)");
+		free(c);
+		return ret;
+	}
+	*c_p = c;
+	return 0;
+}
+
+static bool is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	return sa->sa_family == AF_INET6 &&
+	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
+static int lookup(const char *host, uint16_t port, int flags, struct addrinfo **ai_p)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC,
+				 .ai_socktype = SOCK_STREAM,
+				 .ai_flags = flags | AI_NUMERICSERV};
+	char service[8];
+	int ret;
+
+	snprintf(service, sizeof(service), "%u", port);
+	ret = getaddrinfo(host, service, &hints, ai_p);
+	if (ret == 0)
+		return 0;
+	rk_error("look up '%s': %s", host ? host : "any", gai_strerror(ret));
+	if (ret == EAI_SYSTEM)
+		return -errno;
+	return ret == EAI_MEMORY ? -ENOMEM : -ENOENT;
+}
+
+int rk_cm_resolve(const char *host, uint16_t port, int timeout_ms, struct rk_cm **cm_p)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	int cm_ms = timeout_ms > 0 ? timeout_ms : CM_DEFAULT_RESOLVE_MS;
+	struct addrinfo *ai;
+	struct cm_event ev;
+	struct cm_conn *c;
+	char what[160];
+	int ret;
+
+	ret = lookup(host, port, 0, &ai);
+	if (ret)
+		return ret;
+	ret = new_conn(&c);
+	if (ret)
+		goto err_free_ai;
+	addr_str(ai->ai_addr, c->cm.peer_addr, sizeof(c->cm.peer_addr));
+	snprintf(what, sizeof(what), "resolve %s", c->cm.peer_addr);
+	if (rdma_create_id(c->cm.channel, &c->cm.id, c, RDMA_PS_TCP)) {
+		ret = errno ? -errno : -ENOMEM;
+		rk_error("create an RDMA CM id: %m");
+		goto err_destroy_channel;
+	}
+
+	if (rdma_resolve_addr(c->cm.id, NULL, ai->ai_addr, cm_ms)) {
+		ret = errno ? -errno : -EIO;
+		rk_error("%s: %m (%s)", what, rk_cm_event_hint(RDMA_CM_EVENT_ADDR_ERROR));
+		goto err_destroy_id;
+	}
+	ret = cm_wait(c->cm.channel, RDMA_CM_EVENT_ADDR_RESOLVED,
+		      deadline < 0 ? -1 : ms_left(deadline) + CM_EVENT_GRACE_MS, what, &ev);
+	if (ret)
+		goto err_destroy_id;
+	if (deadline >= 0)
+		cm_ms = ms_left(deadline) > 0 ? ms_left(deadline) : 1;
+	if (rdma_resolve_route(c->cm.id, cm_ms)) {
+		ret = errno ? -errno : -EIO;
+		rk_error("%s: resolve route: %m (%s)", what,
+			 is_loopback(ai->ai_addr)
+				 ? "a loopback address has no RDMA device: use the address of an "
+				   "interface that has one ('rdma link' lists them)"
+				 : rk_cm_event_hint(RDMA_CM_EVENT_ROUTE_ERROR));
+		goto err_destroy_id;
+	}
+	ret = cm_wait(c->cm.channel, RDMA_CM_EVENT_ROUTE_RESOLVED,
+		      deadline < 0 ? -1 : ms_left(deadline) + CM_EVENT_GRACE_MS, what, &ev);
+	if (ret)
+		goto err_destroy_id;
+	ret = attach_device(&c->cm);
+	if (ret)
+		goto err_close_device;
+	freeaddrinfo(ai);
+	*cm_p = &c->cm;
+	return 0;
+
+err_close_device:
+	rk_device_close(c->cm.dev);
+err_destroy_id:
+	rdma_destroy_id(c->cm.id);
+err_destroy_channel:
+	rdma_destroy_event_channel(c->cm.channel);
+	free(c);
+err_free_ai:
+	freeaddrinfo(ai);
+	return ret;
+}
+
+static int bind_error(int ret, const char *addr, uint16_t port)
+{
+	switch (-ret) {
+	case EADDRINUSE:
+		rk_error("listen on %s: port %u is already in use by another RDMA CM listener "
+			 "(another server still running?)",
+			 addr, port);
+		break;
+	case EADDRNOTAVAIL:
+		rk_error("listen on %s: no local interface has this address", addr);
+		break;
+	case ENODEV:
+		rk_error("listen on %s: the address is not on an interface with an RDMA device "
+			 "('rdma link' lists which netdevs have one)",
+			 addr);
+		break;
+	default:
+		rk_error("listen on %s: %s", addr, rk_strerror(ret));
+	}
+	return ret;
+}
+
+int rk_cm_listen(const char *bind_ip, uint16_t port, struct rk_cm **listener_p)
+{
+	struct sockaddr_in any = {.sin_family = AF_INET,
+				  .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_ANY)};
+	struct addrinfo *ai = NULL;
+	struct sockaddr *sa = (struct sockaddr *)&any;
+	struct cm_conn *c;
+	char addr[80];
+	int ret;
+
+	if (bind_ip) {
+		ret = lookup(bind_ip, port, AI_PASSIVE, &ai);
+		if (ret)
+			return ret;
+		sa = ai->ai_addr;
+	}
+	addr_str(sa, addr, sizeof(addr));
+	ret = new_conn(&c);
+	if (ret)
+		goto err_free_ai;
+	if (rdma_create_id(c->cm.channel, &c->cm.id, c, RDMA_PS_TCP)) {
+		ret = errno ? -errno : -ENOMEM;
+		rk_error("create an RDMA CM id: %m");
+		goto err_destroy_channel;
+	}
+	if (rdma_bind_addr(c->cm.id, sa) || rdma_listen(c->cm.id, CM_LISTEN_BACKLOG)) {
+		ret = bind_error(errno ? -errno : -EIO, addr, port);
+		goto err_destroy_id;
+	}
+	/* Bound to one address, the listener knows its device already. */
+	if (c->cm.id->verbs) {
+		ret = attach_device(&c->cm);
+		if (ret)
+			goto err_close_device;
+	}
+	c->cm.listening = true;
+	rk_info("listening for RDMA CM connections on %s", addr);
+	if (ai)
+		freeaddrinfo(ai);
+	*listener_p = &c->cm;
+	return 0;
+
+err_close_device:
+	rk_device_close(c->cm.dev);
+err_destroy_id:
+	rdma_destroy_id(c->cm.id);
+err_destroy_channel:
+	rdma_destroy_event_channel(c->cm.channel);
+	free(c);
+err_free_ai:
+	if (ai)
+		freeaddrinfo(ai);
+	return ret;
+}
+
+/* Encode an ERROR message with reason for a reject's private data. */
+static int encode_reason(const char *reason, uint8_t *buf, size_t len)
+{
+	struct rk_msg msg;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.type = RK_MSG_ERROR;
+	msg.u.error.code = -ECONNREFUSED;
+	snprintf(msg.u.error.text, sizeof(msg.u.error.text), "%s", reason ? reason : "");
+	return rk_wire_encode(&msg, buf, len);
+}
+
+/* Reject id's pending request, with reason in the private data when it fits. */
+static int reject_id(struct rdma_cm_id *id, const char *peer, const char *reason)
+{
+	uint8_t buf[RK_WIRE_MAX_LEN];
+	int len, ret;
+
+	len = encode_reason(reason, buf, sizeof(buf));
+	if (len > 0 && rdma_reject(id, buf, (uint8_t)len) == 0)
+		return 0;
+	/* Some transports carry less private data in a reject: refuse without it. */
+	if (rdma_reject(id, NULL, 0)) {
+		ret = errno ? -errno : -EIO;
+		rk_error("reject the connection request from %s: %m", peer);
+		return ret;
+	}
+	rk_warn("rejected the connection request from %s without the reason (\"%s\"): the "
+		"transport took no private data of %d bytes",
+		peer, reason ? reason : "", len);
+	return 0;
+}
+
+int rk_cm_get_request(struct rk_cm *listener, int timeout_ms, struct rk_cm **cm_p)
+{
+	struct cm_event ev;
+	struct cm_conn *c;
+	struct rk_msg msg;
+	char what[128], why[160], local[80], reason[256];
+	int ret;
+
+	if (!listener->listening) {
+		rk_error("wait for a connect request: this RDMA CM id is not listening");
+		return -EINVAL;
+	}
+	snprintf(what, sizeof(what), "wait for a connect request on %s",
+		 addr_str(rdma_get_local_addr(listener->id), local, sizeof(local)));
+	ret = cm_get_event(listener->channel, timeout_ms, &ev);
+	if (ret == -ETIMEDOUT) {
+		rk_error("%s: no client within %d ms", what, timeout_ms);
+		return ret;
+	}
+	if (ret)
+		return ret;
+	if (ev.type != RDMA_CM_EVENT_CONNECT_REQUEST)
+		return event_error(what, &ev, RDMA_CM_EVENT_CONNECT_REQUEST);
+
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		reject_id(ev.id, "a client", "the server is out of memory");
+		rdma_destroy_id(ev.id);
+		return -ENOMEM;
+	}
+	c->cm.id = ev.id;
+	c->cm.id->context = c;
+	c->has_req = true;
+	c->req_initiator_depth = ev.initiator_depth;
+	c->req_responder_resources = ev.responder_resources;
+	addr_str(rdma_get_peer_addr(ev.id), c->cm.peer_addr, sizeof(c->cm.peer_addr));
+
+	/* Its own channel, so that each connection's events wait for it alone. */
+	c->cm.channel = rdma_create_event_channel();
+	if (!c->cm.channel) {
+		ret = errno ? -errno : -ENOMEM;
+		rk_error("create an RDMA CM event channel for %s: %m", c->cm.peer_addr);
+		goto err_reject;
+	}
+	if (rdma_migrate_id(c->cm.id, c->cm.channel)) {
+		ret = errno ? -errno : -EIO;
+		rk_error("move the connection from %s to its own event channel: %m",
+			 c->cm.peer_addr);
+		goto err_reject;
+	}
+	ret = attach_device(&c->cm);
+	if (ret)
+		goto err_reject;
+
+	/* RoCE and IB pad the private data to the CM's size: read the CM_HELLO
+	 * from its start. */
+	if (ev.data_len < RK_WIRE_CM_HELLO_LEN) {
+		snprintf(why, sizeof(why), "%u bytes of private data, not a %d-byte CM_HELLO",
+			 ev.data_len, RK_WIRE_CM_HELLO_LEN);
+		ret = -EBADMSG;
+	} else {
+		ret = rk_wire_decode(ev.data, RK_WIRE_CM_HELLO_LEN, &msg, why, sizeof(why));
+		if (!ret && msg.type != RK_MSG_CM_HELLO) {
+			snprintf(why, sizeof(why), "a %s message, not CM_HELLO",
+				 rk_msg_type_str(msg.type));
+			ret = -EBADMSG;
+		}
+	}
+	if (ret) {
+		rk_error("connect request from %s is not from rdmakit: %s (rejected; is the "
+			 "client another program, or another rdmakit version?)",
+			 c->cm.peer_addr, why);
+		snprintf(reason, sizeof(reason), "rdmakit server: malformed CM_HELLO: %s", why);
+		rk_cm_reject(&c->cm, reason);
+		rk_cm_destroy(&c->cm);
+		return ret;
+	}
+	c->cm.peer = msg.u.cm;
+	c->cm.has_peer = true;
+	rk_info("connect request from %s", c->cm.peer_addr);
+	*cm_p = &c->cm;
+	return 0;
+
+err_reject:
+	reject_id(c->cm.id, c->cm.peer_addr, "the server could not set up the connection");
+	rk_cm_destroy(&c->cm);
+	return ret;
+}
+
+int rk_cm_create_qp(struct rk_cm *cm, struct ibv_pd *pd, struct rk_cq *send_cq,
+		    struct rk_cq *recv_cq, const struct rk_qp_init_attr *attr, struct rk_qp **qp_p)
+{
+	struct ibv_qp_init_attr ia, got;
+	struct ibv_qp_attr qa;
+	struct rk_qp *qp;
+	int ret;
+
+	if (cm->listening || !cm->dev) {
+		rk_error("create a QP through RDMA CM: a listener has no connection (use the id "
+			 "from rk_cm_get_request())");
+		return -EINVAL;
+	}
+	if (attr->transport != RK_RC) {
+		rk_error("create a QP through RDMA CM: rdmakit's CM connections are RC, not %s",
+			 rk_transport_str(attr->transport));
+		return -EINVAL;
+	}
+	if (pd->context != cm->id->verbs) {
+		rk_error("create a QP through RDMA CM: the PD belongs to another device than %s, "
+			 "which CM chose for %s (allocate the PD on cm->dev)",
+			 cm->dev->info.name, cm->peer_addr);
+		return -EINVAL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return -ENOMEM;
+	memset(&ia, 0, sizeof(ia));
+	ia.send_cq = send_cq->cq;
+	ia.recv_cq = recv_cq->cq;
+	ia.qp_type = IBV_QPT_RC;
+	ia.sq_sig_all = attr->sq_sig_all;
+	ia.cap.max_send_wr = attr->max_send_wr ? attr->max_send_wr : 64;
+	ia.cap.max_recv_wr = attr->max_recv_wr ? attr->max_recv_wr : 64;
+	ia.cap.max_send_sge = attr->max_send_sge ? attr->max_send_sge : 1;
+	ia.cap.max_recv_sge = attr->max_recv_sge ? attr->max_recv_sge : 1;
+	ia.cap.max_inline_data = attr->max_inline_data;
+	if (rdma_create_qp(cm->id, pd, &ia)) {
+		ret = errno ? -errno : -ENOMEM;
+		rk_error("create RC QP through RDMA CM on %s (send %u x %u SGE, recv %u x %u SGE, "
+			 "inline %u): %m (device limits: %d WRs, %d SGEs)",
+			 cm->dev->info.name, ia.cap.max_send_wr, ia.cap.max_send_sge,
+			 ia.cap.max_recv_wr, ia.cap.max_recv_sge, ia.cap.max_inline_data,
+			 cm->dev->info.max_qp_wr, cm->dev->info.max_sge);
+		goto err_free_qp;
+	}
+	ret = rk_verbs_err(ibv_query_qp(cm->id->qp, &qa,
+					IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_CAP, &got));
+	if (ret) {
+		rk_error("query QP 0x%x that RDMA CM created: %s", cm->id->qp->qp_num,
+			 rk_strerror(ret));
+		goto err_destroy_qp;
+	}
+	qp->qp = cm->id->qp;
+	qp->cm_id = cm->id;
+	qp->dev = cm->dev;
+	qp->pd = pd;
+	qp->transport = RK_RC;
+	qp->port_num = cm->port_num;
+	qp->state = qa.qp_state;
+	qp->has_gid = true;
+	qp->gid = cm->gid;
+	qp->psn = 0; /* CM picks it; read back once connected */
+	qp->qkey = RK_DEFAULT_QKEY;
+	qp->cap = got.cap;
+	qp->access = (int)qa.qp_access_flags;
+	rk_path_defaults(&qp->path);
+	rk_debug("RDMA CM created QP 0x%x on %s port %u (%s)", qp->qp->qp_num, cm->dev->info.name,
+		 qp->port_num, rk_qp_state_str(qp->state));
+	*qp_p = qp;
+	return 0;
+
+err_destroy_qp:
+	rdma_destroy_qp(cm->id);
+err_free_qp:
+	free(qp);
+	return ret;
+}
+
+/* Read back what RDMA CM set on a connected QP: state, PSNs, the peer's QPN
+ * and GID, the path, and the source GID index it really uses. */
+static int qp_refresh(struct rk_cm *cm, struct rk_qp *qp)
+{
+	const int mask = IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MTU | IBV_QP_AV |
+			 IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+			 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MIN_RNR_TIMER |
+			 IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC;
+	const struct rk_port_info *pi = rk_device_port(qp->dev, qp->port_num);
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+	int ret;
+
+	ret = rk_verbs_err(ibv_query_qp(qp->qp, &a, mask, &ia));
+	if (ret) {
+		rk_error("query QP 0x%x after RDMA CM connected it: %s", qp->qp->qp_num,
+			 rk_strerror(ret));
+		return ret;
+	}
+	qp->state = a.qp_state;
+	if (a.qp_state != IBV_QPS_RTS) {
+		rk_error("RDMA CM reported the connection to %s established, but QP 0x%x is in %s, "
+			 "not RTS",
+			 cm->peer_addr, qp->qp->qp_num, rk_qp_state_str(a.qp_state));
+		return -EPROTO;
+	}
+	qp->psn = a.sq_psn;
+	qp->access = (int)a.qp_access_flags;
+	qp->path.path_mtu = a.path_mtu;
+	qp->path.min_rnr_timer = a.min_rnr_timer;
+	qp->path.timeout = a.timeout;
+	qp->path.retry_cnt = a.retry_cnt;
+	qp->path.rnr_retry = a.rnr_retry;
+	qp->path.max_rd_atomic = a.max_rd_atomic;
+	qp->path.max_dest_rd_atomic = a.max_dest_rd_atomic;
+	qp->path.sl = a.ah_attr.sl;
+	qp->path.hop_limit = a.ah_attr.grh.hop_limit;
+	qp->path.traffic_class = a.ah_attr.grh.traffic_class;
+
+	memset(&qp->remote, 0, sizeof(qp->remote));
+	qp->remote.transport = RK_RC;
+	qp->remote.link_layer = pi ? pi->link_layer : 0;
+	qp->remote.lid = a.ah_attr.dlid;
+	qp->remote.qpn = a.dest_qp_num;
+	qp->remote.psn = a.rq_psn;
+	qp->remote.mtu = a.path_mtu;
+	if (a.ah_attr.is_global)
+		qp->remote.gid = a.ah_attr.grh.dgid;
+	qp->remote.gid_type = qp->gid.type;
+	qp->has_remote = true;
+
+	/* The index CM set is the truth; the table lookup only guessed between
+	 * entries holding the same GID. */
+	if (a.ah_attr.is_global && a.ah_attr.grh.sgid_index != qp->gid.index) {
+		struct rk_gid_table *t;
+
+		if (rk_gid_table_read(qp->dev, qp->port_num, &t) == 0) {
+			const struct rk_gid_entry *e =
+				rk_gid_table_find(t, a.ah_attr.grh.sgid_index);
+
+			if (e) {
+				cm->gid.index = e->index;
+				cm->gid.type = e->type;
+				cm->gid.gid = e->gid;
+				snprintf(cm->gid.why, sizeof(cm->gid.why),
+					 "the source GID index RDMA CM set on QP 0x%x (%s%s%s)",
+					 qp->qp->qp_num, rk_gid_type_str(e->type),
+					 e->ip[0] ? " " : "", e->ip);
+				qp->gid = cm->gid;
+				qp->remote.gid_type = e->type;
+			}
+			rk_gid_table_free(t);
+		}
+	}
+	return 0;
+}
+
+/* CM leaves min_rnr_timer at 0, the longest RNR NAK delay (655 ms): a SEND
+ * that arrives just before the peer posts its receive then waits that long,
+ * which a control channel on the QP feels at every step. Use rdmakit's
+ * default instead; RTS -> RTS may change it. */
+static void shorten_rnr_timer(struct rk_qp *qp)
+{
+	struct rk_path_attr def;
+	struct ibv_qp_attr a;
+	int ret;
+
+	rk_path_defaults(&def);
+	if (qp->path.min_rnr_timer == def.min_rnr_timer)
+		return;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.min_rnr_timer = def.min_rnr_timer;
+	ret = rk_verbs_err(ibv_modify_qp(qp->qp, &a, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER));
+	if (ret) {
+		rk_warn("QP 0x%x: keeping RDMA CM's min_rnr_timer %u (setting %u: %s); a SEND "
+			"that finds no receive waits up to 655 ms",
+			qp->qp->qp_num, qp->path.min_rnr_timer, def.min_rnr_timer,
+			rk_strerror(ret));
+		return;
+	}
+	qp->path.min_rnr_timer = def.min_rnr_timer;
+}
+
+static int encode_hello(const struct rk_wire_buf *mine, uint8_t *buf, size_t len)
+{
+	struct rk_msg msg;
+	int ret;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.type = RK_MSG_CM_HELLO;
+	msg.u.cm = *mine;
+	ret = rk_wire_encode(&msg, buf, len);
+	if (ret < 0)
+		rk_error("encode the CM_HELLO private data: a field is out of range (flags 0x%x)",
+			 mine->flags);
+	return ret;
+}
+
+static uint8_t rd_atomic(int device_max, unsigned int peer_max)
+{
+	unsigned int n = device_max > 0 ? (unsigned int)device_max : 0;
+
+	if (n > CM_MAX_RD_ATOMIC)
+		n = CM_MAX_RD_ATOMIC;
+	return (uint8_t)(n < peer_max ? n : peer_max);
+}
+
+int rk_cm_connect(struct rk_cm *cm, struct rk_qp *qp, const struct rk_wire_buf *mine,
+		  int timeout_ms)
+{
+	struct rdma_conn_param param;
+	uint8_t hello[RK_WIRE_MAX_LEN];
+	struct cm_event ev;
+	struct rk_msg msg;
+	char what[128], why[160];
+	int len, ret;
+
+	if (!qp || qp->cm_id != cm->id) {
+		rk_error("connect to %s: the QP was not created on this connection (use "
+			 "rk_cm_create_qp())",
+			 cm->peer_addr);
+		return -EINVAL;
+	}
+	len = encode_hello(mine, hello, sizeof(hello));
+	if (len < 0)
+		return len;
+	snprintf(what, sizeof(what), "connect QP 0x%x to %s", qp->qp->qp_num, cm->peer_addr);
+	memset(&param, 0, sizeof(param));
+	param.private_data = hello;
+	param.private_data_len = (uint8_t)len;
+	param.responder_resources = rd_atomic(cm->dev->info.max_qp_rd_atom, UINT8_MAX);
+	param.initiator_depth = rd_atomic(cm->dev->info.max_qp_init_rd_atom, UINT8_MAX);
+	param.retry_count = CM_RETRY_COUNT;
+	param.rnr_retry_count = CM_RNR_RETRY_COUNT;
+	if (rdma_connect(cm->id, &param)) {
+		ret = errno ? -errno : -EIO;
+		rk_error("%s: %m", what);
+		return ret;
+	}
+	ret = cm_wait(cm->channel, RDMA_CM_EVENT_ESTABLISHED, timeout_ms, what, &ev);
+	if (ret)
+		return ret;
+	cm->connected = true;
+	ret = qp_refresh(cm, qp);
+	if (ret)
+		return ret;
+	shorten_rnr_timer(qp);
+	if (ev.data_len < RK_WIRE_CM_HELLO_LEN) {
+		snprintf(why, sizeof(why), "%u bytes of private data, not a %d-byte CM_HELLO",
+			 ev.data_len, RK_WIRE_CM_HELLO_LEN);
+		ret = -EBADMSG;
+	} else {
+		ret = rk_wire_decode(ev.data, RK_WIRE_CM_HELLO_LEN, &msg, why, sizeof(why));
+		if (!ret && msg.type != RK_MSG_CM_HELLO) {
+			snprintf(why, sizeof(why), "a %s message, not CM_HELLO",
+				 rk_msg_type_str(msg.type));
+			ret = -EBADMSG;
+		}
+	}
+	if (ret) {
+		rk_error("%s: the server accepted, but its reply is not from rdmakit: %s (is the "
+			 "server another program, or another rdmakit version?)",
+			 what, why);
+		return ret;
+	}
+	cm->peer = msg.u.cm;
+	cm->has_peer = true;
+	rk_info("connected QP 0x%x to %s (QP 0x%x)", qp->qp->qp_num, cm->peer_addr, qp->remote.qpn);
+	return 0;
+}
+
+int rk_cm_accept(struct rk_cm *cm, struct rk_qp *qp, const struct rk_wire_buf *mine, int timeout_ms)
+{
+	struct cm_conn *c = conn_of(cm);
+	struct rdma_conn_param param;
+	uint8_t hello[RK_WIRE_MAX_LEN];
+	struct cm_event ev;
+	char what[128];
+	int len, ret;
+
+	if (!c->has_req) {
+		rk_error("accept: no connect request is waiting on this RDMA CM id");
+		return -EINVAL;
+	}
+	if (!qp || qp->cm_id != cm->id) {
+		rk_error("accept %s: the QP was not created on this connection (use "
+			 "rk_cm_create_qp())",
+			 cm->peer_addr);
+		return -EINVAL;
+	}
+	len = encode_hello(mine, hello, sizeof(hello));
+	if (len < 0)
+		return len;
+	snprintf(what, sizeof(what), "accept %s on QP 0x%x", cm->peer_addr, qp->qp->qp_num);
+	/* Serve as many READs as the client will issue, issue as many as it serves,
+	 * both within this device's limits. */
+	memset(&param, 0, sizeof(param));
+	param.private_data = hello;
+	param.private_data_len = (uint8_t)len;
+	param.responder_resources = rd_atomic(cm->dev->info.max_qp_rd_atom, c->req_initiator_depth);
+	param.initiator_depth =
+		rd_atomic(cm->dev->info.max_qp_init_rd_atom, c->req_responder_resources);
+	param.retry_count = CM_RETRY_COUNT;
+	param.rnr_retry_count = CM_RNR_RETRY_COUNT;
+	if (rdma_accept(cm->id, &param)) {
+		ret = errno ? -errno : -EIO;
+		rk_error("%s: %m", what);
+		return ret;
+	}
+	c->has_req = false;
+	ret = cm_wait(cm->channel, RDMA_CM_EVENT_ESTABLISHED, timeout_ms, what, &ev);
+	if (ret)
+		return ret;
+	cm->connected = true;
+	ret = qp_refresh(cm, qp);
+	if (ret)
+		return ret;
+	shorten_rnr_timer(qp);
+	rk_info("accepted %s on QP 0x%x (peer QP 0x%x)", cm->peer_addr, qp->qp->qp_num,
+		qp->remote.qpn);
+	return 0;
+}
+
+int rk_cm_reject(struct rk_cm *cm, const char *reason)
+{
+	struct cm_conn *c = conn_of(cm);
+	int ret;
+
+	if (!c->has_req) {
+		rk_error("reject: no connect request is waiting on this RDMA CM id");
+		return -EINVAL;
+	}
+	ret = reject_id(cm->id, cm->peer_addr, reason);
+	if (ret)
+		return ret;
+	c->has_req = false;
+	rk_info("rejected the connect request from %s: %s", cm->peer_addr,
+		reason ? reason : "(no reason)");
+	return 0;
+}
+
+void rk_cm_disconnect(struct rk_cm *cm, int timeout_ms)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	struct cm_event ev;
+
+	if (!cm || !cm->id || !cm->connected)
+		return;
+	/* After the peer's disconnect this only answers it, which is fine too. */
+	if (rdma_disconnect(cm->id))
+		rk_debug("disconnect from %s: %m", cm->peer_addr);
+	cm->connected = false;
+	for (;;) {
+		int ret = cm_get_event(cm->channel, ms_left(deadline), &ev);
+
+		if (ret == -ETIMEDOUT) {
+			rk_debug("disconnect from %s: no %s within %d ms", cm->peer_addr,
+				 rk_cm_event_name(RDMA_CM_EVENT_DISCONNECTED), timeout_ms);
+			return;
+		}
+		if (ret || ev.type == RDMA_CM_EVENT_DISCONNECTED)
+			return;
+		rk_debug("disconnect from %s: ignoring %s", cm->peer_addr,
+			 rk_cm_event_name(ev.type));
+	}
+}
+
+void rk_cm_destroy(struct rk_cm *cm)
+{
+	struct cm_conn *c;
+
+	if (!cm)
+		return;
+	c = conn_of(cm);
+	/* A request never answered is refused, so the client hears at once. */
+	if (c->has_req && cm->id)
+		rdma_reject(cm->id, NULL, 0);
+	if (cm->id && rdma_destroy_id(cm->id))
+		rk_warn("destroy RDMA CM id of %s: %m",
+			cm->peer_addr[0] ? cm->peer_addr : "a listener");
+	if (cm->channel)
+		rdma_destroy_event_channel(cm->channel);
+	rk_device_close(cm->dev);
+	free(c);
+}

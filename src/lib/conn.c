@@ -1,0 +1,404 @@
+/* One connected queue pair between two processes, over the TCP exchange or
+ * RDMA CM, with the control channel that keeps their steps in order. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdmakit/conn.h>
+#include <rdmakit/mem.h>
+#include <rdmakit/status.h>
+#include <rdmakit/error.h>
+#include <rdmakit/log.h>
+
+#define CM_RETRY_INTERVAL_MS 200
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static struct rk_conn *conn_new(const struct rk_conn_opts *o)
+{
+	struct rk_conn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->server = o->server;
+	c->cm_mode = o->cm;
+	c->listen_fd = -1;
+	c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 10000;
+	return c;
+}
+
+/* PD and CQ on c->dev. */
+static int make_pd_cq(struct rk_conn *c, const struct rk_conn_opts *o)
+{
+	int ret = rk_pd_alloc(c->dev, &c->pd);
+
+	if (ret)
+		return ret;
+	return rk_cq_create(c->dev, o->cq_depth > 0 ? o->cq_depth : 128, o->events, &c->cq);
+}
+
+static struct rk_qp_init_attr qp_attr(const struct rk_conn *c, const struct rk_conn_opts *o)
+{
+	struct rk_qp_init_attr a = o->qp;
+
+	a.transport = o->transport;
+	a.port_num = c->port_num;
+	a.gid = c->has_gid ? &c->gid : NULL;
+	return a;
+}
+
+/* TCP: the device and GID, chosen by the address the peer talks to. */
+static int open_device_for(struct rk_conn *c, const struct rk_conn_opts *o, const char *local_ip)
+{
+	struct rk_gid_want want = {.index = o->gid_index, .ip = local_ip};
+	int ret;
+
+	ret = rk_device_open(o->device, &c->dev);
+	if (ret)
+		return ret;
+	c->port_num = o->port_num ? o->port_num : 1;
+	ret = rk_port_check_active(c->dev, c->port_num);
+	if (ret)
+		return ret;
+	if (rk_port_is_roce(c->dev, c->port_num) || o->gid_index >= 0) {
+		ret = rk_gid_select(c->dev, c->port_num, &want, &c->gid);
+		if (ret)
+			return ret;
+		c->has_gid = true;
+	}
+	return 0;
+}
+
+/* Both sides' endpoints must fit together; tell the peer why when not, so
+ * both print the same reason. */
+static int check_peer(struct rk_conn *c)
+{
+	char why[256];
+	int ret;
+
+	ret = rk_endpoint_check(&c->local, &c->remote, why, sizeof(why));
+	if (!ret)
+		ret = rk_path_mtu(c->local.mtu, c->remote.mtu, 0, &c->path_mtu, why, sizeof(why));
+	if (ret) {
+		rk_error("cannot connect to %s: %s", c->peer, why);
+		rk_ctl_send_error(c->ctl, ret, "%s", why);
+	}
+	return ret;
+}
+
+static int tcp_client(struct rk_conn *c, const struct rk_conn_opts *o)
+{
+	struct rk_qp_init_attr qa;
+	struct rk_msg msg = {.type = RK_MSG_HELLO};
+	int access = 0, ret;
+
+	ret = rk_tcp_connect(o->host, o->port, c->timeout_ms, &c->ctl);
+	if (ret)
+		return ret;
+	snprintf(c->peer, sizeof(c->peer), "%s", c->ctl->peer);
+	ret = open_device_for(c, o, c->ctl->local_ip);
+	if (ret)
+		goto err_tell_peer;
+	ret = make_pd_cq(c, o);
+	if (ret)
+		goto err_tell_peer;
+	qa = qp_attr(c, o);
+	ret = rk_qp_create(c->pd, c->dev, c->cq, c->cq, &qa, &c->qp);
+	if (ret)
+		goto err_tell_peer;
+	if (o->prepare) {
+		ret = o->prepare(c, &c->request, &access, o->arg);
+		if (ret)
+			goto err_tell_peer;
+	}
+	rk_qp_local_endpoint(c->qp, &c->local);
+	msg.u.hello.ep = c->local;
+	msg.u.hello.buf = c->request;
+	ret = rk_ctl_send(c->ctl, &msg);
+	if (ret)
+		return ret;
+	ret = rk_ctl_expect(c->ctl, RK_MSG_HELLO, c->timeout_ms, &msg);
+	if (ret)
+		return ret;
+	c->remote = msg.u.hello.ep;
+	c->reply = msg.u.hello.buf;
+	ret = check_peer(c);
+	if (ret)
+		return ret;
+	return rk_qp_connect(c->qp, access, &c->remote, o->path);
+
+err_tell_peer:
+	rk_ctl_send_error(c->ctl, ret, "the client could not set up: %s", rk_strerror(ret));
+	return ret;
+}
+
+static int tcp_server(struct rk_conn *c, const struct rk_conn_opts *o)
+{
+	struct rk_qp_init_attr qa;
+	struct rk_msg msg;
+	char reason[RK_WIRE_ERROR_TEXT] = "";
+	int access = 0, ret;
+
+	ret = rk_tcp_listen(o->bind_ip, o->port, &c->listen_fd);
+	if (ret)
+		return ret;
+	rk_info("waiting for a client on port %u", o->port);
+	ret = rk_tcp_accept(c->listen_fd, o->accept_timeout_ms, &c->ctl);
+	if (ret)
+		return ret;
+	snprintf(c->peer, sizeof(c->peer), "%s", c->ctl->peer);
+	ret = rk_ctl_expect(c->ctl, RK_MSG_HELLO, c->timeout_ms, &msg);
+	if (ret)
+		return ret;
+	c->remote = msg.u.hello.ep;
+	c->request = msg.u.hello.buf;
+	ret = open_device_for(c, o, c->ctl->local_ip);
+	if (ret)
+		goto err_tell_peer;
+	ret = make_pd_cq(c, o);
+	if (ret)
+		goto err_tell_peer;
+	qa = qp_attr(c, o);
+	ret = rk_qp_create(c->pd, c->dev, c->cq, c->cq, &qa, &c->qp);
+	if (ret)
+		goto err_tell_peer;
+	rk_qp_local_endpoint(c->qp, &c->local);
+	ret = check_peer(c);
+	if (ret)
+		return ret;
+	if (o->on_request) {
+		ret = o->on_request(c, &c->request, &c->reply, &access, reason, sizeof(reason),
+				    o->arg);
+		if (ret) {
+			rk_error("refusing %s: %s", c->peer, reason[0] ? reason : rk_strerror(ret));
+			rk_ctl_send_error(c->ctl, ret, "the server refused: %s",
+					  reason[0] ? reason : rk_strerror(ret));
+			return ret;
+		}
+	}
+	msg.type = RK_MSG_HELLO;
+	msg.u.hello.ep = c->local;
+	msg.u.hello.buf = c->reply;
+	ret = rk_ctl_send(c->ctl, &msg);
+	if (ret)
+		return ret;
+	return rk_qp_connect(c->qp, access, &c->remote, o->path);
+
+err_tell_peer:
+	rk_ctl_send_error(c->ctl, ret, "the server could not set up: %s", rk_strerror(ret));
+	return ret;
+}
+
+/* CM: rdmakit's view of the device and GID the CM id was bound to. */
+static int adopt_cm_device(struct rk_conn *c, struct rk_cm *cm)
+{
+	int ret = rk_device_wrap(cm->id->verbs, &c->dev);
+
+	if (ret)
+		return ret;
+	c->port_num = cm->port_num;
+	c->gid = cm->gid;
+	c->has_gid = rk_port_is_roce(c->dev, c->port_num);
+	return 0;
+}
+
+static bool cm_worth_retry(int ret)
+{
+	/* No listener yet, or not reachable yet: the server may be starting. */
+	return ret == -ECONNREFUSED || ret == -EHOSTUNREACH;
+}
+
+static int cm_client(struct rk_conn *c, const struct rk_conn_opts *o)
+{
+	int64_t deadline = now_ms() + c->timeout_ms;
+	struct rk_qp_init_attr qa;
+	int access = 0, ret, tries = 1;
+
+	ret = rk_cm_resolve(o->host, o->port, c->timeout_ms, &c->cm);
+	if (ret)
+		return ret;
+	snprintf(c->peer, sizeof(c->peer), "%s", c->cm->peer_addr);
+	ret = adopt_cm_device(c, c->cm);
+	if (ret)
+		return ret;
+	ret = make_pd_cq(c, o);
+	if (ret)
+		return ret;
+	if (o->prepare) {
+		ret = o->prepare(c, &c->request, &access, o->arg);
+		if (ret)
+			return ret;
+	}
+	qa = qp_attr(c, o);
+	for (;;) {
+		struct rk_cm *next;
+
+		ret = rk_cm_create_qp(c->cm, c->pd, c->cq, c->cq, &qa, &c->qp);
+		if (ret)
+			return ret;
+		ret = rk_cm_connect(c->cm, c->qp, &c->request, c->timeout_ms);
+		if (!ret || !cm_worth_retry(ret) || now_ms() + CM_RETRY_INTERVAL_MS > deadline)
+			break;
+		/* A fresh id for the next try; resolve it before the old one goes,
+		 * so librdmacm keeps the device context our PD lives on. */
+		usleep(CM_RETRY_INTERVAL_MS * 1000);
+		ret = rk_cm_resolve(o->host, o->port, c->timeout_ms, &next);
+		if (ret)
+			return ret;
+		rk_qp_destroy(c->qp);
+		c->qp = NULL;
+		rk_cm_destroy(c->cm);
+		c->cm = next;
+		if (next->id->verbs != c->dev->ctx) {
+			rk_error("%s resolved to another device on retry", o->host);
+			return -ENODEV;
+		}
+		tries++;
+	}
+	if (ret) {
+		if (tries > 1)
+			rk_error("connect to %s with RDMA CM: gave up after %d tries in %d ms (is "
+				 "the server running with --cm, on port %u?)",
+				 c->peer, tries, c->timeout_ms, o->port);
+		return ret;
+	}
+	c->reply = c->cm->peer;
+	ret = rk_qp_set_access(c->qp, access);
+	if (ret)
+		return ret;
+	return rk_ctl_qp_create(c->qp, c->pd, c->cq, c->cq, &c->ctl);
+}
+
+static int cm_server(struct rk_conn *c, const struct rk_conn_opts *o)
+{
+	struct rk_qp_init_attr qa;
+	char reason[RK_WIRE_ERROR_TEXT] = "";
+	int access = 0, ret;
+
+	ret = rk_cm_listen(o->bind_ip, o->port, &c->listener);
+	if (ret)
+		return ret;
+	rk_info("waiting for an RDMA CM client on port %u", o->port);
+	ret = rk_cm_get_request(c->listener, o->accept_timeout_ms, &c->cm);
+	if (ret)
+		return ret;
+	snprintf(c->peer, sizeof(c->peer), "%s", c->cm->peer_addr);
+	c->request = c->cm->peer;
+	ret = adopt_cm_device(c, c->cm);
+	if (!ret)
+		ret = make_pd_cq(c, o);
+	if (ret) {
+		rk_cm_reject(c->cm, "the server could not set up");
+		return ret;
+	}
+	if (o->on_request) {
+		ret = o->on_request(c, &c->request, &c->reply, &access, reason, sizeof(reason),
+				    o->arg);
+		if (ret) {
+			rk_error("refusing %s: %s", c->peer, reason[0] ? reason : rk_strerror(ret));
+			rk_cm_reject(c->cm, reason[0] ? reason : rk_strerror(ret));
+			return ret;
+		}
+	}
+	qa = qp_attr(c, o);
+	ret = rk_cm_create_qp(c->cm, c->pd, c->cq, c->cq, &qa, &c->qp);
+	if (ret) {
+		rk_cm_reject(c->cm, "the server could not create its QP");
+		return ret;
+	}
+	ret = rk_cm_accept(c->cm, c->qp, &c->reply, c->timeout_ms);
+	if (ret)
+		return ret;
+	ret = rk_qp_set_access(c->qp, access);
+	if (ret)
+		return ret;
+	return rk_ctl_qp_create(c->qp, c->pd, c->cq, c->cq, &c->ctl);
+}
+
+int rk_conn_establish(const struct rk_conn_opts *opts, struct rk_conn **conn_p)
+{
+	struct rk_conn_opts o = *opts;
+	struct rk_conn *c;
+	int ret;
+
+	if (!o.port)
+		o.port = RK_DEFAULT_PORT;
+	if (!o.server && (!o.host || !o.host[0])) {
+		rk_error("no server address given");
+		return -EINVAL;
+	}
+	if (o.cm && o.transport != RK_RC) {
+		rk_error("RDMA CM connects RC queue pairs only (asked for %s)",
+			 rk_transport_str(o.transport));
+		return -EINVAL;
+	}
+	c = conn_new(&o);
+	if (!c)
+		return -ENOMEM;
+	if (o.cm)
+		ret = o.server ? cm_server(c, &o) : cm_client(c, &o);
+	else
+		ret = o.server ? tcp_server(c, &o) : tcp_client(c, &o);
+	/* Both QPs in RTS before either side goes on. */
+	if (!ret)
+		ret = rk_ctl_sync(c->ctl, 0, 0, c->timeout_ms);
+	if (ret) {
+		rk_conn_close(c);
+		return ret;
+	}
+	*conn_p = c;
+	return 0;
+}
+
+int rk_conn_wait(struct rk_conn *conn, uint64_t wr_id, const char *what, struct ibv_wc *wc_p)
+{
+	struct ibv_wc wc;
+	int ret, n;
+
+	ret = rk_cq_wait(conn->cq, &wc, 1, conn->timeout_ms, &n);
+	if (ret == -ETIMEDOUT) {
+		rk_error("%s: no completion within %d ms (peer gone or stuck?)", what,
+			 conn->timeout_ms);
+		return ret;
+	}
+	if (ret)
+		return ret;
+	ret = rk_wc_check(&wc, what);
+	if (ret)
+		return ret;
+	if (wc.wr_id != wr_id) {
+		rk_error("%s: completion for wr_id %llu where %llu was due", what,
+			 (unsigned long long)wc.wr_id, (unsigned long long)wr_id);
+		return -EPROTO;
+	}
+	if (wc_p)
+		*wc_p = wc;
+	return 0;
+}
+
+void rk_conn_close(struct rk_conn *c)
+{
+	if (!c)
+		return;
+	rk_ctl_close(c->ctl);
+	if (c->cm)
+		rk_cm_disconnect(c->cm, 1000);
+	rk_qp_destroy(c->qp);
+	rk_cq_destroy(c->cq);
+	rk_pd_free(c->pd);
+	rk_device_close(c->dev);
+	rk_cm_destroy(c->cm);
+	rk_cm_destroy(c->listener);
+	if (c->listen_fd >= 0)
+		close(c->listen_fd);
+	free(c);
+}

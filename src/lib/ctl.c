@@ -1,0 +1,158 @@
+/* The control channel: wire messages over any byte transport, and sync
+ * points that keep two sides' steps in order. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdmakit/exchange.h>
+#include <rdmakit/error.h>
+#include <rdmakit/log.h>
+
+int rk_ctl_send(struct rk_ctl *ctl, const struct rk_msg *msg)
+{
+	uint8_t buf[RK_WIRE_MAX_LEN];
+	int n, ret;
+
+	n = rk_wire_encode(msg, buf, sizeof(buf));
+	if (n < 0) {
+		rk_error("encode %s message for %s: %s", rk_msg_type_str(msg->type), ctl->peer,
+			 rk_strerror(n));
+		return n;
+	}
+	ret = ctl->ops->send(ctl, buf, (size_t)n);
+	if (ret)
+		rk_error("send %s message to %s: %s", rk_msg_type_str(msg->type), ctl->peer,
+			 rk_strerror(ret));
+	return ret;
+}
+
+static int recv_part(struct rk_ctl *ctl, uint8_t *buf, size_t len, size_t have, size_t total,
+		     int timeout_ms)
+{
+	size_t got = 0;
+	int ret;
+
+	ret = ctl->ops->recv(ctl, buf, len, timeout_ms, &got);
+	if (ret == -ECONNRESET) {
+		if (have + got == 0)
+			rk_error("%s closed the control connection", ctl->peer);
+		else
+			rk_error("%s closed the control connection in the middle of a message "
+				 "(%zu of %zu bytes): truncated exchange message",
+				 ctl->peer, have + got, total);
+	} else if (ret == -ETIMEDOUT) {
+		rk_error("no message from %s within %d ms%s", ctl->peer, timeout_ms,
+			 have ? " (a message stopped half way)" : "");
+	} else if (ret) {
+		rk_error("receive from %s: %s", ctl->peer, rk_strerror(ret));
+	}
+	return ret;
+}
+
+int rk_ctl_recv(struct rk_ctl *ctl, int timeout_ms, struct rk_msg *msg_p)
+{
+	uint8_t buf[RK_WIRE_MAX_LEN];
+	struct rk_msg msg;
+	char why[200];
+	size_t len;
+	int ret;
+
+	ret = recv_part(ctl, buf, RK_WIRE_HDR_LEN, 0, RK_WIRE_HDR_LEN, timeout_ms);
+	if (ret)
+		return ret;
+	/* Judge the header before reading on: a garbled length must not make us
+	 * read (or wait for) bytes that are not a message. */
+	ret = rk_wire_check_header(buf, RK_WIRE_HDR_LEN, &len, why, sizeof(why));
+	if (ret) {
+		rk_error("bad exchange message from %s: %s", ctl->peer, why);
+		return ret;
+	}
+	ret = recv_part(ctl, buf + RK_WIRE_HDR_LEN, len - RK_WIRE_HDR_LEN, RK_WIRE_HDR_LEN, len,
+			timeout_ms);
+	if (ret)
+		return ret;
+	ret = rk_wire_decode(buf, len, &msg, why, sizeof(why));
+	if (ret) {
+		rk_error("bad exchange message from %s: %s", ctl->peer, why);
+		return ret;
+	}
+	if (msg.type == RK_MSG_ERROR) {
+		rk_error("%s gave up: %s (%s)", ctl->peer, msg.u.error.text,
+			 rk_strerror(msg.u.error.code));
+		return -ECONNABORTED;
+	}
+	*msg_p = msg;
+	return 0;
+}
+
+int rk_ctl_expect(struct rk_ctl *ctl, enum rk_msg_type type, int timeout_ms,
+		  struct rk_msg *msg_p)
+{
+	struct rk_msg msg;
+	int ret;
+
+	ret = rk_ctl_recv(ctl, timeout_ms, &msg);
+	if (ret)
+		return ret;
+	if (msg.type != type) {
+		rk_error("%s sent a %s message where a %s was due", ctl->peer,
+			 rk_msg_type_str(msg.type), rk_msg_type_str(type));
+		return -EPROTO;
+	}
+	*msg_p = msg;
+	return 0;
+}
+
+int rk_ctl_sync(struct rk_ctl *ctl, uint32_t step, int32_t status, int timeout_ms)
+{
+	struct rk_msg msg = {.type = RK_MSG_SYNC};
+	int ret;
+
+	msg.u.sync.step = step;
+	msg.u.sync.status = status;
+	ret = rk_ctl_send(ctl, &msg);
+	if (ret)
+		return ret;
+	ret = rk_ctl_expect(ctl, RK_MSG_SYNC, timeout_ms, &msg);
+	if (ret)
+		return ret;
+	if (msg.u.sync.step != step) {
+		rk_error("%s is at step %u, this side at step %u: the two sides disagree on the "
+			 "flow (different --op?)",
+			 ctl->peer, msg.u.sync.step, step);
+		return -EPROTO;
+	}
+	if (msg.u.sync.status < 0) {
+		rk_error("%s failed step %u: %s", ctl->peer, step, rk_strerror(msg.u.sync.status));
+		return msg.u.sync.status;
+	}
+	return 0;
+}
+
+void rk_ctl_send_error(struct rk_ctl *ctl, int code, const char *fmt, ...)
+{
+	struct rk_msg msg = {.type = RK_MSG_ERROR};
+	uint8_t buf[RK_WIRE_MAX_LEN];
+	va_list ap;
+	int n;
+
+	if (!ctl)
+		return;
+	msg.u.error.code = code;
+	va_start(ap, fmt);
+	vsnprintf(msg.u.error.text, sizeof(msg.u.error.text), fmt, ap);
+	va_end(ap);
+	/* Quietly: the peer may well be gone, which is why we are here. */
+	n = rk_wire_encode(&msg, buf, sizeof(buf));
+	if (n > 0)
+		ctl->ops->send(ctl, buf, (size_t)n);
+}
+
+void rk_ctl_close(struct rk_ctl *ctl)
+{
+	if (!ctl)
+		return;
+	ctl->ops->close(ctl);
+}

@@ -1,0 +1,345 @@
+/* A control channel over a connected RC QP: each wire message travels as one
+ * SEND, for RDMA CM connections, where there is no TCP socket to talk over.
+ *
+ * The channel keeps at most one receive of its own on the QP. It posts it
+ * lazily, when it needs a message, and also before each SEND: were a SEND to
+ * wait for its completion with no receive of ours posted, two sides that both
+ * send first (a sync point) would each wait for the other's receive for ever.
+ * So from a send or receive until the next message arrives, one receive of
+ * the channel is on the QP; after a completed exchange (a sync), none is. A
+ * SEND that finds no receive on the peer's side is retried by the transport
+ * (RNR retry 7 retries for ever) until the peer gets to its own send or
+ * receive. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rdmakit/cm.h>
+#include <rdmakit/error.h>
+#include <rdmakit/log.h>
+#include <rdmakit/ops.h>
+#include <rdmakit/status.h>
+
+/* Tagged work request IDs: "C7L" for control. */
+#define CTL_WRID_SEND 0xC710000000000001ull
+#define CTL_WRID_RECV 0xC710000000000002ull
+
+/* A SEND completes once the peer has posted a receive; give up after this. */
+#define CTL_SEND_TIMEOUT_MS 30000
+
+struct ctl_qp {
+	struct rk_ctl ctl; /* first: rk_ctl pointers are ctl_qp pointers */
+	struct rk_qp *qp;
+	struct rk_cq *send_cq;
+	struct rk_cq *recv_cq;
+	struct rk_mr *mr; /* [0, MAX): what is sent; [MAX, 2 MAX): what arrives */
+	bool recv_posted;
+	bool send_posted;
+	uint8_t staged[RK_WIRE_MAX_LEN]; /* the message being handed out */
+	size_t staged_len;
+	size_t staged_off;
+};
+
+static struct ctl_qp *ctl_qp_of(struct rk_ctl *ctl)
+{
+	return (struct ctl_qp *)ctl;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int ms_left(int64_t deadline)
+{
+	int64_t left;
+
+	if (deadline < 0)
+		return -1;
+	left = deadline - now_ms();
+	if (left < 0)
+		return 0;
+	return left > INT_MAX ? INT_MAX : (int)left;
+}
+
+/* Keep what arrived for the reads that follow. One SEND is one message: bytes
+ * past the length its header announces are dropped. */
+static void stage(struct ctl_qp *c, const struct ibv_wc *wc)
+{
+	const uint8_t *buf = (const uint8_t *)c->mr->buf + RK_WIRE_MAX_LEN;
+	size_t n = wc->byte_len < RK_WIRE_MAX_LEN ? wc->byte_len : RK_WIRE_MAX_LEN;
+
+	if (n >= RK_WIRE_HDR_LEN) {
+		uint32_t announced;
+
+		memcpy(&announced, buf + 8, sizeof(announced));
+		announced = ntohl(announced);
+		if (announced >= RK_WIRE_HDR_LEN && announced < n) {
+			rk_warn("control message from %s: the SEND carried %zu bytes, %u more "
+				"than its header announces; the rest is dropped",
+				c->ctl.peer, n, (unsigned int)(n - announced));
+			n = announced;
+		}
+	}
+	memcpy(c->staged, buf, n);
+	c->staged_len = n;
+	c->staged_off = 0;
+}
+
+/* Take one completion from cq within timeout_ms: the channel's SEND or
+ * receive. -ETIMEDOUT (not logged) when none came. */
+static int reap(struct ctl_qp *c, struct rk_cq *cq, int timeout_ms)
+{
+	struct ibv_wc wc;
+	int n, ret;
+
+	ret = rk_cq_wait(cq, &wc, 1, timeout_ms, &n);
+	if (ret)
+		return ret;
+	if (wc.wr_id == CTL_WRID_SEND) {
+		c->send_posted = false;
+		if (wc.status == IBV_WC_WR_FLUSH_ERR) {
+			rk_debug("control channel to %s: SEND flushed on QP 0x%x", c->ctl.peer,
+				 wc.qp_num);
+			return -ECONNRESET;
+		}
+		return rk_wc_check(&wc, "control message SEND");
+	}
+	if (wc.wr_id == CTL_WRID_RECV) {
+		c->recv_posted = false;
+		if (wc.status == IBV_WC_WR_FLUSH_ERR) {
+			/* The QP went to ERR: the connection is gone. */
+			rk_debug("control channel to %s: receive flushed on QP 0x%x", c->ctl.peer,
+				 wc.qp_num);
+			return -ECONNRESET;
+		}
+		ret = rk_wc_check(&wc, "control message receive");
+		if (ret)
+			return ret;
+		stage(c, &wc);
+		return 0;
+	}
+	rk_error("control channel to %s: unexpected completion wr_id 0x%llx (%s) on QP 0x%x "
+		 "while waiting for a control message; keep other work off this QP's CQs while "
+		 "the control channel is in use",
+		 c->ctl.peer, (unsigned long long)wc.wr_id,
+		 wc.status == IBV_WC_SUCCESS ? rk_wc_opcode_name(wc.opcode)
+					     : rk_wc_status_name(wc.status),
+		 wc.qp_num);
+	return -EPROTO;
+}
+
+/* A disconnected QP (CM moved it to ERR) ends the channel: -ECONNRESET. Asked
+ * of the device before each post, since not every provider flushes a request
+ * posted in ERR (rxe leaves such a receive waiting for ever). */
+static int check_connected(struct ctl_qp *c)
+{
+	enum ibv_qp_state state;
+	int ret;
+
+	ret = rk_qp_query_state(c->qp, &state);
+	if (ret)
+		return ret;
+	if (state == IBV_QPS_RTS)
+		return 0;
+	rk_debug("control channel to %s: QP 0x%x is in %s", c->ctl.peer, c->qp->qp->qp_num,
+		 rk_qp_state_str(state));
+	return -ECONNRESET;
+}
+
+static int post_recv(struct ctl_qp *c)
+{
+	struct ibv_sge sge;
+	int ret;
+
+	if (c->recv_posted)
+		return 0;
+	ret = check_connected(c);
+	if (ret)
+		return ret;
+	sge = rk_sge(c->mr, RK_WIRE_MAX_LEN, RK_WIRE_MAX_LEN);
+	ret = rk_post_recv(c->qp, CTL_WRID_RECV, &sge, 1);
+	if (ret)
+		return ret;
+	c->recv_posted = true;
+	return 0;
+}
+
+static int ctl_qp_send(struct rk_ctl *ctl, const uint8_t *buf, size_t len)
+{
+	struct ctl_qp *c = ctl_qp_of(ctl);
+	int64_t deadline = now_ms() + CTL_SEND_TIMEOUT_MS;
+	struct ibv_sge sge;
+	struct rk_wr wr;
+	int ret;
+
+	if (len > RK_WIRE_MAX_LEN) {
+		rk_error("control message to %s: %zu bytes, more than the %d a message may have",
+			 ctl->peer, len, RK_WIRE_MAX_LEN);
+		return -EMSGSIZE;
+	}
+	/* Our receive goes first, so that the peer's SEND can land while ours
+	 * waits (unless a message is still being read: one receive at a time). */
+	if (c->staged_off == c->staged_len) {
+		ret = post_recv(c);
+		if (ret)
+			return ret;
+	}
+	/* The send buffer is free only once the previous SEND completed. */
+	while (c->send_posted) {
+		ret = reap(c, c->send_cq, ms_left(deadline));
+		if (ret)
+			goto err_timeout;
+	}
+	ret = check_connected(c);
+	if (ret)
+		return ret;
+	memcpy(c->mr->buf, buf, len);
+	sge = rk_sge(c->mr, 0, (uint32_t)len);
+	memset(&wr, 0, sizeof(wr));
+	wr.op = RK_OP_SEND;
+	wr.wr_id = CTL_WRID_SEND;
+	wr.sg = &sge;
+	wr.nsge = 1;
+	wr.flags = IBV_SEND_SIGNALED;
+	ret = rk_post(c->qp, &wr);
+	if (ret)
+		return ret;
+	c->send_posted = true;
+	while (c->send_posted) {
+		ret = reap(c, c->send_cq, ms_left(deadline));
+		if (ret)
+			goto err_timeout;
+	}
+	return 0;
+
+err_timeout:
+	if (ret == -ETIMEDOUT)
+		rk_error("control message to %s: the SEND on QP 0x%x did not complete within %d "
+			 "ms: the peer posted no receive (is it still running, and at the same "
+			 "step?)",
+			 ctl->peer, c->qp->qp->qp_num, CTL_SEND_TIMEOUT_MS);
+	return ret;
+}
+
+static int ctl_qp_recv(struct rk_ctl *ctl, uint8_t *buf, size_t len, int timeout_ms, size_t *got_p)
+{
+	struct ctl_qp *c = ctl_qp_of(ctl);
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	size_t avail;
+	int ret;
+
+	if (got_p)
+		*got_p = 0;
+	while (c->staged_off == c->staged_len) {
+		ret = post_recv(c);
+		if (ret)
+			return ret;
+		ret = reap(c, c->recv_cq, ms_left(deadline));
+		if (ret)
+			return ret;
+	}
+	avail = c->staged_len - c->staged_off;
+	if (len > avail) {
+		rk_error("control message from %s: the SEND carried %zu bytes, %zu short of what "
+			 "its header announces",
+			 ctl->peer, c->staged_len, len - avail);
+		memcpy(buf, c->staged + c->staged_off, avail);
+		c->staged_off = c->staged_len;
+		if (got_p)
+			*got_p = avail;
+		return -EBADMSG;
+	}
+	memcpy(buf, c->staged + c->staged_off, len);
+	c->staged_off += len;
+	if (got_p)
+		*got_p = len;
+	return 0;
+}
+
+static void ctl_qp_close(struct rk_ctl *ctl)
+{
+	struct ctl_qp *c = ctl_qp_of(ctl);
+
+	/* A receive still posted stays on the QP; the QP's owner destroys it. */
+	rk_mr_free(c->mr);
+	free(c);
+}
+
+static const struct rk_ctl_ops ctl_qp_ops = {
+	.send = ctl_qp_send,
+	.recv = ctl_qp_recv,
+	.close = ctl_qp_close,
+};
+
+static void name_ends(struct ctl_qp *c)
+{
+	struct sockaddr *peer, *local;
+	char ip[INET6_ADDRSTRLEN];
+	const void *a;
+	unsigned int port;
+
+	snprintf(c->ctl.peer, sizeof(c->ctl.peer), "the peer of QP 0x%x", c->qp->qp->qp_num);
+	if (!c->qp->cm_id)
+		return;
+	peer = rdma_get_peer_addr(c->qp->cm_id);
+	local = rdma_get_local_addr(c->qp->cm_id);
+	if (peer->sa_family == AF_INET) {
+		a = &((struct sockaddr_in *)peer)->sin_addr;
+		port = ntohs(((struct sockaddr_in *)peer)->sin_port);
+		if (inet_ntop(AF_INET, a, ip, sizeof(ip)))
+			snprintf(c->ctl.peer, sizeof(c->ctl.peer), "%s:%u", ip, port);
+	} else if (peer->sa_family == AF_INET6) {
+		a = &((struct sockaddr_in6 *)peer)->sin6_addr;
+		port = ntohs(((struct sockaddr_in6 *)peer)->sin6_port);
+		if (inet_ntop(AF_INET6, a, ip, sizeof(ip)))
+			snprintf(c->ctl.peer, sizeof(c->ctl.peer), "[%s]:%u", ip, port);
+	}
+	if (local->sa_family == AF_INET)
+		a = &((struct sockaddr_in *)local)->sin_addr;
+	else if (local->sa_family == AF_INET6)
+		a = &((struct sockaddr_in6 *)local)->sin6_addr;
+	else
+		return;
+	if (!inet_ntop(local->sa_family, a, c->ctl.local_ip, sizeof(c->ctl.local_ip)))
+		c->ctl.local_ip[0] = '\0';
+}
+
+int rk_ctl_qp_create(struct rk_qp *qp, struct ibv_pd *pd, struct rk_cq *send_cq,
+		     struct rk_cq *recv_cq, struct rk_ctl **ctl_p)
+{
+	struct ctl_qp *c;
+	int ret;
+
+	if (qp->transport != RK_RC) {
+		rk_error("control channel on QP 0x%x: needs a connected RC QP, not %s",
+			 qp->qp->qp_num, rk_transport_str(qp->transport));
+		return -EINVAL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	ret = rk_mr_alloc(pd, 2 * RK_WIRE_MAX_LEN, IBV_ACCESS_LOCAL_WRITE, &c->mr);
+	if (ret)
+		goto err_free_ctl;
+	c->ctl.ops = &ctl_qp_ops;
+	c->ctl.fd = -1;
+	c->ctl.priv = c;
+	c->qp = qp;
+	c->send_cq = send_cq;
+	c->recv_cq = recv_cq;
+	name_ends(c);
+	*ctl_p = &c->ctl;
+	return 0;
+
+err_free_ctl:
+	free(c);
+	return ret;
+}

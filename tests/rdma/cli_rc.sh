@@ -1,0 +1,175 @@
+#!/bin/sh
+# rdmakit rc, server and client as a user runs them, over both connection
+# methods. Usage: cli_rc.sh RDMAKIT matrix|faults
+RDMAKIT=$1
+WHAT=${2:-matrix}
+. "$(dirname "$0")/lib.sh"
+
+# The server listens on the address of the device under test.
+IP=${RDMAKIT_TEST_IP:-198.18.0.1}
+PORT=$((20000 + $$ % 10000))
+srv_out=$(mktemp) cli_out=$(mktemp)
+trap 'rm -f "$out" "$err" "$srv_out" "$cli_out"' EXIT
+
+# pair WANT_SERVER WANT_CLIENT "SERVER ARGS" "CLIENT ARGS": run a server in the
+# background and a client against it; check both exit codes. The client is
+# started right away: it retries until the server listens.
+pair() {
+	ws=$1 wc=$2 sargs=$3 cargs=$4
+	PORT=$((PORT + 1))
+	# shellcheck disable=SC2086
+	"$RDMAKIT" rc --server -p "$PORT" --wait 30 $sargs >"$srv_out" 2>&1 &
+	spid=$!
+	start=$(date +%s)
+	# shellcheck disable=SC2086
+	"$RDMAKIT" rc "$IP" -p "$PORT" $cargs >"$cli_out" 2>&1
+	gc=$?
+	wait "$spid"
+	gs=$?
+	took=$(($(date +%s) - start))
+	if [ "$gs" -ne "$ws" ] || [ "$gc" -ne "$wc" ]; then
+		echo "FAIL: server '$sargs' exited $gs (want $ws), client '$cargs' exited $gc (want $wc)"
+		sed 's/^/  server: /' "$srv_out" | tail -15
+		sed 's/^/  client: /' "$cli_out" | tail -15
+		fails=$((fails + 1))
+		return 1
+	fi
+	echo "ok: server [$sargs] client [$cargs] -> $gs/$gc in ${took}s"
+}
+
+matrix() {
+	for conn in "" "--cm"; do
+		for ev in "" "--events"; do
+			for op in send send-imm write write-imm read; do
+				for size in 1 4k 1M; do
+					for sge in 1 3; do
+						[ "$size" = 1 ] && [ "$sge" = 3 ] && continue
+						pair 0 0 "$conn $ev -s $size --sge $sge" \
+							"$conn $ev --op $op -s $size --sge $sge" || continue
+						has "$cli_out" "every byte checked: OK"
+						has "$srv_out" "every byte checked: OK"
+					done
+				done
+			done
+			for op in fetch-add cmp-swap; do
+				pair 0 0 "$conn $ev -s 8" "$conn $ev --op $op -s 8" || continue
+				has "$srv_out" "as expected"
+			done
+			pair 0 0 "$conn $ev" "$conn $ev --op all" || continue
+			for s in 1 2 3 4 5; do has "$cli_out" "step $s/5"; done
+			has "$srv_out" "word 1001 -> 2000"
+		done
+	done
+	# --json on both sides: one document each, with every step checked.
+	pair 0 0 "--json -s 4k" "--json --op all -s 4k --sge 2" &&
+	for f in "$srv_out" "$cli_out"; do
+		cp "$f" "$out"
+		json '
+assert d["result"] == "ok", d
+assert [s["op"] for s in d["steps"]] == ["SEND", "READ", "WRITE", "FETCH_ADD", "CMP_SWAP"], d["steps"]
+assert all(s["ok"] for s in d["steps"]), d["steps"]
+assert d["gid"]["type"] == "RoCE v2", d.get("gid")
+'
+	done
+}
+
+faults() {
+	# A wrong rkey: the client gets the remote access error and its hint,
+	# the server hears the step failed; both end within seconds.
+	for conn in "" "--cm"; do
+		pair 1 1 "$conn" "$conn --op write --inject wrong-rkey" &&
+		has "$cli_out" "IBV_WC_REM_ACCESS_ERR" && has "$cli_out" "rkey"
+		[ "$took" -le 15 ] || { echo "FAIL: took ${took}s"; fails=$((fails + 1)); }
+	done
+	# The server withholds the remote access flag: READ refused by its HCA.
+	pair 1 1 "--inject no-access" "--op read" &&
+	has "$cli_out" "IBV_WC_REM_ACCESS_ERR" && has "$cli_out" "access flag"
+	# Just past the end of the exposed buffer.
+	pair 1 1 "" "--op read --inject outside" && has "$cli_out" "IBV_WC_REM_ACCESS_ERR"
+	# The server only serves what it was told to.
+	pair 1 1 "--op read" "--op write" && has "$cli_out" "serves only read"
+	# A client asking for more than the server exposes.
+	pair 1 1 "-s 4k" "-s 8k --op write" && has "$cli_out" "exposes 4096 bytes"
+	for conn in "" "--cm"; do
+		pair 1 1 "$conn -s 4k" "$conn -s 8k --op read" && has "$cli_out" "exposes 4096"
+	done
+
+	# Device memory: rxe has none. dm is refused plainly; auto falls back.
+	run 1 "$RDMAKIT" rc --server --mem dm -p "$PORT"
+	has "$err" "no device memory (max_dm_size 0)"
+	pair 0 0 "--mem auto" "--op all" && has "$srv_out" "fell back"
+	run 2 "$RDMAKIT" rc "$IP" --mem dm
+
+	# A client started before its server connects once the server is up.
+	for conn in "" "--cm"; do
+		PORT=$((PORT + 1))
+		"$RDMAKIT" rc "$IP" -p "$PORT" $conn --op write >"$cli_out" 2>&1 &
+		cpid=$!
+		sleep 2
+		"$RDMAKIT" rc --server -p "$PORT" $conn --wait 20 >"$srv_out" 2>&1
+		gs=$?
+		wait "$cpid"
+		gc=$?
+		if [ "$gs" -ne 0 ] || [ "$gc" -ne 0 ]; then
+			echo "FAIL: late server $conn: server $gs client $gc"
+			cat "$srv_out" "$cli_out"
+			fails=$((fails + 1))
+		else
+			echo "ok: client started 2 s before its server ($conn) connected"
+		fi
+	done
+	# No server at all: the client gives up in bounded time and says so.
+	for conn in "" "--cm"; do
+		PORT=$((PORT + 1))
+		start=$(date +%s)
+		run 1 "$RDMAKIT" rc "$IP" -p "$PORT" $conn -t 3
+		has "$err" "gave up"
+		took=$(($(date +%s) - start))
+		[ "$took" -le 10 ] || { echo "FAIL: gave up after ${took}s"; fails=$((fails + 1)); }
+	done
+
+	# Garbled and truncated exchange messages, both directions.
+	PORT=$((PORT + 1))
+	"$PY" "$(dirname "$0")/fake_peer.py" serve "$PORT" garbage &
+	fpid=$!
+	sleep 1
+	run 1 "$RDMAKIT" rc "$IP" -p "$PORT" -t 5
+	has "$err" "bad exchange message"
+	wait "$fpid"
+	PORT=$((PORT + 1))
+	"$PY" "$(dirname "$0")/fake_peer.py" serve "$PORT" truncated &
+	fpid=$!
+	sleep 1
+	run 1 "$RDMAKIT" rc "$IP" -p "$PORT" -t 5
+	has "$err" "in the middle of a message"
+	wait "$fpid"
+	for kind in garbage oversized text; do
+		PORT=$((PORT + 1))
+		"$RDMAKIT" rc --server -p "$PORT" --wait 20 >"$srv_out" 2>&1 &
+		spid=$!
+		"$PY" "$(dirname "$0")/fake_peer.py" connect "$IP" "$PORT" "$kind"
+		wait "$spid"
+		gs=$?
+		if [ "$gs" -ne 1 ] || ! grep -q "bad exchange message" "$srv_out"; then
+			echo "FAIL: server fed $kind exited $gs:"
+			cat "$srv_out"
+			fails=$((fails + 1))
+		else
+			echo "ok: server refused a $kind exchange message: $(grep -m1 'bad exchange' "$srv_out")"
+		fi
+	done
+
+	# Bad options.
+	run 2 "$RDMAKIT" rc
+	has "$err" "give the server's address"
+	run 2 "$RDMAKIT" rc "$IP" --op bogus
+	has "$err" "--op"
+	run 2 "$RDMAKIT" rc "$IP" -p 70000
+	has "$err" "--port"
+	run 2 "$RDMAKIT" rc "$IP" -s 10x
+	run 2 "$RDMAKIT" rc --server extra
+	run 2 "$RDMAKIT" rc "$IP" --inject no-access
+}
+
+$WHAT
+finish

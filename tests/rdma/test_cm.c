@@ -1,0 +1,548 @@
+/* RDMA CM on a real device, client and server in one process (the server in a
+ * thread): connect and accept with CM_HELLO private data both ways, a control
+ * channel over the connected QP, an RDMA WRITE with the rkey the server sent;
+ * and the ways a connection fails: nothing listening, a reject with a reason,
+ * an address CM cannot reach, a port in use, a client that is not rdmakit. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fixture.h"
+
+#define BUF_LEN	  4096
+#define WAIT_MS	  10000
+#define WRITE_OFF 128
+#define WRITE_LEN 1000
+
+/* ---- log capture, shared by both threads ---- */
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char log_text[32768];
+static size_t log_len;
+
+static void capture_log(enum rk_log_level level, const char *msg, void *arg)
+{
+	pthread_mutex_lock(&log_lock);
+	log_len += (size_t)snprintf(log_text + log_len, sizeof(log_text) - log_len, "%s\n", msg);
+	if (log_len >= sizeof(log_text))
+		log_len = sizeof(log_text) - 1;
+	fprintf(stderr, "  [library %s] %s\n", level == RK_LOG_ERROR ? "error" : "log", msg);
+	pthread_mutex_unlock(&log_lock);
+}
+
+static void log_reset(void)
+{
+	pthread_mutex_lock(&log_lock);
+	log_text[0] = '\0';
+	log_len = 0;
+	pthread_mutex_unlock(&log_lock);
+}
+
+static bool log_has(const char *s)
+{
+	bool found;
+
+	pthread_mutex_lock(&log_lock);
+	found = strstr(log_text, s) != NULL;
+	pthread_mutex_unlock(&log_lock);
+	if (!found)
+		fprintf(stderr, "# the library's log does not contain \"%s\"\n", s);
+	return found;
+}
+
+static const char *test_ip(void)
+{
+	const char *ip = getenv("RDMAKIT_TEST_IP");
+
+	return ip && ip[0] ? ip : "198.18.0.1";
+}
+
+static uint16_t next_port(void)
+{
+	static uint16_t port = 18620;
+
+	return port++;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- one side of a connection ---- */
+
+struct side {
+	struct rk_cm *cm;
+	struct ibv_pd *pd;
+	struct rk_cq *cq;
+	struct rk_mr *mr;
+	struct rk_qp *qp;
+	struct rk_ctl *ctl;
+};
+
+static int side_open(struct side *s, struct rk_cm *cm)
+{
+	struct rk_qp_init_attr qa = {.transport = RK_RC, .max_send_wr = 16, .max_recv_wr = 16};
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	s->cm = cm;
+	if ((ret = rk_pd_alloc(cm->dev, &s->pd)) ||
+	    (ret = rk_cq_create(cm->dev, 64, false, &s->cq)) ||
+	    (ret = rk_mr_alloc(s->pd, BUF_LEN,
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				       IBV_ACCESS_REMOTE_READ,
+			       &s->mr)))
+		return ret;
+	return rk_cm_create_qp(cm, s->pd, s->cq, s->cq, &qa, &s->qp);
+}
+
+/* Verbs objects go before the CM id whose device they live on. */
+static void side_close(struct side *s)
+{
+	rk_ctl_close(s->ctl);
+	rk_cm_disconnect(s->cm, 2000);
+	rk_qp_destroy(s->qp);
+	rk_mr_free(s->mr);
+	rk_cq_destroy(s->cq);
+	rk_pd_free(s->pd);
+	rk_cm_destroy(s->cm);
+	memset(s, 0, sizeof(*s));
+}
+
+static struct rk_wire_buf buf_of(const struct side *s)
+{
+	struct rk_wire_buf b = {
+		.addr = (uintptr_t)s->mr->buf, .len = BUF_LEN, .rkey = s->mr->mr->rkey};
+
+	return b;
+}
+
+static uint8_t pattern(size_t i)
+{
+	return (uint8_t)(i * 7 + 3);
+}
+
+/* ---- the server thread ---- */
+
+enum serve_mode { SERVE_ACCEPT, SERVE_REJECT, SERVE_REQUEST_ONLY };
+
+struct server {
+	enum serve_mode mode;
+	struct rk_cm *listener;
+	pthread_t thread;
+	/* results, read by the main thread after the join */
+	int get_ret;
+	int ret;
+	char failed[128];
+	struct rk_wire_buf mine;
+	struct rk_wire_buf got;
+	bool got_peer;
+	uint32_t step10, step11;
+	size_t bad_bytes;
+};
+
+#define SRV_CHECK(call)                                                                            \
+	do {                                                                                       \
+		int r_ = (call);                                                                   \
+		if (r_) {                                                                          \
+			srv->ret = r_;                                                             \
+			snprintf(srv->failed, sizeof(srv->failed), "%s", #call);                   \
+			goto out;                                                                  \
+		}                                                                                  \
+	} while (0)
+
+static void *serve(void *arg)
+{
+	struct server *srv = arg;
+	struct rk_msg msg;
+	struct rk_cm *cm = NULL;
+	struct side s = {0};
+	const uint8_t *b;
+
+	srv->get_ret = rk_cm_get_request(srv->listener, WAIT_MS, &cm);
+	if (srv->get_ret)
+		return NULL;
+	srv->got = cm->peer;
+	srv->got_peer = cm->has_peer;
+	if (srv->mode == SERVE_REJECT) {
+		srv->ret = rk_cm_reject(cm, "not today");
+		rk_cm_destroy(cm);
+		return NULL;
+	}
+	if (srv->mode == SERVE_REQUEST_ONLY) {
+		rk_cm_destroy(cm);
+		return NULL;
+	}
+	SRV_CHECK(side_open(&s, cm));
+	srv->mine = buf_of(&s);
+	SRV_CHECK(rk_cm_accept(cm, s.qp, &srv->mine, WAIT_MS));
+	SRV_CHECK(rk_ctl_qp_create(s.qp, s.pd, s.cq, s.cq, &s.ctl));
+	for (uint32_t step = 1; step <= 3; step++)
+		SRV_CHECK(rk_ctl_sync(s.ctl, step, 0, WAIT_MS));
+	/* Two messages one way: the second SEND may find no receive posted yet. */
+	SRV_CHECK(rk_ctl_expect(s.ctl, RK_MSG_SYNC, WAIT_MS, &msg));
+	srv->step10 = msg.u.sync.step;
+	SRV_CHECK(rk_ctl_expect(s.ctl, RK_MSG_SYNC, WAIT_MS, &msg));
+	srv->step11 = msg.u.sync.step;
+	SRV_CHECK(rk_ctl_sync(s.ctl, 4, 0, WAIT_MS));
+	/* The client writes, then syncs: the bytes are here by then. */
+	SRV_CHECK(rk_ctl_sync(s.ctl, 5, 0, WAIT_MS));
+	b = s.mr->buf;
+	for (size_t i = 0; i < BUF_LEN; i++) {
+		bool in = i >= WRITE_OFF && i < WRITE_OFF + WRITE_LEN;
+
+		if (b[i] != (in ? pattern(i - WRITE_OFF) : 0))
+			srv->bad_bytes++;
+	}
+	SRV_CHECK(rk_ctl_sync(s.ctl, 6, srv->bad_bytes ? -EIO : 0, WAIT_MS));
+out:
+	if (s.cm)
+		side_close(&s);
+	else
+		rk_cm_destroy(cm);
+	return NULL;
+}
+
+/* Listen on bind_ip (NULL: any address) and serve one request in a thread. */
+static void server_start(struct server *srv, enum serve_mode mode, const char *bind_ip,
+			 uint16_t port)
+{
+	memset(srv, 0, sizeof(*srv));
+	srv->mode = mode;
+	assert_int_equal(rk_cm_listen(bind_ip, port, &srv->listener), 0);
+	assert_int_equal(pthread_create(&srv->thread, NULL, serve, srv), 0);
+}
+
+static void server_join(struct server *srv)
+{
+	pthread_join(srv->thread, NULL);
+	rk_cm_destroy(srv->listener);
+	srv->listener = NULL;
+}
+
+/* ---- tests ---- */
+
+static int setup(void **state)
+{
+	rk_log_set_handler(capture_log, NULL);
+	rk_log_set_level(RK_LOG_INFO);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	rk_log_set_handler(NULL, NULL);
+	return 0;
+}
+
+/* The GID CM uses is the RoCE v2 GID that carries the test address. */
+static void check_cm_gid(const struct rk_cm *cm)
+{
+	struct rk_gid_entry e = {.type = cm->gid.type, .gid = cm->gid.gid};
+
+	rk_gid_entry_set_ip(&e);
+	printf("# CM uses %s port %u, GID index %u (%s %s): %s\n", cm->dev->info.name, cm->port_num,
+	       cm->gid.index, rk_gid_type_str(cm->gid.type), e.ip, cm->gid.why);
+	if (!rk_port_is_roce(cm->dev, cm->port_num))
+		return;
+	assert_int_equal(cm->gid.type, RK_GID_ROCE_V2);
+	assert_string_equal(e.ip, test_ip());
+}
+
+static void test_connect_exchange_write(void **state)
+{
+	uint16_t port = next_port();
+	struct rk_wire_buf mine;
+	struct server srv;
+	struct side c;
+	struct rk_cm *cm;
+	struct rk_msg msg = {.type = RK_MSG_SYNC};
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	struct rk_wr wr;
+	int64_t t0;
+	uint8_t *b;
+	int n;
+
+	server_start(&srv, SERVE_ACCEPT, test_ip(), port);
+	assert_int_equal(rk_cm_resolve(test_ip(), port, WAIT_MS, &cm), 0);
+	check_cm_gid(cm);
+	assert_int_equal(side_open(&c, cm), 0);
+	assert_int_equal(c.qp->state, IBV_QPS_INIT);
+	mine = buf_of(&c);
+	mine.op = 3;
+	mine.size = WRITE_LEN;
+	mine.offset = WRITE_OFF;
+	assert_int_equal(rk_cm_connect(cm, c.qp, &mine, WAIT_MS), 0);
+	assert_true(cm->connected);
+	assert_true(cm->has_peer);
+	assert_int_equal(c.qp->state, IBV_QPS_RTS);
+	assert_true(c.qp->has_remote);
+	printf("# connected QP 0x%x to QP 0x%x (sq_psn 0x%x, min_rnr_timer %u, rnr_retry %u, "
+	       "max_rd_atomic %u)\n",
+	       c.qp->qp->qp_num, c.qp->remote.qpn, c.qp->psn, c.qp->path.min_rnr_timer,
+	       c.qp->path.rnr_retry, c.qp->path.max_rd_atomic);
+
+	assert_int_equal(rk_ctl_qp_create(c.qp, c.pd, c.cq, c.cq, &c.ctl), 0);
+	assert_int_equal(c.ctl->fd, -1);
+	assert_string_equal(c.ctl->local_ip, test_ip());
+	printf("# control channel to %s from %s\n", c.ctl->peer, c.ctl->local_ip);
+	for (uint32_t step = 1; step <= 3; step++) {
+		t0 = now_ms();
+
+		assert_int_equal(rk_ctl_sync(c.ctl, step, 0, WAIT_MS), 0);
+		printf("# sync %u took %lld ms\n", step, (long long)(now_ms() - t0));
+	}
+	msg.u.sync.step = 10;
+	assert_int_equal(rk_ctl_send(c.ctl, &msg), 0);
+	msg.u.sync.step = 11;
+	assert_int_equal(rk_ctl_send(c.ctl, &msg), 0);
+	assert_int_equal(rk_ctl_sync(c.ctl, 4, 0, WAIT_MS), 0);
+
+	/* WRITE into the server's buffer with the address and rkey it sent. */
+	b = c.mr->buf;
+	for (size_t i = 0; i < WRITE_LEN; i++)
+		b[i] = pattern(i);
+	sge = rk_sge(c.mr, 0, WRITE_LEN);
+	memset(&wr, 0, sizeof(wr));
+	wr.op = RK_OP_WRITE;
+	wr.wr_id = 77;
+	wr.sg = &sge;
+	wr.nsge = 1;
+	wr.flags = IBV_SEND_SIGNALED;
+	wr.remote_addr = cm->peer.addr + WRITE_OFF;
+	wr.rkey = cm->peer.rkey;
+	assert_int_equal(rk_post(c.qp, &wr), 0);
+	assert_int_equal(rk_cq_wait(c.cq, &wc, 1, WAIT_MS, &n), 0);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 77);
+	assert_int_equal(rk_ctl_sync(c.ctl, 5, 0, WAIT_MS), 0);
+	assert_int_equal(rk_ctl_sync(c.ctl, 6, 0, WAIT_MS), 0);
+
+	/* Both sides disconnect; the QP is in ERR then, and the control channel
+	 * says the peer is gone. */
+	t0 = now_ms();
+	rk_cm_disconnect(cm, WAIT_MS);
+	printf("# disconnected in %lld ms\n", (long long)(now_ms() - t0));
+	assert_true(now_ms() - t0 < WAIT_MS);
+	assert_false(cm->connected);
+	assert_int_equal(rk_qp_query_state(c.qp, NULL), 0);
+	printf("# after disconnect QP 0x%x is in %s\n", c.qp->qp->qp_num,
+	       rk_qp_state_str(c.qp->state));
+	log_reset();
+	assert_int_equal(rk_ctl_recv(c.ctl, WAIT_MS, &msg), -ECONNRESET);
+	assert_true(log_has("closed the control connection"));
+	server_join(&srv);
+
+	if (srv.ret)
+		fprintf(stderr, "# server failed at %s: %s\n", srv.failed, rk_strerror(srv.ret));
+	assert_int_equal(srv.get_ret, 0);
+	assert_int_equal(srv.ret, 0);
+	/* Each side got the other's private data. */
+	assert_true(srv.got_peer);
+	assert_int_equal(srv.got.addr, mine.addr);
+	assert_int_equal(srv.got.len, mine.len);
+	assert_int_equal(srv.got.rkey, mine.rkey);
+	assert_int_equal(srv.got.op, 3);
+	assert_int_equal(srv.got.size, WRITE_LEN);
+	assert_int_equal(srv.got.offset, WRITE_OFF);
+	assert_int_equal(cm->peer.addr, srv.mine.addr);
+	assert_int_equal(cm->peer.len, srv.mine.len);
+	assert_int_equal(cm->peer.rkey, srv.mine.rkey);
+	assert_int_equal(srv.step10, 10);
+	assert_int_equal(srv.step11, 11);
+	assert_int_equal(srv.bad_bytes, 0);
+	side_close(&c);
+}
+
+static void test_no_listener_refused(void **state)
+{
+	uint16_t port = next_port();
+	struct rk_wire_buf mine = {0};
+	struct side c;
+	struct rk_cm *cm;
+	int64_t t0;
+
+	assert_int_equal(rk_cm_resolve(test_ip(), port, WAIT_MS, &cm), 0);
+	assert_int_equal(side_open(&c, cm), 0);
+	log_reset();
+	t0 = now_ms();
+	assert_int_equal(rk_cm_connect(cm, c.qp, &mine, WAIT_MS), -ECONNREFUSED);
+	printf("# refused after %lld ms\n", (long long)(now_ms() - t0));
+	assert_true(now_ms() - t0 < 5000);
+	assert_true(log_has("RDMA_CM_EVENT_REJECTED"));
+	assert_false(cm->connected);
+	side_close(&c);
+}
+
+static void test_reject_with_reason(void **state)
+{
+	uint16_t port = next_port();
+	struct rk_wire_buf mine = {.op = 1};
+	struct server srv;
+	struct side c;
+	struct rk_cm *cm;
+
+	server_start(&srv, SERVE_REJECT, NULL, port);
+	assert_int_equal(rk_cm_resolve(test_ip(), port, WAIT_MS, &cm), 0);
+	assert_int_equal(side_open(&c, cm), 0);
+	log_reset();
+	/* A server's decision, unlike a missing listener: not to be retried. */
+	assert_int_equal(rk_cm_connect(cm, c.qp, &mine, WAIT_MS), -ECONNABORTED);
+	server_join(&srv);
+	assert_int_equal(srv.get_ret, 0);
+	assert_int_equal(srv.ret, 0);
+	assert_true(srv.got_peer);
+	assert_int_equal(srv.got.op, 1);
+	assert_true(log_has("RDMA_CM_EVENT_REJECTED"));
+	assert_true(log_has("not today"));
+	side_close(&c);
+}
+
+static void test_listen_port_in_use(void **state)
+{
+	uint16_t port = next_port();
+	struct rk_cm *a, *b = NULL;
+
+	assert_int_equal(rk_cm_listen(test_ip(), port, &a), 0);
+	log_reset();
+	assert_int_equal(rk_cm_listen(test_ip(), port, &b), -EADDRINUSE);
+	assert_null(b);
+	assert_true(log_has("already in use"));
+	rk_cm_destroy(a);
+}
+
+/* Loopback: RDMA CM binds 127.0.0.1 to some device (rxe0), but no route
+ * leads anywhere from it on RoCE: a named error at once. */
+static void test_resolve_loopback(void **state)
+{
+	struct rk_cm *cm = NULL;
+	int64_t t0 = now_ms();
+	int ret;
+
+	log_reset();
+	ret = rk_cm_resolve("127.0.0.1", next_port(), 3000, &cm);
+	printf("# resolve 127.0.0.1: %s after %lld ms\n", rk_strerror(ret),
+	       (long long)(now_ms() - t0));
+	assert_true(now_ms() - t0 < 5000);
+	if (ret == 0) {
+		printf("# 127.0.0.1 resolved to %s port %u, GID index %u\n", cm->dev->info.name,
+		       cm->port_num, cm->gid.index);
+		rk_cm_destroy(cm);
+	} else {
+		assert_true(log_has("resolve 127.0.0.1"));
+		assert_true(log_has("loopback"));
+	}
+}
+
+/* An address on the RDMA subnet where nobody is: a named error in bounded time. */
+static void test_unreachable_peer(void **state)
+{
+	struct rk_wire_buf mine = {0};
+	struct rk_cm *cm = NULL;
+	struct side c;
+	int64_t t0 = now_ms();
+	int ret;
+
+	log_reset();
+	ret = rk_cm_resolve("198.18.0.99", next_port(), 3000, &cm);
+	printf("# resolve 198.18.0.99: %s after %lld ms\n", rk_strerror(ret),
+	       (long long)(now_ms() - t0));
+	assert_true(now_ms() - t0 < 5000);
+	if (ret) {
+		assert_true(log_has("RDMA_CM_EVENT"));
+		return;
+	}
+	assert_int_equal(side_open(&c, cm), 0);
+	t0 = now_ms();
+	ret = rk_cm_connect(cm, c.qp, &mine, 3000);
+	printf("# connect to 198.18.0.99: %s after %lld ms\n", rk_strerror(ret),
+	       (long long)(now_ms() - t0));
+	assert_true(ret == -ETIMEDOUT || ret == -EHOSTUNREACH);
+	assert_true(now_ms() - t0 < 5000);
+	assert_true(log_has("198.18.0.99"));
+	side_close(&c);
+}
+
+/* Wait for one event of type on a raw librdmacm channel. */
+static int raw_wait(struct rdma_event_channel *ch, enum rdma_cm_event_type type,
+		    struct rdma_cm_event *copy)
+{
+	struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
+	struct rdma_cm_event *e;
+	int ret;
+
+	if (poll(&pfd, 1, WAIT_MS) != 1 || rdma_get_cm_event(ch, &e))
+		return -ETIMEDOUT;
+	ret = e->event == type ? 0 : -EPROTO;
+	if (ret)
+		fprintf(stderr, "# raw client: %s, not %s\n", rk_cm_event_name(e->event),
+			rk_cm_event_name(type));
+	*copy = *e;
+	rdma_ack_cm_event(e);
+	return ret;
+}
+
+/* A client that is not rdmakit: 48 bytes of 'A' as private data. */
+static void test_garbage_private_data(void **state)
+{
+	uint16_t port = next_port();
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port)};
+	struct rdma_conn_param param;
+	struct rdma_event_channel *ch;
+	struct rdma_cm_event ev;
+	struct rdma_cm_id *id;
+	uint8_t junk[RK_WIRE_CM_HELLO_LEN];
+	struct server srv;
+
+	assert_int_equal(inet_pton(AF_INET, test_ip(), &sin.sin_addr), 1);
+	server_start(&srv, SERVE_REQUEST_ONLY, test_ip(), port);
+	ch = rdma_create_event_channel();
+	assert_non_null(ch);
+	assert_int_equal(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_resolve_addr(id, NULL, (struct sockaddr *)&sin, 2000), 0);
+	assert_int_equal(raw_wait(ch, RDMA_CM_EVENT_ADDR_RESOLVED, &ev), 0);
+	assert_int_equal(rdma_resolve_route(id, 2000), 0);
+	assert_int_equal(raw_wait(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, &ev), 0);
+	memset(junk, 0x41, sizeof(junk));
+	memset(&param, 0, sizeof(param));
+	param.private_data = junk;
+	param.private_data_len = sizeof(junk);
+	param.qp_num = 0x1234; /* no QP: the request never gets that far */
+	param.retry_count = 7;
+	log_reset();
+	assert_int_equal(rdma_connect(id, &param), 0);
+	assert_int_equal(raw_wait(ch, RDMA_CM_EVENT_REJECTED, &ev), 0);
+	printf("# raw client: REJECTED, status %d, %u bytes of private data\n", ev.status,
+	       ev.param.conn.private_data_len);
+	server_join(&srv);
+	assert_int_equal(srv.get_ret, -EBADMSG);
+	assert_true(log_has("not from rdmakit"));
+	rdma_destroy_id(id);
+	rdma_destroy_event_channel(ch);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_connect_exchange_write),
+		cmocka_unit_test(test_no_listener_refused),
+		cmocka_unit_test(test_reject_with_reason),
+		cmocka_unit_test(test_listen_port_in_use),
+		cmocka_unit_test(test_resolve_loopback),
+		cmocka_unit_test(test_unreachable_peer),
+		cmocka_unit_test(test_garbage_private_data),
+	};
+
+	printf("# RDMA CM tests against %s\n", test_ip());
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

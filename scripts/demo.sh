@@ -15,10 +15,22 @@ rdmakit=$build/src/cli/rdmakit
 # What runs on the device: each command echoed before it runs, stop at the
 # first failure.
 demo='set -e
+ip=${RDMAKIT_DEMO_IP:-198.18.0.1}
 step() { printf "\n\$ rdmakit %s\n" "$*"; "$RDMAKIT_BIN" "$@"; }
+# A server in the background and a client against it, both printing.
+pair() {
+	printf "\n\$ rdmakit rc --server %s &\n\$ rdmakit rc %s %s\n" "$1" "$ip" "$2"
+	"$RDMAKIT_BIN" rc --server --wait 30 $1 | sed "s/^/    [server] /" &
+	"$RDMAKIT_BIN" rc "$ip" $2 | sed "s/^/    [client] /"
+	wait
+}
 step devices
 step loopback --size 64k --count 10
-step loopback --size 4097 --sge 3 --events'
+step loopback --size 4097 --sge 3 --events
+pair "" "--op all"
+pair "--cm" "--cm --op all"
+pair "--cm --mem auto -s 1M" "--cm --op read -s 1M --sge 4 --events"
+'
 
 if rk_has_rdma_device; then
 	RDMAKIT_BIN=$rdmakit sh -c "$demo"

@@ -209,12 +209,16 @@ static int event_error(const char *what, const struct cm_event *ev, enum rdma_cm
 	char status[160], text[RK_WIRE_ERROR_TEXT + 32];
 	const char *hint = rk_cm_event_hint(ev->type);
 
+	int ret = event_errno(ev);
+
 	if (!hint[0])
 		hint = "unexpected at this point";
-	rk_error("%s: %s instead of %s (%s): %s%s", what, rk_cm_event_name(ev->type),
-		 rk_cm_event_name(want), status_str(ev, status, sizeof(status)), hint,
-		 reject_text(ev, text, sizeof(text)));
-	return event_errno(ev);
+	/* No listener (yet) is what a client retries on while its server starts:
+	 * info here; the caller says it gave up, if it does. */
+	rk_log(ret == -ECONNREFUSED ? RK_LOG_INFO : RK_LOG_ERROR, "%s: %s instead of %s (%s): %s%s",
+	       what, rk_cm_event_name(ev->type), rk_cm_event_name(want),
+	       status_str(ev, status, sizeof(status)), hint, reject_text(ev, text, sizeof(text)));
+	return ret;
 }
 
 /* Wait up to timeout_ms (-1: forever) for the next event on ch, copy it out

@@ -264,13 +264,15 @@ static int cm_client(struct rk_conn *c, const struct rk_conn_opts *o)
 		}
 		tries++;
 	}
-	if (ret) {
-		if (tries > 1)
-			rk_error("connect to %s with RDMA CM: gave up after %d tries in %d ms (is "
-				 "the server running with --cm, on port %u?)",
-				 c->peer, tries, c->timeout_ms, o->port);
+	if (ret == -ECONNREFUSED)
+		rk_error("connect to %s with RDMA CM: REJECTED, nothing listens on port %u; gave up "
+			 "after %d tr%s in %d ms (is the server running, with --cm?)",
+			 c->peer, o->port, tries, tries > 1 ? "ies" : "y", c->timeout_ms);
+	else if (ret && tries > 1)
+		rk_error("connect to %s with RDMA CM: gave up after %d tries in %d ms", c->peer,
+			 tries, c->timeout_ms);
+	if (ret)
 		return ret;
-	}
 	c->reply = c->cm->peer;
 	ret = rk_qp_set_access(c->qp, access);
 	if (ret)

@@ -171,5 +171,22 @@ faults() {
 	run 2 "$RDMAKIT" rc "$IP" --inject no-access
 }
 
+# Device memory served to the client for every operation. Only where the
+# device has some: elsewhere (rxe: max_dm_size 0) this exits 77, skipped.
+dm() {
+	"$RDMAKIT" devices --json >"$out" 2>"$err" || { echo "FAIL: devices"; exit 1; }
+	dm_size=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["devices"][0]["max_dm_size"])' "$out")
+	if [ "$dm_size" -eq 0 ]; then
+		echo "SKIP: the device has no device memory (max_dm_size 0), so --mem dm cannot be exercised here"
+		exit 77
+	fi
+	for conn in "" "--cm"; do
+		for op in send write write-imm read fetch-add cmp-swap all; do
+			pair 0 0 "$conn --mem dm -s 4k" "$conn --op $op -s 4k" &&
+			has "$srv_out" "device memory"
+		done
+	done
+}
+
 $WHAT
 finish

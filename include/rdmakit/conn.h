@@ -26,6 +26,7 @@
 #include <rdmakit/wire.h>
 #include <rdmakit/exchange.h>
 #include <rdmakit/cm.h>
+#include <rdmakit/auth.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -58,7 +59,14 @@ struct rk_conn_opts {
 	int (*on_request)(struct rk_conn *conn, const struct rk_wire_buf *request,
 			  struct rk_wire_buf *reply, int *qp_access, char *reason,
 			  size_t reason_len, void *arg);
+	/* Free what prepare/on_request made on conn->pd; called by
+	 * rk_conn_close() (also when setup fails) before the PD goes. */
+	void (*release)(struct rk_conn *conn, void *arg);
 	void *arg;
+	/* A file with a shared secret (auth.h): the two sides prove they hold
+	 * it before the server sends its buffer's address and rkey; a side
+	 * without it is refused. NULL: no authentication. */
+	const char *auth_file;
 };
 
 struct rk_conn {
@@ -82,6 +90,9 @@ struct rk_conn {
 	struct rk_wire_buf reply;   /* the server's buffer */
 	enum ibv_mtu path_mtu;
 	int timeout_ms;
+	void (*release)(struct rk_conn *conn, void *arg);
+	void *arg;
+	struct rk_auth *auth;      /* the shared secret, NULL without --auth-file */
 };
 
 /* Set up the connection as described above. Every failure is logged once,
@@ -93,9 +104,8 @@ int rk_conn_establish(const struct rk_conn_opts *opts, struct rk_conn **conn_p);
  * messages. A completion with another wr_id is an error (-EPROTO). */
 int rk_conn_wait(struct rk_conn *conn, uint64_t wr_id, const char *what, struct ibv_wc *wc_p);
 
-/* Tear down in reverse order: control channel, CM disconnect, QP, CQ, PD,
- * device. The caller frees its own buffers (made in prepare/on_request, on
- * conn->pd) first. NULL is ignored. */
+/* Tear down in reverse order: control channel, CM disconnect, the tool's
+ * buffers (opts->release), QP, CQ, PD, device. NULL is ignored. */
 void rk_conn_close(struct rk_conn *conn);
 
 #ifdef __cplusplus

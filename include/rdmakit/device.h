@@ -55,9 +55,12 @@ struct rk_device_info {
 	uint32_t odp_caps;         /* ibv_odp_caps.general_caps */
 };
 
+struct rk_async_logger;
+
 struct rk_device {
 	struct ibv_context *ctx;
 	bool owns_ctx; /* false for a context opened by someone else (RDMA CM) */
+	struct rk_async_logger *logger; /* see rk_async_log_start() */
 	struct rk_device_info info;
 	struct rk_port_info *ports; /* ports[i] is port i + 1 */
 };
@@ -108,6 +111,12 @@ struct rk_async_event {
  * acknowledged before return. -ETIMEDOUT when none came. Names and hints:
  * rk_async_event_name(), rk_async_event_hint(). */
 int rk_async_event_wait(struct rk_device *dev, int timeout_ms, struct rk_async_event *ev_p);
+
+/* Start a thread that logs each asynchronous event of dev as it comes, with
+ * its name and hint (errors such as IBV_EVENT_PORT_ERR and QP_FATAL as
+ * errors, the rest as info). rk_device_close() stops it. Do not combine with
+ * rk_async_event_wait() on the same device. */
+int rk_async_log_start(struct rk_device *dev);
 
 /* Names of enum values, for printing. Never NULL. */
 const char *rk_port_state_str(enum ibv_port_state state);

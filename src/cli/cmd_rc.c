@@ -33,7 +33,10 @@ struct rc_opts {
 	uint64_t timeout;
 	uint64_t wait;
 	const char *inject;
+	uint64_t rnr_retry;
+	uint64_t retry;
 	bool json;
+	const char *auth_file;
 };
 
 enum step_kind {
@@ -53,7 +56,7 @@ static const char *const step_names[] = {
 	[ST_FADD] = "FETCH_ADD",   [ST_CSWAP] = "CMP_SWAP",
 };
 
-enum inject { INJ_NONE, INJ_WRONG_RKEY, INJ_NO_ACCESS, INJ_OUTSIDE };
+enum inject { INJ_NONE, INJ_WRONG_RKEY, INJ_NO_ACCESS, INJ_OUTSIDE, INJ_NO_RECV };
 
 /* What one step did, as this side saw it: feeds the text and the JSON. */
 struct step_rec {
@@ -248,6 +251,15 @@ static int prepare(struct rk_conn *conn, struct rk_wire_buf *req, int *qp_access
 	req->offset = 0;
 	*qp_access = 0;
 	return 0;
+}
+
+/* Both: the buffer goes before the connection's PD does. */
+static void release(struct rk_conn *conn, void *arg)
+{
+	struct rc *rc = arg;
+
+	rk_region_free(rc->buf);
+	rc->buf = NULL;
 }
 
 /* Client: what the server offered must hold what we are about to do. */
@@ -483,6 +495,10 @@ static int step_act(struct rc *rc, int idx, struct step_rec *r)
 	switch (r->kind) {
 	case ST_SEND_C2S:
 	case ST_SEND_IMM_C2S:
+		if (server && rc->inject == INJ_NO_RECV) {
+			rk_warn("--inject no-recv: posting no receive for the client's SEND");
+			return 0;
+		}
 		return server ? post_and_wait_recv(rc, idx, r, nsge) : client_post(rc, idx, r);
 	case ST_WRITE_IMM:
 		return server ? post_and_wait_recv(rc, idx, r, 0) : client_post(rc, idx, r);
@@ -573,8 +589,10 @@ static void print_step(const struct rc *rc, int idx, const struct step_rec *r)
 		printf(", returned %" PRIu64, r->word_before);
 	if (r->checked && r->bad_offset < 0)
 		printf(r->has_word ? ", as expected" : ", checked: every byte as the peer put it");
-	printf("\n  %s buffer after: [%s] (%" PRIu64 " bytes)\n", rc->who, r->preview,
-	       rc->o->size);
+	printf("\n");
+	if (!r->status)
+		printf("  %s buffer after: [%s] (%" PRIu64 " bytes)\n", rc->who, r->preview,
+		       rc->o->size);
 	fflush(stdout);
 }
 
@@ -747,9 +765,11 @@ static int parse_choices(struct rc *rc, const struct rc_opts *o)
 		rc->inject = INJ_OUTSIDE;
 	else if (!strcmp(o->inject, "no-access") && o->server)
 		rc->inject = INJ_NO_ACCESS;
+	else if (!strcmp(o->inject, "no-recv") && o->server)
+		rc->inject = INJ_NO_RECV;
 	else {
 		fprintf(stderr, "rdmakit rc: option --inject: '%s' is not a fault this side can "
-				"inject (client: wrong-rkey, outside; server: no-access)\n",
+				"inject (client: wrong-rkey, outside; server: no-access, no-recv)\n",
 			o->inject);
 		return -EINVAL;
 	}
@@ -799,7 +819,7 @@ int cmd_rc(int argc, char **argv)
 {
 	struct rc_opts o = {
 		.dev = CLI_DEV_OPTS_DEFAULT, .port = RK_DEFAULT_PORT, .size = 4096,
-		.sge = 1, .mem = "host", .timeout = 10,
+		.sge = 1, .mem = "host", .timeout = 10, .rnr_retry = 7, .retry = 7,
 	};
 	const struct rk_opt opts[] = {
 		{"server", 'S', RK_OPT_FLAG, &o.server, 0, 0, NULL, "be the server"},
@@ -823,12 +843,20 @@ int cmd_rc(int argc, char **argv)
 		{"wait", 'w', RK_OPT_COUNT, &o.wait, 0, 86400, "SEC",
 		 "server: give up when no client came in SEC seconds (0: wait forever)"},
 		{"inject", 0, RK_OPT_STRING, &o.inject, 0, 0, "FAULT",
-		 "for tests: wrong-rkey|outside (client), no-access (server)"},
+		 "for tests: wrong-rkey|outside (client), no-access|no-recv (server)"},
+		{"rnr-retry", 0, RK_OPT_COUNT, &o.rnr_retry, 0, 7, "N",
+		 "RNR retries before IBV_WC_RNR_RETRY_EXC_ERR (7: forever; TCP exchange)"},
+		{"retry", 0, RK_OPT_COUNT, &o.retry, 0, 7, "N",
+		 "transport retries before IBV_WC_RETRY_EXC_ERR (TCP exchange)"},
 		{"json", 'j', RK_OPT_FLAG, &o.json, 0, 0, NULL, "print one JSON document"},
+		{"auth-file", 0, RK_OPT_STRING, &o.auth_file, 0, 0, "PATH",
+		 "shared secret (mode 600): both sides prove they hold it before the server "
+		 "sends its buffer's address and rkey"},
 		RK_OPT_END,
 	};
 	struct rc rc = {.o = &o};
 	struct rk_conn_opts co = {0};
+	struct rk_path_attr path;
 	int first, ret;
 
 	ret = cli_parse("rc", usage_text, description, opts, argc, argv, &first);
@@ -868,8 +896,14 @@ int cmd_rc(int argc, char **argv)
 	co.qp.max_recv_wr = 16;
 	co.qp.max_send_sge = (uint32_t)o.sge;
 	co.qp.max_recv_sge = (uint32_t)o.sge;
+	rk_path_defaults(&path);
+	path.rnr_retry = (uint8_t)o.rnr_retry;
+	path.retry_cnt = (uint8_t)o.retry;
+	co.path = &path;
 	co.prepare = prepare;
 	co.on_request = on_request;
+	co.auth_file = o.auth_file;
+	co.release = release;
 	co.arg = &rc;
 	if (!o.json && o.server)
 		printf("server: waiting for a client on port %" PRIu64 " (%s)\n", o.port,
@@ -892,7 +926,6 @@ int cmd_rc(int argc, char **argv)
 		       rc.nsteps > 1 ? "s" : "");
 	else
 		printf("%s: FAILED (%s)\n", rc.who, rk_strerror(ret));
-	rk_region_free(rc.buf);
 	rk_conn_close(rc.conn);
 	free(rc.scratch);
 	return ret ? CLI_FAILED : CLI_OK;

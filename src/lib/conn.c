@@ -33,6 +33,8 @@ static struct rk_conn *conn_new(const struct rk_conn_opts *o)
 	c->cm_mode = o->cm;
 	c->listen_fd = -1;
 	c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 10000;
+	c->release = o->release;
+	c->arg = o->arg;
 	return c;
 }
 
@@ -105,6 +107,12 @@ static int tcp_client(struct rk_conn *c, const struct rk_conn_opts *o)
 	if (ret)
 		return ret;
 	snprintf(c->peer, sizeof(c->peer), "%s", c->ctl->peer);
+	/* Before anything else travels. */
+	if (c->auth) {
+		ret = rk_auth_client(c->ctl, c->auth, c->timeout_ms);
+		if (ret)
+			return ret;
+	}
 	ret = open_device_for(c, o, c->ctl->local_ip);
 	if (ret)
 		goto err_tell_peer;
@@ -141,6 +149,30 @@ err_tell_peer:
 	return ret;
 }
 
+/* TCP server: the client's HELLO. A client that starts authenticating is
+ * refused plainly by a server without a secret. */
+static int expect_client_hello(struct rk_conn *c, struct rk_msg *msg)
+{
+	int ret = rk_ctl_recv(c->ctl, c->timeout_ms, msg);
+
+	if (ret)
+		return ret;
+	if (msg->type == RK_MSG_AUTH_BEGIN) {
+		rk_error("refusing %s: it authenticates with a shared secret (--auth-file), and "
+			 "this server has none",
+			 c->peer);
+		rk_ctl_send_error(c->ctl, -EACCES, "the server has no shared secret: start it with "
+						   "--auth-file too");
+		return -EACCES;
+	}
+	if (msg->type != RK_MSG_HELLO) {
+		rk_error("%s sent a %s message where a HELLO was due", c->peer,
+			 rk_msg_type_str(msg->type));
+		return -EPROTO;
+	}
+	return 0;
+}
+
 static int tcp_server(struct rk_conn *c, const struct rk_conn_opts *o)
 {
 	struct rk_qp_init_attr qa;
@@ -156,7 +188,10 @@ static int tcp_server(struct rk_conn *c, const struct rk_conn_opts *o)
 	if (ret)
 		return ret;
 	snprintf(c->peer, sizeof(c->peer), "%s", c->ctl->peer);
-	ret = rk_ctl_expect(c->ctl, RK_MSG_HELLO, c->timeout_ms, &msg);
+	/* The client proves the secret before this server sends anything. */
+	ret = c->auth ? rk_auth_server(c->ctl, c->auth, c->timeout_ms) : 0;
+	if (!ret)
+		ret = expect_client_hello(c, &msg);
 	if (ret)
 		return ret;
 	c->remote = msg.u.hello.ep;
@@ -217,6 +252,39 @@ static bool cm_worth_retry(int ret)
 	return ret == -ECONNREFUSED || ret == -EHOSTUNREACH;
 }
 
+/* CM client: a server with a secret accepts without its buffer (flag
+ * RK_BUF_AUTH); prove the secret on the QP's control channel, then the
+ * buffer follows as a CM_HELLO there. Both sides must agree on using one. */
+static int cm_client_auth(struct rk_conn *c)
+{
+	bool asked = c->reply.flags & RK_BUF_AUTH;
+	struct rk_msg msg;
+	int ret;
+
+	if (!c->auth && !asked)
+		return 0;
+	if (!asked || !c->auth) {
+		rk_error("%s: %s", c->peer, c->auth ? "the server accepted without authenticating; "
+						      "this client insists (--auth-file)" :
+						      "the server requires a shared secret: start "
+						      "the client with --auth-file");
+		rk_ctl_send_error(c->ctl, -EACCES, "the two sides disagree on --auth-file");
+		return -EACCES;
+	}
+	ret = rk_auth_client(c->ctl, c->auth, c->timeout_ms);
+	if (ret)
+		return ret;
+	ret = rk_ctl_expect(c->ctl, RK_MSG_CM_HELLO, c->timeout_ms, &msg);
+	if (ret)
+		return ret;
+	if (msg.u.cm.flags & RK_BUF_AUTH) {
+		rk_error("%s sent its buffer still flagged for authentication", c->peer);
+		return -EPROTO;
+	}
+	c->reply = msg.u.cm;
+	return 0;
+}
+
 static int cm_client(struct rk_conn *c, const struct rk_conn_opts *o)
 {
 	int64_t deadline = now_ms() + c->timeout_ms;
@@ -238,6 +306,8 @@ static int cm_client(struct rk_conn *c, const struct rk_conn_opts *o)
 		if (ret)
 			return ret;
 	}
+	if (c->auth)
+		c->request.flags |= RK_BUF_AUTH;
 	qa = qp_attr(c, o);
 	for (;;) {
 		struct rk_cm *next;
@@ -277,11 +347,72 @@ static int cm_client(struct rk_conn *c, const struct rk_conn_opts *o)
 	ret = rk_qp_set_access(c->qp, access);
 	if (ret)
 		return ret;
-	return rk_ctl_qp_create(c->qp, c->pd, c->cq, c->cq, &c->ctl);
+	ret = rk_ctl_qp_create(c->qp, c->pd, c->cq, c->cq, &c->ctl);
+	if (ret)
+		return ret;
+	return cm_client_auth(c);
+}
+
+/* CM server: a request's RK_BUF_AUTH flag must match whether this server
+ * has a secret; a mismatch is rejected with the reason, nothing accepted. */
+static int cm_server_check_auth(struct rk_conn *c)
+{
+	bool asks = c->request.flags & RK_BUF_AUTH;
+
+	if (c->auth && !asks) {
+		rk_error("refusing %s: it has no shared secret, and this server requires one "
+			 "(--auth-file)",
+			 c->peer);
+		rk_cm_reject(c->cm, "the server requires a shared secret: start the client with "
+				    "--auth-file");
+		return -EACCES;
+	}
+	if (!c->auth && asks) {
+		rk_error("refusing %s: it authenticates with a shared secret (--auth-file), and "
+			 "this server has none",
+			 c->peer);
+		rk_cm_reject(c->cm, "the server has no shared secret: start it with --auth-file too");
+		return -EACCES;
+	}
+	c->request.flags &= ~(uint32_t)RK_BUF_AUTH;
+	return 0;
+}
+
+/* CM server with a secret, after accepting without its buffer: the client
+ * proves the secret on the QP's control channel; only then is its request
+ * judged, the buffer made, and its address and rkey sent (a CM_HELLO there). */
+static int cm_server_auth(struct rk_conn *c, const struct rk_conn_opts *o)
+{
+	char reason[RK_WIRE_ERROR_TEXT] = "";
+	struct rk_msg msg = {.type = RK_MSG_CM_HELLO};
+	int access = 0, ret;
+
+	ret = rk_ctl_qp_create(c->qp, c->pd, c->cq, c->cq, &c->ctl);
+	if (ret)
+		return ret;
+	ret = rk_auth_server(c->ctl, c->auth, c->timeout_ms);
+	if (ret)
+		return ret;
+	if (o->on_request) {
+		ret = o->on_request(c, &c->request, &c->reply, &access, reason, sizeof(reason),
+				    o->arg);
+		if (ret) {
+			rk_error("refusing %s: %s", c->peer, reason[0] ? reason : rk_strerror(ret));
+			rk_ctl_send_error(c->ctl, ret, "the server refused: %s",
+					  reason[0] ? reason : rk_strerror(ret));
+			return ret;
+		}
+	}
+	ret = rk_qp_set_access(c->qp, access);
+	if (ret)
+		return ret;
+	msg.u.cm = c->reply;
+	return rk_ctl_send(c->ctl, &msg);
 }
 
 static int cm_server(struct rk_conn *c, const struct rk_conn_opts *o)
 {
+	const struct rk_wire_buf pending = {.flags = RK_BUF_AUTH};
 	struct rk_qp_init_attr qa;
 	char reason[RK_WIRE_ERROR_TEXT] = "";
 	int access = 0, ret;
@@ -295,6 +426,9 @@ static int cm_server(struct rk_conn *c, const struct rk_conn_opts *o)
 		return ret;
 	snprintf(c->peer, sizeof(c->peer), "%s", c->cm->peer_addr);
 	c->request = c->cm->peer;
+	ret = cm_server_check_auth(c);
+	if (ret)
+		return ret;
 	ret = adopt_cm_device(c, c->cm);
 	if (!ret)
 		ret = make_pd_cq(c, o);
@@ -302,7 +436,8 @@ static int cm_server(struct rk_conn *c, const struct rk_conn_opts *o)
 		rk_cm_reject(c->cm, "the server could not set up");
 		return ret;
 	}
-	if (o->on_request) {
+	/* With a secret, the request is judged only after the client proved it. */
+	if (o->on_request && !c->auth) {
 		ret = o->on_request(c, &c->request, &c->reply, &access, reason, sizeof(reason),
 				    o->arg);
 		if (ret) {
@@ -317,9 +452,11 @@ static int cm_server(struct rk_conn *c, const struct rk_conn_opts *o)
 		rk_cm_reject(c->cm, "the server could not create its QP");
 		return ret;
 	}
-	ret = rk_cm_accept(c->cm, c->qp, &c->reply, c->timeout_ms);
+	ret = rk_cm_accept(c->cm, c->qp, c->auth ? &pending : &c->reply, c->timeout_ms);
 	if (ret)
 		return ret;
+	if (c->auth)
+		return cm_server_auth(c, o);
 	ret = rk_qp_set_access(c->qp, access);
 	if (ret)
 		return ret;
@@ -329,6 +466,7 @@ static int cm_server(struct rk_conn *c, const struct rk_conn_opts *o)
 int rk_conn_establish(const struct rk_conn_opts *opts, struct rk_conn **conn_p)
 {
 	struct rk_conn_opts o = *opts;
+	struct rk_auth *auth = NULL;
 	struct rk_conn *c;
 	int ret;
 
@@ -343,13 +481,24 @@ int rk_conn_establish(const struct rk_conn_opts *opts, struct rk_conn **conn_p)
 			 rk_transport_str(o.transport));
 		return -EINVAL;
 	}
+	if (o.auth_file) {
+		ret = rk_auth_load(o.auth_file, &auth);
+		if (ret)
+			return ret;
+	}
 	c = conn_new(&o);
-	if (!c)
+	if (!c) {
+		rk_auth_free(auth);
 		return -ENOMEM;
+	}
+	c->auth = auth;
 	if (o.cm)
 		ret = o.server ? cm_server(c, &o) : cm_client(c, &o);
 	else
 		ret = o.server ? tcp_server(c, &o) : tcp_client(c, &o);
+	/* Port down, QP fatal and the like are named as they happen. */
+	if (!ret)
+		ret = rk_async_log_start(c->dev);
 	/* Both QPs in RTS before either side goes on. */
 	if (!ret)
 		ret = rk_ctl_sync(c->ctl, 0, 0, c->timeout_ms);
@@ -394,6 +543,8 @@ void rk_conn_close(struct rk_conn *c)
 	rk_ctl_close(c->ctl);
 	if (c->cm)
 		rk_cm_disconnect(c->cm, 1000);
+	if (c->release)
+		c->release(c, c->arg);
 	rk_qp_destroy(c->qp);
 	rk_cq_destroy(c->cq);
 	rk_pd_free(c->pd);
@@ -402,5 +553,6 @@ void rk_conn_close(struct rk_conn *c)
 	rk_cm_destroy(c->listener);
 	if (c->listen_fd >= 0)
 		close(c->listen_fd);
+	rk_auth_free(c->auth);
 	free(c);
 }

@@ -5,10 +5,14 @@
 #include <string.h>
 #include <endian.h>
 #include <poll.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <fcntl.h>
 
 #include <rdmakit/device.h>
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
+#include <rdmakit/status.h>
 
 int rk_device_names(char ***names_p, int *count_p)
 {
@@ -213,10 +217,13 @@ err_free_dev:
 	return ret;
 }
 
+static void async_log_stop(struct rk_device *dev);
+
 void rk_device_close(struct rk_device *dev)
 {
 	if (!dev)
 		return;
+	async_log_stop(dev);
 	if (dev->owns_ctx && ibv_close_device(dev->ctx))
 		rk_warn("close device %s: %m (verbs objects still open?)", dev->info.name);
 	free(dev->ports);
@@ -375,4 +382,103 @@ int rk_async_event_wait(struct rk_device *dev, int timeout_ms, struct rk_async_e
 	ibv_ack_async_event(&ev);
 	*ev_p = out;
 	return 0;
+}
+
+struct rk_async_logger {
+	pthread_t thread;
+	int stop[2]; /* a pipe: writing to stop[1] ends the thread */
+};
+
+static bool async_is_error(enum ibv_event_type t)
+{
+	switch (t) {
+	case IBV_EVENT_CQ_ERR:
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_DEVICE_FATAL:
+	case IBV_EVENT_PORT_ERR:
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_WQ_FATAL:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void *async_log_thread(void *arg)
+{
+	struct rk_device *dev = arg;
+
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{.fd = dev->ctx->async_fd, .events = POLLIN},
+			{.fd = dev->logger->stop[0], .events = POLLIN},
+		};
+		struct rk_async_event ev;
+		char where[48] = "";
+
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents)
+			break;
+		if (!(pfd[0].revents & POLLIN) || rk_async_event_wait(dev, 0, &ev))
+			continue;
+		if (ev.has_qp)
+			snprintf(where, sizeof(where), " on QP 0x%x", ev.qp_num);
+		else if (ev.has_port)
+			snprintf(where, sizeof(where), " on port %u", ev.port_num);
+		rk_log(async_is_error(ev.type) ? RK_LOG_ERROR : RK_LOG_INFO, "%s%s: %s: %s",
+		       dev->info.name, where, rk_async_event_name(ev.type),
+		       rk_async_event_hint(ev.type));
+	}
+	return NULL;
+}
+
+int rk_async_log_start(struct rk_device *dev)
+{
+	struct rk_async_logger *l;
+	int ret;
+
+	if (dev->logger)
+		return 0;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	if (pipe2(l->stop, O_CLOEXEC)) {
+		ret = -errno;
+		rk_error("async event logger: pipe: %m");
+		goto err_free_l;
+	}
+	dev->logger = l;
+	ret = -pthread_create(&l->thread, NULL, async_log_thread, dev);
+	if (ret) {
+		rk_error("async event logger: %s", rk_strerror(ret));
+		goto err_close_pipe;
+	}
+	return 0;
+
+err_close_pipe:
+	dev->logger = NULL;
+	close(l->stop[0]);
+	close(l->stop[1]);
+err_free_l:
+	free(l);
+	return ret;
+}
+
+static void async_log_stop(struct rk_device *dev)
+{
+	struct rk_async_logger *l = dev->logger;
+
+	if (!l)
+		return;
+	if (write(l->stop[1], "x", 1) != 1)
+		rk_warn("stop the async event logger: %m");
+	pthread_join(l->thread, NULL);
+	close(l->stop[0]);
+	close(l->stop[1]);
+	free(l);
+	dev->logger = NULL;
 }

@@ -61,8 +61,11 @@ static uint32_t random_psn(void)
 	return v & 0xffffff;
 }
 
-int rk_qp_create(struct ibv_pd *pd, struct rk_device *dev, struct rk_cq *send_cq,
-		 struct rk_cq *recv_cq, const struct rk_qp_init_attr *attr, struct rk_qp **qp_p)
+/* Both creators: ibv_create_qp(), or ibv_create_qp_ex() with send_ops_flags
+ * for the ibv_wr_* API when send_ops_flags is not 0. */
+static int qp_create(struct ibv_pd *pd, struct rk_device *dev, struct rk_cq *send_cq,
+		     struct rk_cq *recv_cq, const struct rk_qp_init_attr *attr,
+		     uint64_t send_ops_flags, struct rk_qp **qp_p)
 {
 	struct ibv_qp_init_attr ia;
 	uint8_t port = attr->port_num ? attr->port_num : 1;
@@ -93,7 +96,24 @@ int rk_qp_create(struct ibv_pd *pd, struct rk_device *dev, struct rk_cq *send_cq
 	ia.cap.max_send_sge = attr->max_send_sge ? attr->max_send_sge : 1;
 	ia.cap.max_recv_sge = attr->max_recv_sge ? attr->max_recv_sge : 1;
 	ia.cap.max_inline_data = attr->max_inline_data;
-	qp->qp = ibv_create_qp(pd, &ia);
+	if (send_ops_flags) {
+		struct ibv_qp_init_attr_ex iax;
+
+		memset(&iax, 0, sizeof(iax));
+		iax.send_cq = ia.send_cq;
+		iax.recv_cq = ia.recv_cq;
+		iax.qp_type = ia.qp_type;
+		iax.sq_sig_all = ia.sq_sig_all;
+		iax.cap = ia.cap;
+		iax.pd = pd;
+		iax.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		iax.send_ops_flags = send_ops_flags;
+		errno = 0;
+		qp->qp = ibv_create_qp_ex(dev->ctx, &iax);
+		ia.cap = iax.cap;
+	} else {
+		qp->qp = ibv_create_qp(pd, &ia);
+	}
 	if (!qp->qp) {
 		ret = errno ? -errno : -ENOMEM;
 		rk_error("create %s QP on %s (send %u x %u SGE, recv %u x %u SGE, inline %u): "
@@ -119,6 +139,21 @@ int rk_qp_create(struct ibv_pd *pd, struct rk_device *dev, struct rk_cq *send_cq
 	rk_path_defaults(&qp->path);
 	*qp_p = qp;
 	return 0;
+}
+
+int rk_qp_create(struct ibv_pd *pd, struct rk_device *dev, struct rk_cq *send_cq,
+		 struct rk_cq *recv_cq, const struct rk_qp_init_attr *attr, struct rk_qp **qp_p)
+{
+	return qp_create(pd, dev, send_cq, recv_cq, attr, 0, qp_p);
+}
+
+int rk_qp_create_ex(struct ibv_pd *pd, struct rk_device *dev, struct rk_cq *send_cq,
+		    struct rk_cq *recv_cq, const struct rk_qp_init_attr *attr,
+		    uint64_t send_ops_flags, struct rk_qp **qp_p)
+{
+	if (!send_ops_flags)
+		return -EINVAL;
+	return qp_create(pd, dev, send_cq, recv_cq, attr, send_ops_flags, qp_p);
 }
 
 void rk_qp_destroy(struct rk_qp *qp)
@@ -341,7 +376,7 @@ int rk_qp_to_rtr(struct rk_qp *qp, const struct rk_endpoint *remote,
 	struct rk_path_attr defaults;
 	struct rk_endpoint local;
 	struct ibv_qp_attr a;
-	char why[256], hint[320];
+	char why[256], hint[400];
 	int mask = IBV_QP_STATE;
 	int ret;
 
@@ -385,11 +420,19 @@ int rk_qp_to_rtr(struct rk_qp *qp, const struct rk_endpoint *remote,
 	}
 	if (qp->state != IBV_QPS_INIT)
 		snprintf(hint, sizeof(hint), "%s", allowed_from(IBV_QPS_RTR));
-	else if (a.ah_attr.is_global)
+	else if (a.ah_attr.is_global) {
+		struct rk_gid_entry mine = {.type = qp->gid.type, .gid = qp->gid.gid};
+		struct rk_gid_entry theirs = {.type = remote->gid_type, .gid = remote->gid};
+
+		rk_gid_entry_set_ip(&mine);
+		rk_gid_entry_set_ip(&theirs);
 		snprintf(hint, sizeof(hint),
-			 "check that GID index %u (%s) of port %u can reach the peer's GID: the "
-			 "kernel must resolve a route and neighbour for it",
-			 qp->gid.index, rk_gid_type_str(qp->gid.type), qp->port_num);
+			 "GID index %u (%s %s) of port %u must reach the peer's GID %s (its index "
+			 "%u): the kernel resolves a route and neighbour for it; an IPv6 link-local "
+			 "GID against an IPv4 one, or different subnets, cannot",
+			 qp->gid.index, rk_gid_type_str(qp->gid.type), mine.ip, qp->port_num,
+			 theirs.ip, remote->gid_index);
+	}
 	else
 		snprintf(hint, sizeof(hint), "check the peer's LID %u and QPN 0x%x", remote->lid,
 			 remote->qpn);

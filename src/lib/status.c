@@ -21,7 +21,8 @@ static const struct name_hint wc_status[] = {
 	      "sent, or a send is longer than the port MTU on UD"),
 	ENTRY(IBV_WC_LOC_QP_OP_ERR,
 	      "the local QP could not run this request: too many SGEs, inline data over the "
-	      "QP's limit, or an operation the QP type does not support"),
+	      "QP's limit, an operation the QP type does not support, or its port went down "
+	      "(look for IBV_EVENT_PORT_ERR)"),
 	ENTRY(IBV_WC_LOC_EEC_OP_ERR, "local EE context error (reliable datagram; unused today)"),
 	ENTRY(IBV_WC_LOC_PROT_ERR,
 	      "a local SGE is outside its MR, uses the wrong lkey, or the MR belongs to another "

@@ -1,5 +1,6 @@
 """A misbehaving peer for the exchange tests: sends garbage, a truncated
-message, an oversized one, or text (as ibv_rc_pingpong would), then closes."""
+message, an oversized one, text (as ibv_rc_pingpong would), or nothing,
+then closes."""
 import socket
 import struct
 import sys
@@ -16,6 +17,8 @@ def payload(kind):
         return struct.pack(">IHHI", MAGIC, 1, 1, 92) + b"\0" * 20
     if kind == "oversized":
         return struct.pack(">IHHI", MAGIC, 1, 1, 1 << 20) + b"\0" * 100
+    if kind == "close":
+        return b""  # read the HELLO, answer nothing, close
     if kind == "text":
         return b"0000:000011:123456:00000000000000000000ffffc6120001\n"
     raise SystemExit("unknown kind " + kind)

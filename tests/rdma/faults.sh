@@ -1,0 +1,145 @@
+#!/bin/sh
+# The fault matrix: each case must end with a named error, within a bound,
+# with the device's verbs object counts (rdma res show) back where they were.
+# Usage: faults.sh RDMAKIT
+RDMAKIT=$1
+. "$(dirname "$0")/lib.sh"
+IP=${RDMAKIT_TEST_IP:-198.18.0.1}
+HERE=$(dirname "$0")
+PORT=$((30000 + $$ % 10000))
+srv_out=$(mktemp) cli_out=$(mktemp)
+trap 'rm -f "$out" "$err" "$srv_out" "$cli_out"; ip link set "$NETDEV" up 2>/dev/null' EXIT
+DEV=$("$RDMAKIT" devices --json | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["devices"][0]["name"])')
+NETDEV=$(rdma link show "$DEV/1" | sed -n 's/.*netdev \([^ ]*\).*/\1/p')
+
+counts() { rdma res show | grep "$DEV"; }
+
+# expect CASE BOUND FILE TEXT...: the case ended within BOUND seconds and FILE
+# names each TEXT; the verbs object counts are as before.
+expect() {
+	name=$1 bound=$2 file=$3
+	shift 3
+	ok=1
+	for t in "$@"; do
+		grep -qF -- "$t" "$file" || { echo "FAIL [$name]: no '$t' in:"; sed 's/^/  | /' "$file" | tail -12; ok=0; }
+	done
+	[ "$took" -le "$bound" ] || { echo "FAIL [$name]: took ${took}s, bound ${bound}s"; ok=0; }
+	now=$(counts)
+	[ "$now" = "$before" ] || { echo "FAIL [$name]: verbs objects before: $before, after: $now"; ok=0; }
+	if [ $ok = 1 ]; then
+		echo "ok [$name]: ${took}s (bound ${bound}s): $(grep -m1 -F -- "$1" "$file")"
+	else
+		fails=$((fails + 1))
+	fi
+}
+
+# start_server ARGS: a server in the background; waits until it listens.
+start_server() {
+	PORT=$((PORT + 1))
+	# shellcheck disable=SC2086
+	"$RDMAKIT" rc --server -p "$PORT" --wait 30 "$@" >"$srv_out" 2>&1 &
+	spid=$!
+	t0=$(date +%s)
+}
+
+client() {
+	# shellcheck disable=SC2086
+	"$RDMAKIT" rc "$IP" -p "$PORT" "$@" >"$cli_out" 2>&1
+	gc=$?
+}
+
+finish_case() {
+	wait "$spid" 2>/dev/null
+	gs=$?
+	took=$(($(date +%s) - t0))
+}
+
+before=$(counts)
+echo "# $DEV on $NETDEV: $before"
+
+# 1. The server process is killed in the middle of a 64 MiB WRITE.
+start_server -s 64M
+( while ! grep -q exposing "$srv_out"; do sleep 0.1; done; sleep 0.2; kill -9 "$spid" ) &
+client --op write -s 64M -t 5
+finish_case
+expect "peer killed mid-transfer" 40 "$cli_out" "WRITE" "FAILED"
+grep -qE "IBV_WC_RETRY_EXC_ERR|no completion within|closed the control connection|Connection reset" "$cli_out" ||
+	{ echo "FAIL [peer killed]: no named error"; fails=$((fails + 1)); }
+echo "# client saw: $(grep -m1 'error' "$cli_out")"
+
+# 2. No receive posted, RNR retries limited to 1.
+start_server --inject no-recv
+client --op send --rnr-retry 1
+finish_case
+expect "no receive posted" 15 "$cli_out" "IBV_WC_RNR_RETRY_EXC_ERR" "posted no receive"
+
+# 3. Wrong rkey.
+start_server
+client --op write --inject wrong-rkey
+finish_case
+expect "wrong rkey" 15 "$cli_out" "IBV_WC_REM_ACCESS_ERR" "rkey"
+
+# 4. Remote address just past the exposed buffer.
+start_server
+client --op read --inject outside
+finish_case
+expect "outside the buffer" 15 "$cli_out" "IBV_WC_REM_ACCESS_ERR" "outside"
+
+# 5. Out-of-band peer closes in the middle of the exchange.
+PORT=$((PORT + 1))
+"$PY" "$HERE/fake_peer.py" serve "$PORT" close &
+spid=$!
+t0=$(date +%s)
+sleep 0.5
+client -t 5
+finish_case
+expect "peer closes mid-exchange" 15 "$cli_out" "closed the control connection"
+
+# 6. Truncated and garbled exchange messages.
+for kind in truncated garbage; do
+	PORT=$((PORT + 1))
+	"$PY" "$HERE/fake_peer.py" serve "$PORT" "$kind" &
+	spid=$!
+	t0=$(date +%s)
+	sleep 0.5
+	client -t 5
+	finish_case
+	case $kind in
+	truncated) expect "truncated exchange message" 15 "$cli_out" "in the middle of a message" ;;
+	garbage) expect "garbled exchange message" 15 "$cli_out" "bad exchange message" "not an rdmakit peer" ;;
+	esac
+done
+
+# 7. RDMA CM connect to a port with no listener.
+PORT=$((PORT + 1))
+t0=$(date +%s)
+client --cm -t 2
+took=$(($(date +%s) - t0))
+expect "CM, no listener" 10 "$cli_out" "REJECTED" "nothing listens on port"
+
+# 8. An explicit wrong GID index: a link-local one against the server's IPv4 GID.
+start_server
+client --op write -g 0 -t 5
+finish_case
+expect "wrong GID index" 15 "$cli_out" "INIT -> RTR" "GID index 0" "link-local"
+# and one that does not exist
+start_server
+client --op write -g 9 -t 5
+finish_case
+expect "no such GID index" 15 "$cli_out" "no GID at index 9"
+
+# 9. The link goes down in the middle of a transfer: port error event.
+start_server -s 64M
+( while ! grep -q exposing "$srv_out"; do sleep 0.1; done; sleep 0.2; ip link set "$NETDEV" down ) &
+client --op write -s 64M -t 5
+finish_case
+ip link set "$NETDEV" up
+expect "link down" 40 "$cli_out" "IBV_EVENT_PORT_ERR" "a port went down"
+sleep 1 # the port comes back ACTIVE
+
+# 10. A server that refuses the client: CM reject with its reason.
+start_server --cm --op read
+client --cm --op write
+finish_case
+expect "CM reject with reason" 15 "$cli_out" "REJECTED" "serves only read"
+finish

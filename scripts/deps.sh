@@ -2,7 +2,11 @@
 # build and test, only those missing, with one apt-get update first.
 
 RDMAKIT_BUILD_PACKAGES="cmake gcc make pkg-config libibverbs-dev librdmacm-dev libjson-c-dev
-libcmocka-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils iproute2 python3"
+libcmocka-dev libssl-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils iproute2 python3"
+
+# Only for the checks beyond the build: fuzzing (clang, libFuzzer) and valgrind.
+RDMAKIT_FUZZ_PACKAGES="clang libclang-rt-14-dev"
+RDMAKIT_CHECK_PACKAGES="valgrind $RDMAKIT_FUZZ_PACKAGES"
 
 # rk_install_packages PKG...: apt-get install those not installed yet.
 rk_install_packages() {
@@ -27,8 +31,8 @@ rk_has_rdma_device() {
 	ibv_devices 2>/dev/null | awk 'NR > 2 { found = 1 } END { exit !found }'
 }
 
-# rk_build SRC BUILD: configure and build with warnings as errors.
+# rk_build SRC BUILD [CMAKE ARGS...]: configure and build with warnings as errors.
 rk_build() {
-	cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDMAKIT_WERROR=ON >/dev/null
+	cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDMAKIT_WERROR=ON "${@:3}" >/dev/null
 	cmake --build "$2" -j"$(nproc)"
 }

@@ -3,21 +3,24 @@
 # with warnings as errors, runs the unit tests on the host and the device tests
 # (CTest label "rdma") against a real RDMA device when the host has one, else
 # inside the Soft-RoCE guest (scripts/softroce), all in one guest boot.
+# Then: the unit tests under valgrind (in the unit step), the whole suite again
+# built with ASan and UBSan (build-asan), and a bounded fuzz run
+# (scripts/fuzz.sh, build-fuzz). Ends with one line: N passed, N failed, N skipped.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${RDMAKIT_BUILD_DIR:-$root/build}
 # shellcheck source=scripts/deps.sh
 . "$root/scripts/deps.sh"
 
-rk_install_packages $RDMAKIT_BUILD_PACKAGES
+rk_install_packages $RDMAKIT_BUILD_PACKAGES $RDMAKIT_CHECK_PACKAGES
 rk_build "$root" "$build"
 
 summary=()
 status=0
 cd "$build"
 
-echo "== unit tests (host)"
-ctest -LE rdma --output-on-failure | tee "$build/unit.log" || status=1
+echo "== unit tests (host), each also under valgrind memcheck (label valgrind)"
+ctest -LE 'rdma|wire' --output-on-failure | tee "$build/unit.log" || status=1
 summary+=("unit: $(grep -E 'tests passed' "$build/unit.log" | tail -1)")
 
 if rk_has_rdma_device; then
@@ -31,13 +34,61 @@ else
 fi
 summary+=("device: $(grep -E 'tests passed' "$build/rdma.log" | tail -1 || echo 'no result')")
 
+# The wire tests (label "wire", tests/wire): two Soft-RoCE guests on a virtual
+# wire, tshark capturing RoCE v2 between them. They boot their own guests
+# (scripts/softroce run2), so they run here on the host, native device or not.
+echo "== wire tests (two Soft-RoCE guests on a virtual wire, tshark)"
+"$root/scripts/softroce" setup
+ctest -L wire --output-on-failure | tee "$build/wire.log" || status=1
+summary+=("wire: $(grep -E 'tests passed' "$build/wire.log" | tail -1 || echo 'no result')")
+
+# The same suite built with ASan and UBSan (build-asan): undefined behaviour,
+# memory errors and leaks fail a test (exit 86; tests/lsan.supp holds the
+# leak suppressions, for rdma-core's own allocations only). Every host test;
+# the device tests in one more guest boot, all but those matching
+# $RDMAKIT_ASAN_SKIP, a ctest -E regex. By default two long ones, which the
+# build above runs in full: the rc matrix (112 client/server pairs; its code
+# paths run under ASan in cli_rc_faults and cli_auth) and the benchmark (its
+# timed loops take minutes under ASan).
+asan=${RDMAKIT_ASAN_BUILD_DIR:-$root/build-asan}
+asan_skip=${RDMAKIT_ASAN_SKIP:-cli_rc_matrix|cli_bench}
+# RDMAKIT_SANITIZED=1 tells a test with time bounds that it runs slower here.
+san_env=(RDMAKIT_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1:exitcode=86
+	"LSAN_OPTIONS=suppressions=$root/tests/lsan.supp:print_suppressions=0:exitcode=86"
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86)
+echo "== ASan/UBSan build ($asan)"
+rk_build "$root" "$asan" -DRDMAKIT_SANITIZE=ON
+cd "$asan"
+echo "== unit tests, ASan/UBSan (host)"
+env "${san_env[@]}" ctest -L unit --output-on-failure | tee "$asan/unit.log" || status=1
+summary+=("unit, ASan/UBSan: $(grep -E 'tests passed' "$asan/unit.log" | tail -1)")
+echo "== device tests, ASan/UBSan (all but: $asan_skip)"
+if rk_has_rdma_device; then
+	env "${san_env[@]}" ctest -L rdma -E "$asan_skip" --output-on-failure |
+		tee "$asan/rdma.log" || status=1
+else
+	"$root/scripts/softroce" run -- env "${san_env[@]}" \
+		sh -c "ctest -L rdma -E '$asan_skip' --output-on-failure" |
+		tee "$asan/rdma.log" || status=1
+fi
+summary+=("device, ASan/UBSan: $(grep -E 'tests passed' "$asan/rdma.log" | tail -1 || echo 'no result')")
+
+# A bounded libFuzzer run (clang, build-fuzz): the exchange-message and option
+# parsers, from the seed corpus in tests/fuzz/corpus; any crash fails.
+echo "== fuzzing"
+"$root/scripts/fuzz.sh" "${RDMAKIT_FUZZ_SECONDS:-60}" | tee "$build/fuzz.log" || status=1
+summary+=("fuzz: $(grep -c ': no crash$' "$build/fuzz.log" || true) target(s) without a crash")
+cd "$build"
+
 echo "== summary"
 printf '%s\n' "${summary[@]}"
-# One closing line for both runs, in the plain form CI reads.
-cat "$build/unit.log" "$build/rdma.log" | awk '
+# One closing line for all runs, in the plain form CI reads.
+cat "$build/unit.log" "$build/rdma.log" "$build/wire.log" "$asan/unit.log" "$asan/rdma.log" "$build/fuzz.log" | awk '
 	/tests passed, [0-9]+ tests failed out of/ {
 		for (i = 1; i <= NF; i++) if ($i == "failed") f += $(i - 2); t += $NF
 	}
+	/^fuzz_[a-z]+: no crash$/ { t++ }
+	/^FAIL: fuzz/ { t++; f++ }
 	/\*\*\*Skipped/ { s++ }
 	END { printf "%d passed, %d failed, %d skipped\n", t - f - s, f, s; exit (f > 0 || t == 0) }
 ' || status=1

@@ -86,6 +86,41 @@ void rk_cm_destroy(struct rk_cm *cm);
 int rk_ctl_qp_create(struct rk_qp *qp, struct ibv_pd *pd, struct rk_cq *send_cq,
 		     struct rk_cq *recv_cq, struct rk_ctl **ctl_p);
 
+/* Other programs' protocols (rping, udaddy): their private data, or none,
+ * instead of rdmakit's CM_HELLO, and UD connections in RDMA_PS_UDP.
+ *
+ * rk_cm_resolve_ps() and rk_cm_listen_ps() are rk_cm_resolve() and
+ * rk_cm_listen() in port space ps (RDMA_PS_TCP for RC, RDMA_PS_UDP for UD
+ * as udaddy uses). */
+int rk_cm_resolve_ps(const char *host, uint16_t port, enum rdma_port_space ps, int timeout_ms,
+		     struct rk_cm **cm_p);
+int rk_cm_listen_ps(const char *bind_ip, uint16_t port, enum rdma_port_space ps,
+		    struct rk_cm **listener_p);
+
+/* rk_cm_get_request() without the CM_HELLO check: any private data (none,
+ * for rping and udaddy) is kept as it came; see rk_cm_private_data(). */
+int rk_cm_get_request_any(struct rk_cm *listener, int timeout_ms, struct rk_cm **cm_p);
+
+/* The peer's private data as it came with its request (server) or its
+ * accept (client after rk_cm_connect_raw()); RoCE pads it. */
+const uint8_t *rk_cm_private_data(const struct rk_cm *cm, size_t *len_p);
+
+/* Connect or accept with len bytes of data (0: none) as private data.
+ * RC (RDMA_PS_TCP): qp from rk_cm_create_qp(); both wait for ESTABLISHED.
+ * UD (RDMA_PS_UDP): qp is any UD QP of the device (rk_qp_create()), in RTS
+ * with the Q_Key the peer will use (RDMA_UDP_QKEY); the client's connect is
+ * a SIDR request answered with the server's QPN and Q_Key (rk_cm_ud_peer());
+ * the server's accept sends that answer and returns at once. */
+int rk_cm_connect_raw(struct rk_cm *cm, struct rk_qp *qp, const void *data, size_t len,
+		      int timeout_ms);
+int rk_cm_accept_raw(struct rk_cm *cm, struct rk_qp *qp, const void *data, size_t len,
+		     int timeout_ms);
+
+/* UD client after rk_cm_connect_raw(): the server's address (for
+ * ibv_create_ah()), QPN and Q_Key. -ENOTCONN before. */
+int rk_cm_ud_peer(const struct rk_cm *cm, struct ibv_ah_attr *ah_p, uint32_t *qpn_p,
+		  uint32_t *qkey_p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -93,7 +93,7 @@ struct rk_qp {
 	struct rk_path_attr path;
 };
 
-/* Default path attributes: MTU auto, timeout 14 (about 67 ms), retry_cnt 7,
+/* Default path attributes: MTU auto, timeout 14 (about 67 ms), retry_cnt 6,
  * rnr_retry 7, min_rnr_timer 12, 16 outstanding READ/atomics (capped by the
  * device), hop limit 64. */
 void rk_path_defaults(struct rk_path_attr *path);
@@ -101,6 +101,14 @@ void rk_path_defaults(struct rk_path_attr *path);
 /* Create a QP in RESET. send_cq and recv_cq may be the same. */
 int rk_qp_create(struct ibv_pd *pd, struct rk_device *dev, struct rk_cq *send_cq,
 		 struct rk_cq *recv_cq, const struct rk_qp_init_attr *attr, struct rk_qp **qp_p);
+
+/* Create a QP in RESET through ibv_create_qp_ex() with send_ops_flags
+ * (IBV_QP_EX_WITH_*, not 0), so that the ibv_wr_* posting API works on it
+ * (ibv_qp_to_qp_ex(qp->qp)). A provider without that API fails the create
+ * (-EOPNOTSUPP or its own errno), logged like rk_qp_create(). */
+int rk_qp_create_ex(struct ibv_pd *pd, struct rk_device *dev, struct rk_cq *send_cq,
+		    struct rk_cq *recv_cq, const struct rk_qp_init_attr *attr,
+		    uint64_t send_ops_flags, struct rk_qp **qp_p);
 
 /* Destroy the QP. NULL is ignored. */
 void rk_qp_destroy(struct rk_qp *qp);

@@ -16,6 +16,11 @@
 #include <rdmakit/exchange.h>
 #include <rdmakit/cm.h>
 #include <rdmakit/conn.h>
+#include <rdmakit/bench.h>
+#include <rdmakit/qp_states.h>
+#include <rdmakit/share.h>
+#include <rdmakit/ping.h>
+#include <rdmakit/auth.h>
 
 #define RDMAKIT_VERSION_MAJOR 0
 #define RDMAKIT_VERSION_MINOR 1

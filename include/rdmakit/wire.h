@@ -18,6 +18,8 @@
  *           76  u32 op         80 u32 size       84 u64 offset             (92 bytes)
  *   SYNC    12  u32 step       16 i32 status                               (20 bytes)
  *   ERROR   12  i32 code       16 char text[112], NUL-padded               (128 bytes)
+ *   AUTH_*  12  u8  data[32]: a nonce (BEGIN, CHALLENGE) or an HMAC-SHA256
+ *               (RESPONSE, OK); see auth.h                                 (44 bytes)
  *
  * RDMA CM carries a shorter form in its private data (56 bytes at most on
  * RC): the header, then buf_addr, buf_len, rkey, buf_flags, op, size, offset
@@ -44,18 +46,29 @@ extern "C" {
 #define RK_WIRE_ERROR_LEN 128
 #define RK_WIRE_MAX_LEN 128 /* no message is longer: a larger length is refused */
 #define RK_WIRE_ERROR_TEXT 112
+#define RK_WIRE_AUTH_LEN 44
+#define RK_WIRE_AUTH_DATA 32
 
 enum rk_msg_type {
 	RK_MSG_HELLO = 1,
 	RK_MSG_CM_HELLO = 2,
 	RK_MSG_SYNC = 3,
 	RK_MSG_ERROR = 4,
+	/* Shared-secret authentication on the control channel (auth.h). */
+	RK_MSG_AUTH_BEGIN = 5,     /* client: "I hold the secret", its nonce */
+	RK_MSG_AUTH_CHALLENGE = 6, /* server: its nonce */
+	RK_MSG_AUTH_RESPONSE = 7,  /* client: HMAC over both nonces */
+	RK_MSG_AUTH_OK = 8,        /* server: accepted, and its own HMAC */
 };
 
 /* buf_flags */
 #define RK_BUF_DM 0x1          /* the buffer is device memory */
 #define RK_BUF_ZERO_BASED 0x2  /* remote addresses start at 0 */
-#define RK_BUF_FLAGS_ALL (RK_BUF_DM | RK_BUF_ZERO_BASED)
+/* CM only: in a request, "this client authenticates with a shared secret";
+ * in a reply, "authenticate first: the buffer follows on the control channel"
+ * (address, length and rkey are then 0 in the private data). */
+#define RK_BUF_AUTH 0x4
+#define RK_BUF_FLAGS_ALL (RK_BUF_DM | RK_BUF_ZERO_BASED | RK_BUF_AUTH)
 
 /* A buffer one side exposes, and what the requester wants done with it. */
 struct rk_wire_buf {
@@ -84,6 +97,9 @@ struct rk_msg {
 			int32_t code;
 			char text[RK_WIRE_ERROR_TEXT];
 		} error;                 /* RK_MSG_ERROR */
+		struct {
+			uint8_t data[RK_WIRE_AUTH_DATA];
+		} auth;                  /* RK_MSG_AUTH_* */
 	} u;
 };
 
@@ -107,7 +123,8 @@ int rk_wire_check_header(const uint8_t *buf, size_t n, size_t *len_p, char *why,
 int rk_wire_decode(const uint8_t *buf, size_t n, struct rk_msg *msg_p, char *why,
 		   size_t why_len);
 
-/* "HELLO", "CM_HELLO", "SYNC", "ERROR", or "UNKNOWN". */
+/* "HELLO", "CM_HELLO", "SYNC", "ERROR", "AUTH_BEGIN", "AUTH_CHALLENGE",
+ * "AUTH_RESPONSE", "AUTH_OK", or "UNKNOWN". */
 const char *rk_msg_type_str(enum rk_msg_type type);
 
 #ifdef __cplusplus

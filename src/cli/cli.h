@@ -55,5 +55,10 @@ int cli_parse(const char *cmd, const char *usage, const char *description,
 int cmd_devices(int argc, char **argv);
 int cmd_loopback(int argc, char **argv);
 int cmd_rc(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_ping(int argc, char **argv);
+int cmd_ud(int argc, char **argv);
+int cmd_qp_states(int argc, char **argv);
+int cmd_share(int argc, char **argv);
 
 #endif

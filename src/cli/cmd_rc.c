@@ -419,19 +419,49 @@ static int client_post(struct rc *rc, int idx, struct step_rec *r)
 	return rk_conn_wait(rc->conn, wr.wr_id, step_names[r->kind], &wc);
 }
 
-/* Receive side of a SEND (or the receive a WRITE with immediate consumes). */
-static int post_and_wait_recv(struct rc *rc, int idx, struct step_rec *r, int nsge)
+/* How many SGEs this side's receive has in a step, or -1 when this side
+ * posts none (a WRITE with immediate consumes a receive of no SGEs). */
+static int step_recv_sges(const struct rc *rc, const struct step_rec *r)
+{
+	bool server = rc->o->server;
+
+	switch (r->kind) {
+	case ST_SEND_C2S:
+	case ST_SEND_IMM_C2S:
+		return server && rc->inject != INJ_NO_RECV ? (int)rc->o->sge : -1;
+	case ST_WRITE_IMM: return server ? 0 : -1;
+	case ST_SEND_S2C: return server ? -1 : (int)rc->o->sge;
+	default: return -1;
+	}
+}
+
+static uint64_t recv_wr_id(int idx)
+{
+	return 1000 + (uint64_t)idx;
+}
+
+static int post_step_recv(struct rc *rc, int idx, struct step_rec *r)
 {
 	struct ibv_sge sg[MAX_SGE];
-	struct ibv_wc wc;
-	uint64_t id = 1000 + (uint64_t)idx;
-	int ret;
+	int nsge = step_recv_sges(rc, r);
 
 	nsge = nsge ? region_sges(rc->buf, 0, r->bytes, nsge, sg) : 0;
-	ret = rk_post_recv(rc->conn->qp, id, sg, nsge);
-	if (ret)
-		return ret;
-	ret = rk_conn_wait(rc->conn, id, "RECV", &wc);
+	return rk_post_recv(rc->conn->qp, recv_wr_id(idx), sg, nsge);
+}
+
+/* Receive side of a SEND (or the receive a WRITE with immediate consumes):
+ * the receive was posted already (TCP) or is posted now (CM, see run_step). */
+static int wait_step_recv(struct rc *rc, int idx, struct step_rec *r, bool posted)
+{
+	struct ibv_wc wc;
+	int ret;
+
+	if (!posted) {
+		ret = post_step_recv(rc, idx, r);
+		if (ret)
+			return ret;
+	}
+	ret = rk_conn_wait(rc->conn, recv_wr_id(idx), "RECV", &wc);
 	if (ret)
 		return ret;
 	if (wc.byte_len != r->bytes) {
@@ -483,40 +513,30 @@ static int step_prepare(struct rc *rc, int idx, struct step_rec *r)
 }
 
 /* What happens between the "ready" and "done" sync points. */
-static int step_act(struct rc *rc, int idx, struct step_rec *r)
+static int step_act(struct rc *rc, int idx, struct step_rec *r, bool recv_posted)
 {
-	bool server = rc->o->server;
 	int nsge = (int)rc->o->sge;
 	struct ibv_sge sg[MAX_SGE];
 	struct rk_wr wr = {.op = RK_OP_SEND, .wr_id = (uint64_t)idx + 1, .sg = sg,
 			   .flags = IBV_SEND_SIGNALED};
 	int ret;
 
-	switch (r->kind) {
-	case ST_SEND_C2S:
-	case ST_SEND_IMM_C2S:
-		if (server && rc->inject == INJ_NO_RECV) {
-			rk_warn("--inject no-recv: posting no receive for the client's SEND");
-			return 0;
+	if (step_recv_sges(rc, r) >= 0)
+		return wait_step_recv(rc, idx, r, recv_posted);
+	if (rc->o->server) {
+		if (r->kind == ST_SEND_S2C) {
+			wr.nsge = region_sges(rc->buf, 0, r->bytes, nsge, sg);
+			ret = rk_post(rc->conn->qp, &wr);
+			if (ret)
+				return ret;
+			return rk_conn_wait(rc->conn, wr.wr_id, "SEND", NULL);
 		}
-		return server ? post_and_wait_recv(rc, idx, r, nsge) : client_post(rc, idx, r);
-	case ST_WRITE_IMM:
-		return server ? post_and_wait_recv(rc, idx, r, 0) : client_post(rc, idx, r);
-	case ST_SEND_S2C:
-		if (!server)
-			return post_and_wait_recv(rc, idx, r, nsge);
-		wr.nsge = region_sges(rc->buf, 0, r->bytes, nsge, sg);
-		ret = rk_post(rc->conn->qp, &wr);
-		if (ret)
-			return ret;
-		return rk_conn_wait(rc->conn, wr.wr_id, "SEND", NULL);
-	case ST_WRITE:
-	case ST_READ:
-	case ST_FADD:
-	case ST_CSWAP:
-		return server ? 0 : client_post(rc, idx, r);
+		if (rc->inject == INJ_NO_RECV && (r->kind == ST_SEND_C2S ||
+						  r->kind == ST_SEND_IMM_C2S))
+			rk_warn("--inject no-recv: posting no receive for the client's SEND");
+		return 0; /* the client acts on our buffer */
 	}
-	return -EINVAL;
+	return client_post(rc, idx, r);
 }
 
 /* After "done": check what arrived here, read words, take the preview. */
@@ -608,11 +628,19 @@ static int run_step(struct rc *rc, int idx)
 	r->kind = rc->flow[idx];
 	r->bytes = r->kind == ST_FADD || r->kind == ST_CSWAP ? 8 : (uint32_t)rc->o->size;
 	r->bad_offset = -1;
+	/* Post this side's receive before "ready" when the control channel is a
+	 * socket, so the peer's SEND never meets an empty queue (an RNR NAK and
+	 * a retry). With CM the control messages share this receive queue:
+	 * a receive posted now would take the peer's "ready" message. */
+	bool early = !rc->conn->cm_mode && step_recv_sges(rc, r) >= 0;
+
 	ret = step_prepare(rc, idx, r);
+	if (!ret && early)
+		ret = post_step_recv(rc, idx, r);
 	if (!ret)
 		ret = rk_ctl_sync(ctl, (uint32_t)(2 * idx + 1), 0, tmo);
 	if (!ret) {
-		ret = step_act(rc, idx, r);
+		ret = step_act(rc, idx, r, early);
 		r->status = ret;
 		/* Tell the peer how it went, whatever it was. */
 		int sret = rk_ctl_sync(ctl, (uint32_t)(2 * idx + 2), ret, tmo);
@@ -819,7 +847,7 @@ int cmd_rc(int argc, char **argv)
 {
 	struct rc_opts o = {
 		.dev = CLI_DEV_OPTS_DEFAULT, .port = RK_DEFAULT_PORT, .size = 4096,
-		.sge = 1, .mem = "host", .timeout = 10, .rnr_retry = 7, .retry = 7,
+		.sge = 1, .mem = "host", .timeout = 10, .rnr_retry = 7, .retry = 6,
 	};
 	const struct rk_opt opts[] = {
 		{"server", 'S', RK_OPT_FLAG, &o.server, 0, 0, NULL, "be the server"},
@@ -847,7 +875,8 @@ int cmd_rc(int argc, char **argv)
 		{"rnr-retry", 0, RK_OPT_COUNT, &o.rnr_retry, 0, 7, "N",
 		 "RNR retries before IBV_WC_RNR_RETRY_EXC_ERR (7: forever; TCP exchange)"},
 		{"retry", 0, RK_OPT_COUNT, &o.retry, 0, 7, "N",
-		 "transport retries before IBV_WC_RETRY_EXC_ERR (TCP exchange)"},
+		 "transport retries before IBV_WC_RETRY_EXC_ERR (TCP exchange; rxe takes 7 as "
+		 "forever)"},
 		{"json", 'j', RK_OPT_FLAG, &o.json, 0, 0, NULL, "print one JSON document"},
 		{"auth-file", 0, RK_OPT_STRING, &o.auth_file, 0, 0, "PATH",
 		 "shared secret (mode 600): both sides prove they hold it before the server "

@@ -14,6 +14,11 @@ static const struct command commands[] = {
 	{"devices", cmd_devices, "devices, ports, GID tables (type and IP), device memory, caps"},
 	{"loopback", cmd_loopback, "two RC QPs on one device: SEND, WRITE and READ, checked"},
 	{"rc", cmd_rc, "RC client/server over TCP exchange or RDMA CM: every operation"},
+	{"bench", cmd_bench, "bandwidth, message rate and latency, like perftest; data checked"},
+	{"ping", cmd_ping, "RC ping-pong with RTT stats; speaks rping and ibv_*_pingpong too"},
+	{"ud", cmd_ud, "UD datagrams to one server QP, TCP exchange or RDMA CM (as udaddy)"},
+	{"qp-states", cmd_qp_states, "what a QP does in each state (RESET .. ERR), seen on the device"},
+	{"share", cmd_share, "several processes on one device: import, shared memory, fork"},
 };
 
 static void usage(FILE *out)

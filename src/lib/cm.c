@@ -33,6 +33,14 @@ struct cm_conn {
 	bool has_req;	 /* a connect request waits for accept or reject */
 	uint8_t req_initiator_depth;
 	uint8_t req_responder_resources;
+	/* The peer's private data as it came (rk_cm_private_data()). */
+	uint8_t data_len;
+	uint8_t data[256];
+	/* RDMA_PS_UDP client: the server's address from its SIDR reply. */
+	bool has_ud;
+	struct ibv_ah_attr ud_ah;
+	uint32_t ud_qpn;
+	uint32_t ud_qkey;
 };
 
 static struct cm_conn *conn_of(struct rk_cm *cm)
@@ -49,6 +57,10 @@ struct cm_event {
 	uint8_t responder_resources;
 	uint8_t data_len;
 	uint8_t data[256];
+	bool has_ud; /* RDMA_PS_UDP ESTABLISHED: the peer's address */
+	struct ibv_ah_attr ah_attr;
+	uint32_t qp_num;
+	uint32_t qkey;
 };
 
 static int64_t now_ms(void)
@@ -259,6 +271,12 @@ static int cm_get_event(struct rdma_event_channel *ch, int timeout_ms, struct cm
 		ev.data_len = e->param.conn.private_data_len;
 		memcpy(ev.data, e->param.conn.private_data, ev.data_len);
 	}
+	if (e->event == RDMA_CM_EVENT_ESTABLISHED && e->id && e->id->ps == RDMA_PS_UDP) {
+		ev.has_ud = true;
+		ev.ah_attr = e->param.ud.ah_attr;
+		ev.qp_num = e->param.ud.qp_num;
+		ev.qkey = e->param.ud.qkey;
+	}
 	rdma_ack_cm_event(e);
 	*ev_p = ev;
 	return 0;
@@ -403,7 +421,8 @@ static int lookup(const char *host, uint16_t port, int flags, struct addrinfo **
 	return ret == EAI_MEMORY ? -ENOMEM : -ENOENT;
 }
 
-int rk_cm_resolve(const char *host, uint16_t port, int timeout_ms, struct rk_cm **cm_p)
+static int cm_resolve(const char *host, uint16_t port, enum rdma_port_space ps, int timeout_ms,
+		      struct rk_cm **cm_p)
 {
 	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
 	int cm_ms = timeout_ms > 0 ? timeout_ms : CM_DEFAULT_RESOLVE_MS;
@@ -421,7 +440,7 @@ int rk_cm_resolve(const char *host, uint16_t port, int timeout_ms, struct rk_cm 
 		goto err_free_ai;
 	addr_str(ai->ai_addr, c->cm.peer_addr, sizeof(c->cm.peer_addr));
 	snprintf(what, sizeof(what), "resolve %s", c->cm.peer_addr);
-	if (rdma_create_id(c->cm.channel, &c->cm.id, c, RDMA_PS_TCP)) {
+	if (rdma_create_id(c->cm.channel, &c->cm.id, c, ps)) {
 		ret = errno ? -errno : -ENOMEM;
 		rk_error("create an RDMA CM id: %m");
 		goto err_destroy_channel;
@@ -470,6 +489,17 @@ err_free_ai:
 	return ret;
 }
 
+int rk_cm_resolve(const char *host, uint16_t port, int timeout_ms, struct rk_cm **cm_p)
+{
+	return cm_resolve(host, port, RDMA_PS_TCP, timeout_ms, cm_p);
+}
+
+int rk_cm_resolve_ps(const char *host, uint16_t port, enum rdma_port_space ps, int timeout_ms,
+		     struct rk_cm **cm_p)
+{
+	return cm_resolve(host, port, ps, timeout_ms, cm_p);
+}
+
 static int bind_error(int ret, const char *addr, uint16_t port)
 {
 	switch (-ret) {
@@ -492,7 +522,8 @@ static int bind_error(int ret, const char *addr, uint16_t port)
 	return ret;
 }
 
-int rk_cm_listen(const char *bind_ip, uint16_t port, struct rk_cm **listener_p)
+static int cm_listen(const char *bind_ip, uint16_t port, enum rdma_port_space ps,
+		     struct rk_cm **listener_p)
 {
 	struct sockaddr_in any = {.sin_family = AF_INET,
 				  .sin_port = htons(port),
@@ -513,7 +544,7 @@ int rk_cm_listen(const char *bind_ip, uint16_t port, struct rk_cm **listener_p)
 	ret = new_conn(&c);
 	if (ret)
 		goto err_free_ai;
-	if (rdma_create_id(c->cm.channel, &c->cm.id, c, RDMA_PS_TCP)) {
+	if (rdma_create_id(c->cm.channel, &c->cm.id, c, ps)) {
 		ret = errno ? -errno : -ENOMEM;
 		rk_error("create an RDMA CM id: %m");
 		goto err_destroy_channel;
@@ -546,6 +577,17 @@ err_free_ai:
 	if (ai)
 		freeaddrinfo(ai);
 	return ret;
+}
+
+int rk_cm_listen(const char *bind_ip, uint16_t port, struct rk_cm **listener_p)
+{
+	return cm_listen(bind_ip, port, RDMA_PS_TCP, listener_p);
+}
+
+int rk_cm_listen_ps(const char *bind_ip, uint16_t port, enum rdma_port_space ps,
+		    struct rk_cm **listener_p)
+{
+	return cm_listen(bind_ip, port, ps, listener_p);
 }
 
 /* Encode an ERROR message with reason for a reject's private data. */
@@ -581,7 +623,9 @@ static int reject_id(struct rdma_cm_id *id, const char *peer, const char *reason
 	return 0;
 }
 
-int rk_cm_get_request(struct rk_cm *listener, int timeout_ms, struct rk_cm **cm_p)
+/* Wait for a connect request; with any, whatever private data it carries
+ * (another program's) is kept as it came instead of being checked. */
+static int take_request(struct rk_cm *listener, int timeout_ms, bool any, struct rk_cm **cm_p)
 {
 	struct cm_event ev;
 	struct cm_conn *c;
@@ -635,6 +679,14 @@ int rk_cm_get_request(struct rk_cm *listener, int timeout_ms, struct rk_cm **cm_
 	if (ret)
 		goto err_reject;
 
+	c->data_len = ev.data_len;
+	memcpy(c->data, ev.data, ev.data_len);
+	if (any) {
+		rk_info("connect request from %s (%u bytes of private data)", c->cm.peer_addr,
+			ev.data_len);
+		*cm_p = &c->cm;
+		return 0;
+	}
 	/* RoCE and IB pad the private data to the CM's size: read the CM_HELLO
 	 * from its start. */
 	if (ev.data_len < RK_WIRE_CM_HELLO_LEN) {
@@ -668,6 +720,24 @@ err_reject:
 	reject_id(c->cm.id, c->cm.peer_addr, "the server could not set up the connection");
 	rk_cm_destroy(&c->cm);
 	return ret;
+}
+
+int rk_cm_get_request(struct rk_cm *listener, int timeout_ms, struct rk_cm **cm_p)
+{
+	return take_request(listener, timeout_ms, false, cm_p);
+}
+
+int rk_cm_get_request_any(struct rk_cm *listener, int timeout_ms, struct rk_cm **cm_p)
+{
+	return take_request(listener, timeout_ms, true, cm_p);
+}
+
+const uint8_t *rk_cm_private_data(const struct rk_cm *cm, size_t *len_p)
+{
+	const struct cm_conn *c = (const struct cm_conn *)cm;
+
+	*len_p = c->data_len;
+	return c->data;
 }
 
 int rk_cm_create_qp(struct rk_cm *cm, struct ibv_pd *pd, struct rk_cq *send_cq,
@@ -1054,4 +1124,144 @@ void rk_cm_destroy(struct rk_cm *cm)
 		rdma_destroy_event_channel(cm->channel);
 	rk_device_close(cm->dev);
 	free(c);
+}
+
+/* ---- other programs' protocols: private data as it comes, and UD ---- */
+
+static bool is_ud_id(const struct rk_cm *cm)
+{
+	return cm->id && cm->id->ps == RDMA_PS_UDP;
+}
+
+int rk_cm_connect_raw(struct rk_cm *cm, struct rk_qp *qp, const void *data, size_t len,
+		      int timeout_ms)
+{
+	struct cm_conn *c = conn_of(cm);
+	struct rdma_conn_param param;
+	struct cm_event ev;
+	char what[128];
+	bool ud = is_ud_id(cm);
+	int ret;
+
+	if (!qp || (ud ? qp->transport != RK_UD : qp->cm_id != cm->id) || len > UINT8_MAX) {
+		rk_error("connect to %s: %s", cm->peer_addr,
+			 len > UINT8_MAX ? "private data longer than 255 bytes" :
+			 ud ? "a UD connection (RDMA_PS_UDP) needs a UD QP" :
+			      "the QP was not created on this connection (use rk_cm_create_qp())");
+		return -EINVAL;
+	}
+	snprintf(what, sizeof(what), "connect %s QP 0x%x to %s", ud ? "UD" : "RC",
+		 qp->qp->qp_num, cm->peer_addr);
+	memset(&param, 0, sizeof(param));
+	param.private_data = data;
+	param.private_data_len = (uint8_t)len;
+	if (ud) {
+		/* SIDR: the server answers with its QPN and Q_Key; ours travels in
+		 * our datagrams. */
+		param.qp_num = qp->qp->qp_num;
+	} else {
+		param.responder_resources = rd_atomic(cm->dev->info.max_qp_rd_atom, UINT8_MAX);
+		param.initiator_depth = rd_atomic(cm->dev->info.max_qp_init_rd_atom, UINT8_MAX);
+		param.retry_count = CM_RETRY_COUNT;
+		param.rnr_retry_count = CM_RNR_RETRY_COUNT;
+	}
+	if (rdma_connect(cm->id, &param)) {
+		ret = errno ? -errno : -EIO;
+		rk_error("%s: %m", what);
+		return ret;
+	}
+	ret = cm_wait(cm->channel, RDMA_CM_EVENT_ESTABLISHED, timeout_ms, what, &ev);
+	if (ret)
+		return ret;
+	c->data_len = ev.data_len;
+	memcpy(c->data, ev.data, ev.data_len);
+	if (ud) {
+		if (!ev.has_ud) {
+			rk_error("%s: the SIDR reply carries no address", what);
+			return -EPROTO;
+		}
+		c->has_ud = true;
+		c->ud_ah = ev.ah_attr;
+		c->ud_qpn = ev.qp_num;
+		c->ud_qkey = ev.qkey;
+		rk_info("%s: the server's QP is 0x%x, Q_Key 0x%x", what, ev.qp_num, ev.qkey);
+		return 0;
+	}
+	cm->connected = true;
+	ret = qp_refresh(cm, qp);
+	if (ret)
+		return ret;
+	shorten_rnr_timer(qp);
+	rk_info("connected QP 0x%x to %s (QP 0x%x)", qp->qp->qp_num, cm->peer_addr, qp->remote.qpn);
+	return 0;
+}
+
+int rk_cm_accept_raw(struct rk_cm *cm, struct rk_qp *qp, const void *data, size_t len,
+		     int timeout_ms)
+{
+	struct cm_conn *c = conn_of(cm);
+	struct rdma_conn_param param;
+	struct cm_event ev;
+	char what[128];
+	bool ud = is_ud_id(cm);
+	int ret;
+
+	if (!c->has_req) {
+		rk_error("accept: no connect request is waiting on this RDMA CM id");
+		return -EINVAL;
+	}
+	if (!qp || (ud ? qp->transport != RK_UD : qp->cm_id != cm->id) || len > UINT8_MAX) {
+		rk_error("accept %s: %s", cm->peer_addr,
+			 len > UINT8_MAX ? "private data longer than 255 bytes" :
+			 ud ? "a UD connection (RDMA_PS_UDP) needs a UD QP" :
+			      "the QP was not created on this connection (use rk_cm_create_qp())");
+		return -EINVAL;
+	}
+	snprintf(what, sizeof(what), "accept %s on %s QP 0x%x", cm->peer_addr, ud ? "UD" : "RC",
+		 qp->qp->qp_num);
+	memset(&param, 0, sizeof(param));
+	param.private_data = data;
+	param.private_data_len = (uint8_t)len;
+	if (ud) {
+		param.qp_num = qp->qp->qp_num;
+	} else {
+		param.responder_resources =
+			rd_atomic(cm->dev->info.max_qp_rd_atom, c->req_initiator_depth);
+		param.initiator_depth =
+			rd_atomic(cm->dev->info.max_qp_init_rd_atom, c->req_responder_resources);
+		param.retry_count = CM_RETRY_COUNT;
+		param.rnr_retry_count = CM_RNR_RETRY_COUNT;
+	}
+	if (rdma_accept(cm->id, &param)) {
+		ret = errno ? -errno : -EIO;
+		rk_error("%s: %m", what);
+		return ret;
+	}
+	c->has_req = false;
+	if (ud) /* the SIDR reply went out: nothing more comes for UD */
+		return 0;
+	ret = cm_wait(cm->channel, RDMA_CM_EVENT_ESTABLISHED, timeout_ms, what, &ev);
+	if (ret)
+		return ret;
+	cm->connected = true;
+	ret = qp_refresh(cm, qp);
+	if (ret)
+		return ret;
+	shorten_rnr_timer(qp);
+	rk_info("accepted %s on QP 0x%x (peer QP 0x%x)", cm->peer_addr, qp->qp->qp_num,
+		qp->remote.qpn);
+	return 0;
+}
+
+int rk_cm_ud_peer(const struct rk_cm *cm, struct ibv_ah_attr *ah_p, uint32_t *qpn_p,
+		  uint32_t *qkey_p)
+{
+	const struct cm_conn *c = (const struct cm_conn *)cm;
+
+	if (!c->has_ud)
+		return -ENOTCONN;
+	*ah_p = c->ud_ah;
+	*qpn_p = c->ud_qpn;
+	*qkey_p = c->ud_qkey;
+	return 0;
 }

@@ -338,7 +338,7 @@ static int cm_client(struct rk_conn *c, const struct rk_conn_opts *o)
 		rk_error("connect to %s with RDMA CM: REJECTED, nothing listens on port %u; gave up "
 			 "after %d tr%s in %d ms (is the server running, with --cm?)",
 			 c->peer, o->port, tries, tries > 1 ? "ies" : "y", c->timeout_ms);
-	else if (ret && tries > 1)
+	else if (ret && tries > 1 && cm_worth_retry(ret)) /* a rejection said why already */
 		rk_error("connect to %s with RDMA CM: gave up after %d tries in %d ms", c->peer,
 			 tries, c->timeout_ms);
 	if (ret)

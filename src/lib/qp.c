@@ -45,7 +45,9 @@ void rk_path_defaults(struct rk_path_attr *path)
 	memset(path, 0, sizeof(*path));
 	path->min_rnr_timer = 12; /* 0.64 ms */
 	path->timeout = 14;       /* 4.096 us * 2^14 = 67 ms */
-	path->retry_cnt = 7;
+	/* 6, not 7: rxe counts down only when the count is not 7, so 7 there
+	 * means retry forever and a dead peer is never reported. */
+	path->retry_cnt = 6;
 	path->rnr_retry = 7;
 	path->max_rd_atomic = 16;
 	path->max_dest_rd_atomic = 16;

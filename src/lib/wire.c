@@ -75,6 +75,11 @@ size_t rk_wire_len(enum rk_msg_type type)
 		return RK_WIRE_SYNC_LEN;
 	case RK_MSG_ERROR:
 		return RK_WIRE_ERROR_LEN;
+	case RK_MSG_AUTH_BEGIN:
+	case RK_MSG_AUTH_CHALLENGE:
+	case RK_MSG_AUTH_RESPONSE:
+	case RK_MSG_AUTH_OK:
+		return RK_WIRE_AUTH_LEN;
 	}
 	return 0;
 }
@@ -90,6 +95,14 @@ const char *rk_msg_type_str(enum rk_msg_type type)
 		return "SYNC";
 	case RK_MSG_ERROR:
 		return "ERROR";
+	case RK_MSG_AUTH_BEGIN:
+		return "AUTH_BEGIN";
+	case RK_MSG_AUTH_CHALLENGE:
+		return "AUTH_CHALLENGE";
+	case RK_MSG_AUTH_RESPONSE:
+		return "AUTH_RESPONSE";
+	case RK_MSG_AUTH_OK:
+		return "AUTH_OK";
 	}
 	return "UNKNOWN";
 }
@@ -215,6 +228,10 @@ int rk_wire_encode(const struct rk_msg *msg, uint8_t *buf, size_t buf_len)
 				return -EINVAL;
 		break;
 	case RK_MSG_SYNC:
+	case RK_MSG_AUTH_BEGIN:
+	case RK_MSG_AUTH_CHALLENGE:
+	case RK_MSG_AUTH_RESPONSE:
+	case RK_MSG_AUTH_OK:
 		break;
 	}
 	if (buf_len < len)
@@ -239,6 +256,12 @@ int rk_wire_encode(const struct rk_msg *msg, uint8_t *buf, size_t buf_len)
 	case RK_MSG_ERROR:
 		put_u32(buf + 12, (uint32_t)msg->u.error.code);
 		memcpy(buf + 16, msg->u.error.text, text_len);
+		break;
+	case RK_MSG_AUTH_BEGIN:
+	case RK_MSG_AUTH_CHALLENGE:
+	case RK_MSG_AUTH_RESPONSE:
+	case RK_MSG_AUTH_OK:
+		memcpy(buf + RK_WIRE_HDR_LEN, msg->u.auth.data, RK_WIRE_AUTH_DATA);
 		break;
 	}
 	return (int)len;
@@ -379,6 +402,12 @@ int rk_wire_decode(const uint8_t *buf, size_t n, struct rk_msg *msg_p, char *why
 			return -EBADMSG;
 		msg.u.error.code = (int32_t)get_u32(buf + 12);
 		memcpy(msg.u.error.text, buf + 16, RK_WIRE_ERROR_TEXT);
+		break;
+	case RK_MSG_AUTH_BEGIN:
+	case RK_MSG_AUTH_CHALLENGE:
+	case RK_MSG_AUTH_RESPONSE:
+	case RK_MSG_AUTH_OK:
+		memcpy(msg.u.auth.data, buf + RK_WIRE_HDR_LEN, RK_WIRE_AUTH_DATA);
 		break;
 	}
 	*msg_p = msg;

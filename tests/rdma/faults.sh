@@ -60,12 +60,9 @@ echo "# $DEV on $NETDEV: $before"
 # 1. The server process is killed in the middle of a 64 MiB WRITE.
 start_server -s 64M
 ( while ! grep -q exposing "$srv_out"; do sleep 0.1; done; sleep 0.2; kill -9 "$spid" ) &
-client --op write -s 64M -t 5
+client --op write -s 64M -t 30
 finish_case
-expect "peer killed mid-transfer" 40 "$cli_out" "WRITE" "FAILED"
-grep -qE "IBV_WC_RETRY_EXC_ERR|no completion within|closed the control connection|Connection reset" "$cli_out" ||
-	{ echo "FAIL [peer killed]: no named error"; fails=$((fails + 1)); }
-echo "# client saw: $(grep -m1 'error' "$cli_out")"
+expect "peer killed mid-transfer" 60 "$cli_out" "IBV_WC_RETRY_EXC_ERR" "no answer from the peer"
 
 # 2. No receive posted, RNR retries limited to 1.
 start_server --inject no-recv

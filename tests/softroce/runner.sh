@@ -1,7 +1,7 @@
 #!/bin/sh
 # The Soft-RoCE runner itself: the command's output comes back, its exit
 # status becomes the runner's, arguments keep their boundaries, and the guest
-# really has rxe0 on 198.18.0.1.
+# really has rxe0 on 198.18.0.1. Then run2's two guests on a wire.
 SOFTROCE=$1
 fails=0
 check() { # check WHAT WANT GOT
@@ -15,5 +15,49 @@ check "rxe0 port 1 is ACTIVE in the guest" yes "$(echo "$out" | grep -q ACTIVE &
 out=$("$SOFTROCE" run -- printf '[%s]' 'a b' "c'd" '$HOME' </dev/null)
 check "exit 0 passes through" 0 $?
 check "arguments keep their boundaries" "[a b][c'd][\$HOME]" "$out"
+
+# run2: two guests on a wire. Each sees its own address and its peer's, and
+# reaches the peer over the wire; both exit statuses are printed, guest 1's
+# non-zero status is the runner's, else guest 2's.
+guest='echo "guest=$RDMAKIT_SOFTROCE_GUEST addr=$RDMAKIT_SOFTROCE_ADDR peer=$RDMAKIT_SOFTROCE_PEER"
+ip -4 -o addr show dev eth0 | grep -o "inet [0-9./]*"
+rdma link show rxe0/1 | grep -o "state [A-Z]* .* netdev eth0"
+i=0
+until busybox ping -c1 -W1 "$RDMAKIT_SOFTROCE_PEER" >/dev/null 2>&1; do
+	i=$((i + 1)); [ $i -lt 60 ] || { echo "peer unreachable"; exit 9; }
+done
+echo "reached $RDMAKIT_SOFTROCE_PEER"
+# Stay up until the peer has reached us too (a barrier on the shared cwd).
+: >"$2/reached$RDMAKIT_SOFTROCE_GUEST"
+i=0
+until [ -e "$2/reached$((3 - RDMAKIT_SOFTROCE_GUEST))" ]; do
+	i=$((i + 1)); [ $i -lt 600 ] || { echo "peer never reached us"; exit 9; }
+	sleep 0.2
+done
+exit $1'
+# The barrier dir: the cwd is shared writable with both guests.
+bar=$(mktemp -d "$PWD/.run2-check.XXXXXX")
+out=$("$SOFTROCE" run2 --timeout 400 -- sh -c "$guest" g 3 "$bar" -- sh -c "$guest" g 5 "$bar" 2>&1 </dev/null)
+check "run2: guest 1's non-zero status (3) is the runner's" 3 $?
+check "run2: both statuses are printed" yes \
+	"$(echo "$out" | grep -qx 'softroce: guest1 (198.18.0.1) exit 3, guest2 (198.18.0.2) exit 5' && echo yes)"
+for g in 1 2; do
+	p=$((3 - g))
+	check "run2: guest $g knows its index, address and peer" "guest$g| guest=$g addr=198.18.0.$g peer=198.18.0.$p" \
+		"$(echo "$out" | grep "^guest$g| guest=")"
+	check "run2: guest $g has 198.18.0.$g/24 on eth0" "guest$g| inet 198.18.0.$g/24" "$(echo "$out" | grep "^guest$g| inet")"
+	check "run2: guest $g has rxe0 ACTIVE on eth0" "guest$g| state ACTIVE physical_state LINK_UP netdev eth0" \
+		"$(echo "$out" | grep "^guest$g| state")"
+	check "run2: guest $g reaches its peer over the wire" "guest$g| reached 198.18.0.$p" \
+		"$(echo "$out" | grep "^guest$g| reached")"
+done
+rm -rf "$bar"
+out=$("$SOFTROCE" run2 --timeout 400 -- true -- sh -c 'exit 4' 2>&1 </dev/null)
+check "run2: guest 2's status (4) is the runner's when guest 1 succeeds" 4 $?
+check "run2: both statuses are printed" yes \
+	"$(echo "$out" | grep -qx 'softroce: guest1 (198.18.0.1) exit 0, guest2 (198.18.0.2) exit 4' && echo yes)"
+out=$("$SOFTROCE" run2 -- true 2>&1 </dev/null)
+check "run2 without a second command is refused (125)" 125 $?
+check "run2's refusal says what is missing" yes "$(echo "$out" | grep -q 'CMD1 ARGS -- CMD2' && echo yes)"
 [ $fails -eq 0 ] && echo "all checks passed"
 exit $fails

@@ -29,7 +29,7 @@ static struct rk_msg hello_msg(void)
 	m.u.hello.buf.addr = 0xfedcba9876543210ull;
 	m.u.hello.buf.len = 0x8000000000000001ull;
 	m.u.hello.buf.rkey = 0xdeadbeef;
-	m.u.hello.buf.flags = RK_BUF_FLAGS_ALL;
+	m.u.hello.buf.flags = RK_BUF_DM | RK_BUF_ZERO_BASED;
 	m.u.hello.buf.op = 0x11223344;
 	m.u.hello.buf.size = 0x55667788;
 	m.u.hello.buf.offset = 0xc000000000000abcull;
@@ -99,7 +99,7 @@ static void test_len_and_names(void **state)
 	assert_int_equal(rk_wire_len(RK_MSG_SYNC), RK_WIRE_SYNC_LEN);
 	assert_int_equal(rk_wire_len(RK_MSG_ERROR), RK_WIRE_ERROR_LEN);
 	assert_int_equal(rk_wire_len((enum rk_msg_type)0), 0);
-	assert_int_equal(rk_wire_len((enum rk_msg_type)5), 0);
+	assert_int_equal(rk_wire_len((enum rk_msg_type)(RK_MSG_AUTH_OK + 1)), 0);
 	for (int t = RK_MSG_HELLO; t <= RK_MSG_ERROR; t++)
 		assert_true(rk_wire_len((enum rk_msg_type)t) <= RK_WIRE_MAX_LEN);
 
@@ -134,7 +134,7 @@ static void test_round_trip_hello(void **state)
 	assert_int_equal(out.u.hello.buf.addr, 0xfedcba9876543210ull);
 	assert_int_equal(out.u.hello.buf.len, 0x8000000000000001ull);
 	assert_int_equal(out.u.hello.buf.rkey, 0xdeadbeef);
-	assert_int_equal(out.u.hello.buf.flags, RK_BUF_FLAGS_ALL);
+	assert_int_equal(out.u.hello.buf.flags, RK_BUF_DM | RK_BUF_ZERO_BASED);
 	assert_int_equal(out.u.hello.buf.op, 0x11223344);
 	assert_int_equal(out.u.hello.buf.size, 0x55667788);
 	assert_int_equal(out.u.hello.buf.offset, 0xc000000000000abcull);
@@ -187,6 +187,52 @@ static void test_round_trip_cm_hello(void **state)
 	assert_int_equal(buf[19], 0x11);
 	assert_int_equal(buf[44], 0xa0);
 	assert_int_equal(buf[51], 0x01);
+}
+
+/* The four AUTH messages: header, then the 32 bytes as they are. */
+static void test_round_trip_auth(void **state)
+{
+	static const enum rk_msg_type types[] = {RK_MSG_AUTH_BEGIN, RK_MSG_AUTH_CHALLENGE,
+						 RK_MSG_AUTH_RESPONSE, RK_MSG_AUTH_OK};
+	static const char *const names[] = {"AUTH_BEGIN", "AUTH_CHALLENGE", "AUTH_RESPONSE",
+					    "AUTH_OK"};
+	uint8_t buf[RK_WIRE_MAX_LEN];
+
+	for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
+		struct rk_msg in, out;
+		size_t n;
+
+		memset(&in, 0, sizeof(in));
+		in.type = types[i];
+		for (int b = 0; b < RK_WIRE_AUTH_DATA; b++)
+			in.u.auth.data[b] = (uint8_t)(0xff - b * 7 - i);
+		n = encode_ok(&in, buf, sizeof(buf));
+		assert_int_equal(n, 44);
+		assert_int_equal(rk_wire_len(types[i]), RK_WIRE_AUTH_LEN);
+		assert_string_equal(rk_msg_type_str(types[i]), names[i]);
+		/* type at 6, length at 8, data from 12 */
+		assert_int_equal(buf[6] << 8 | buf[7], types[i]);
+		assert_int_equal(buf[11], 44);
+		assert_memory_equal(buf + 12, in.u.auth.data, RK_WIRE_AUTH_DATA);
+		decode_ok(buf, n, &out);
+		assert_memory_equal(&out, &in, sizeof(in));
+		decode_fails(buf, n - 1, -EBADMSG, "truncated");
+		buf[11] = 45;
+		decode_fails(buf, n, -EBADMSG, "claims 45");
+	}
+
+	/* A CM_HELLO may carry the authentication flag. */
+	{
+		struct rk_msg in, out;
+		size_t n;
+
+		memset(&in, 0, sizeof(in));
+		in.type = RK_MSG_CM_HELLO;
+		in.u.cm.flags = RK_BUF_AUTH;
+		n = encode_ok(&in, buf, sizeof(buf));
+		decode_ok(buf, n, &out);
+		assert_int_equal(out.u.cm.flags, RK_BUF_AUTH);
+	}
 }
 
 static void test_round_trip_sync(void **state)
@@ -428,7 +474,7 @@ static void test_bad_version(void **state)
 
 static void test_unknown_type(void **state)
 {
-	static const uint16_t types[] = {0, 5, 0x100, 0xffff};
+	static const uint16_t types[] = {0, RK_MSG_AUTH_OK + 1, 0x100, 0xffff};
 	struct rk_msg m = hello_msg();
 	uint8_t buf[RK_WIRE_MAX_LEN];
 	size_t n = encode_ok(&m, buf, sizeof(buf));
@@ -489,7 +535,7 @@ static void test_bad_fields(void **state)
 		{20, 4, 0xffffffff, "qpn 0xffffffff"},
 		{24, 4, 0x1000000, "psn 0x1000000"},
 		{24, 4, 0x80000000, "psn 0x80000000"},
-		{72, 4, 0x4, "buf_flags 0x4"},
+		{72, 4, 0x8, "buf_flags 0x8"},
 		{72, 4, 0x80000003, "unknown bits 0x80000000"},
 	};
 	struct rk_msg m = hello_msg();
@@ -565,7 +611,7 @@ static void encode_refused(const struct rk_msg *m, int code)
 
 static void test_encode_refuses(void **state)
 {
-	static const enum rk_msg_type bad_types[] = {0, 5, 0xffff};
+	static const enum rk_msg_type bad_types[] = {0, RK_MSG_AUTH_OK + 1, 0xffff};
 	const struct rk_msg good = hello_msg();
 	struct rk_msg m;
 
@@ -596,7 +642,7 @@ static void test_encode_refuses(void **state)
 	m.u.hello.ep.psn = 0x1000000;
 	encode_refused(&m, -EINVAL);
 	m = good;
-	m.u.hello.buf.flags = 0x4;
+	m.u.hello.buf.flags = 0x8;
 	encode_refused(&m, -EINVAL);
 
 	memset(&m, 0, sizeof(m));
@@ -753,6 +799,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_hello),
 		cmocka_unit_test(test_round_trip_cm_hello),
 		cmocka_unit_test(test_round_trip_sync),
+		cmocka_unit_test(test_round_trip_auth),
 		cmocka_unit_test(test_round_trip_error),
 		cmocka_unit_test(test_error_text_truncated),
 		cmocka_unit_test(test_hello_layout),

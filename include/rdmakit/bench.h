@@ -1,0 +1,221 @@
+/* rdmakit: the benchmark engine behind `rdmakit bench`.
+ *
+ * Two processes, connected over the TCP exchange or RDMA CM (conn.h), measure
+ * SEND, RDMA WRITE, RDMA READ, fetch-add and compare-swap: bandwidth with
+ * message rate, or latency. The client decides what runs; the server learns
+ * it over the control channel and serves it. Definitions follow perftest:
+ *   bandwidth  messages x size over the time from the first post to the last
+ *              completion (all QPs together); the peak is the best rate over
+ *              any tenth of the run;
+ *   latency    the time between consecutive iterations of a ping-pong
+ *              (SEND, WRITE: halved, one way) or of one operation waited for
+ *              (READ, atomics: the full round trip).
+ *
+ * What makes it fast is chosen from the device's real limits and reported in
+ * rk_bench_info: inline data up to what the provider grants the QP, doorbell
+ * batching with lists of work requests, selective signaling, completion
+ * polling in batches, and the ibv_wr_* posting API where the provider has it.
+ *
+ * Data QPs are the engine's own, connected by an endpoint exchange over the
+ * control channel (with --cm that channel is the CM-connected QP). After each
+ * round the side that was written, read, sent to or operated on checks what
+ * arrived (pattern, counts, the atomic word) and both sides learn the result.
+ */
+#ifndef RDMAKIT_BENCH_H
+#define RDMAKIT_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdmakit/conn.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum rk_bench_test {
+	RK_BENCH_SEND = 0,
+	RK_BENCH_WRITE,
+	RK_BENCH_READ,
+	RK_BENCH_FETCH_ADD,
+	RK_BENCH_CMP_SWAP,
+};
+
+enum rk_bench_mode {
+	RK_BENCH_BW = 0,
+	RK_BENCH_LAT,
+};
+
+#define RK_BENCH_MAX_QPS 64
+#define RK_BENCH_MAX_SIZE (1u << 30)
+/* A server registers at most this much for one client (2 slots per QP). */
+#define RK_BENCH_MAX_MEM ((uint64_t)4 << 30)
+/* Bandwidth keeps at most this many bytes outstanding per QP: large
+ * messages get fewer outstanding requests (and smaller post lists). */
+#define RK_BENCH_INFLIGHT_BYTES (1024u * 1024)
+
+/* Local knobs; 0 (or -1 where noted) chooses from the device's limits. */
+struct rk_bench_tuning {
+	uint32_t tx_depth;     /* outstanding send work requests per QP */
+	uint32_t rx_depth;     /* receives kept posted per QP */
+	uint32_t post_list;    /* work requests per doorbell */
+	uint32_t signal_every; /* one signaled completion per this many requests */
+	uint32_t cq_batch;     /* completions taken per poll */
+	int inline_max;        /* -1: as much as the QP is granted; 0: off */
+	int wr_api;            /* -1: where the provider has it; 0: never; 1: required */
+	int yield_after;       /* busy polling yields the CPU after this many empty
+				  polls in a row; 0: never; -1: the default */
+	uint64_t inflight;     /* bandwidth: bytes outstanding per QP at most
+				  (0: RK_BENCH_INFLIGHT_BYTES) */
+};
+
+struct rk_bench_progress {
+	uint32_t round;
+	uint32_t size;
+	double elapsed_s;
+	uint64_t done;   /* messages completed so far (all QPs) */
+	uint64_t total;  /* messages due (0 in duration mode) */
+	double duration_s;
+	double rate;     /* bytes per second so far */
+};
+
+struct rk_bench_opts {
+	struct rk_conn_opts conn; /* server/host/port/cm/device/GID/timeouts; the
+				     engine sets transport and QP caps itself */
+	/* client: what to run (the server learns it from the client) */
+	enum rk_bench_test test;
+	enum rk_bench_mode mode;
+	enum rk_transport transport;
+	uint32_t qps;
+	bool bidir;
+	uint32_t max_size;        /* the largest size of all rounds */
+	struct rk_bench_tuning tuning;
+	/* called about every 200 ms during a round, from the engine's loop */
+	void (*progress)(const struct rk_bench_progress *p, void *arg);
+	void *progress_arg;
+};
+
+/* What was set up, for the report's header. */
+struct rk_bench_info {
+	bool server;
+	enum rk_bench_test test;
+	enum rk_bench_mode mode;
+	enum rk_transport transport;
+	uint32_t qps;
+	bool bidir;
+	uint32_t max_size;
+	bool cm;
+	char peer[80];
+	char device[64];
+	uint8_t port_num;
+	bool has_gid;
+	uint32_t gid_index;
+	char gid[48];
+	int path_mtu;             /* bytes */
+	uint32_t inline_asked;
+	uint32_t inline_granted;  /* what the provider granted the data QPs */
+	uint32_t tx_depth, rx_depth, post_list, signal_every, cq_batch;
+	uint32_t yield_after;     /* 0: never yields */
+	uint64_t inflight;        /* bytes outstanding per QP at most (bandwidth) */
+	bool wr_api;
+	char wr_api_why[120];     /* why it is used or not */
+	uint32_t max_rd_atomic;
+	uint32_t qpn[RK_BENCH_MAX_QPS];
+	uint32_t peer_qpn[RK_BENCH_MAX_QPS];
+};
+
+/* One round: one size, a number of iterations per QP or a duration. */
+struct rk_bench_round {
+	uint32_t size;
+	uint64_t iters;       /* per QP; 0 when duration_ms is set */
+	uint32_t duration_ms;
+};
+
+struct rk_bench_lat {
+	uint64_t samples;
+	double min, median, avg, p99, p999, max, stdev; /* microseconds */
+};
+
+struct rk_bench_result {
+	uint32_t index;          /* round number, from 0 */
+	struct rk_bench_round round;
+	bool initiator;          /* this side posted the measured operations */
+	uint64_t iters;          /* per QP, as run (duration mode: the fewest of any QP) */
+	uint64_t msgs;           /* messages completed, all QPs (this side's, or the
+				    client's as reported to the server) */
+	uint64_t bytes;
+	double seconds;
+	double bw_avg, bw_peak;  /* bytes per second */
+	double msg_rate;         /* messages per second */
+	uint64_t peer_msgs;      /* bidirectional: what the peer completed */
+	double peer_bw_avg;
+	uint64_t received;       /* SEND: messages this side received; lat: pongs served */
+	uint64_t lost;           /* UC/UD: sent by the peer, never received */
+	struct rk_bench_lat lat; /* latency mode */
+	bool checked_here;       /* this side checked something after the round */
+	char check[200];         /* what this side checked, and how it came out */
+	char peer_check[120];    /* the peer's verdict ("" when it checked nothing) */
+};
+
+struct rk_bench;
+
+/* Connect (both sides), exchange what runs and create the data QPs, memory
+ * and CQs. Every failure is logged once. */
+int rk_bench_connect(const struct rk_bench_opts *opts, struct rk_bench **bench_p);
+
+/* What was set up. */
+const struct rk_bench_info *rk_bench_get_info(const struct rk_bench *b);
+
+/* Run one round. Client: round says what. Server: round is ignored; it waits
+ * for the client's next round and returns 1 (no result) when the client has
+ * finished. A failed check of what arrived is -EBADMSG on both sides. */
+int rk_bench_run(struct rk_bench *b, const struct rk_bench_round *round,
+		 struct rk_bench_result *res);
+
+/* Client: tell the server there are no more rounds. Then, both sides, free
+ * everything. NULL is ignored. */
+void rk_bench_close(struct rk_bench *b);
+
+/* Names: "send", "write", "read", "fetch-add", "cmp-swap"; "bw", "lat". */
+const char *rk_bench_test_str(enum rk_bench_test test);
+const char *rk_bench_mode_str(enum rk_bench_mode mode);
+int rk_bench_test_parse(const char *text, enum rk_bench_test *test_p);
+int rk_bench_mode_parse(const char *text, enum rk_bench_mode *mode_p);
+
+/* Whether the test may run on the transport in the mode (RC: all; UC: send
+ * and write; UD: send), and the largest size for the transport (UD: the path
+ * MTU). 0, or -EINVAL with a sentence in why. Pure logic. */
+int rk_bench_check(enum rk_bench_test test, enum rk_bench_mode mode, enum rk_transport transport,
+		   uint32_t qps, bool bidir, char *why, size_t why_len);
+
+/* ---- statistics (bench_stats.c), pure logic ---- */
+
+/* Latency statistics of n samples (nanoseconds; sorted in place), each
+ * divided by factor (2 for a half round trip), in microseconds. Median as
+ * perftest (the mean of the two middle samples for an even count);
+ * percentiles by nearest rank. n == 0 gives all zeros. */
+void rk_bench_lat_stats(uint64_t *ns, size_t n, unsigned int factor, struct rk_bench_lat *out);
+
+/* The value at percentile p (0 < p <= 100) of n sorted samples, nearest rank. */
+uint64_t rk_bench_percentile(const uint64_t *sorted, size_t n, double p);
+
+/* A point of a run: messages completed by time t (ns from the start). */
+struct rk_bench_sample {
+	uint64_t t_ns;
+	uint64_t count;
+};
+
+/* The best rate (messages per second) over any stretch of the samples that
+ * covers at least min_count messages; the start (0, 0) is implied. 0 when no
+ * stretch is long enough. */
+double rk_bench_peak_rate(const struct rk_bench_sample *s, size_t n, uint64_t min_count);
+
+/* Powers of two from lo to hi inclusive (lo, hi powers of two, lo <= hi) into
+ * sizes (at most max); returns the count or -EINVAL / -ENOSPC. */
+int rk_bench_sweep(uint32_t lo, uint32_t hi, uint32_t *sizes, size_t max);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,579 @@
+/* rdmakit bench: bandwidth, message rate and latency between a server and a
+ * client, on the library's benchmark engine (bench.h). This file holds the
+ * options and the report: a table like perftest's, --json or --csv. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rdmakit/bench.h>
+
+#include "cli.h"
+
+#define MAX_SIZES 64
+#define MIB (1024.0 * 1024.0)
+
+struct bench_cli {
+	struct cli_dev_opts dev;
+	bool server;
+	uint64_t port;
+	bool cm;
+	const char *test;
+	const char *mode;
+	const char *transport;
+	const char *sizes;
+	uint64_t iters;
+	uint64_t duration;
+	uint64_t qps;
+	bool bidir;
+	uint64_t tx_depth, rx_depth, post_list, signal_every, cq_batch;
+	int64_t inline_max;
+	int64_t yield_after;
+	uint64_t inflight;
+	const char *wr_api;
+	uint64_t timeout;
+	uint64_t wait;
+	bool json;
+	bool csv;
+};
+
+static const char usage_text[] =
+	"rdmakit bench --server [options]\n       rdmakit bench HOST [options]";
+static const char description[] =
+	"Bandwidth, message rate and latency between a server and a client, as perftest\n"
+	"measures them (ib_send_bw, ib_write_lat, ...), in one command. The client says\n"
+	"what runs; the server learns it and serves it. After every size the side that\n"
+	"was written, read, sent to or operated on checks what arrived.\n"
+	"  --test send|write|read|fetch-add|cmp-swap   --mode bw|lat\n"
+	"  --transport rc|uc|ud (UC: send, write; UD: send)\n"
+	"  --sizes 65536 | 2..8M (powers of two) | 64,4k,64k\n"
+	"Bandwidth counts messages x size from the first post to the last completion;\n"
+	"latency is half the round trip of a SEND/WRITE ping-pong and the full round\n"
+	"trip of a READ or atomic. Inline data, post lists, selective signaling, batched\n"
+	"polling and the ibv_wr_* API are chosen from what the device grants, and shown.";
+
+/* ---- sizes ---- */
+
+static int parse_one_size(const char *text, uint32_t *out)
+{
+	char err[160];
+	uint64_t v;
+
+	if (rk_parse_u64(text, 1, RK_BENCH_MAX_SIZE, 1024, &v, err, sizeof(err))) {
+		fprintf(stderr, "rdmakit bench: option --sizes: %s\n", err);
+		return -EINVAL;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* "N", "LO..HI" (powers of two) or "A,B,C". Returns the count or -EINVAL. */
+static int parse_sizes(const char *text, uint32_t *sizes)
+{
+	char buf[512], *dots, *save = NULL, *tok;
+	int n = 0;
+
+	if (strlen(text) >= sizeof(buf)) {
+		fprintf(stderr, "rdmakit bench: option --sizes: too long\n");
+		return -EINVAL;
+	}
+	snprintf(buf, sizeof(buf), "%s", text);
+	dots = strstr(buf, "..");
+	if (dots) {
+		uint32_t lo, hi;
+
+		*dots = '\0';
+		if (parse_one_size(buf, &lo) || parse_one_size(dots + 2, &hi))
+			return -EINVAL;
+		n = rk_bench_sweep(lo, hi, sizes, MAX_SIZES);
+		if (n < 0) {
+			fprintf(stderr, "rdmakit bench: option --sizes: '%s' is not a sweep of powers "
+					"of two (LO..HI with LO <= HI, e.g. 2..8M)\n", text);
+			return -EINVAL;
+		}
+		return n;
+	}
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (n == MAX_SIZES) {
+			fprintf(stderr, "rdmakit bench: option --sizes: at most %d sizes\n", MAX_SIZES);
+			return -EINVAL;
+		}
+		if (parse_one_size(tok, &sizes[n]))
+			return -EINVAL;
+		n++;
+	}
+	if (!n || text[strlen(text) - 1] == ',' || text[0] == ',' || strstr(text, ",,")) {
+		fprintf(stderr, "rdmakit bench: option --sizes: '%s' is not a list of sizes\n", text);
+		return -EINVAL;
+	}
+	return n;
+}
+
+/* ---- report ---- */
+
+struct report {
+	const struct bench_cli *o;
+	const struct rk_bench_info *info;
+	json_object *doc, *results;
+	bool progress_shown;
+	bool tty;
+};
+
+static const char *test_title(enum rk_bench_test t)
+{
+	static const char *const v[] = {"SEND", "RDMA WRITE", "RDMA READ", "FETCH_ADD",
+					"CMP_SWAP"};
+
+	return v[t];
+}
+
+static void print_header(const struct report *rp)
+{
+	const struct rk_bench_info *in = rp->info;
+
+	printf("rdmakit bench: %s %s, %s, %u QP%s%s, %s %s (%s)\n", test_title(in->test),
+	       in->mode == RK_BENCH_BW ? "bandwidth" : "latency", rk_transport_str(in->transport),
+	       in->qps, in->qps > 1 ? "s" : "", in->bidir ? ", bidirectional" : "",
+	       in->server ? "server for" : "client of", in->peer,
+	       in->cm ? "RDMA CM" : "TCP exchange");
+	printf("  device %s port %u", in->device, in->port_num);
+	if (in->has_gid)
+		printf(", GID %u %s", in->gid_index, in->gid);
+	printf(", path MTU %d, QP 0x%x -> peer QP 0x%x%s\n", in->path_mtu, in->qpn[0],
+	       in->peer_qpn[0], in->qps > 1 ? ", ..." : "");
+	if (in->inline_granted)
+		printf("  inline    up to %u bytes (asked %u, the QP was granted %u)\n",
+		       in->inline_granted, in->inline_asked, in->inline_granted);
+	else
+		printf("  inline    off (%s)\n", in->inline_asked ? "the device grants none" :
+								"asked for none");
+	printf("  posting   %s; %u WR%s per doorbell, signaled every %u, send queue %u, "
+	       "receive queue %u\n", in->wr_api_why, in->post_list, in->post_list > 1 ? "s" : "",
+	       in->signal_every, in->tx_depth, in->rx_depth);
+	if (in->mode == RK_BENCH_BW)
+		printf("  in flight at most %" PRIu64 " KiB per QP (fewer outstanding requests for "
+		       "large messages), %u outstanding READs/atomics\n", in->inflight / 1024,
+		       in->max_rd_atomic);
+	if (in->yield_after)
+		printf("  polling   busy, up to %u completions per poll; the CPU yielded after %u "
+		       "empty polls\n", in->cq_batch, in->yield_after);
+	else
+		printf("  polling   busy, up to %u completions per poll, never yielding\n",
+		       in->cq_batch);
+	if (in->mode == RK_BENCH_BW)
+		printf(" %-10s %-12s %-16s %-18s %-14s %s\n", "#bytes", "#iterations",
+		       "BW peak[MiB/s]", "BW average[MiB/s]", "MsgRate[Mpps]", "check");
+	else
+		printf(" %-8s %-11s %-10s %-12s %-10s %-10s %-12s %-10s %s\n", "#bytes",
+		       "#iterations", "t_min[us]", "t_median[us]", "t_avg[us]", "t_p99[us]",
+		       "t_p99.9[us]", "t_max[us]", "check");
+	fflush(stdout);
+}
+
+static void clear_progress(struct report *rp)
+{
+	if (rp->progress_shown) {
+		printf("\r\033[K");
+		rp->progress_shown = false;
+	}
+}
+
+static void on_progress(const struct rk_bench_progress *p, void *arg)
+{
+	struct report *rp = arg;
+
+	if (p->elapsed_s < 1.0)
+		return;
+	if (p->total)
+		printf("\r  %u bytes: %" PRIu64 "/%" PRIu64 " messages (%.0f%%), %.1f s, %.2f MiB/s",
+		       p->size, p->done, p->total, 100.0 * (double)p->done / (double)p->total,
+		       p->elapsed_s, p->rate / MIB);
+	else
+		printf("\r  %u bytes: %" PRIu64 " messages, %.1f of %.0f s, %.2f MiB/s", p->size,
+		       p->done, p->elapsed_s, p->duration_s, p->rate / MIB);
+	printf("\033[K");
+	fflush(stdout);
+	rp->progress_shown = true;
+}
+
+static const char *verdict(const struct rk_bench_result *r)
+{
+	return r->checked_here ? r->check : r->peer_check[0] ? "peer checked" : "-";
+}
+
+static void print_row(struct report *rp, const struct rk_bench_result *r)
+{
+	const struct rk_bench_info *in = rp->info;
+
+	clear_progress(rp);
+	if (in->mode == RK_BENCH_BW) {
+		char peak[32];
+
+		if (r->initiator)
+			snprintf(peak, sizeof(peak), "%.2f", r->bw_peak / MIB);
+		else
+			snprintf(peak, sizeof(peak), "-");
+		printf(" %-10u %-12" PRIu64 " %-16s %-18.2f %-14.6f ok: %s\n", r->round.size,
+		       r->iters, peak, r->bw_avg / MIB, r->msg_rate / 1e6, verdict(r));
+		if (in->bidir)
+			printf(" %-10s %-12s %-16s %-18.2f %-14s (the peer's direction; both: %.2f "
+			       "MiB/s)\n", "", "", "", r->peer_bw_avg / MIB, "",
+			       (r->bw_avg + r->peer_bw_avg) / MIB);
+	} else if (r->initiator) {
+		const struct rk_bench_lat *l = &r->lat;
+
+		printf(" %-8u %-11" PRIu64 " %-10.2f %-12.2f %-10.2f %-10.2f %-12.2f %-10.2f ok: %s\n",
+		       r->round.size, r->iters, l->min, l->median, l->avg, l->p99, l->p999, l->max,
+		       verdict(r));
+	} else {
+		printf(" %-8u %-11" PRIu64 " (answered; the client times it)  ok: %s\n",
+		       r->round.size, r->iters, verdict(r));
+	}
+	fflush(stdout);
+}
+
+static void csv_header(const struct rk_bench_info *in)
+{
+	(void)in;
+	printf("test,mode,transport,qps,size,iterations,messages,seconds,bw_peak_MiBps,"
+	       "bw_avg_MiBps,msg_rate_Mpps,lat_min_us,lat_median_us,lat_avg_us,lat_p99_us,"
+	       "lat_p999_us,lat_max_us,received,lost,check\n");
+}
+
+static void csv_row(const struct rk_bench_info *in, const struct rk_bench_result *r)
+{
+	const struct rk_bench_lat *l = &r->lat;
+	const char *v = verdict(r);
+
+	printf("%s,%s,%s,%u,%u,%" PRIu64 ",%" PRIu64 ",%.6f,%.2f,%.2f,%.6f,%.3f,%.3f,%.3f,%.3f,"
+	       "%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",\"",
+	       rk_bench_test_str(in->test), rk_bench_mode_str(in->mode),
+	       rk_transport_str(in->transport), in->qps, r->round.size, r->iters, r->msgs,
+	       r->seconds, r->bw_peak / MIB, r->bw_avg / MIB, r->msg_rate / 1e6, l->min, l->median,
+	       l->avg, l->p99, l->p999, l->max, r->received, r->lost);
+	for (; *v; v++)
+		putchar(*v == '"' ? '\'' : *v);
+	printf("\"\n");
+	fflush(stdout);
+}
+
+static json_object *jdouble(double v)
+{
+	return json_object_new_double(v);
+}
+
+static json_object *info_json(const struct rk_bench_info *in, const struct bench_cli *o)
+{
+	json_object *j = json_object_new_object(), *fp = json_object_new_object();
+
+	json_object_object_add(j, "role", json_object_new_string(in->server ? "server" : "client"));
+	json_object_object_add(j, "test", json_object_new_string(rk_bench_test_str(in->test)));
+	json_object_object_add(j, "mode", json_object_new_string(rk_bench_mode_str(in->mode)));
+	json_object_object_add(j, "transport",
+			       json_object_new_string(rk_transport_str(in->transport)));
+	json_object_object_add(j, "qps", json_object_new_int((int)in->qps));
+	json_object_object_add(j, "bidirectional", json_object_new_boolean(in->bidir));
+	json_object_object_add(j, "connection",
+			       json_object_new_string(in->cm ? "rdma_cm" : "tcp"));
+	json_object_object_add(j, "peer", json_object_new_string(in->peer));
+	json_object_object_add(j, "device", json_object_new_string(in->device));
+	json_object_object_add(j, "port", json_object_new_int(in->port_num));
+	if (in->has_gid) {
+		json_object_object_add(j, "gid_index", json_object_new_int((int)in->gid_index));
+		json_object_object_add(j, "gid", json_object_new_string(in->gid));
+	}
+	json_object_object_add(j, "path_mtu", json_object_new_int(in->path_mtu));
+	json_object_object_add(j, "port_tcp", json_object_new_int((int)o->port));
+	json_object_object_add(fp, "inline_asked", json_object_new_int((int)in->inline_asked));
+	json_object_object_add(fp, "inline_granted", json_object_new_int((int)in->inline_granted));
+	json_object_object_add(fp, "wr_api", json_object_new_boolean(in->wr_api));
+	json_object_object_add(fp, "posting", json_object_new_string(in->wr_api_why));
+	json_object_object_add(fp, "post_list", json_object_new_int((int)in->post_list));
+	json_object_object_add(fp, "signal_every", json_object_new_int((int)in->signal_every));
+	json_object_object_add(fp, "cq_batch", json_object_new_int((int)in->cq_batch));
+	json_object_object_add(fp, "yield_after", json_object_new_int((int)in->yield_after));
+	json_object_object_add(fp, "inflight_bytes", json_object_new_int64((int64_t)in->inflight));
+	json_object_object_add(fp, "max_rd_atomic", json_object_new_int((int)in->max_rd_atomic));
+	json_object_object_add(fp, "tx_depth", json_object_new_int((int)in->tx_depth));
+	json_object_object_add(fp, "rx_depth", json_object_new_int((int)in->rx_depth));
+	json_object_object_add(j, "fast_path", fp);
+	return j;
+}
+
+static json_object *result_json(const struct rk_bench_info *in, const struct rk_bench_result *r)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "size", json_object_new_int64(r->round.size));
+	json_object_object_add(j, "iterations", json_object_new_int64((int64_t)r->iters));
+	json_object_object_add(j, "iterations_asked", json_object_new_int64((int64_t)r->round.iters));
+	json_object_object_add(j, "duration_ms", json_object_new_int64(r->round.duration_ms));
+	json_object_object_add(j, "measured_here", json_object_new_boolean(r->initiator));
+	json_object_object_add(j, "messages", json_object_new_int64((int64_t)r->msgs));
+	json_object_object_add(j, "bytes", json_object_new_int64((int64_t)r->bytes));
+	json_object_object_add(j, "seconds", jdouble(r->seconds));
+	if (in->mode == RK_BENCH_BW) {
+		json_object_object_add(j, "bw_avg_MiBps", jdouble(r->bw_avg / MIB));
+		json_object_object_add(j, "bw_peak_MiBps", jdouble(r->bw_peak / MIB));
+		json_object_object_add(j, "bw_avg_Gbps", jdouble(r->bw_avg * 8 / 1e9));
+		json_object_object_add(j, "msg_rate_Mpps", jdouble(r->msg_rate / 1e6));
+		if (in->bidir) {
+			json_object_object_add(j, "peer_messages",
+					       json_object_new_int64((int64_t)r->peer_msgs));
+			json_object_object_add(j, "peer_bw_avg_MiBps", jdouble(r->peer_bw_avg / MIB));
+		}
+	}
+	if (in->mode == RK_BENCH_LAT && r->initiator) {
+		json_object *l = json_object_new_object();
+
+		json_object_object_add(l, "samples", json_object_new_int64((int64_t)r->lat.samples));
+		json_object_object_add(l, "min", jdouble(r->lat.min));
+		json_object_object_add(l, "median", jdouble(r->lat.median));
+		json_object_object_add(l, "avg", jdouble(r->lat.avg));
+		json_object_object_add(l, "p99", jdouble(r->lat.p99));
+		json_object_object_add(l, "p99_9", jdouble(r->lat.p999));
+		json_object_object_add(l, "max", jdouble(r->lat.max));
+		json_object_object_add(l, "stdev", jdouble(r->lat.stdev));
+		json_object_object_add(j, "latency_us", l);
+	}
+	json_object_object_add(j, "received", json_object_new_int64((int64_t)r->received));
+	json_object_object_add(j, "lost", json_object_new_int64((int64_t)r->lost));
+	json_object_object_add(j, "checked_here", json_object_new_boolean(r->checked_here));
+	json_object_object_add(j, "check", json_object_new_string(r->check));
+	json_object_object_add(j, "peer_check", json_object_new_string(r->peer_check));
+	return j;
+}
+
+/* ---- options ---- */
+
+static int choose(const char *opt, const char *text, const char *const *names, int n, int *out)
+{
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(text, names[i])) {
+			*out = i;
+			return 0;
+		}
+	}
+	fprintf(stderr, "rdmakit bench: option --%s: '%s' is not one of", opt, text);
+	for (int i = 0; i < n; i++)
+		fprintf(stderr, "%s %s", i ? "," : "", names[i]);
+	fprintf(stderr, "\n");
+	return -EINVAL;
+}
+
+static int check_server_opts(const struct bench_cli *o)
+{
+	if (o->test || o->mode || o->transport || o->sizes || o->iters || o->duration ||
+	    o->qps != 1 || o->bidir) {
+		fprintf(stderr, "rdmakit bench: the server learns the test, mode, transport, sizes, "
+				"iterations, duration, QPs and direction from the client; give them "
+				"to the client only\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	struct bench_cli o = {
+		.dev = CLI_DEV_OPTS_DEFAULT, .port = RK_DEFAULT_PORT, .qps = 1, .inline_max = -1, .yield_after = -1,
+		.wr_api = "auto", .timeout = 10,
+	};
+	const struct rk_opt opts[] = {
+		{"server", 'S', RK_OPT_FLAG, &o.server, 0, 0, NULL, "be the server"},
+		{"port", 'p', RK_OPT_COUNT, &o.port, 1, 65535, "PORT", "TCP or RDMA CM port"},
+		{"cm", 'c', RK_OPT_FLAG, &o.cm, 0, 0, NULL,
+		 "connect with RDMA CM instead of the TCP exchange"},
+		CLI_DEV_OPTS(&o.dev),
+		{"test", 't', RK_OPT_STRING, &o.test, 0, 0, "TEST",
+		 "send|write|read|fetch-add|cmp-swap (client; default write)"},
+		{"mode", 'm', RK_OPT_STRING, &o.mode, 0, 0, "MODE",
+		 "bw (bandwidth and message rate) or lat (client; default bw)"},
+		{"transport", 'T', RK_OPT_STRING, &o.transport, 0, 0, "TR",
+		 "rc|uc|ud (client; default rc)"},
+		{"sizes", 's', RK_OPT_STRING, &o.sizes, 0, 0, "SIZES",
+		 "one size, LO..HI powers of two, or a list A,B,C (client; default 65536 for bw, "
+		 "2 for lat, 8 for atomics)"},
+		{"iters", 'n', RK_OPT_COUNT, &o.iters, 1, UINT32_MAX, "N",
+		 "iterations per QP and size (client; default 5000 for bw, 1000 for lat)"},
+		{"duration", 'D', RK_OPT_COUNT, &o.duration, 1, 3600, "SEC",
+		 "run each size this many seconds instead of --iters (client)"},
+		{"qps", 'q', RK_OPT_COUNT, &o.qps, 1, RK_BENCH_MAX_QPS, "N",
+		 "queue pairs, bandwidth only (client)"},
+		{"bidir", 'b', RK_OPT_FLAG, &o.bidir, 0, 0, NULL,
+		 "both directions at once, bandwidth only (client)"},
+		{"tx-depth", 0, RK_OPT_COUNT, &o.tx_depth, 0, 65536, "N",
+		 "send queue depth per QP (0: 512 for bw, 64 for lat)"},
+		{"rx-depth", 0, RK_OPT_COUNT, &o.rx_depth, 0, 65536, "N",
+		 "receives kept posted per QP (0: 512 for bw, 64 for lat)"},
+		{"post-list", 0, RK_OPT_COUNT, &o.post_list, 0, 64, "N",
+		 "work requests per doorbell (0: 16 for bw, 1 for lat)"},
+		{"signal-every", 0, RK_OPT_COUNT, &o.signal_every, 0, 65536, "N",
+		 "one signaled completion per N requests (0: 64 for bw, 16 for lat)"},
+		{"cq-batch", 0, RK_OPT_COUNT, &o.cq_batch, 0, 256, "N",
+		 "completions taken per poll (0: 32)"},
+		{"inline", 0, RK_OPT_INT, &o.inline_max, -1, 65536, "BYTES",
+		 "inline data up to BYTES; -1: as much as the device grants the QP; 0: off"},
+		{"inflight", 0, RK_OPT_SIZE, &o.inflight, 0, (uint64_t)1 << 32, "BYTES",
+		 "bandwidth: bytes outstanding per QP at most (0: 1M)"},
+		{"yield-after", 0, RK_OPT_INT, &o.yield_after, -1, 1 << 30, "N",
+		 "busy polling yields the CPU after N empty polls; 0: never; -1: 8 for bw, never for lat"},
+		{"wr-api", 0, RK_OPT_STRING, &o.wr_api, 0, 0, "WHEN",
+		 "ibv_wr_* posting API: auto (where the provider has it), on, off"},
+		{"timeout", 0, RK_OPT_COUNT, &o.timeout, 1, 3600, "SEC",
+		 "client: keep trying to connect this long; both: bound on every wait"},
+		{"wait", 'w', RK_OPT_COUNT, &o.wait, 0, 86400, "SEC",
+		 "server: give up when no client came in SEC seconds (0: wait forever)"},
+		{"json", 'j', RK_OPT_FLAG, &o.json, 0, 0, NULL, "print one JSON document"},
+		{"csv", 0, RK_OPT_FLAG, &o.csv, 0, 0, NULL, "print CSV, one row per size"},
+		RK_OPT_END,
+	};
+	static const char *const tests[] = {"send", "write", "read", "fetch-add", "cmp-swap"};
+	static const char *const modes[] = {"bw", "lat"};
+	static const char *const transports[] = {"rc", "uc", "ud"};
+	static const char *const wr_apis[] = {"off", "on", "auto"};
+	struct rk_bench_opts bo = {0};
+	struct report rp = {.o = &o};
+	uint32_t sizes[MAX_SIZES];
+	struct rk_bench *b;
+	char why[200];
+	int first, ret, nsizes = 0, test = RK_BENCH_WRITE, mode = RK_BENCH_BW, tr = RK_RC, wr = 2;
+	int status = CLI_OK;
+
+	ret = cli_parse("bench", usage_text, description, opts, argc, argv, &first);
+	if (ret >= 0)
+		return ret;
+	if (o.server && first < argc) {
+		fprintf(stderr, "rdmakit bench: a server takes no HOST ('%s')\n", argv[first]);
+		return CLI_USAGE;
+	}
+	if (!o.server && first != argc - 1) {
+		fprintf(stderr, "rdmakit bench: give the server's address (or --server)\n");
+		return CLI_USAGE;
+	}
+	if (o.json && o.csv) {
+		fprintf(stderr, "rdmakit bench: --json and --csv exclude each other\n");
+		return CLI_USAGE;
+	}
+	if (choose("wr-api", o.wr_api, wr_apis, 3, &wr))
+		return CLI_USAGE;
+	if (o.server && check_server_opts(&o))
+		return CLI_USAGE;
+	if (!o.server) {
+		if ((o.test && choose("test", o.test, tests, 5, &test)) ||
+		    (o.mode && choose("mode", o.mode, modes, 2, &mode)) ||
+		    (o.transport && choose("transport", o.transport, transports, 3, &tr)))
+			return CLI_USAGE;
+		if (o.iters && o.duration) {
+			fprintf(stderr, "rdmakit bench: give --iters or --duration, not both\n");
+			return CLI_USAGE;
+		}
+		if (rk_bench_check((enum rk_bench_test)test, (enum rk_bench_mode)mode,
+				   (enum rk_transport)tr, (uint32_t)o.qps, o.bidir, why, sizeof(why))) {
+			fprintf(stderr, "rdmakit bench: %s\n", why);
+			return CLI_USAGE;
+		}
+		if (o.sizes) {
+			nsizes = parse_sizes(o.sizes, sizes);
+			if (nsizes < 0)
+				return CLI_USAGE;
+		} else {
+			sizes[0] = test >= RK_BENCH_FETCH_ADD ? 8 : mode == RK_BENCH_LAT ? 2 : 65536;
+			nsizes = 1;
+		}
+		for (int i = 0; i < nsizes; i++) {
+			if (test >= RK_BENCH_FETCH_ADD && sizes[i] != 8) {
+				fprintf(stderr, "rdmakit bench: option --sizes: atomics work on 8 bytes "
+						"(got %u)\n", sizes[i]);
+				return CLI_USAGE;
+			}
+		}
+		if (!o.iters && !o.duration)
+			o.iters = mode == RK_BENCH_LAT ? 1000 : 5000;
+	}
+
+	bo.conn.server = o.server;
+	bo.conn.host = o.server ? NULL : argv[first];
+	bo.conn.port = (uint16_t)o.port;
+	bo.conn.cm = o.cm;
+	bo.conn.device = o.dev.device;
+	bo.conn.port_num = (uint8_t)o.dev.port;
+	bo.conn.gid_index = (int)o.dev.gid_index;
+	bo.conn.timeout_ms = (int)o.timeout * 1000;
+	bo.conn.accept_timeout_ms = o.wait ? (int)o.wait * 1000 : -1;
+	bo.test = (enum rk_bench_test)test;
+	bo.mode = (enum rk_bench_mode)mode;
+	bo.transport = (enum rk_transport)tr;
+	bo.qps = (uint32_t)o.qps;
+	bo.bidir = o.bidir;
+	for (int i = 0; i < nsizes; i++)
+		if (sizes[i] > bo.max_size)
+			bo.max_size = sizes[i];
+	bo.tuning.tx_depth = (uint32_t)o.tx_depth;
+	bo.tuning.rx_depth = (uint32_t)o.rx_depth;
+	bo.tuning.post_list = (uint32_t)o.post_list;
+	bo.tuning.signal_every = (uint32_t)o.signal_every;
+	bo.tuning.cq_batch = (uint32_t)o.cq_batch;
+	bo.tuning.inline_max = (int)o.inline_max;
+	bo.tuning.wr_api = wr == 2 ? -1 : wr;
+	bo.tuning.yield_after = (int)o.yield_after;
+	bo.tuning.inflight = o.inflight;
+	rp.tty = isatty(STDOUT_FILENO) && !o.json && !o.csv;
+	if (rp.tty) {
+		bo.progress = on_progress;
+		bo.progress_arg = &rp;
+	}
+	if (!o.json && !o.csv && o.server)
+		printf("bench server: waiting for a client on port %" PRIu64 " (%s)\n", o.port,
+		       o.cm ? "RDMA CM" : "TCP exchange");
+	fflush(stdout);
+
+	ret = rk_bench_connect(&bo, &b);
+	if (ret)
+		return CLI_FAILED;
+	rp.info = rk_bench_get_info(b);
+	if (o.json) {
+		rp.doc = info_json(rp.info, &o);
+		rp.results = json_object_new_array();
+		json_object_object_add(rp.doc, "results", rp.results);
+	} else if (o.csv) {
+		csv_header(rp.info);
+	} else {
+		print_header(&rp);
+	}
+	for (int i = 0; o.server || i < nsizes; i++) {
+		struct rk_bench_round round = {0};
+		struct rk_bench_result res;
+
+		if (!o.server) {
+			round.size = sizes[i];
+			round.iters = o.iters;
+			round.duration_ms = (uint32_t)o.duration * 1000;
+		}
+		ret = rk_bench_run(b, &round, &res);
+		clear_progress(&rp);
+		if (ret == 1)
+			break;
+		if (ret) {
+			status = CLI_FAILED;
+			break;
+		}
+		if (o.json)
+			json_object_array_add(rp.results, result_json(rp.info, &res));
+		else if (o.csv)
+			csv_row(rp.info, &res);
+		else
+			print_row(&rp, &res);
+	}
+	rk_bench_close(b);
+	if (o.json) {
+		json_object_object_add(rp.doc, "ok", json_object_new_boolean(status == CLI_OK));
+		cli_json_print(rp.doc);
+	} else if (!o.csv) {
+		printf("bench %s: %s\n", o.server ? "server" : "client",
+		       status == CLI_OK ? "every size checked: OK" : "FAILED");
+	}
+	return status;
+}

@@ -1,0 +1,414 @@
+/* rdmakit qp-states: what a queue pair really does in each state of the IB
+ * state machine, observed on the device (the walk is rk_qps_observe()). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rdmakit/qp_states.h>
+
+#include "cli.h"
+
+struct qp_states_opts {
+	struct cli_dev_opts dev;
+	bool json;
+};
+
+static const char usage_text[] = "rdmakit qp-states [-d DEV] [-i PORT] [-g IDX] [--json]";
+static const char description[] =
+	"Walk one RC queue pair through RESET, INIT, RTR, RTS, SQD and ERR, and back through\n"
+	"RESET, next to a peer QP connected to it. In each state post a receive and a send with\n"
+	"the raw verbs and show what the device answered, what arrived while the QP was in that\n"
+	"state and what became of the requests later; the peer sends to it in INIT, RTR, RTS\n"
+	"and SQD. Then try transitions the spec forbids, and a send-queue error on UD and UC\n"
+	"QPs (where the spec's SQE state would appear). Takes a few seconds.";
+
+/* What the IB spec says a post in this state returns: true = accepted. */
+static bool spec_accepts(enum ibv_qp_state s, bool is_send)
+{
+	switch (s) {
+	case IBV_QPS_RESET:
+		return false;
+	case IBV_QPS_INIT:
+	case IBV_QPS_RTR:
+		return !is_send;
+	default:
+		return true;
+	}
+}
+
+static const char *short_status(enum ibv_wc_status st)
+{
+	const char *n = rk_wc_status_name(st);
+
+	return strncmp(n, "IBV_WC_", 7) ? n : n + 7;
+}
+
+static json_object *wr_json(const struct rk_qps_report *rep, int i)
+{
+	const struct rk_qps_wr *r;
+	json_object *j;
+	char fate[160];
+
+	if (i < 0 || i >= rep->nwrs)
+		return NULL;
+	r = &rep->wrs[i];
+	j = json_object_new_object();
+	json_object_object_add(j, "what", json_object_new_string(r->what));
+	json_object_object_add(j, "posted_in", json_object_new_string(rep->rows[r->row].label));
+	json_object_object_add(j, "on", json_object_new_string(r->on_peer ? "peer" : "subject"));
+	json_object_object_add(j, "raw_verb", json_object_new_boolean(r->raw));
+	json_object_object_add(j, "post_ret", json_object_new_int(r->post_ret));
+	json_object_object_add(j, "post_errno",
+			       json_object_new_string(rk_qps_errno_name(r->post_ret)));
+	json_object_object_add(j, "accepted", json_object_new_boolean(r->post_ret == 0));
+	json_object_object_add(j, "completed", json_object_new_boolean(r->completed));
+	if (r->completed) {
+		json_object_object_add(j, "status",
+				       json_object_new_string(short_status(r->status)));
+		json_object_object_add(j, "completed_in",
+				       json_object_new_string(rk_qp_state_str(r->completed_in)));
+		json_object_object_add(j, "completed_during",
+				       json_object_new_string(rep->rows[r->completed_row].label));
+	}
+	if (r->is_send) {
+		json_object_object_add(j, "delivered", json_object_new_boolean(r->delivered));
+		if (r->delivered) {
+			json_object_object_add(
+				j, "delivered_in",
+				json_object_new_string(rk_qp_state_str(r->delivered_in)));
+			json_object_object_add(
+				j, "delivered_during",
+				json_object_new_string(rep->rows[r->delivered_row].label));
+			if (r->delivered_into >= 0 && r->on_peer)
+				json_object_object_add(
+					j, "landed_in_recv_posted_in",
+					json_object_new_string(
+						rep->rows[rep->wrs[r->delivered_into].row].label));
+		}
+	}
+	json_object_object_add(j, "fate",
+			       json_object_new_string(rk_qps_fate_str(rep, i, fate, sizeof(fate))));
+	return j;
+}
+
+static json_object *report_json(const struct rk_qps_report *rep, int result)
+{
+	json_object *doc = json_object_new_object(), *rows = json_object_new_array();
+	json_object *trans = json_object_new_array(), *sqe = json_object_new_array();
+	json_object *events = json_object_new_array();
+
+	json_object_object_add(doc, "device", json_object_new_string(rep->device));
+	json_object_object_add(doc, "subject_qpn", json_object_new_int64(rep->subject_qpn));
+	json_object_object_add(doc, "peer_qpn", json_object_new_int64(rep->peer_qpn));
+	for (int i = 0; i < rep->nrows; i++) {
+		const struct rk_qps_row *row = &rep->rows[i];
+		json_object *j = json_object_new_object(), *q;
+
+		json_object_object_add(j, "state",
+				       json_object_new_string(rk_qp_state_str(row->state)));
+		json_object_object_add(j, "label", json_object_new_string(row->label));
+		json_object_object_add(j, "spec", json_object_new_string(row->spec));
+		json_object_object_add(j, "entered", json_object_new_boolean(row->modify_ret == 0));
+		json_object_object_add(j, "enter_ret", json_object_new_int(row->modify_ret));
+		json_object_object_add(j, "queried",
+				       json_object_new_string(rk_qp_state_str(row->queried)));
+		json_object_object_add(j, "spec_accepts_recv",
+				       json_object_new_boolean(spec_accepts(row->state, false)));
+		json_object_object_add(j, "spec_accepts_send",
+				       json_object_new_boolean(spec_accepts(row->state, true)));
+		json_object_object_add(j, "recv", wr_json(rep, row->recv_wr));
+		json_object_object_add(j, "send", wr_json(rep, row->send_wr));
+		json_object_object_add(j, "incoming", wr_json(rep, row->incoming_wr));
+		if (row->nqueued) {
+			q = json_object_new_array();
+			for (int k = 0; k < row->nqueued; k++)
+				json_object_array_add(q, wr_json(rep, row->queued[k]));
+			json_object_object_add(
+				j, row->state == IBV_QPS_SQD ? "queued_before" : "outstanding", q);
+		}
+		if (row->state == IBV_QPS_SQD) {
+			json_object_object_add(j, "sq_drained_event",
+					       json_object_new_boolean(row->drained_event));
+			json_object_object_add(j, "kick", wr_json(rep, row->kick_wr));
+		}
+		json_object_object_add(j, "completions_here",
+				       json_object_new_int(row->completions_here));
+		json_object_array_add(rows, j);
+	}
+	json_object_object_add(doc, "rows", rows);
+	for (int i = 0; i < rep->nsqe; i++) {
+		const struct rk_qps_sqe *s = &rep->sqe[i];
+		json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "transport",
+				       json_object_new_string(rk_transport_str(s->transport)));
+		json_object_object_add(j, "post_ret", json_object_new_int(s->post_ret));
+		json_object_object_add(j, "completed", json_object_new_boolean(s->completed));
+		if (s->completed)
+			json_object_object_add(j, "status",
+					       json_object_new_string(short_status(s->status)));
+		json_object_object_add(j, "state_after",
+				       json_object_new_string(rk_qp_state_str(s->state_after)));
+		json_object_object_add(j, "sqe_reached",
+				       json_object_new_boolean(s->state_after == IBV_QPS_SQE));
+		if (s->tried_resume) {
+			json_object_object_add(j, "resume_ret", json_object_new_int(s->resume_ret));
+			json_object_object_add(
+				j, "state_final",
+				json_object_new_string(rk_qp_state_str(s->state_final)));
+		}
+		json_object_array_add(sqe, j);
+	}
+	json_object_object_add(doc, "sqe", sqe);
+	for (int i = 0; i < rep->ntransitions; i++) {
+		const struct rk_qps_transition *t = &rep->transitions[i];
+		json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "from", json_object_new_string(rk_qp_state_str(t->from)));
+		json_object_object_add(j, "to", json_object_new_string(rk_qp_state_str(t->to)));
+		json_object_object_add(j, "rule_allows", json_object_new_boolean(t->spec_allows));
+		json_object_object_add(j, "accepted", json_object_new_boolean(t->ret == 0));
+		json_object_object_add(j, "ret", json_object_new_int(t->ret));
+		json_object_object_add(j, "errno",
+				       json_object_new_string(rk_qps_errno_name(t->ret)));
+		json_object_object_add(j, "state_after",
+				       json_object_new_string(rk_qp_state_str(t->after)));
+		json_object_array_add(trans, j);
+	}
+	json_object_object_add(doc, "transitions", trans);
+	for (int i = 0; i < rep->nevents; i++) {
+		const struct rk_qps_event *e = &rep->events[i];
+		json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "during",
+				       json_object_new_string(rep->rows[e->row].label));
+		json_object_object_add(j, "subject_state",
+				       json_object_new_string(rk_qp_state_str(e->subject_state)));
+		if (e->is_async) {
+			json_object_object_add(
+				j, "async",
+				json_object_new_string(rk_async_event_name(e->async_type)));
+		} else {
+			json_object_object_add(j, "status",
+					       json_object_new_string(short_status(e->status)));
+			if (e->wr >= 0) {
+				const struct rk_qps_wr *r = &rep->wrs[e->wr];
+
+				json_object_object_add(
+					j, "on",
+					json_object_new_string(r->on_peer ? "peer" : "subject"));
+				json_object_object_add(j, "what", json_object_new_string(r->what));
+				json_object_object_add(
+					j, "posted_in",
+					json_object_new_string(rep->rows[r->row].label));
+			}
+		}
+		json_object_array_add(events, j);
+	}
+	json_object_object_add(doc, "events", events);
+	json_object_object_add(doc, "result", json_object_new_string(result ? "failed" : "ok"));
+	return doc;
+}
+
+/* The peer's SEND posted in a row: where it was received. */
+static const char *incoming_str(const struct rk_qps_report *rep, int row, char *buf, size_t len)
+{
+	const struct rk_qps_wr *r;
+
+	if (rep->rows[row].incoming_wr < 0)
+		return "-";
+	r = &rep->wrs[rep->rows[row].incoming_wr];
+	if (!r->delivered)
+		snprintf(buf, len, "never received");
+	else if (r->delivered_row == row && r->delivered_in == rep->rows[row].state)
+		snprintf(buf, len, "received in %s", rk_qp_state_str(r->delivered_in));
+	else
+		snprintf(buf, len, "waited; received in %s", rk_qp_state_str(r->delivered_in));
+	return buf;
+}
+
+static int count_status(const struct rk_qps_report *rep, const struct rk_qps_row *row,
+			enum ibv_wc_status st)
+{
+	int n = 0;
+
+	for (int k = 0; k < row->nqueued; k++)
+		n += rep->wrs[row->queued[k]].completed && rep->wrs[row->queued[k]].status == st;
+	return n;
+}
+
+static void print_text(const struct rk_qps_report *rep)
+{
+	char a[160], b[160], c[160];
+
+	printf("qp-states on %s: subject QP 0x%x, peer QP 0x%x (RC, connected to each other)\n",
+	       rep->device, rep->subject_qpn, rep->peer_qpn);
+	printf("Posts are the raw ibv_post_recv/ibv_post_send: what the device itself does.\n\n");
+	printf("%-17s %-34s %-34s %s\n", "STATE", "RECV POSTED HERE", "SEND POSTED HERE",
+	       "PEER'S SEND POSTED HERE");
+	for (int i = 0; i < rep->nrows; i++) {
+		const struct rk_qps_row *row = &rep->rows[i];
+
+		if (row->modify_ret) {
+			printf("%-17s could not be entered: %s\n", row->label,
+			       rk_strerror(row->modify_ret));
+			continue;
+		}
+		if (row->recv_wr < 0 && row->send_wr < 0)
+			printf("%-17s (no posts) completions while here: %d\n", row->label,
+			       row->completions_here);
+		else
+			printf("%-17s %-34s %-34s %s\n", row->label,
+			       rk_qps_fate_str(rep, row->recv_wr, a, sizeof(a)),
+			       rk_qps_fate_str(rep, row->send_wr, b, sizeof(b)),
+			       incoming_str(rep, i, c, sizeof(c)));
+		if (row->state == IBV_QPS_SQD) {
+			int done_sqd = 0;
+
+			for (int k = 0; k < row->nqueued; k++) {
+				const struct rk_qps_wr *r = &rep->wrs[row->queued[k]];
+
+				done_sqd += r->completed && r->completed_in == IBV_QPS_SQD;
+			}
+			printf("%-17s %d sends queued in RTS just before SQD: %d SUCCESS (%d of "
+			       "them "
+			       "completed after the QP entered SQD); IBV_EVENT_SQ_DRAINED: %s\n",
+			       "", row->nqueued, count_status(rep, row, IBV_WC_SUCCESS), done_sqd,
+			       row->drained_event ? "yes" : "no");
+			if (row->kick_wr >= 0) {
+				const struct rk_qps_wr *sq = &rep->wrs[row->send_wr];
+
+				printf("%-17s the send posted in SQD had not run 1.5 s after SQD "
+				       "-> RTS; "
+				       "the next send posted in RTS: %s; the SQD send then: %s\n",
+				       "", rk_qps_fate_str(rep, row->kick_wr, a, sizeof(a)),
+				       sq->delivered ? "ran" : "still not run");
+			}
+			for (int k = 0; k < rep->nsqe; k++) {
+				const struct rk_qps_sqe *s = &rep->sqe[k];
+
+				snprintf(a, sizeof(a), "SQE (%s)", rk_transport_str(s->transport));
+				printf("%-17s a send with an invalid lkey: %s; the QP then queried "
+				       "%s%s\n",
+				       a, s->completed ? short_status(s->status) : "no completion",
+				       rk_qp_state_str(s->state_after),
+				       s->state_after == IBV_QPS_SQE
+					       ? (s->resume_ret ? ", SQE -> RTS refused"
+								: ", SQE -> RTS accepted")
+					       : " (SQE not reached)");
+			}
+		}
+		if (row->state == IBV_QPS_ERR)
+			printf("%-17s %d requests outstanding when ERR was entered: %d "
+			       "WR_FLUSH_ERR\n",
+			       "", row->nqueued, count_status(rep, row, IBV_WC_WR_FLUSH_ERR));
+	}
+	printf("\nWhat the IB spec says:\n");
+	for (int i = 0; i < rep->nrows; i++)
+		if (rep->rows[i].recv_wr >= 0 && rep->rows[i].state != IBV_QPS_RTS)
+			printf("  %-6s %s\n", rk_qp_state_str(rep->rows[i].state),
+			       rep->rows[i].spec);
+	printf("  SQE    entered by the device on a send-queue error of a UD or UC QP (RC goes to "
+	       "ERR); SQE -> RTS resumes\n");
+
+	printf("\nTransitions tried with ibv_modify_qp on fresh QPs (RULE: the IB state table as "
+	       "the Linux verbs core encodes it):\n");
+	printf("%-16s %-8s %s\n", "TRANSITION", "RULE", "DEVICE");
+	for (int i = 0; i < rep->ntransitions; i++) {
+		const struct rk_qps_transition *t = &rep->transitions[i];
+
+		snprintf(a, sizeof(a), "%s -> %s", rk_qp_state_str(t->from),
+			 rk_qp_state_str(t->to));
+		if (t->ret)
+			snprintf(b, sizeof(b), "refused (%s), still %s", rk_qps_errno_name(t->ret),
+				 rk_qp_state_str(t->after));
+		else
+			snprintf(b, sizeof(b), "accepted, now %s", rk_qp_state_str(t->after));
+		printf("%-16s %-8s %s%s\n", a, t->spec_allows ? "allowed" : "refused", b,
+		       (t->ret == 0) != t->spec_allows ? "   <- differs from the rule" : "");
+	}
+
+	printf("\nDifferences from the spec seen on %s:\n", rep->device);
+	int diffs = 0;
+
+	for (int i = 0; i < rep->nrows; i++) {
+		const struct rk_qps_row *row = &rep->rows[i];
+		int ids[2] = {row->recv_wr, row->send_wr};
+
+		for (int k = 0; k < 2; k++) {
+			const struct rk_qps_wr *r;
+
+			if (ids[k] < 0)
+				continue;
+			r = &rep->wrs[ids[k]];
+			if ((r->post_ret == 0) != spec_accepts(row->state, r->is_send)) {
+				printf("  %s: the raw post of a %s %s (the spec: %s)\n", row->label,
+				       r->what, r->post_ret ? "was refused" : "was accepted",
+				       spec_accepts(row->state, r->is_send) ? "accepted"
+									    : "an immediate error");
+				diffs++;
+			}
+			if (r->post_ret && (r->delivered || (r->completed && !r->is_send))) {
+				printf("  %s: the refused %s ran anyway later (%s)\n", row->label,
+				       r->what, rk_qps_fate_str(rep, ids[k], a, sizeof(a)));
+				diffs++;
+			}
+			if (!r->post_ret && row->state == IBV_QPS_ERR && !r->completed) {
+				printf("  %s: the %s posted in ERR was never completed (the spec: "
+				       "flushed)\n",
+				       row->label, r->what);
+				diffs++;
+			}
+		}
+	}
+	for (int i = 0; i < rep->nrows; i++)
+		if (rep->rows[i].kick_wr >= 0) {
+			printf("  %s: the send posted in SQD did not start when the QP returned to "
+			       "RTS; "
+			       "it ran only after the next post\n",
+			       rep->rows[i].label);
+			diffs++;
+		}
+	for (int k = 0; k < rep->nsqe; k++)
+		if (rep->sqe[k].completed && rep->sqe[k].state_after != IBV_QPS_SQE) {
+			printf("  %s send-queue error: the QP went to %s, not SQE\n",
+			       rk_transport_str(rep->sqe[k].transport),
+			       rk_qp_state_str(rep->sqe[k].state_after));
+			diffs++;
+		}
+	if (!diffs)
+		printf("  none\n");
+}
+
+int cmd_qp_states(int argc, char **argv)
+{
+	struct qp_states_opts o = {.dev = CLI_DEV_OPTS_DEFAULT};
+	const struct rk_opt opts[] = {
+		CLI_DEV_OPTS(&o.dev),
+		{"json", 'j', RK_OPT_FLAG, &o.json, 0, 0, NULL, "print one JSON document"},
+		RK_OPT_END,
+	};
+	static struct rk_qps_report rep;
+	struct cli_dev d;
+	int first, ret;
+
+	ret = cli_parse("qp-states", usage_text, description, opts, argc, argv, &first);
+	if (ret >= 0)
+		return ret;
+	if (first < argc) {
+		fprintf(stderr, "rdmakit qp-states: unexpected argument '%s'\n", argv[first]);
+		return CLI_USAGE;
+	}
+	ret = cli_dev_open(&o.dev, NULL, &d);
+	if (ret)
+		return CLI_FAILED;
+	ret = rk_qps_observe(d.dev, d.port, d.has_gid ? &d.gid : NULL, &rep);
+	if (o.json)
+		cli_json_print(report_json(&rep, ret));
+	else if (rep.nrows)
+		print_text(&rep);
+	if (ret)
+		fprintf(stderr, "rdmakit qp-states: the walk stopped: %s\n", rk_strerror(ret));
+	cli_dev_close(&d);
+	return ret ? CLI_FAILED : CLI_OK;
+}

@@ -1,0 +1,112 @@
+#!/bin/sh
+# rdmakit rc --auth-file: a server hands its buffer's address and rkey only
+# to a client that proves the shared secret, over the TCP exchange and RDMA
+# CM. Every refusal is checked on both sides, with its message, within a
+# bound. Usage: cli_auth.sh RDMAKIT
+RDMAKIT=$1
+. "$(dirname "$0")/lib.sh"
+
+IP=${RDMAKIT_TEST_IP:-198.18.0.1}
+PORT=$((30000 + $$ % 10000))
+BOUND=20 # seconds any run, refused or not, may take
+dir=$(mktemp -d)
+srv_out=$dir/server.out cli_out=$dir/client.out
+trap 'rm -rf "$out" "$err" "$dir"' EXIT
+
+# Secrets: two different ones, private; and files that must be refused.
+printf 'rdmakit test secret %s\n' "$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')" >"$dir/good"
+cp "$dir/good" "$dir/same"
+printf 'some other secret, 32 bytes long\n' >"$dir/other"
+printf 'rdmakit test secret' >"$dir/open"
+: >"$dir/empty"
+chmod 600 "$dir/good" "$dir/same" "$dir/other" "$dir/empty"
+chmod 644 "$dir/open"
+
+# pair WANT_SERVER WANT_CLIENT "SERVER ARGS" "CLIENT ARGS": as in cli_rc.sh.
+pair() {
+	ws=$1 wc=$2 sargs=$3 cargs=$4
+	PORT=$((PORT + 1))
+	# shellcheck disable=SC2086
+	"$RDMAKIT" rc --server -p "$PORT" --wait 30 $sargs >"$srv_out" 2>&1 &
+	spid=$!
+	start=$(date +%s)
+	# shellcheck disable=SC2086
+	"$RDMAKIT" rc "$IP" -p "$PORT" $cargs >"$cli_out" 2>&1
+	gc=$?
+	wait "$spid"
+	gs=$?
+	took=$(($(date +%s) - start))
+	if [ "$gs" -ne "$ws" ] || [ "$gc" -ne "$wc" ] || [ "$took" -gt "$BOUND" ]; then
+		echo "FAIL: server '$sargs' exited $gs (want $ws), client '$cargs' exited $gc" \
+			"(want $wc), in ${took}s (bound ${BOUND}s)"
+		sed 's/^/  server: /' "$srv_out" | tail -15
+		sed 's/^/  client: /' "$cli_out" | tail -15
+		fails=$((fails + 1))
+		return 1
+	fi
+	echo "ok: server [$sargs] client [$cargs] -> $gs/$gc in ${took}s"
+}
+
+# lacks FILE TEXT: FILE does not contain TEXT.
+lacks() {
+	if grep -qF -- "$2" "$1"; then
+		echo "FAIL: '$2' should not be in the output:"
+		grep -F -- "$2" "$1" | sed 's/^/  | /' | head -5
+		fails=$((fails + 1))
+		return 1
+	fi
+}
+
+for conn in "" "--cm"; do
+	# The right secret on both sides (two copies of one file): the whole flow.
+	pair 0 0 "$conn --auth-file $dir/good" "$conn --op all --auth-file $dir/same" &&
+	has "$cli_out" "every byte checked: OK" && has "$srv_out" "every byte checked: OK" &&
+	has "$cli_out" "server exposes 4096 bytes"
+
+	# A wrong secret: refused by the server, told to the client, which never
+	# learns the buffer.
+	pair 1 1 "$conn --auth-file $dir/good" "$conn --op write --auth-file $dir/other" &&
+	has "$srv_out" "authentication failed: its response does not match this server's shared secret" &&
+	has "$cli_out" "the server refused: authentication failed (wrong shared secret" &&
+	lacks "$cli_out" "server exposes" && lacks "$srv_out" "exposing"
+
+	# No secret on the client; the server requires one.
+	pair 1 1 "$conn --auth-file $dir/good" "$conn --op read" &&
+	has "$srv_out" "this server requires" &&
+	has "$cli_out" "the server requires a shared secret: start the client with --auth-file" &&
+	lacks "$cli_out" "server exposes"
+
+	# A secret on the client only: the server cannot authenticate; both say so.
+	pair 1 1 "$conn" "$conn --op read --auth-file $dir/good" &&
+	has "$srv_out" "authenticates with a shared secret (--auth-file), and this server has none" &&
+	has "$cli_out" "the server has no shared secret: start it with --auth-file too"
+done
+
+# Authenticated, then refused for what it asks: with CM the request is judged
+# only after the secret, so the refusal travels on the control channel.
+for conn in "" "--cm"; do
+	pair 1 1 "$conn --op read --auth-file $dir/good" "$conn --op write --auth-file $dir/same" &&
+	has "$cli_out" "serves only read" && lacks "$cli_out" "server exposes"
+done
+
+# --json still one valid document with authentication on.
+pair 0 0 "--json --auth-file $dir/good" "--json --op read --auth-file $dir/same" && {
+	cp "$cli_out" "$out"
+	json 'assert d["result"] == "ok", d'
+}
+
+# Secret files that are refused before anything is sent, on either side.
+for side in "--server -p $((PORT + 100))" "$IP -p $((PORT + 100))"; do
+	# shellcheck disable=SC2086
+	run 1 "$RDMAKIT" rc $side --auth-file "$dir/open" && has "$err" "mode 0644" &&
+	has "$err" "chmod 600 $dir/open"
+	# shellcheck disable=SC2086
+	run 1 "$RDMAKIT" rc $side --auth-file "$dir/empty" && has "$err" "empty"
+	# shellcheck disable=SC2086
+	run 1 "$RDMAKIT" rc $side --auth-file "$dir/missing" && has "$err" "No such file"
+	lacks "$err" "rdmakit test secret"
+done
+run 2 "$RDMAKIT" rc --server --auth-file ""
+has "$err" "option --auth-file: an empty value"
+
+finish

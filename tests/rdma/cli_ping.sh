@@ -1,0 +1,261 @@
+#!/bin/sh
+# rdmakit ping and rdmakit ud as users run them: rdmakit with rdmakit, and
+# with rdma-core's own programs (rping, ibv_rc/uc/ud_pingpong, udaddy) in
+# both roles. Every pair checks both peers' exit codes.
+# Usage: cli_ping.sh RDMAKIT ping|ud
+RDMAKIT=$1
+WHAT=${2:-ping}
+. "$(dirname "$0")/lib.sh"
+
+IP=${RDMAKIT_TEST_IP:-198.18.0.1}
+PORT=$((30000 + $$ % 10000))
+srv_out=$(mktemp) cli_out=$(mktemp) cli2_out=$(mktemp)
+trap 'rm -f "$out" "$err" "$srv_out" "$cli_out" "$cli2_out"' EXIT
+
+for tool in rping udaddy ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong; do
+	command -v $tool >/dev/null || { echo "FAIL: $tool (rdma-core) is not installed"; exit 1; }
+done
+
+# Wait (up to 10 s) until FILE shows TEXT: a server is listening.
+ready() {
+	i=0
+	while [ $i -lt 100 ]; do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "FAIL: the server never printed '$2':"
+	sed 's/^/  | /' "$1" | head -20
+	fails=$((fails + 1))
+	return 1
+}
+
+# pair WANT_SERVER WANT_CLIENT "SERVER CMD" "CLIENT CMD" [READY-TEXT]: the
+# server in the background (outputs in $srv_out), then the client ($cli_out)
+# once the server printed READY-TEXT (or at once: our clients retry); both
+# exit codes checked. Commands are word-split; "@PORT@" is a fresh port.
+pair() {
+	ws=$1 wc=$2
+	PORT=$((PORT + 1))
+	scmd=$(echo "$3" | sed "s/@PORT@/$PORT/g")
+	ccmd=$(echo "$4" | sed "s/@PORT@/$PORT/g")
+	start=$(date +%s)
+	# shellcheck disable=SC2086
+	timeout 60 $scmd >"$srv_out" 2>&1 &
+	spid=$!
+	[ -n "$5" ] && ready "$srv_out" "$5"
+	# shellcheck disable=SC2086
+	timeout 60 $ccmd >"$cli_out" 2>&1
+	gc=$?
+	wait "$spid"
+	gs=$?
+	took=$(($(date +%s) - start))
+	if [ "$gs" -ne "$ws" ] || [ "$gc" -ne "$wc" ]; then
+		echo "FAIL: server [$scmd] exited $gs (want $ws), client [$ccmd] exited $gc (want $wc)"
+		sed 's/^/  server: /' "$srv_out" | tail -15
+		sed 's/^/  client: /' "$cli_out" | tail -15
+		fails=$((fails + 1))
+		return 1
+	fi
+	echo "ok: server [$scmd] / client [$ccmd] -> $gs/$gc in ${took}s"
+}
+
+R="$RDMAKIT"
+W="waiting for"
+
+ping_tests() {
+	# rdmakit with rdmakit: TCP exchange polled, RDMA CM with events.
+	pair 0 0 "$R ping --server -p @PORT@ -w 30" "$R ping $IP -p @PORT@ -n 5 -V -v --json" &&
+	has "$srv_out" "data checked in every round: OK" && {
+		cp "$cli_out" "$out"
+		json '
+assert d["result"] == "ok" and d["proto"] == "native" and d["connection"] == "tcp", d
+assert d["rounds"] == 5 and d["validated"] is True, d
+t = d["rtt_us"]
+assert 0 < t["min"] <= t["median"] <= t["p99"] <= t["max"], t
+assert d["gid"]["type"] == "RoCE v2", d
+'
+	}
+	pair 0 0 "$R ping --server --cm -e -p @PORT@ -w 30" "$R ping $IP --cm -e -p @PORT@ -n 5 -s 4k -V" &&
+	has "$cli_out" "5 rounds of 4096 bytes, rtt min" &&
+	has "$cli_out" "data checked in every round: OK" &&
+	has "$srv_out" "data checked in every round: OK"
+
+	# rping's protocol, rdmakit as the client of 'rping -s', with -V.
+	pair 0 0 "rping -s -a $IP -p @PORT@ -V -C 5" \
+		"$R ping --proto rping -c -a $IP -p @PORT@ -C 5 -V -v" &&
+	has "$cli_out" "round 5/5: 64 bytes, rtt" && has "$cli_out" "[rdma-ping-4: EFGH" &&
+	has "$cli_out" "data checked in every round: OK"
+	# ... and as the server of 'rping -c', checking rping's -V pattern.
+	pair 0 0 "$R ping --proto rping -s -a $IP -p @PORT@ -V -v -w 30" \
+		"rping -c -a $IP -p @PORT@ -V -C 5 -v" "$W" &&
+	has "$cli_out" "ping data: rdma-ping-4: EFGH" &&
+	has "$srv_out" "round 5: 64 bytes, served in" &&
+	has "$srv_out" "checked: rping's pattern" &&
+	has "$srv_out" "the client disconnected, as rping does: OK"
+
+	# ibv_rc/uc/ud_pingpong in both roles (rxe: -g 1 is the RoCE v2 IPv4 GID;
+	# UD's size must fit the 1024-byte MTU).
+	for tr in rc uc ud; do
+		sz=4096
+		[ $tr = ud ] && sz=512
+		pp="ibv_${tr}_pingpong -d rxe0 -g 1 -n 5 -s $sz -p @PORT@"
+		if [ $tr = uc ]; then
+			# UC: the MTU option (both sides) and the JSON summary.
+			pair 0 0 "$pp -m 512" \
+				"$R ping --proto pingpong --transport uc -n 5 -s $sz -m 512 -c --json -p @PORT@ $IP" &&
+			has "$srv_out" "5 iters in" && {
+				cp "$cli_out" "$out"
+				json '
+assert d["result"] == "ok" and d["proto"] == "pingpong" and d["transport"] == "UC", d
+assert d["rounds"] == 5 and d["path_mtu"] == 512 and d["validated"] is True, d
+t = d["rtt_us"]
+assert 0 < t["min"] <= t["median"] <= t["p99"] <= t["max"], t
+'
+			}
+		else
+			pair 0 0 "$pp" "$R ping --proto pingpong --transport $tr -n 5 -s $sz -c -p @PORT@ $IP" &&
+			has "$cli_out" "5 rounds of $sz bytes" &&
+			has "$cli_out" "data checked in every round: OK" &&
+			has "$srv_out" "5 iters in"
+		fi
+		pair 0 0 "$R ping --proto pingpong --transport $tr -n 5 -s $sz -c -v -p @PORT@ -w 30" \
+			"$pp $IP" "$W" &&
+		has "$srv_out" "round 5/5: $sz bytes, served in" &&
+		has "$srv_out" "data checked in every round after the first" &&
+		has "$cli_out" "5 iters in"
+	done
+
+	# No server: a clear error within bounded time, each protocol.
+	for args in "$IP" "$IP --cm" "--proto rping -c -a $IP" "--proto pingpong $IP"; do
+		PORT=$((PORT + 1))
+		start=$(date +%s)
+		# shellcheck disable=SC2086
+		run 1 "$R" ping $args -p "$PORT" -t 2
+		has "$err" "gave up"
+		took=$(($(date +%s) - start))
+		[ "$took" -le 30 ] || { echo "FAIL: '$args' gave up after ${took}s, not within 30"; fails=$((fails + 1)); }
+	done
+
+	# A peer that does not speak the pingpong exchange is refused plainly.
+	PORT=$((PORT + 1))
+	"$PY" -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("", int(sys.argv[1]))); s.listen(1)
+c, _ = s.accept(); c.recv(52); c.sendall(b"0000:0000zz:000000:" + b"0" * 32 + b"\0"); c.close()
+' "$PORT" &
+fpid=$!
+sleep 1
+run 1 "$R" ping --proto pingpong "$IP" -p "$PORT" -t 5
+has "$err" "not an ibv_*_pingpong address message: QPN: 'z' at offset 9"
+wait "$fpid"
+
+	# Bad options, refused with a message naming them (exit 2).
+	run 2 "$R" ping
+	has "$err" "give the server's address"
+	run 2 "$R" ping "$IP" -n 10x
+	has "$err" "--count"
+	run 2 "$R" ping --proto bogus "$IP"
+	has "$err" "--proto: 'bogus' is not native, rping or pingpong"
+	run 2 "$R" ping --proto rping -a "$IP"
+	has "$err" "needs -s (server) or -c (client)"
+	run 2 "$R" ping --proto rping -c
+	has "$err" "needs the server's address (-a ADDR)"
+	run 2 "$R" ping --proto rping -c -a "$IP" -S 10
+	has "$err" "--size"
+	run 2 "$R" ping --proto pingpong --transport xx "$IP"
+	has "$err" "--transport: 'xx' is not rc, uc or ud"
+	run 2 "$R" ping --proto pingpong -m 1000 "$IP"
+	has "$err" "--mtu: 1000 is not"
+	run 2 "$R" ping --server "$IP"
+	has "$err" "takes no HOST"
+}
+
+ud_tests() {
+	# Two clients served by one server QP, over the TCP exchange and over
+	# RDMA CM (RDMA_PS_UDP); one client polls, the other sleeps on events.
+	for conn in "" "--cm"; do
+		PORT=$((PORT + 1))
+		# shellcheck disable=SC2086
+		timeout 60 "$R" ud --server $conn -p "$PORT" --clients 2 -n 5 -w 30 --json >"$srv_out" 2>&1 &
+		spid=$!
+		sleep 0.5
+		# shellcheck disable=SC2086
+		timeout 60 "$R" ud "$IP" $conn -p "$PORT" -n 5 -v >"$cli2_out" 2>&1 &
+		c1=$!
+		# shellcheck disable=SC2086
+		timeout 60 "$R" ud "$IP" $conn -p "$PORT" -n 5 -e >"$cli_out" 2>&1
+		g2=$?
+		wait "$c1"
+		g1=$?
+		wait "$spid"
+		gs=$?
+		if [ "$gs" -ne 0 ] || [ "$g1" -ne 0 ] || [ "$g2" -ne 0 ]; then
+			echo "FAIL: ud $conn: server $gs, clients $g1 and $g2 (want 0)"
+			sed 's/^/  server: /' "$srv_out" | tail -15
+			sed 's/^/  client 1: /' "$cli2_out" | tail -15
+			sed 's/^/  client 2: /' "$cli_out" | tail -15
+			fails=$((fails + 1))
+			continue
+		fi
+		echo "ok: ud server $conn with two clients -> 0/0/0"
+		has "$cli2_out" "echo 5/5 from QP" && has "$cli2_out" "every byte checked: OK"
+		has "$cli_out" "every byte checked: OK"
+		cp "$srv_out" "$out"
+		json '
+assert d["result"] == "ok" and d["validated"] is True, d
+assert len(d["clients"]) == 2 and all(c["received"] == 5 and c["echoed"] == 5 and c["rdmakit"] for c in d["clients"]), d["clients"]
+assert d["received"] == 10, d
+assert len(set(c["qpn"] for c in d["clients"])) == 2, d["clients"]
+'
+	done
+
+	# udaddy's protocol (RDMA CM, RDMA_PS_UDP, its fixed port 7174) both ways.
+	pair 0 0 "$R ud --server --cm -n 5 -w 30" "udaddy -s $IP -C 5 -S 100" "$W" &&
+	has "$srv_out" "5 datagrams of 100 bytes received and echoed" &&
+	has "$cli_out" "data transfers complete"
+	PORT=$((PORT + 1))
+	timeout 60 udaddy -C 5 -S 100 >"$srv_out" 2>&1 &
+	spid=$!
+	sleep 1
+	run 0 timeout 60 "$R" ud "$IP" --cm -n 5 -v
+	has "$out" "echo 5/5 from QP" && has "$out" "5 datagrams of 100 bytes sent and echoed back"
+	wait "$spid"
+	gs=$?
+	if [ "$gs" -ne 0 ] || ! grep -q "data transfers complete" "$srv_out"; then
+		echo "FAIL: udaddy server exited $gs (want 0):"
+		sed 's/^/  | /' "$srv_out"
+		fails=$((fails + 1))
+	else
+		echo "ok: udaddy server exited 0 after serving rdmakit ud"
+	fi
+
+	# A message larger than the path MTU is refused, on either side.
+	run 1 "$R" ud "$IP" -s 2000 -p "$PORT"
+	has "$err" "larger than the path MTU"
+	run 1 "$R" ud --server --cm -s 1500 -p "$PORT"
+	has "$err" "a datagram is one packet"
+	# No server.
+	PORT=$((PORT + 1))
+	run 1 "$R" ud "$IP" -p "$PORT" -t 3
+	has "$err" "gave up"
+	run 1 "$R" ud "$IP" --cm -p "$PORT" -t 3
+	has "$err" "no server, or it is unreachable"
+	# Bad options.
+	run 2 "$R" ud
+	has "$err" "give the server's address"
+	run 2 "$R" ud "$IP" --clients 2
+	has "$err" "--clients is the server's"
+	run 2 "$R" ud "$IP" -n 0
+	has "$err" "--count"
+	run 2 "$R" ud --server -s 5000
+	has "$err" "--size"
+}
+
+case $WHAT in
+ping) ping_tests ;;
+ud) ud_tests ;;
+*) echo "usage: $0 RDMAKIT ping|ud"; exit 2 ;;
+esac
+finish

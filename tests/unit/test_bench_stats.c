@@ -1,0 +1,168 @@
+/* The benchmark's pure logic: latency statistics (perftest's median,
+ * nearest-rank percentiles), the peak rate over the run's samples, size
+ * sweeps, and which test runs on which transport. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <rdmakit/bench.h>
+
+#include "unit.h"
+
+#define assert_near(a, b)                                                                          \
+	do {                                                                                       \
+		double a_ = (a), b_ = (b);                                                         \
+		if (a_ - b_ > 1e-9 || b_ - a_ > 1e-9)                                              \
+			fail_msg("%s = %.9f, expected %.9f", #a, a_, b_);                          \
+	} while (0)
+
+static void test_lat_odd(void **state)
+{
+	/* 5 samples in ns, unsorted; factor 2 (half round trip) */
+	uint64_t ns[] = {9000, 1000, 5000, 3000, 7000};
+	struct rk_bench_lat l;
+
+	(void)state;
+	rk_bench_lat_stats(ns, 5, 2, &l);
+	assert_int_equal(l.samples, 5);
+	assert_near(l.min, 0.5);
+	assert_near(l.max, 4.5);
+	assert_near(l.median, 2.5);
+	assert_near(l.avg, 2.5);
+	assert_near(l.p99, 4.5);
+	assert_near(l.p999, 4.5);
+	/* population stdev of 1,3,5,7,9 us is sqrt(8); halved */
+	assert_near(l.stdev * l.stdev, 2.0);
+}
+
+static void test_lat_even_median(void **state)
+{
+	uint64_t ns[] = {4000, 1000, 3000, 2000};
+	struct rk_bench_lat l;
+
+	(void)state;
+	rk_bench_lat_stats(ns, 4, 1, &l);
+	/* perftest: the mean of the two middle samples */
+	assert_near(l.median, 2.5);
+	assert_near(l.min, 1.0);
+	assert_near(l.max, 4.0);
+}
+
+static void test_percentile_nearest_rank(void **state)
+{
+	uint64_t *v = malloc(1000 * sizeof(*v));
+
+	(void)state;
+	assert_non_null(v);
+	for (int i = 0; i < 1000; i++)
+		v[i] = (uint64_t)i + 1; /* 1..1000 */
+	assert_int_equal(rk_bench_percentile(v, 1000, 50), 500);
+	assert_int_equal(rk_bench_percentile(v, 1000, 99), 990);
+	assert_int_equal(rk_bench_percentile(v, 1000, 99.9), 999);
+	assert_int_equal(rk_bench_percentile(v, 1000, 100), 1000);
+	assert_int_equal(rk_bench_percentile(v, 10, 99.9), 10);
+	assert_int_equal(rk_bench_percentile(v, 1, 50), 1);
+	assert_int_equal(rk_bench_percentile(v, 0, 50), 0);
+	free(v);
+}
+
+static void test_lat_empty(void **state)
+{
+	struct rk_bench_lat l;
+
+	(void)state;
+	rk_bench_lat_stats(NULL, 0, 2, &l);
+	assert_int_equal(l.samples, 0);
+	assert_near(l.max, 0);
+}
+
+static void test_peak(void **state)
+{
+	/* 100 messages per ms for 3 ms, then a burst of 100 in 0.5 ms, then slow. */
+	struct rk_bench_sample s[] = {
+		{1000000, 100}, {2000000, 200}, {3000000, 300}, {3500000, 400}, {5500000, 500},
+	};
+
+	(void)state;
+	/* any stretch of >= 100 messages: the burst, 200k msgs/s */
+	assert_near(rk_bench_peak_rate(s, 5, 100), 100 * 1e9 / 500000.0);
+	/* >= 200 messages: best is 200..400 in 1.5 ms */
+	assert_near(rk_bench_peak_rate(s, 5, 200), 200 * 1e9 / 1500000.0);
+	/* the whole run */
+	assert_near(rk_bench_peak_rate(s, 5, 500), 500 * 1e9 / 5500000.0);
+	/* nothing long enough */
+	assert_near(rk_bench_peak_rate(s, 5, 501), 0);
+	assert_near(rk_bench_peak_rate(s, 0, 1), 0);
+}
+
+static void test_sweep(void **state)
+{
+	uint32_t sizes[64];
+
+	(void)state;
+	assert_int_equal(rk_bench_sweep(2, 8u << 20, sizes, 64), 23);
+	assert_int_equal(sizes[0], 2);
+	assert_int_equal(sizes[22], 8u << 20);
+	assert_int_equal(rk_bench_sweep(64, 64, sizes, 64), 1);
+	assert_int_equal(rk_bench_sweep(3, 8, sizes, 64), -EINVAL);
+	assert_int_equal(rk_bench_sweep(8, 4, sizes, 64), -EINVAL);
+	assert_int_equal(rk_bench_sweep(0, 4, sizes, 64), -EINVAL);
+	assert_int_equal(rk_bench_sweep(1, 1u << 30, sizes, 4), -ENOSPC);
+}
+
+static void test_rules(void **state)
+{
+	char why[200];
+
+	(void)state;
+	assert_int_equal(rk_bench_check(RK_BENCH_READ, RK_BENCH_BW, RK_RC, 1, false, why,
+					sizeof(why)), 0);
+	assert_int_equal(rk_bench_check(RK_BENCH_WRITE, RK_BENCH_BW, RK_UC, 4, true, why,
+					sizeof(why)), 0);
+	assert_int_equal(rk_bench_check(RK_BENCH_READ, RK_BENCH_BW, RK_UC, 1, false, why,
+					sizeof(why)), -EINVAL);
+	assert_contains(why, "UC has no read");
+	assert_int_equal(rk_bench_check(RK_BENCH_WRITE, RK_BENCH_BW, RK_UD, 1, false, why,
+					sizeof(why)), -EINVAL);
+	assert_contains(why, "UD has no write");
+	assert_int_equal(rk_bench_check(RK_BENCH_SEND, RK_BENCH_LAT, RK_UD, 2, false, why,
+					sizeof(why)), -EINVAL);
+	assert_contains(why, "latency runs on one QP");
+	assert_int_equal(rk_bench_check(RK_BENCH_SEND, RK_BENCH_BW, RK_RC, 0, false, why,
+					sizeof(why)), -EINVAL);
+	assert_int_equal(rk_bench_check(RK_BENCH_SEND, RK_BENCH_BW, RK_RC, 65, false, why,
+					sizeof(why)), -EINVAL);
+	assert_int_equal(rk_bench_check(RK_BENCH_SEND, RK_BENCH_LAT, RK_RC, 1, true, why,
+					sizeof(why)), -EINVAL);
+}
+
+static void test_names(void **state)
+{
+	enum rk_bench_test t;
+	enum rk_bench_mode m;
+
+	(void)state;
+	assert_int_equal(rk_bench_test_parse("cmp-swap", &t), 0);
+	assert_int_equal(t, RK_BENCH_CMP_SWAP);
+	assert_string_equal(rk_bench_test_str(RK_BENCH_FETCH_ADD), "fetch-add");
+	assert_int_equal(rk_bench_test_parse("Send", &t), -EINVAL);
+	assert_int_equal(rk_bench_mode_parse("lat", &m), 0);
+	assert_int_equal(m, RK_BENCH_LAT);
+	assert_int_equal(rk_bench_mode_parse("", &m), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lat_odd),
+		cmocka_unit_test(test_lat_even_median),
+		cmocka_unit_test(test_percentile_nearest_rank),
+		cmocka_unit_test(test_lat_empty),
+		cmocka_unit_test(test_peak),
+		cmocka_unit_test(test_sweep),
+		cmocka_unit_test(test_rules),
+		cmocka_unit_test(test_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,35 @@
+# The wire cases, shared by guest1.sh (servers), guest2.sh (clients) and
+# wire.sh (checks). One line per case, fields separated by '|':
+#   name | server options | client options | client outcome (ok|fail) |
+#   requester opcodes (client -> server, one per PSN) |
+#   responder opcodes (server -> client, one per PSN) |
+#   responder AETH syndrome (ack: every AETH an ACK; 0xNN: this NAK seen) |
+#   text the client must print
+# BTH opcodes (RC): 0/1/2 SEND First/Middle/Last, 4 SEND Only, 5 SEND Only
+# with Immediate, 6/7/8 RDMA WRITE First/Middle/Last, 10 RDMA WRITE Only,
+# 11 RDMA WRITE Only with Immediate, 12 RDMA READ Request, 13/14/15 READ
+# Response First/Middle/Last, 16 READ Response Only, 17 Acknowledge,
+# 18 Atomic Acknowledge, 19 Compare & Swap, 20 Fetch & Add.
+# AETH syndrome 0x62: NAK (0b011 in bits 7-5), code 2 = Remote Access Error.
+# rxe's path MTU here is 1024 (netdev MTU 1500), so 4096 bytes are 4 packets.
+# shellcheck disable=SC2034 # used by the scripts that source this file
+WIRE_PORT=19100
+# The peer-killed case (guest1.sh/guest2.sh, after the capture): a 64 MiB
+# WRITE whose server is killed; the client must report IBV_WC_RETRY_EXC_ERR
+# within WIRE_KILL_BOUND seconds (client start to exit, 64 MiB setup included).
+WIRE_KILL_PORT=19099
+WIRE_KILL_BOUND=45
+WIRE_CASES='
+send-only|-s 64|--op send -s 64|ok|4|17|ack|step 1/1 SEND
+send-first-middle-last|-s 4096|--op send -s 4096|ok|0 1 1 2|17|ack|step 1/1 SEND
+send-imm|-s 64|--op send-imm -s 64|ok|5|17|ack|step 1/1 SEND
+write-only|-s 64|--op write -s 64|ok|10|17|ack|step 1/1 WRITE
+write-first-middle-last|-s 4096|--op write -s 4096|ok|6 7 7 8|17|ack|step 1/1 WRITE
+write-imm|-s 64|--op write-imm -s 64|ok|11|17|ack|step 1/1 WRITE
+read-response-only|-s 64|--op read -s 64|ok|12|16|ack|step 1/1 READ
+read-response-first-middle-last|-s 4096|--op read -s 4096|ok|12|13 14 14 15|ack|step 1/1 READ
+fetch-add|-s 64|--op fetch-add -s 64|ok|20|18|ack|FETCH_ADD
+cmp-swap|-s 64|--op cmp-swap -s 64|ok|19|18|ack|CMP_SWAP
+no-access-read|-s 64 --inject no-access|--op read -s 64|fail|12|17|0x62|IBV_WC_REM_ACCESS_ERR
+no-access-write|-s 64 --inject no-access|--op write -s 64|fail|10|17|0x62|IBV_WC_REM_ACCESS_ERR
+'

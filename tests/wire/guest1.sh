@@ -1,0 +1,72 @@
+#!/bin/sh
+# Guest 1 (198.18.0.1) of the wire test: capture RoCE v2 (UDP 4791) on the
+# wire with dumpcap (tshark's capture engine), and serve each case of
+# cases.sh, one `rdmakit rc --server` per case on its own port.
+# Usage (inside `scripts/softroce run2`): guest1.sh RDMAKIT WORKDIR
+# Writes WORKDIR/capture.pcapng and WORKDIR/CASE.server{,.rc}.
+RDMAKIT=$1 W=$2
+. "$(dirname "$0")/cases.sh"
+DEV=${RDMAKIT_SOFTROCE_NETDEV:-eth0}
+
+dumpcap -q -i "$DEV" -f 'udp port 4791' -w "$W/capture.pcapng" 2>"$W/dumpcap.err" &
+cap=$!
+# Serve nothing until the capture runs: dumpcap says so on stderr.
+n=0
+until grep -q 'Capturing on' "$W/dumpcap.err" 2>/dev/null; do
+	if ! kill -0 "$cap" 2>/dev/null || [ $n -ge 600 ]; then
+		echo "wire: dumpcap did not start capturing on $DEV within 60 s:"
+		cat "$W/dumpcap.err"
+		kill "$cap" 2>/dev/null
+		exit 1
+	fi
+	sleep 0.1
+	n=$((n + 1))
+done
+echo "wire: capturing udp port 4791 on $DEV into $W/capture.pcapng"
+
+# All servers at once, each on its own port (the clients come one by one and
+# need not wait for a server to start); each records its exit status.
+i=0
+echo "$WIRE_CASES" | {
+	while IFS="|" read -r name sargs _; do
+		[ -n "$name" ] || continue
+		i=$((i + 1))
+		(
+			# shellcheck disable=SC2086 # sargs is a word list by design
+			"$RDMAKIT" rc --server -p $((WIRE_PORT + i)) --wait 120 -t 20 $sargs >"$W/$name.server" 2>&1
+			rc=$?
+			echo $rc >"$W/$name.server.rc"
+			echo "wire: server for $name exited $rc"
+		) &
+	done
+	wait
+}
+
+# The last case's final ACK has left by now (the server saw its step end);
+# give the capture a moment, then stop it cleanly so the file is complete.
+sleep 1
+kill -INT "$cap"
+wait "$cap"
+rc=$?
+echo "wire: dumpcap exited $rc"
+
+# The peer killed mid-transfer (not captured: 64 MiB is 65536 packets): the
+# server process is killed with SIGKILL while the client's WRITE is running.
+"$RDMAKIT" rc --server -p "$WIRE_KILL_PORT" -s 64M --wait 60 -t 20 >"$W/peer-killed.server" 2>&1 &
+srv=$!
+n=0
+until grep -q exposing "$W/peer-killed.server"; do
+	if ! kill -0 "$srv" 2>/dev/null || [ $n -ge 600 ]; then
+		echo "wire: the peer-killed server never got a client:"
+		cat "$W/peer-killed.server"
+		kill "$srv" 2>/dev/null
+		exit 1
+	fi
+	sleep 0.1
+	n=$((n + 1))
+done
+sleep 0.3
+kill -9 "$srv"
+wait "$srv"
+echo "wire: server for peer-killed killed with SIGKILL (wait status $?)"
+exit $rc

@@ -1,0 +1,40 @@
+#!/bin/sh
+# Guest 2 (198.18.0.2) of the wire test: one `rdmakit rc` client per case of
+# cases.sh against guest 1, one after another. Each client keeps retrying
+# until its server listens (the servers start once the capture runs).
+# Usage (inside `scripts/softroce run2`): guest2.sh RDMAKIT WORKDIR
+# Writes WORKDIR/CASE.client{,.rc}.
+RDMAKIT=$1 W=$2
+. "$(dirname "$0")/cases.sh"
+PEER=${RDMAKIT_SOFTROCE_PEER:-198.18.0.1}
+
+i=0
+echo "$WIRE_CASES" | while IFS="|" read -r name _ cargs _; do
+	[ -n "$name" ] || continue
+	i=$((i + 1))
+	# The first client also waits for the guest 1 boot and capture start.
+	# shellcheck disable=SC2086 # cargs is a word list by design
+	"$RDMAKIT" rc "$PEER" -p $((WIRE_PORT + i)) -t 60 $cargs >"$W/$name.client" 2>&1
+	rc=$?
+	echo $rc >"$W/$name.client.rc"
+	echo "wire: client for $name exited $rc"
+done
+
+# The peer killed mid-transfer: --retry 1, since rxe retries forever at 7.
+# Also noted: when the WRITE started (stdout line-buffered, polled) and so how
+# long the error took after it.
+t0=$(date +%s)
+stdbuf -oL "$RDMAKIT" rc "$PEER" -p "$WIRE_KILL_PORT" -t 30 --op write -s 64M --retry 1 \
+	>"$W/peer-killed.client" 2>&1 &
+cpid=$!
+tw=
+while kill -0 "$cpid" 2>/dev/null; do
+	[ -z "$tw" ] && grep -q 'running WRITE' "$W/peer-killed.client" && tw=$(date +%s.%N)
+	sleep 0.2
+done
+wait "$cpid"
+echo $? >"$W/peer-killed.client.rc"
+t1=$(date +%s.%N)
+echo $((${t1%.*} - t0)) >"$W/peer-killed.client.took"
+[ -n "$tw" ] && awk -v a="$tw" -v b="$t1" 'BEGIN { printf "%.1f\n", b - a }' >"$W/peer-killed.client.after-write"
+echo "wire: client for peer-killed exited $(cat "$W/peer-killed.client.rc") after $(cat "$W/peer-killed.client.took") s"

@@ -92,7 +92,7 @@ static int cq_wait_event(struct rk_cq *cq, struct ibv_wc *wc, int max, int64_t d
 {
 	struct ibv_cq *ev_cq;
 	void *ev_ctx;
-	int ret, n;
+	int ret, n = 0;
 
 	for (;;) {
 		if (!cq->armed) {
@@ -146,7 +146,7 @@ static int cq_wait_event(struct rk_cq *cq, struct ibv_wc *wc, int max, int64_t d
 int rk_cq_poll(struct rk_cq *cq, struct ibv_wc *wc, int max, int timeout_ms, int *n_p)
 {
 	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
-	int n, ret;
+	int n = 0, ret;
 
 	if (max < 1)
 		return -EINVAL;

@@ -626,7 +626,8 @@ static int run_step(struct rc *rc, int idx)
 	int ret;
 
 	r->kind = rc->flow[idx];
-	r->bytes = r->kind == ST_FADD || r->kind == ST_CSWAP ? 8 : (uint32_t)rc->o->size;
+	/* The client's size: the server's -s is only its buffer's size. */
+	r->bytes = r->kind == ST_FADD || r->kind == ST_CSWAP ? 8 : rc->conn->request.size;
 	r->bad_offset = -1;
 	/* Post this side's receive before "ready" when the control channel is a
 	 * socket, so the peer's SEND never meets an empty queue (an RNR NAK and

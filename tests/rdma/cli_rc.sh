@@ -38,10 +38,15 @@ pair() {
 }
 
 matrix() {
+	# Under ASan/UBSan (several times slower) one size past the MTU stands for
+	# the three; every op, connection method, completion mode and SGE count
+	# still runs.
+	sizes="1 4k 1M"
+	[ "${RDMAKIT_SANITIZED:-0}" = 1 ] && sizes="4k"
 	for conn in "" "--cm"; do
 		for ev in "" "--events"; do
 			for op in send send-imm write write-imm read; do
-				for size in 1 4k 1M; do
+				for size in $sizes; do
 					for sge in 1 3; do
 						[ "$size" = 1 ] && [ "$sge" = 3 ] && continue
 						pair 0 0 "$conn $ev -s $size --sge $sge" \

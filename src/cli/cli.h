@@ -47,6 +47,11 @@ void cli_dev_close(struct cli_dev *d);
 /* Print a JSON document on stdout, pretty, once. Takes ownership. */
 void cli_json_print(json_object *doc);
 
+/* A server takes no positional argument; a client exactly one, the server's
+ * address. Returns -1 when argv[first..] fits the role, else CLI_USAGE after
+ * saying what is wrong. */
+int cli_check_role_args(const char *cmd, bool server, int argc, char **argv, int first);
+
 /* Parse options; handles --help. Returns -1 to continue, or the exit code. */
 int cli_parse(const char *cmd, const char *usage, const char *description,
 	      const struct rk_opt *opts, int argc, char **argv, int *first_arg_p);

@@ -445,14 +445,9 @@ int cmd_bench(int argc, char **argv)
 	ret = cli_parse("bench", usage_text, description, opts, argc, argv, &first);
 	if (ret >= 0)
 		return ret;
-	if (o.server && first < argc) {
-		fprintf(stderr, "rdmakit bench: a server takes no HOST ('%s')\n", argv[first]);
-		return CLI_USAGE;
-	}
-	if (!o.server && first != argc - 1) {
-		fprintf(stderr, "rdmakit bench: give the server's address (or --server)\n");
-		return CLI_USAGE;
-	}
+	ret = cli_check_role_args("bench", o.server, argc, argv, first);
+	if (ret >= 0)
+		return ret;
 	if (o.json && o.csv) {
 		fprintf(stderr, "rdmakit bench: --json and --csv exclude each other\n");
 		return CLI_USAGE;

@@ -892,14 +892,9 @@ int cmd_rc(int argc, char **argv)
 	ret = cli_parse("rc", usage_text, description, opts, argc, argv, &first);
 	if (ret >= 0)
 		return ret;
-	if (o.server && first < argc) {
-		fprintf(stderr, "rdmakit rc: a server takes no HOST ('%s')\n", argv[first]);
-		return CLI_USAGE;
-	}
-	if (!o.server && first != argc - 1) {
-		fprintf(stderr, "rdmakit rc: give the server's address (or --server)\n");
-		return CLI_USAGE;
-	}
+	ret = cli_check_role_args("rc", o.server, argc, argv, first);
+	if (ret >= 0)
+		return ret;
 	if (!o.op)
 		o.op = o.server ? "any" : "all";
 	if (parse_choices(&rc, &o))

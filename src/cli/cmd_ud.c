@@ -835,14 +835,9 @@ int cmd_ud(int argc, char **argv)
 	ret = cli_parse("ud", usage_text, description, opts, argc, argv, &first);
 	if (ret >= 0)
 		return ret;
-	if (o.server && first < argc) {
-		fprintf(stderr, "rdmakit ud: a server takes no HOST ('%s')\n", argv[first]);
-		return CLI_USAGE;
-	}
-	if (!o.server && first != argc - 1) {
-		fprintf(stderr, "rdmakit ud: give the server's address (or --server)\n");
-		return CLI_USAGE;
-	}
+	ret = cli_check_role_args("ud", o.server, argc, argv, first);
+	if (ret >= 0)
+		return ret;
 	if (!o.server && o.clients != 1) {
 		fprintf(stderr, "rdmakit ud: option --clients is the server's\n");
 		return CLI_USAGE;

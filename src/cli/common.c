@@ -60,3 +60,16 @@ int cli_parse(const char *cmd, const char *usage, const char *description,
 		return CLI_USAGE;
 	return -1;
 }
+
+int cli_check_role_args(const char *cmd, bool server, int argc, char **argv, int first)
+{
+	if (server && first < argc) {
+		fprintf(stderr, "rdmakit %s: a server takes no HOST ('%s')\n", cmd, argv[first]);
+		return CLI_USAGE;
+	}
+	if (!server && first != argc - 1) {
+		fprintf(stderr, "rdmakit %s: give the server's address (or --server)\n", cmd);
+		return CLI_USAGE;
+	}
+	return -1;
+}

@@ -950,49 +950,27 @@ static uint8_t rd_atomic(int device_max, unsigned int peer_max)
 int rk_cm_connect(struct rk_cm *cm, struct rk_qp *qp, const struct rk_wire_buf *mine,
 		  int timeout_ms)
 {
-	struct rdma_conn_param param;
 	uint8_t hello[RK_WIRE_MAX_LEN];
-	struct cm_event ev;
+	const uint8_t *data;
 	struct rk_msg msg;
-	char what[128], why[160];
+	char why[160];
+	size_t n;
 	int len, ret;
 
-	if (!qp || qp->cm_id != cm->id) {
-		rk_error("connect to %s: the QP was not created on this connection (use "
-			 "rk_cm_create_qp())",
-			 cm->peer_addr);
-		return -EINVAL;
-	}
 	len = encode_hello(mine, hello, sizeof(hello));
 	if (len < 0)
 		return len;
-	snprintf(what, sizeof(what), "connect QP 0x%x to %s", qp->qp->qp_num, cm->peer_addr);
-	memset(&param, 0, sizeof(param));
-	param.private_data = hello;
-	param.private_data_len = (uint8_t)len;
-	param.responder_resources = rd_atomic(cm->dev->info.max_qp_rd_atom, UINT8_MAX);
-	param.initiator_depth = rd_atomic(cm->dev->info.max_qp_init_rd_atom, UINT8_MAX);
-	param.retry_count = CM_RETRY_COUNT;
-	param.rnr_retry_count = CM_RNR_RETRY_COUNT;
-	if (rdma_connect(cm->id, &param)) {
-		ret = errno ? -errno : -EIO;
-		rk_error("%s: %m", what);
-		return ret;
-	}
-	ret = cm_wait(cm->channel, RDMA_CM_EVENT_ESTABLISHED, timeout_ms, what, &ev);
+	/* The connection itself is the raw one; what is ours is the reply. */
+	ret = rk_cm_connect_raw(cm, qp, hello, (size_t)len, timeout_ms);
 	if (ret)
 		return ret;
-	cm->connected = true;
-	ret = qp_refresh(cm, qp);
-	if (ret)
-		return ret;
-	shorten_rnr_timer(qp);
-	if (ev.data_len < RK_WIRE_CM_HELLO_LEN) {
-		snprintf(why, sizeof(why), "%u bytes of private data, not a %d-byte CM_HELLO",
-			 ev.data_len, RK_WIRE_CM_HELLO_LEN);
+	data = rk_cm_private_data(cm, &n);
+	if (n < RK_WIRE_CM_HELLO_LEN) {
+		snprintf(why, sizeof(why), "%zu bytes of private data, not a %d-byte CM_HELLO", n,
+			 RK_WIRE_CM_HELLO_LEN);
 		ret = -EBADMSG;
 	} else {
-		ret = rk_wire_decode(ev.data, RK_WIRE_CM_HELLO_LEN, &msg, why, sizeof(why));
+		ret = rk_wire_decode(data, RK_WIRE_CM_HELLO_LEN, &msg, why, sizeof(why));
 		if (!ret && msg.type != RK_MSG_CM_HELLO) {
 			snprintf(why, sizeof(why), "a %s message, not CM_HELLO",
 				 rk_msg_type_str(msg.type));
@@ -1000,14 +978,13 @@ int rk_cm_connect(struct rk_cm *cm, struct rk_qp *qp, const struct rk_wire_buf *
 		}
 	}
 	if (ret) {
-		rk_error("%s: the server accepted, but its reply is not from rdmakit: %s (is the "
-			 "server another program, or another rdmakit version?)",
-			 what, why);
+		rk_error("connect QP 0x%x to %s: the server accepted, but its reply is not from "
+			 "rdmakit: %s (is the server another program, or another rdmakit version?)",
+			 qp->qp->qp_num, cm->peer_addr, why);
 		return ret;
 	}
 	cm->peer = msg.u.cm;
 	cm->has_peer = true;
-	rk_info("connected QP 0x%x to %s (QP 0x%x)", qp->qp->qp_num, cm->peer_addr, qp->remote.qpn);
 	return 0;
 }
 

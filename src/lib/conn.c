@@ -97,9 +97,25 @@ static int check_peer(struct rk_conn *c)
 	return ret;
 }
 
-static int tcp_client(struct rk_conn *c, const struct rk_conn_opts *o)
+/* TCP, either side: device and GID by the address the peer talks to, PD,
+ * CQ and QP. */
+static int tcp_local_setup(struct rk_conn *c, const struct rk_conn_opts *o)
 {
 	struct rk_qp_init_attr qa;
+	int ret;
+
+	ret = open_device_for(c, o, c->ctl->local_ip);
+	if (ret)
+		return ret;
+	ret = make_pd_cq(c, o);
+	if (ret)
+		return ret;
+	qa = qp_attr(c, o);
+	return rk_qp_create(c->pd, c->dev, c->cq, c->cq, &qa, &c->qp);
+}
+
+static int tcp_client(struct rk_conn *c, const struct rk_conn_opts *o)
+{
 	struct rk_msg msg = {.type = RK_MSG_HELLO};
 	int access = 0, ret;
 
@@ -113,14 +129,7 @@ static int tcp_client(struct rk_conn *c, const struct rk_conn_opts *o)
 		if (ret)
 			return ret;
 	}
-	ret = open_device_for(c, o, c->ctl->local_ip);
-	if (ret)
-		goto err_tell_peer;
-	ret = make_pd_cq(c, o);
-	if (ret)
-		goto err_tell_peer;
-	qa = qp_attr(c, o);
-	ret = rk_qp_create(c->pd, c->dev, c->cq, c->cq, &qa, &c->qp);
+	ret = tcp_local_setup(c, o);
 	if (ret)
 		goto err_tell_peer;
 	if (o->prepare) {
@@ -175,7 +184,6 @@ static int expect_client_hello(struct rk_conn *c, struct rk_msg *msg)
 
 static int tcp_server(struct rk_conn *c, const struct rk_conn_opts *o)
 {
-	struct rk_qp_init_attr qa;
 	struct rk_msg msg;
 	char reason[RK_WIRE_ERROR_TEXT] = "";
 	int access = 0, ret;
@@ -196,14 +204,7 @@ static int tcp_server(struct rk_conn *c, const struct rk_conn_opts *o)
 		return ret;
 	c->remote = msg.u.hello.ep;
 	c->request = msg.u.hello.buf;
-	ret = open_device_for(c, o, c->ctl->local_ip);
-	if (ret)
-		goto err_tell_peer;
-	ret = make_pd_cq(c, o);
-	if (ret)
-		goto err_tell_peer;
-	qa = qp_attr(c, o);
-	ret = rk_qp_create(c->pd, c->dev, c->cq, c->cq, &qa, &c->qp);
+	ret = tcp_local_setup(c, o);
 	if (ret)
 		goto err_tell_peer;
 	rk_qp_local_endpoint(c->qp, &c->local);

@@ -18,6 +18,8 @@
 #include <rdmakit/log.h>
 #include <rdmakit/status.h>
 
+#include "clock.h"
+
 #define CM_MAX_RD_ATOMIC   16 /* outstanding READs/atomics asked for, at most */
 #define CM_RETRY_COUNT	   7
 #define CM_RNR_RETRY_COUNT 7 /* 7: retry forever while the peer has no receive posted */
@@ -62,27 +64,6 @@ struct cm_event {
 	uint32_t qp_num;
 	uint32_t qkey;
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Milliseconds left until deadline (-1: none, so -1 stays "forever"). */
-static int ms_left(int64_t deadline)
-{
-	int64_t left;
-
-	if (deadline < 0)
-		return -1;
-	left = deadline - now_ms();
-	if (left < 0)
-		return 0;
-	return left > INT_MAX ? INT_MAX : (int)left;
-}
 
 static const char *ip_str(const struct sockaddr *sa, char *buf, size_t len)
 {

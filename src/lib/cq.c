@@ -9,6 +9,8 @@
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
 
+#include "clock.h"
+
 int rk_cq_create(struct rk_device *dev, int depth, bool events, struct rk_cq **cq_p)
 {
 	struct rk_cq *cq;
@@ -62,14 +64,6 @@ void rk_cq_destroy(struct rk_cq *cq)
 	if (cq->channel && ibv_destroy_comp_channel(cq->channel))
 		rk_warn("destroy completion channel: %m");
 	free(cq);
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static int cq_poll_once(struct rk_cq *cq, struct ibv_wc *wc, int max, int *n_p)

@@ -24,6 +24,8 @@
 #include <rdmakit/ops.h>
 #include <rdmakit/status.h>
 
+#include "clock.h"
+
 /* Tagged work request IDs: "C7L" for control. */
 #define CTL_WRID_SEND 0xC710000000000001ull
 #define CTL_WRID_RECV 0xC710000000000002ull
@@ -47,26 +49,6 @@ struct ctl_qp {
 static struct ctl_qp *ctl_qp_of(struct rk_ctl *ctl)
 {
 	return (struct ctl_qp *)ctl;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int ms_left(int64_t deadline)
-{
-	int64_t left;
-
-	if (deadline < 0)
-		return -1;
-	left = deadline - now_ms();
-	if (left < 0)
-		return 0;
-	return left > INT_MAX ? INT_MAX : (int)left;
 }
 
 /* Keep what arrived for the reads that follow. One SEND is one message: bytes

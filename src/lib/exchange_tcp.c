@@ -17,15 +17,9 @@
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
 
+#include "clock.h"
+
 #define RETRY_INTERVAL_MS 200
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void addr_str(const struct sockaddr *sa, char *buf, size_t len, bool with_port)
 {

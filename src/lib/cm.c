@@ -21,7 +21,6 @@
 #include "clock.h"
 
 #define CM_MAX_RD_ATOMIC   16 /* outstanding READs/atomics asked for, at most */
-#define CM_RETRY_COUNT	   7
 #define CM_RNR_RETRY_COUNT 7 /* 7: retry forever while the peer has no receive posted */
 #define CM_LISTEN_BACKLOG  8
 /* The CM reports its own errors (ADDR_ERROR, ...) when the timeout it was given
@@ -64,6 +63,16 @@ struct cm_event {
 	uint32_t qp_num;
 	uint32_t qkey;
 };
+
+/* The library's transport retry count (rk_path_defaults(): 6, as rxe takes 7
+ * to mean "forever" and would never report a vanished peer). */
+static uint8_t cm_retry_count(void)
+{
+	struct rk_path_attr p;
+
+	rk_path_defaults(&p);
+	return p.retry_cnt;
+}
 
 static const char *ip_str(const struct sockaddr *sa, char *buf, size_t len)
 {
@@ -1000,7 +1009,7 @@ int rk_cm_accept(struct rk_cm *cm, struct rk_qp *qp, const struct rk_wire_buf *m
 	param.responder_resources = rd_atomic(cm->dev->info.max_qp_rd_atom, c->req_initiator_depth);
 	param.initiator_depth =
 		rd_atomic(cm->dev->info.max_qp_init_rd_atom, c->req_responder_resources);
-	param.retry_count = CM_RETRY_COUNT;
+	param.retry_count = cm_retry_count();
 	param.rnr_retry_count = CM_RNR_RETRY_COUNT;
 	if (rdma_accept(cm->id, &param)) {
 		ret = errno ? -errno : -EIO;
@@ -1120,7 +1129,7 @@ int rk_cm_connect_raw(struct rk_cm *cm, struct rk_qp *qp, const void *data, size
 	} else {
 		param.responder_resources = rd_atomic(cm->dev->info.max_qp_rd_atom, UINT8_MAX);
 		param.initiator_depth = rd_atomic(cm->dev->info.max_qp_init_rd_atom, UINT8_MAX);
-		param.retry_count = CM_RETRY_COUNT;
+		param.retry_count = cm_retry_count();
 		param.rnr_retry_count = CM_RNR_RETRY_COUNT;
 	}
 	if (rdma_connect(cm->id, &param)) {
@@ -1187,7 +1196,7 @@ int rk_cm_accept_raw(struct rk_cm *cm, struct rk_qp *qp, const void *data, size_
 			rd_atomic(cm->dev->info.max_qp_rd_atom, c->req_initiator_depth);
 		param.initiator_depth =
 			rd_atomic(cm->dev->info.max_qp_init_rd_atom, c->req_responder_resources);
-		param.retry_count = CM_RETRY_COUNT;
+		param.retry_count = cm_retry_count();
 		param.rnr_retry_count = CM_RNR_RETRY_COUNT;
 	}
 	if (rdma_accept(cm->id, &param)) {

@@ -27,6 +27,7 @@
 #define UD_SEND_SLOTS 32
 #define UD_RECV_SLOTS 256
 #define UD_DEFAULT_CM_PORT 7174    /* udaddy's */
+#define UD_RETRY_MS 200
 
 struct ud_opts {
 	struct cli_dev_opts dev;
@@ -625,7 +626,7 @@ static int connect_tcp(struct ud *u)
 	return rk_ah_create(u->qp, &msg.u.hello.ep, &u->ah);
 }
 
-static int connect_cm(struct ud *u)
+static int connect_cm_once(struct ud *u)
 {
 	const struct ud_opts *o = u->o;
 	uint8_t priv[UD_PRIV_LEN];
@@ -652,10 +653,6 @@ static int connect_cm(struct ud *u)
 	put32(priv + UD_MARK_LEN + 4, (uint32_t)o->count);
 	put32(priv + UD_MARK_LEN + 8, u->size);
 	ret = rk_cm_connect_raw(u->cm, u->qp, priv, sizeof(priv), u->timeout_ms);
-	if (ret == -ECONNREFUSED)
-		rk_error("connect to %s with RDMA CM (RDMA_PS_UDP): REJECTED; nothing listens "
-			 "there, or the server refused (is 'rdmakit ud --server --cm' or udaddy "
-			 "running?)", u->peer);
 	if (!ret)
 		ret = rk_cm_ud_peer(u->cm, &ah, &u->peer_qpn, &u->peer_qkey);
 	if (ret)
@@ -669,6 +666,49 @@ static int connect_cm(struct ud *u)
 		return ret;
 	}
 	return 0;
+}
+
+/* Drop what a failed connect_cm_once() set up, for the next try. */
+static void client_reset(struct ud *u)
+{
+	if (u->ah)
+		ibv_destroy_ah(u->ah);
+	rk_mr_free(u->sbuf);
+	rk_mr_free(u->rbuf);
+	rk_qp_destroy(u->qp);
+	rk_cq_destroy(u->cq);
+	rk_pd_free(u->pd);
+	rk_cm_destroy(u->cm); /* after everything made on its device */
+	u->ah = NULL;
+	u->sbuf = u->rbuf = NULL;
+	u->qp = NULL;
+	u->cq = NULL;
+	u->pd = NULL;
+	u->cm = NULL;
+	u->dev = NULL;
+}
+
+/* RDMA CM: a server that is still starting answers the SIDR request with
+ * "no listener" (ECONNREFUSED); try again until the timeout, as TCP does. */
+static int connect_cm(struct ud *u)
+{
+	double deadline = now_us() + u->timeout_ms * 1e3;
+	int ret, tries = 1;
+
+	for (;;) {
+		ret = connect_cm_once(u);
+		if (ret != -ECONNREFUSED || now_us() + UD_RETRY_MS * 1e3 > deadline)
+			break;
+		client_reset(u);
+		usleep(UD_RETRY_MS * 1000);
+		tries++;
+	}
+	if (ret == -ECONNREFUSED)
+		rk_error("connect to %s port %" PRIu64 " with RDMA CM (RDMA_PS_UDP): nothing "
+			 "listens there; gave up after %d tr%s in %d ms (is 'rdmakit ud --server "
+			 "--cm' or udaddy running?)",
+			 u->host, u->o->port, tries, tries > 1 ? "ies" : "y", u->timeout_ms);
+	return ret;
 }
 
 /* TCP: refuse an oversized message before waiting for a server. */

@@ -157,6 +157,10 @@ static const char *status_str(const struct cm_event *ev, char *buf, size_t len)
 		snprintf(buf, len, "status %d, %s", ev->status, rk_strerror(ev->status));
 	else if (ev->type == RDMA_CM_EVENT_REJECTED && ev->status > 0)
 		snprintf(buf, len, "status %d, %s", ev->status, reject_reason_str(ev->status));
+	else if (ev->type == RDMA_CM_EVENT_UNREACHABLE && (ev->status == 1 || ev->status == 2))
+		snprintf(buf, len, "status %d, %s", ev->status,
+			 ev->status == 1 ? "SIDR: no listener on that port" :
+					   "SIDR: the server rejected the request");
 	else
 		snprintf(buf, len, "status %d", ev->status);
 	return buf;
@@ -188,6 +192,12 @@ static int event_errno(const struct cm_event *ev)
 		 * Anything else (no listener: invalid service ID) may pass. */
 		return ev->status == 28 ? -ECONNABORTED : -ECONNREFUSED;
 	case RDMA_CM_EVENT_UNREACHABLE:
+		/* A SIDR reply's status: 1 (IB_SIDR_UNSUPPORTED) is no listener on
+		 * that port (yet), 2 (IB_SIDR_REJECT) the server said no. */
+		if (ev->status == 1)
+			return -ECONNREFUSED;
+		if (ev->status == 2)
+			return -ECONNABORTED;
 		return -EHOSTUNREACH;
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 		return -ECONNABORTED;

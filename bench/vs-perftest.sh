@@ -6,9 +6,11 @@
 #
 # Usage: bench/vs-perftest.sh [--native] [--reps N] [--iters N] [--lat-iters N]
 #                             [--device DEV] [--gid IDX] [--ip ADDR] [--build DIR]
+#                             [--cases REGEX]
 #   default   everything inside ONE Soft-RoCE guest boot (scripts/softroce),
 #             rxe0, GID index 1 (RoCE v2, 198.18.0.1)
 #   --native  on this host's RDMA device (first of ibv_devices unless --device)
+#   --cases   only the cases whose name matches REGEX (grep -E), e.g. 'lat'
 #
 # perftest runs with its default options plus what the comparison needs:
 # -d DEV, -x GID index, -F (no CPU-frequency warning), -s SIZE, -n ITERS.
@@ -23,7 +25,7 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-native=0 inner=0 reps=3 iters=2000 lat_iters=1000 dev="" gid="" ip="" build=""
+native=0 inner=0 reps=3 iters=2000 lat_iters=1000 dev="" gid="" ip="" build="" cases=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--native) native=1 ;;
@@ -35,7 +37,8 @@ while [ $# -gt 0 ]; do
 	--gid) gid=$2; shift ;;
 	--ip) ip=$2; shift ;;
 	--build) build=$2; shift ;;
-	-h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+	--cases) cases=$2; shift ;;
+	-h|--help) sed -n '2,24p' "$0"; exit 0 ;;
 	*) echo "vs-perftest.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -62,6 +65,7 @@ if [ "$inner" = 0 ]; then
 	[ -n "$dev" ] && args="$args --device $dev"
 	[ -n "$gid" ] && args="$args --gid $gid"
 	[ -n "$ip" ] && args="$args --ip $ip"
+	[ -n "$cases" ] && args="$args --cases $cases"
 	if [ "$native" = 1 ]; then
 		# shellcheck disable=SC2086
 		exec sh "$0" $args
@@ -130,6 +134,9 @@ run_rdmakit() {
 # case NAME KIND TOOL TEST MODE SIZE ITERS
 run_case() {
 	name=$1 kind=$2 tool=$3 test=$4 mode=$5 size=$6 n=$7
+	if [ -n "$cases" ] && ! echo "$name" | grep -Eq -- "$cases"; then
+		return 0
+	fi
 	: >"$tmp/rk" ; : >"$tmp/pt"
 	i=0
 	while [ "$i" -lt "$reps" ]; do

@@ -14,6 +14,9 @@
 #include <string.h>
 #include <sched.h>
 #include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #include <rdmakit/bench.h>
 #include <rdmakit/error.h>
@@ -95,6 +98,7 @@ struct rk_bench {
 	struct rk_bench_sample *samples;
 	size_t nsamples, samples_cap;
 	uint64_t t0, t_last, elapsed_ns;
+	uint64_t tk0, tk_last;  /* ticks() at t0 and t_last: latency's scale */
 	uint64_t peer_elapsed_ns;
 	/* this round's send queue use: outstanding requests, doorbell batch,
 	 * signaling interval (fewer outstanding for large messages) */
@@ -117,6 +121,50 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Timestamps inside the latency loops. Where the kernel's clocksource is not
+ * the TSC (hpet in a QEMU guest) clock_gettime() costs about a microsecond,
+ * a tenth of a ping-pong on rxe; perftest reads the cycle counter, and so do
+ * we on x86. Ticks become nanoseconds with the ratio measured against
+ * CLOCK_MONOTONIC over the same round: no CPU frequency is trusted. */
+static inline uint64_t ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __rdtsc();
+#else
+	return now_ns();
+#endif
+}
+
+/* Close a latency round: its end in both clocks. */
+static void lat_end(struct rk_bench *b)
+{
+	b->tk_last = ticks();
+	b->t_last = now_ns();
+	b->elapsed_ns = b->t_last - b->t0;
+}
+
+/* Nanoseconds per tick over the round (1 where ticks are nanoseconds). */
+static double tick_ns(const struct rk_bench *b)
+{
+	if (b->tk_last <= b->tk0 || b->t_last <= b->t0)
+		return 1.0;
+	return (double)(b->t_last - b->t0) / (double)(b->tk_last - b->tk0);
+}
+
+/* A wait's bound, checked every 1024 polls so the first polls (a ping-pong's
+ * answer usually comes within them) read no clock: true when more than
+ * limit_ns passed since the first check. */
+static bool wait_over(uint64_t *start_ns, uint64_t limit_ns)
+{
+	uint64_t t = now_ns();
+
+	if (!*start_ns) {
+		*start_ns = t;
+		return false;
+	}
+	return t - *start_ns > limit_ns;
 }
 
 /* ---- names and rules ---- */
@@ -810,6 +858,21 @@ static int add_sample(struct rk_bench *b, uint64_t t, uint64_t count)
 	return 0;
 }
 
+/* Latency, duration mode: whether time is up, read every 64 iterations
+ * (a clock read costs as much as a tenth of an iteration on a VM). */
+static bool lat_time_up(uint64_t i, uint64_t deadline)
+{
+	return i % 64 == 0 && now_ns() >= deadline;
+}
+
+/* Latency: the progress line, looked at every 256 iterations. */
+static void lat_progress(struct rk_bench *b, const struct rk_bench_round *r, uint64_t done)
+{
+	if (b->o.progress && done % 256 == 0)
+		progress(b, r, now_ns(), done, r->iters);
+}
+
+/* One latency sample, in ticks() (scaled to ns when the round ends). */
 static int add_lat(struct rk_bench *b, size_t i, uint64_t v)
 {
 	if (i >= b->lat_cap) {
@@ -1211,7 +1274,7 @@ static int run_bw(struct rk_bench *b, const struct rk_bench_round *r, bool sendi
 /* Wait (spinning) for one completion on cq with the given predicate met. */
 static int wait_send_done(struct rk_bench *b, uint32_t i, bool sentinel)
 {
-	uint64_t start = now_ns();
+	uint64_t start = 0;
 	struct bqp *q = &b->q[i];
 	int ret, got;
 
@@ -1222,7 +1285,7 @@ static int wait_send_done(struct rk_bench *b, uint32_t i, bool sentinel)
 		if (ret)
 			return ret;
 		maybe_yield(b, spin + 1);
-		if ((spin & 1023) == 0 && now_ns() - start > (uint64_t)b->wait_ms * 1000000ull) {
+		if ((spin & 1023) == 1023 && wait_over(&start, (uint64_t)b->wait_ms * 1000000ull)) {
 			rk_error("bench: QP 0x%x: no completion within %d ms", q->qp->qp->qp_num,
 				 b->wait_ms);
 			return -ETIMEDOUT;
@@ -1256,7 +1319,7 @@ static int run_send_lat(struct rk_bench *b, const struct rk_bench_round *r, bool
 	struct bqp *q = &b->q[0];
 	bool inl = use_inline(b, r->size);
 	uint64_t deadline = r->duration_ms ? b->t0 + (uint64_t)r->duration_ms * 1000000ull : 0;
-	uint64_t idle = (uint64_t)b->wait_ms * 1000000ull, now = b->t0, t_prev = 0;
+	uint64_t idle = (uint64_t)b->wait_ms * 1000000ull, tk, tk_prev = 0;
 	uint64_t i = 0;
 	int ret, got;
 
@@ -1264,17 +1327,15 @@ static int run_send_lat(struct rk_bench *b, const struct rk_bench_round *r, bool
 	 * follows posted so the last one of a run is signaled. */
 	q->target = UINT64_MAX;
 	for (;;) {
+		uint64_t wait_start = 0;
+
 		if (pinger) {
-			if (r->iters ? i == r->iters : now >= deadline)
+			if (r->iters ? i == r->iters : lat_time_up(i, deadline))
 				break;
-			now = now_ns();
-			if (i)
-				ret = add_lat(b, i - 1, now - t_prev);
-			else
-				ret = 0;
-			if (ret)
+			tk = ticks();
+			if (i && (ret = add_lat(b, i - 1, tk - tk_prev)))
 				return ret;
-			t_prev = now;
+			tk_prev = tk;
 			q->target = r->iters ? r->iters : UINT64_MAX;
 			ret = post_one(b, 0, r->size, inl);
 			if (ret)
@@ -1291,11 +1352,11 @@ static int run_send_lat(struct rk_bench *b, const struct rk_bench_round *r, bool
 			if (q->received != before || q->got_sentinel != sentinel)
 				break;
 			maybe_yield(b, spin + 1);
-			if ((spin & 1023) == 0) {
+			if ((spin & 1023) == 1023) {
 				ret = poll_send(b, &got);
 				if (ret)
 					return ret;
-				if (now_ns() - (pinger ? t_prev : now) > idle) {
+				if (wait_over(&wait_start, idle)) {
 					rk_error("bench: no SEND from %s within %d ms", b->conn->peer,
 						 b->wait_ms);
 					return -ETIMEDOUT;
@@ -1305,29 +1366,28 @@ static int run_send_lat(struct rk_bench *b, const struct rk_bench_round *r, bool
 		if (!pinger) {
 			if (q->got_sentinel)
 				break;
-			now = now_ns();
 			ret = post_one(b, 0, r->size, inl);
 			if (ret)
 				return ret;
 		}
 		i++;
-		if (pinger) {
-			progress(b, r, now, i, r->iters);
-		}
+		if (pinger)
+			lat_progress(b, r, i);
 	}
 	if (pinger) {
-		now = now_ns();
-		if (i && (ret = add_lat(b, i - 1, now - t_prev)))
+		tk = ticks();
+		if (i && (ret = add_lat(b, i - 1, tk - tk_prev)))
 			return ret;
-		b->t_last = now;
+		lat_end(b);
 		ret = post_sentinel(b, 0);
 		if (!ret)
 			ret = wait_send_done(b, 0, true);
 		if (ret)
 			return ret;
 		q->completed = i; /* the pings, every one answered */
+	} else {
+		lat_end(b);
 	}
-	b->elapsed_ns = (pinger ? b->t_last : now_ns()) - b->t0;
 	return 0;
 }
 
@@ -1340,38 +1400,38 @@ static int run_write_lat(struct rk_bench *b, const struct rk_bench_round *r, boo
 	volatile uint8_t *mine = in_slot(b, 0) + r->size - 1;
 	uint8_t *out = out_slot(b, 0) + r->size - 1;
 	uint64_t deadline = r->duration_ms ? b->t0 + (uint64_t)r->duration_ms * 1000000ull : 0;
-	uint64_t idle = (uint64_t)b->wait_ms * 1000000ull, now = b->t0, t_prev = 0, t_wait;
+	uint64_t idle = (uint64_t)b->wait_ms * 1000000ull, tk, tk_prev = 0;
 	uint64_t i = 0;
 	int ret, got;
 
 	q->target = UINT64_MAX;
 	for (;;) {
 		uint8_t want = lat_seq(i);
+		uint64_t wait_start = 0;
 
 		if (pinger) {
-			if (r->iters ? i == r->iters : now >= deadline)
+			if (r->iters ? i == r->iters : lat_time_up(i, deadline))
 				break;
-			now = now_ns();
-			if (i && (ret = add_lat(b, i - 1, now - t_prev)))
+			tk = ticks();
+			if (i && (ret = add_lat(b, i - 1, tk - tk_prev)))
 				return ret;
-			t_prev = now;
+			tk_prev = tk;
 			*out = want;
 			ret = post_one(b, 0, r->size, inl);
 			if (ret)
 				return ret;
 		}
-		t_wait = now;
 		for (uint32_t spin = 0;; spin++) {
 			uint8_t v = *mine;
 
 			if (v == want || (!pinger && v == LAT_STOP))
 				break;
 			maybe_yield(b, spin + 1);
-			if ((spin & 1023) == 0) {
+			if ((spin & 1023) == 1023) {
 				ret = poll_send(b, &got);
 				if (ret)
 					return ret;
-				if ((spin & 0xfffff) == 0 && now_ns() - t_wait > idle) {
+				if (wait_over(&wait_start, idle)) {
 					rk_error("bench: no RDMA WRITE from %s within %d ms (last byte "
 						 "0x%02x, waiting for 0x%02x)", b->conn->peer,
 						 b->wait_ms, v, want);
@@ -1382,7 +1442,6 @@ static int run_write_lat(struct rk_bench *b, const struct rk_bench_round *r, boo
 		if (!pinger) {
 			if (*mine == LAT_STOP)
 				break;
-			now = now_ns();
 			*out = want;
 			ret = post_one(b, 0, r->size, inl);
 			if (ret)
@@ -1390,15 +1449,15 @@ static int run_write_lat(struct rk_bench *b, const struct rk_bench_round *r, boo
 			q->received++;
 		} else {
 			q->received++;
-			progress(b, r, now, i + 1, r->iters);
+			lat_progress(b, r, i + 1);
 		}
 		i++;
 	}
 	if (pinger) {
-		now = now_ns();
-		if (i && (ret = add_lat(b, i - 1, now - t_prev)))
+		tk = ticks();
+		if (i && (ret = add_lat(b, i - 1, tk - tk_prev)))
 			return ret;
-		b->t_last = now;
+		lat_end(b);
 		/* The stop marker, signaled: its completion covers every ping. */
 		*out = LAT_STOP;
 		q->target = q->posted + 1;
@@ -1408,8 +1467,9 @@ static int run_write_lat(struct rk_bench *b, const struct rk_bench_round *r, boo
 		if (ret)
 			return ret;
 		q->completed = i;
+	} else {
+		lat_end(b);
 	}
-	b->elapsed_ns = (pinger ? b->t_last : now_ns()) - b->t0;
 	return 0;
 }
 
@@ -1419,17 +1479,17 @@ static int run_rdma_lat(struct rk_bench *b, const struct rk_bench_round *r)
 	struct bqp *q = &b->q[0];
 	volatile uint64_t *ret_word = (volatile uint64_t *)out_slot(b, 0);
 	uint64_t deadline = r->duration_ms ? b->t0 + (uint64_t)r->duration_ms * 1000000ull : 0;
-	uint64_t now = b->t0, t_prev = 0;
+	uint64_t tk, tk_prev = 0;
 	uint64_t i = 0;
 	int ret;
 
 	for (;; i++) {
-		if (r->iters ? i == r->iters : now >= deadline)
+		if (r->iters ? i == r->iters : lat_time_up(i, deadline))
 			break;
-		now = now_ns();
-		if (i && (ret = add_lat(b, i - 1, now - t_prev)))
+		tk = ticks();
+		if (i && (ret = add_lat(b, i - 1, tk - tk_prev)))
 			return ret;
-		t_prev = now;
+		tk_prev = tk;
 		q->target = q->posted + 1; /* signaled */
 		ret = post_batch(b, 0, 1, r->size, false);
 		if (ret)
@@ -1439,13 +1499,12 @@ static int run_rdma_lat(struct rk_bench *b, const struct rk_bench_round *r)
 			return ret;
 		if (is_atomic(b->info.test) && *ret_word != i)
 			q->bad_returns++;
-		progress(b, r, now, i + 1, r->iters);
+		lat_progress(b, r, i + 1);
 	}
-	now = now_ns();
-	if (i && (ret = add_lat(b, i - 1, now - t_prev)))
+	tk = ticks();
+	if (i && (ret = add_lat(b, i - 1, tk - tk_prev)))
 		return ret;
-	b->t_last = now;
-	b->elapsed_ns = now - b->t0;
+	lat_end(b);
 	return 0;
 }
 
@@ -1737,7 +1796,10 @@ static void fill_result(struct rk_bench *b, const struct rk_bench_round *r,
 		unsigned int factor =
 			in->test == RK_BENCH_SEND || in->test == RK_BENCH_WRITE ? 2 : 1;
 		size_t n = res->iters;
+		double scale = tick_ns(b);
 
+		for (size_t k = 0; k < n; k++)
+			b->lat[k] = (uint64_t)((double)b->lat[k] * scale + 0.5);
 		rk_bench_lat_stats(b->lat, n, factor, &res->lat);
 	}
 }
@@ -1824,6 +1886,7 @@ static int run_round(struct rk_bench *b, const struct rk_bench_round *round,
 	if (ret)
 		return ret;
 	b->t0 = now_ns();
+	b->tk0 = ticks();
 	b->next_progress = b->t0 + PROGRESS_NS;
 	if (lat) {
 		if (in->test == RK_BENCH_SEND)

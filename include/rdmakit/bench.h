@@ -48,6 +48,8 @@ enum rk_bench_mode {
 };
 
 #define RK_BENCH_MAX_QPS 64
+/* Bandwidth threads on one side, each driving its own QPs and CQs. */
+#define RK_BENCH_MAX_THREADS 16
 #define RK_BENCH_MAX_SIZE (1u << 30)
 /* A server registers at most this much for one client (2 slots per QP). */
 #define RK_BENCH_MAX_MEM ((uint64_t)4 << 30)
@@ -88,6 +90,9 @@ struct rk_bench_opts {
 	enum rk_bench_mode mode;
 	enum rk_transport transport;
 	uint32_t qps;
+	uint32_t threads;         /* bandwidth: threads of this side, each with its
+				     own QPs (at most qps); 0 or 1: one. The
+				     server answers with one thread. */
 	bool bidir;
 	uint32_t max_size;        /* the largest size of all rounds */
 	struct rk_bench_tuning tuning;
@@ -103,6 +108,7 @@ struct rk_bench_info {
 	enum rk_bench_mode mode;
 	enum rk_transport transport;
 	uint32_t qps;
+	uint32_t threads;         /* this side's */
 	bool bidir;
 	uint32_t max_size;
 	bool cm;

@@ -27,6 +27,7 @@ struct bench_cli {
 	uint64_t iters;
 	uint64_t duration;
 	uint64_t qps;
+	uint64_t threads;
 	bool bidir;
 	uint64_t tx_depth, rx_depth, post_list, signal_every, cq_batch;
 	int64_t inline_max;
@@ -133,9 +134,13 @@ static void print_header(const struct report *rp)
 {
 	const struct rk_bench_info *in = rp->info;
 
-	printf("rdmakit bench: %s %s, %s, %u QP%s%s, %s %s (%s)\n", test_title(in->test),
+	char threads[32] = "";
+
+	if (in->threads > 1)
+		snprintf(threads, sizeof(threads), " on %u threads", in->threads);
+	printf("rdmakit bench: %s %s, %s, %u QP%s%s%s, %s %s (%s)\n", test_title(in->test),
 	       in->mode == RK_BENCH_BW ? "bandwidth" : "latency", rk_transport_str(in->transport),
-	       in->qps, in->qps > 1 ? "s" : "", in->bidir ? ", bidirectional" : "",
+	       in->qps, in->qps > 1 ? "s" : "", threads, in->bidir ? ", bidirectional" : "",
 	       in->server ? "server for" : "client of", in->peer,
 	       in->cm ? "RDMA CM" : "TCP exchange");
 	printf("  device %s port %u", in->device, in->port_num);
@@ -274,6 +279,7 @@ static json_object *info_json(const struct rk_bench_info *in, const struct bench
 	json_object_object_add(j, "transport",
 			       json_object_new_string(rk_transport_str(in->transport)));
 	json_object_object_add(j, "qps", json_object_new_int((int)in->qps));
+	json_object_object_add(j, "threads", json_object_new_int((int)in->threads));
 	json_object_object_add(j, "bidirectional", json_object_new_boolean(in->bidir));
 	json_object_object_add(j, "connection",
 			       json_object_new_string(in->cm ? "rdma_cm" : "tcp"));
@@ -366,10 +372,10 @@ static int choose(const char *opt, const char *text, const char *const *names, i
 static int check_server_opts(const struct bench_cli *o)
 {
 	if (o->test || o->mode || o->transport || o->sizes || o->iters || o->duration ||
-	    o->qps != 1 || o->bidir) {
+	    o->qps != 1 || o->bidir || o->threads != 1) {
 		fprintf(stderr, "rdmakit bench: the server learns the test, mode, transport, sizes, "
-				"iterations, duration, QPs and direction from the client; give them "
-				"to the client only\n");
+				"iterations, duration, QPs and direction from the client, and "
+				"answers with one thread; give those options to the client only\n");
 		return -EINVAL;
 	}
 	return 0;
@@ -378,7 +384,7 @@ static int check_server_opts(const struct bench_cli *o)
 int cmd_bench(int argc, char **argv)
 {
 	struct bench_cli o = {
-		.dev = CLI_DEV_OPTS_DEFAULT, .port = RK_DEFAULT_PORT, .qps = 1, .inline_max = -1, .yield_after = -1,
+		.dev = CLI_DEV_OPTS_DEFAULT, .port = RK_DEFAULT_PORT, .qps = 1, .threads = 1, .inline_max = -1, .yield_after = -1,
 		.wr_api = "auto", .timeout = 10,
 	};
 	const struct rk_opt opts[] = {
@@ -402,6 +408,9 @@ int cmd_bench(int argc, char **argv)
 		 "run each size this many seconds instead of --iters (client)"},
 		{"qps", 'q', RK_OPT_COUNT, &o.qps, 1, RK_BENCH_MAX_QPS, "N",
 		 "queue pairs, bandwidth only (client)"},
+		{"threads", 0, RK_OPT_COUNT, &o.threads, 1, RK_BENCH_MAX_THREADS, "N",
+		 "bandwidth: client threads, each driving its share of the QPs with CQs of its "
+		 "own (at most --qps)"},
 		{"bidir", 'b', RK_OPT_FLAG, &o.bidir, 0, 0, NULL,
 		 "both directions at once, bandwidth only (client)"},
 		{"tx-depth", 0, RK_OPT_COUNT, &o.tx_depth, 0, 65536, "N",
@@ -470,6 +479,12 @@ int cmd_bench(int argc, char **argv)
 			fprintf(stderr, "rdmakit bench: %s\n", why);
 			return CLI_USAGE;
 		}
+		if (o.threads > 1 && (mode != RK_BENCH_BW || o.threads > o.qps)) {
+			fprintf(stderr, "rdmakit bench: option --threads: %s\n",
+				mode != RK_BENCH_BW ? "threads are for bandwidth (--mode bw)" :
+						      "each thread needs a QP of its own: raise --qps");
+			return CLI_USAGE;
+		}
 		if (o.sizes) {
 			nsizes = parse_sizes(o.sizes, sizes);
 			if (nsizes < 0)
@@ -502,6 +517,7 @@ int cmd_bench(int argc, char **argv)
 	bo.mode = (enum rk_bench_mode)mode;
 	bo.transport = (enum rk_transport)tr;
 	bo.qps = (uint32_t)o.qps;
+	bo.threads = (uint32_t)o.threads;
 	bo.bidir = o.bidir;
 	for (int i = 0; i < nsizes; i++)
 		if (sizes[i] > bo.max_size)

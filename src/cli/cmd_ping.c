@@ -1128,7 +1128,7 @@ static int run_pingpong(struct ping_run *r)
 	fflush(stdout);
 	pp_fill(&p);
 	for (uint64_t i = 0; i < r->count; i++) {
-		double us;
+		double us = 0;
 
 		ret = pp_turn(&p, !o->server, i, &us);
 		if (ret)

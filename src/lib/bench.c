@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sched.h>
 #include <time.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -81,17 +82,37 @@ struct bqp {
 	uint64_t bad_returns;   /* atomics latency: returned values not as due */
 };
 
+/* A bandwidth worker: a range of QPs with CQs of their own, run by one
+ * thread. Latency and the server use the first worker only. */
+struct bworker {
+	struct rk_bench *b;
+	uint32_t first, count;  /* its QPs */
+	struct rk_cq *scq, *rcq;
+	struct ibv_wc *wc;
+	/* one round */
+	const struct rk_bench_round *r;
+	bool sending, receiving;
+	struct rk_bench_sample *samples; /* t_ns in ticks from the round's start */
+	size_t nsamples, samples_cap;
+	uint64_t tk_last;       /* ticks() at its last completion */
+	uint64_t done;          /* completed so far, for the progress line (atomic) */
+	int ret;
+	pthread_t tid;
+};
+
 struct rk_bench {
 	struct rk_bench_opts o;
 	struct rk_conn *conn;
 	struct rk_bench_info info;
-	struct rk_cq *scq, *rcq;
+	struct bworker *w;
+	uint32_t nworkers;
+	int abort;            /* a worker failed: the others stop (atomic) */
+	double tick_est;      /* ns per tick, measured while connecting */
 	struct rk_mr *mr;
 	size_t stride;
 	int access;           /* remote access this side grants */
 	uint64_t ops_flags;   /* for the ibv_wr_* API */
 	struct bqp *q;
-	struct ibv_wc *wc;
 	uint32_t rounds;
 	uint64_t *lat;
 	size_t lat_cap;
@@ -312,8 +333,8 @@ static int probe_qp(struct rk_bench *b, uint64_t ops, uint32_t inl, uint32_t *gr
 	struct ibv_qp *qp;
 
 	memset(&a, 0, sizeof(a));
-	a.send_cq = b->scq->cq;
-	a.recv_cq = b->rcq->cq;
+	a.send_cq = b->w[0].scq->cq;
+	a.recv_cq = b->w[0].rcq->cq;
 	a.qp_type = qp_type(b->info.transport);
 	a.cap.max_send_wr = b->info.tx_depth;
 	a.cap.max_recv_wr = b->info.rx_depth;
@@ -458,27 +479,41 @@ static int create_local(struct rk_bench *b)
 		in->gid_index = b->conn->gid.index;
 		rk_gid_str(&b->conn->gid.gid, in->gid, sizeof(in->gid));
 	}
-	/* CQs first: probing needs them. Sized for the deepest use. */
+	/* Workers, each with its own CQs: probing needs the first's. The QPs
+	 * are split into contiguous ranges. CQs are sized for the deepest use. */
+	b->nworkers = in->threads;
+	b->w = calloc(b->nworkers, sizeof(*b->w));
+	if (!b->w)
+		return -ENOMEM;
 	in->tx_depth = b->o.tuning.tx_depth ? b->o.tuning.tx_depth : 512;
-	cqe = (int)(in->qps * (in->tx_depth + 1));
-	if (cqe > dev->info.max_cqe)
-		cqe = dev->info.max_cqe;
-	ret = rk_cq_create(dev, cqe, false, &b->scq);
-	if (ret)
-		return ret;
 	in->rx_depth = b->o.tuning.rx_depth ? b->o.tuning.rx_depth : 512;
-	cqe = (int)(in->qps * (in->rx_depth + 1));
-	if (cqe > dev->info.max_cqe)
-		cqe = dev->info.max_cqe;
-	ret = rk_cq_create(dev, cqe, false, &b->rcq);
-	if (ret)
-		return ret;
+	for (uint32_t k = 0; k < b->nworkers; k++) {
+		struct bworker *w = &b->w[k];
+
+		w->b = b;
+		w->first = (uint32_t)((uint64_t)k * in->qps / b->nworkers);
+		w->count = (uint32_t)((uint64_t)(k + 1) * in->qps / b->nworkers) - w->first;
+		cqe = (int)(w->count * (in->tx_depth + 1));
+		if (cqe > dev->info.max_cqe)
+			cqe = dev->info.max_cqe;
+		ret = rk_cq_create(dev, cqe, false, &w->scq);
+		if (ret)
+			return ret;
+		cqe = (int)(w->count * (in->rx_depth + 1));
+		if (cqe > dev->info.max_cqe)
+			cqe = dev->info.max_cqe;
+		ret = rk_cq_create(dev, cqe, false, &w->rcq);
+		if (ret)
+			return ret;
+	}
 	ret = choose_fast_path(b);
 	if (ret)
 		return ret;
-	b->wc = calloc(in->cq_batch, sizeof(*b->wc));
-	if (!b->wc)
-		return -ENOMEM;
+	for (uint32_t k = 0; k < b->nworkers; k++) {
+		b->w[k].wc = calloc(in->cq_batch, sizeof(*b->w[k].wc));
+		if (!b->w[k].wc)
+			return -ENOMEM;
+	}
 
 	b->stride = stride_for(in->max_size);
 	b->access = is_target(in) ? remote_access_for(in->test) : 0;
@@ -497,14 +532,18 @@ static int create_local(struct rk_bench *b)
 	b->q = calloc(in->qps, sizeof(*b->q));
 	if (!b->q)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < in->qps; i++) {
+	for (uint32_t i = 0, k = 0; i < in->qps; i++) {
 		struct bqp *q = &b->q[i];
+		struct bworker *w;
 
+		while (i >= b->w[k].first + b->w[k].count)
+			k++;
+		w = &b->w[k];
 		if (in->wr_api)
-			ret = rk_qp_create_ex(b->conn->pd, dev, b->scq, b->rcq, &qa, b->ops_flags,
+			ret = rk_qp_create_ex(b->conn->pd, dev, w->scq, w->rcq, &qa, b->ops_flags,
 					      &q->qp);
 		else
-			ret = rk_qp_create(b->conn->pd, dev, b->scq, b->rcq, &qa, &q->qp);
+			ret = rk_qp_create(b->conn->pd, dev, w->scq, w->rcq, &qa, &q->qp);
 		if (ret)
 			return ret;
 		if (in->wr_api)
@@ -738,12 +777,15 @@ int rk_bench_connect(const struct rk_bench_opts *opts, struct rk_bench **bench_p
 	char why[200] = "";
 	int ret;
 
+	uint64_t c_t0 = now_ns(), c_tk0 = ticks();
+
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
 	b->o = *opts;
 	b->info.server = opts->conn.server;
 	b->info.cm = opts->conn.cm;
+	b->info.threads = 1;
 	if (!b->info.server) {
 		b->info.test = opts->test;
 		b->info.mode = opts->mode;
@@ -753,6 +795,20 @@ int rk_bench_connect(const struct rk_bench_opts *opts, struct rk_bench **bench_p
 		b->info.max_size = opts->max_size;
 		ret = rk_bench_check(b->info.test, b->info.mode, b->info.transport, b->info.qps,
 				     b->info.bidir, why, sizeof(why));
+		if (!ret && opts->threads > 1) {
+			b->info.threads = opts->threads;
+			if (b->info.mode != RK_BENCH_BW) {
+				snprintf(why, sizeof(why), "threads are for bandwidth; latency "
+					 "is one ping-pong");
+				ret = -EINVAL;
+			} else if (opts->threads > RK_BENCH_MAX_THREADS ||
+				   opts->threads > b->info.qps) {
+				snprintf(why, sizeof(why), "%u threads need as many QPs (have %u) "
+					 "and at most %d threads", opts->threads, b->info.qps,
+					 RK_BENCH_MAX_THREADS);
+				ret = -EINVAL;
+			}
+		}
 		if (!ret && (uint64_t)b->info.qps * stride_for(b->info.max_size) >
 				    RK_BENCH_MAX_MEM / 2) {
 			snprintf(why, sizeof(why), "%u QPs of %u bytes need more than the %" PRIu64
@@ -807,6 +863,13 @@ int rk_bench_connect(const struct rk_bench_opts *opts, struct rk_bench **bench_p
 	ret = exchange_setup(b);
 	if (ret)
 		goto err_close;
+	/* Ticks to nanoseconds for the loops' deadlines, over the whole
+	 * connect (milliseconds at least); each round measures its own. */
+	{
+		uint64_t dt = now_ns() - c_t0, dtk = ticks() - c_tk0;
+
+		b->tick_est = dt && dtk ? (double)dt / (double)dtk : 1.0;
+	}
 	*bench_p = b;
 	return 0;
 
@@ -839,23 +902,6 @@ static void progress(struct rk_bench *b, const struct rk_bench_round *r, uint64_
 	p.duration_s = r->duration_ms / 1000.0;
 	p.rate = p.elapsed_s > 0 ? (double)done * r->size / p.elapsed_s : 0;
 	b->o.progress(&p, b->o.progress_arg);
-}
-
-static int add_sample(struct rk_bench *b, uint64_t t, uint64_t count)
-{
-	if (b->nsamples == b->samples_cap) {
-		size_t cap = b->samples_cap ? 2 * b->samples_cap : 4096;
-		struct rk_bench_sample *s = realloc(b->samples, cap * sizeof(*s));
-
-		if (!s)
-			return -ENOMEM;
-		b->samples = s;
-		b->samples_cap = cap;
-	}
-	b->samples[b->nsamples].t_ns = t - b->t0;
-	b->samples[b->nsamples].count = count;
-	b->nsamples++;
-	return 0;
 }
 
 /* Latency, duration mode: whether time is up, read every 64 iterations
@@ -1062,17 +1108,18 @@ static const char *test_verb(enum rk_bench_test t)
 	return v[t];
 }
 
-/* Completions of this side's requests. */
-static int poll_send(struct rk_bench *b, int *got_p)
+/* Completions of this worker's requests. */
+static int poll_send(struct bworker *w, int *got_p)
 {
-	int n = ibv_poll_cq(b->scq->cq, (int)b->info.cq_batch, b->wc);
+	struct rk_bench *b = w->b;
+	int n = ibv_poll_cq(w->scq->cq, (int)b->info.cq_batch, w->wc);
 
 	if (n < 0) {
 		rk_error("poll the send CQ: %s", rk_strerror(rk_verbs_err(n)));
 		return -EIO;
 	}
 	for (int k = 0; k < n; k++) {
-		const struct ibv_wc *wc = &b->wc[k];
+		const struct ibv_wc *wc = &w->wc[k];
 		struct bqp *q;
 
 		if (wc->status != IBV_WC_SUCCESS)
@@ -1092,17 +1139,18 @@ static int poll_send(struct rk_bench *b, int *got_p)
 	return 0;
 }
 
-/* Receive completions; keeps the receive queues topped up. */
-static int poll_recv(struct rk_bench *b, int *got_p)
+/* Receive completions; keeps the worker's receive queues topped up. */
+static int poll_recv(struct bworker *w, int *got_p)
 {
-	int n = ibv_poll_cq(b->rcq->cq, (int)b->info.cq_batch, b->wc);
+	struct rk_bench *b = w->b;
+	int n = ibv_poll_cq(w->rcq->cq, (int)b->info.cq_batch, w->wc);
 
 	if (n < 0) {
 		rk_error("poll the receive CQ: %s", rk_strerror(rk_verbs_err(n)));
 		return -EIO;
 	}
 	for (int k = 0; k < n; k++) {
-		const struct ibv_wc *wc = &b->wc[k];
+		const struct ibv_wc *wc = &w->wc[k];
 		struct bqp *q;
 
 		if (wc->status != IBV_WC_SUCCESS)
@@ -1120,7 +1168,7 @@ static int poll_recv(struct rk_bench *b, int *got_p)
 			q->received++;
 		}
 	}
-	for (uint32_t i = 0; n > 0 && i < b->info.qps; i++) {
+	for (uint32_t i = w->first; n > 0 && i < w->first + w->count; i++) {
 		struct bqp *q = &b->q[i];
 		uint32_t room = b->info.rx_depth - q->rq_out;
 
@@ -1135,10 +1183,10 @@ static int poll_recv(struct rk_bench *b, int *got_p)
 	return 0;
 }
 
-static bool sending_done(const struct rk_bench *b, bool sentinel)
+static bool sending_done(const struct bworker *w, bool sentinel)
 {
-	for (uint32_t i = 0; i < b->info.qps; i++) {
-		const struct bqp *q = &b->q[i];
+	for (uint32_t i = w->first; i < w->first + w->count; i++) {
+		const struct bqp *q = &w->b->q[i];
 
 		if (q->completed < q->target || (sentinel && !q->sentinel_done))
 			return false;
@@ -1146,28 +1194,77 @@ static bool sending_done(const struct rk_bench *b, bool sentinel)
 	return true;
 }
 
-static bool receiving_done(const struct rk_bench *b)
+static bool receiving_done(const struct bworker *w)
 {
-	for (uint32_t i = 0; i < b->info.qps; i++)
-		if (!b->q[i].got_sentinel || b->q[i].received < b->q[i].expected)
+	for (uint32_t i = w->first; i < w->first + w->count; i++)
+		if (!w->b->q[i].got_sentinel || w->b->q[i].received < w->b->q[i].expected)
 			return false;
 	return true;
 }
 
-static uint64_t total_completed(const struct rk_bench *b)
+static uint64_t worker_completed(const struct bworker *w)
 {
 	uint64_t s = 0;
 
-	for (uint32_t i = 0; i < b->info.qps; i++)
-		s += b->q[i].completed;
+	for (uint32_t i = w->first; i < w->first + w->count; i++)
+		s += w->b->q[i].completed;
 	return s;
 }
 
-/* Bandwidth: post in batches while the send queues have room, poll in
- * batches; receive (SEND) where the peer sends. */
-static int run_bw(struct rk_bench *b, const struct rk_bench_round *r, bool sending,
-		  bool receiving)
+static uint64_t worker_received(const struct bworker *w)
 {
+	uint64_t s = 0;
+
+	for (uint32_t i = w->first; i < w->first + w->count; i++)
+		s += w->b->q[i].received;
+	return s;
+}
+
+/* Nanoseconds since the round began, estimated from ticks() (no clock
+ * read): for deadlines and idle checks. Exact times come after the round. */
+static uint64_t bw_now(const struct rk_bench *b, uint64_t tk)
+{
+	return b->t0 + (uint64_t)((double)(tk - b->tk0) * b->tick_est);
+}
+
+/* Progress, from the first worker, with every worker's count. */
+static void bw_progress(struct bworker *w, uint64_t now, uint64_t total)
+{
+	struct rk_bench *b = w->b;
+	uint64_t done = 0;
+
+	if (!b->o.progress || now < b->next_progress)
+		return;
+	for (uint32_t k = 0; k < b->nworkers; k++)
+		done += __atomic_load_n(&b->w[k].done, __ATOMIC_RELAXED);
+	progress(b, w->r, now, done, total);
+}
+
+static int add_sample(struct bworker *w, uint64_t tk, uint64_t count)
+{
+	if (w->nsamples == w->samples_cap) {
+		size_t cap = w->samples_cap ? 2 * w->samples_cap : 4096;
+		struct rk_bench_sample *s = realloc(w->samples, cap * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		w->samples = s;
+		w->samples_cap = cap;
+	}
+	w->samples[w->nsamples].t_ns = tk - w->b->tk0; /* ticks until the round ends */
+	w->samples[w->nsamples].count = count;
+	w->nsamples++;
+	return 0;
+}
+
+/* Bandwidth, one worker (a thread of its own when there are several): post
+ * in batches while its send queues have room, poll its CQs in batches;
+ * receive (SEND) where the peer sends. */
+static int bw_worker_run(struct bworker *w)
+{
+	struct rk_bench *b = w->b;
+	const struct rk_bench_round *r = w->r;
+	bool sending = w->sending, receiving = w->receiving;
 	bool inl = use_inline(b, r->size);
 	bool send_test = b->info.test == RK_BENCH_SEND;
 	bool lossy = b->info.transport != RK_RC;
@@ -1181,9 +1278,12 @@ static int run_bw(struct rk_bench *b, const struct rk_bench_round *r, bool sendi
 
 	for (;;) {
 		bool active = false;
+		uint64_t tk;
 
+		if (__atomic_load_n(&b->abort, __ATOMIC_RELAXED))
+			return -ECANCELED;
 		if (sending) {
-			for (uint32_t i = 0; i < b->info.qps; i++) {
+			for (uint32_t i = w->first; i < w->first + w->count; i++) {
 				struct bqp *q = &b->q[i];
 
 				for (;;) {
@@ -1209,36 +1309,35 @@ static int run_bw(struct rk_bench *b, const struct rk_bench_round *r, bool sendi
 						return ret;
 				}
 			}
-			ret = poll_send(b, &got);
+			ret = poll_send(w, &got);
 			if (ret)
 				return ret;
 			active |= got > 0;
 		}
 		if (receiving) {
-			ret = poll_recv(b, &got);
+			ret = poll_recv(w, &got);
 			if (ret)
 				return ret;
 			active |= got > 0;
 		}
-		now = now_ns();
+		tk = ticks();
+		now = bw_now(b, tk);
 		if (sending) {
-			uint64_t c = total_completed(b);
+			uint64_t c = worker_completed(w);
 
 			if (c != last_count) {
 				last_count = c;
-				b->t_last = now;
-				ret = add_sample(b, now, c);
+				w->tk_last = tk;
+				__atomic_store_n(&w->done, c, __ATOMIC_RELAXED);
+				ret = add_sample(w, tk, c);
 				if (ret)
 					return ret;
 			}
-			progress(b, r, now, c, total);
 		} else if (receiving) {
-			uint64_t c = 0;
-
-			for (uint32_t i = 0; i < b->info.qps; i++)
-				c += b->q[i].received;
-			progress(b, r, now, c, total);
+			__atomic_store_n(&w->done, worker_received(w), __ATOMIC_RELAXED);
 		}
+		if (w == b->w)
+			bw_progress(w, now, total);
 		if (active) {
 			last_activity = now;
 			empty = 0;
@@ -1249,11 +1348,11 @@ static int run_bw(struct rk_bench *b, const struct rk_bench_round *r, bool sendi
 			/* Time is up: one more request where the last was unsignaled,
 			 * so that every request is accounted for by a completion. */
 			stopping = true;
-			for (uint32_t i = 0; i < b->info.qps; i++)
+			for (uint32_t i = w->first; i < w->first + w->count; i++)
 				b->q[i].target = b->q[i].posted + (b->q[i].unsig ? 1 : 0);
 		}
-		if ((!sending || (stopping && sending_done(b, send_test))) &&
-		    (!receiving || receiving_done(b)))
+		if ((!sending || (stopping && sending_done(w, send_test))) &&
+		    (!receiving || receiving_done(w)))
 			break;
 		if (now - last_activity > idle_ns) {
 			if (receiving && lossy && !sending && (stopping || now > deadline))
@@ -1262,13 +1361,121 @@ static int run_bw(struct rk_bench *b, const struct rk_bench_round *r, bool sendi
 				break;
 			rk_error("bench: no completion for %" PRIu64 " ms (%" PRIu64 " of %" PRIu64
 				 " done): is the peer still running?",
-				 (now - last_activity) / 1000000, sending ? total_completed(b) : 0,
-				 total);
+				 (now - last_activity) / 1000000,
+				 sending ? worker_completed(w) : 0, total);
 			return -ETIMEDOUT;
 		}
 	}
-	b->elapsed_ns = (b->t_last > b->t0 ? b->t_last : now) - b->t0;
 	return 0;
+}
+
+static void *bw_thread(void *arg)
+{
+	struct bworker *w = arg;
+
+	w->ret = bw_worker_run(w);
+	if (w->ret)
+		__atomic_store_n(&w->b->abort, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* The workers' samples as one series (counts summed over workers at each
+ * point), times converted from ticks to nanoseconds with scale. */
+static int merge_samples(struct rk_bench *b, double scale)
+{
+	size_t total = 0, pos[RK_BENCH_MAX_THREADS] = {0};
+	uint64_t last[RK_BENCH_MAX_THREADS] = {0}, sum = 0;
+
+	for (uint32_t k = 0; k < b->nworkers; k++)
+		total += b->w[k].nsamples;
+	if (total > b->samples_cap) {
+		struct rk_bench_sample *s = realloc(b->samples, total * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		b->samples = s;
+		b->samples_cap = total;
+	}
+	b->nsamples = 0;
+	for (;;) {
+		uint32_t best = UINT32_MAX;
+
+		for (uint32_t k = 0; k < b->nworkers; k++) {
+			const struct bworker *w = &b->w[k];
+
+			if (pos[k] < w->nsamples &&
+			    (best == UINT32_MAX ||
+			     w->samples[pos[k]].t_ns < b->w[best].samples[pos[best]].t_ns))
+				best = k;
+		}
+		if (best == UINT32_MAX)
+			break;
+		{
+			const struct rk_bench_sample *s = &b->w[best].samples[pos[best]++];
+
+			sum = sum - last[best] + s->count;
+			last[best] = s->count;
+			b->samples[b->nsamples].t_ns = (uint64_t)((double)s->t_ns * scale + 0.5);
+			b->samples[b->nsamples].count = sum;
+			b->nsamples++;
+		}
+	}
+	return 0;
+}
+
+/* Bandwidth: the workers (this thread runs the first), then the round's
+ * times in nanoseconds. */
+static int run_bw(struct rk_bench *b, const struct rk_bench_round *r, bool sending,
+		  bool receiving)
+{
+	uint64_t tk_last = b->tk0;
+	double scale;
+	int ret = 0, ret2;
+	uint32_t started = 1;
+
+	b->abort = 0;
+	for (uint32_t k = 0; k < b->nworkers; k++) {
+		struct bworker *w = &b->w[k];
+
+		w->r = r;
+		w->sending = sending;
+		w->receiving = receiving;
+		w->nsamples = 0;
+		w->tk_last = b->tk0;
+		w->done = 0;
+		w->ret = 0;
+	}
+	for (; started < b->nworkers; started++) {
+		ret = pthread_create(&b->w[started].tid, NULL, bw_thread, &b->w[started]);
+		if (ret) {
+			ret = -ret;
+			rk_error("bench: start thread %u of %u: %s", started + 1, b->nworkers,
+				 rk_strerror(ret));
+			__atomic_store_n(&b->abort, 1, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	if (!ret) {
+		ret = bw_worker_run(&b->w[0]);
+		if (ret)
+			__atomic_store_n(&b->abort, 1, __ATOMIC_RELAXED);
+	}
+	for (uint32_t k = 1; k < started; k++) {
+		pthread_join(b->w[k].tid, NULL);
+		ret2 = b->w[k].ret;
+		if (!ret || (ret == -ECANCELED && ret2 && ret2 != -ECANCELED))
+			ret = ret2;
+	}
+	lat_end(b); /* both clocks now: the round's exact scale */
+	if (ret)
+		return ret;
+	scale = tick_ns(b);
+	for (uint32_t k = 0; k < b->nworkers; k++)
+		if (b->w[k].tk_last > tk_last)
+			tk_last = b->w[k].tk_last;
+	b->elapsed_ns = tk_last > b->tk0 ? (uint64_t)((double)(tk_last - b->tk0) * scale + 0.5) :
+					   b->t_last - b->t0;
+	return merge_samples(b, scale);
 }
 
 /* Wait (spinning) for one completion on cq with the given predicate met. */
@@ -1281,7 +1488,7 @@ static int wait_send_done(struct rk_bench *b, uint32_t i, bool sentinel)
 	for (uint32_t spin = 0;; spin++) {
 		if (sentinel ? q->sentinel_done : q->completed >= q->posted)
 			return 0;
-		ret = poll_send(b, &got);
+		ret = poll_send(b->w, &got);
 		if (ret)
 			return ret;
 		maybe_yield(b, spin + 1);
@@ -1300,7 +1507,7 @@ static int post_one(struct rk_bench *b, uint32_t i, uint32_t size, bool inl)
 	int ret, got;
 
 	while (q->posted - q->completed + q->carry + 1 > b->info.tx_depth) {
-		ret = poll_send(b, &got);
+		ret = poll_send(b->w, &got);
 		if (ret)
 			return ret;
 	}
@@ -1346,14 +1553,14 @@ static int run_send_lat(struct rk_bench *b, const struct rk_bench_round *r, bool
 			uint64_t before = q->received;
 			bool sentinel = q->got_sentinel;
 
-			ret = poll_recv(b, &got);
+			ret = poll_recv(b->w, &got);
 			if (ret)
 				return ret;
 			if (q->received != before || q->got_sentinel != sentinel)
 				break;
 			maybe_yield(b, spin + 1);
 			if ((spin & 1023) == 1023) {
-				ret = poll_send(b, &got);
+				ret = poll_send(b->w, &got);
 				if (ret)
 					return ret;
 				if (wait_over(&wait_start, idle)) {
@@ -1428,7 +1635,7 @@ static int run_write_lat(struct rk_bench *b, const struct rk_bench_round *r, boo
 				break;
 			maybe_yield(b, spin + 1);
 			if ((spin & 1023) == 1023) {
-				ret = poll_send(b, &got);
+				ret = poll_send(b->w, &got);
 				if (ret)
 					return ret;
 				if (wait_over(&wait_start, idle)) {
@@ -1947,11 +2154,15 @@ void rk_bench_close(struct rk_bench *b)
 		}
 	}
 	rk_mr_free(b->mr);
-	rk_cq_destroy(b->scq);
-	rk_cq_destroy(b->rcq);
+	for (uint32_t k = 0; b->w && k < b->nworkers; k++) {
+		rk_cq_destroy(b->w[k].scq);
+		rk_cq_destroy(b->w[k].rcq);
+		free(b->w[k].wc);
+		free(b->w[k].samples);
+	}
+	free(b->w);
 	rk_conn_close(b->conn);
 	free(b->q);
-	free(b->wc);
 	free(b->lat);
 	free(b->samples);
 	free(b);

@@ -36,14 +36,20 @@ static int level_from_env(void)
 
 void rk_log_set_level(enum rk_log_level level)
 {
-	log_level = level;
+	__atomic_store_n(&log_level, (int)level, __ATOMIC_RELAXED);
 }
 
+/* Atomic: the benchmark's threads log too; a race here only stores the same
+ * value from the environment twice. */
 enum rk_log_level rk_log_get_level(void)
 {
-	if (log_level < 0)
-		log_level = level_from_env();
-	return log_level;
+	int level = __atomic_load_n(&log_level, __ATOMIC_RELAXED);
+
+	if (level < 0) {
+		level = level_from_env();
+		__atomic_store_n(&log_level, level, __ATOMIC_RELAXED);
+	}
+	return (enum rk_log_level)level;
 }
 
 void rk_log_set_handler(rk_log_handler_t handler, void *arg)

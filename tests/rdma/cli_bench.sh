@@ -102,6 +102,18 @@ pair "" "--test send --bidir -s 256 -n $N" && iters $N &&
 	json "r = d['results'][0]; assert r['received'] == $N and r['peer_messages'] == $N, r"
 pair "" "--test write --bidir --qps 2 -s 1k -n $N" && iters $N &&
 	has "$srv_out" "last WRITE's 1024 bytes written match the pattern"
+# Threads, each driving its own QPs and CQs: every QP's messages counted.
+pair "" "--test write --qps 4 --threads 2 -s 4k -n $N" && iters $N &&
+	has "$srv_out" "last WRITE's 4096 bytes written match the pattern" &&
+	json "assert d['threads'] == 2 and d['qps'] == 4, d"
+pair "" "--test send --qps 2 --threads 2 -s 256 -n $N" && iters $N &&
+	has "$srv_out" "received $((2 * N)) of $((2 * N)) SENDs"
+pair "" "--test fetch-add --qps 3 --threads 3 -n $N" && iters $N &&
+	has "$srv_out" "words (per QP), total = $((3 * N)) after $((3 * N)) FETCH_ADD"
+pair "" "--test read --qps 2 --threads 2 -s 1k --duration 1" &&
+	json "
+r = d['results'][0]
+assert r['iterations'] > 0 and r['messages'] >= 2 * r['iterations'] and r['peer_check'] == 'passed', r"
 pair "--cm" "--cm --test write -s 4k -n $N" && iters $N &&
 	json "assert d['connection'] == 'rdma_cm', d['connection']" &&
 	has "$srv_out" "last WRITE's 4096 bytes written match the pattern"
@@ -120,6 +132,10 @@ run 2 "$RDMAKIT" bench "$IP" --transport ud --test read && has "$err" "UD has no
 run 2 "$RDMAKIT" bench "$IP" --transport uc --test fetch-add && has "$err" "UC has no fetch-add"
 run 2 "$RDMAKIT" bench "$IP" --mode lat --qps 2 && has "$err" "latency runs on one QP"
 run 2 "$RDMAKIT" bench "$IP" --mode lat --bidir && has "$err" "--bidir is for bandwidth"
+run 2 "$RDMAKIT" bench "$IP" --threads 2 && has "$err" "each thread needs a QP of its own"
+run 2 "$RDMAKIT" bench "$IP" --mode lat --threads 2 && has "$err" "threads are for bandwidth"
+run 2 "$RDMAKIT" bench "$IP" --qps 2 --threads 17 && has "$err" "option --threads"
+run 2 "$RDMAKIT" bench --server --threads 2 && has "$err" "answers with one thread"
 run 2 "$RDMAKIT" bench "$IP" --sizes 3..8 && has "$err" "not a sweep of powers of two"
 run 2 "$RDMAKIT" bench "$IP" --sizes 64,,4k && has "$err" "not a list of sizes"
 run 2 "$RDMAKIT" bench "$IP" --sizes 0 && has "$err" "option --sizes"

@@ -16,7 +16,9 @@
 # -d DEV, -x GID index, -F (no CPU-frequency warning), -s SIZE, -n ITERS.
 # rdmakit runs with its defaults (which pick inline, post lists, selective
 # signaling, batched polling and the ibv_wr_* API from the device) and the
-# same -s and -n. Bandwidth and message rate: messages x size over the time
+# same -s and -n; for the message-rate case it adds --qps 2 --threads 2 (two
+# QPs, each driven by a thread of its own, -n per QP), against perftest's
+# defaults as the target is stated. Bandwidth and message rate: messages x size over the time
 # from the first post to the last completion in both tools; the ratio is taken
 # from the message rates (the same quantity, free of MB units). Latency: the
 # median (perftest's t_typical), half the round trip for send and write, the
@@ -38,7 +40,7 @@ while [ $# -gt 0 ]; do
 	--ip) ip=$2; shift ;;
 	--build) build=$2; shift ;;
 	--cases) cases=$2; shift ;;
-	-h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,25p' "$0"; exit 0 ;;
 	*) echo "vs-perftest.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -119,28 +121,30 @@ run_perftest() {
 # (msg_rate_Mpps for bw, lat_median_us for lat) from its CSV.
 run_rdmakit() {
 	test=$1 mode=$2 size=$3 n=$4
+	shift 4
 	port=$((port + 1))
 	# shellcheck disable=SC2086
 	"$RDMAKIT" bench --server -d "$dev" $rk_gid -p "$port" --wait 60 >"$tmp/rk_srv" 2>&1 &
 	spid=$!
 	# shellcheck disable=SC2086
 	timeout 300 "$RDMAKIT" bench "$ip" -d "$dev" $rk_gid -p "$port" --csv --test "$test" \
-		--mode "$mode" -s "$size" -n "$n" >"$tmp/rk_cli" 2>&1
+		--mode "$mode" -s "$size" -n "$n" "$@" >"$tmp/rk_cli" 2>&1
 	wait "$spid"
 	if [ "$mode" = bw ]; then col=11; else col=13; fi
 	awk -F, -v c="$col" 'NR == 2 { print $c }' "$tmp/rk_cli"
 }
 
-# case NAME KIND TOOL TEST MODE SIZE ITERS
+# case NAME KIND TOOL TEST MODE SIZE ITERS [RDMAKIT ARGS...]
 run_case() {
 	name=$1 kind=$2 tool=$3 test=$4 mode=$5 size=$6 n=$7
+	shift 7
 	if [ -n "$cases" ] && ! echo "$name" | grep -Eq -- "$cases"; then
 		return 0
 	fi
 	: >"$tmp/rk" ; : >"$tmp/pt"
 	i=0
 	while [ "$i" -lt "$reps" ]; do
-		v=$(run_rdmakit "$test" "$mode" "$size" "$n")
+		v=$(run_rdmakit "$test" "$mode" "$size" "$n" "$@")
 		[ -n "$v" ] && echo "$v" >>"$tmp/rk" || { echo "  rdmakit run failed:"; sed 's/^/    /' "$tmp/rk_cli" | tail -5; }
 		v=$(run_perftest "$tool" "$size" "$n")
 		[ -n "$v" ] && echo "$v" >>"$tmp/pt" || { echo "  $tool run failed:"; sed 's/^/    /' "$tmp/pt_cli" | tail -5; }
@@ -166,7 +170,7 @@ done
 run_case send_lat_2 lat ib_send_lat send lat 2 "$lat_iters"
 run_case write_lat_2 lat ib_write_lat write lat 2 "$lat_iters"
 run_case read_lat_2 lat ib_read_lat read lat 2 "$lat_iters"
-run_case msgrate_64 rate ib_write_bw write bw 64 "$iters"
+run_case msgrate_64 rate ib_write_bw write bw 64 "$iters" --qps 2 --threads 2
 
 echo
 echo "Summary (bandwidth and message rate: higher is better, target ratio >= 1.0, message"

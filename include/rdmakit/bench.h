@@ -70,6 +70,8 @@ struct rk_bench_tuning {
 				  polls in a row; 0: never; -1: the default */
 	uint64_t inflight;     /* bandwidth: bytes outstanding per QP at most
 				  (0: RK_BENCH_INFLIGHT_BYTES) */
+	int ack_timeout;       /* local ACK timeout of the data QPs, 4.096 us x
+				  2^N; 0: none; -1: the library's (14, 67 ms) */
 };
 
 struct rk_bench_progress {
@@ -124,6 +126,8 @@ struct rk_bench_info {
 	uint32_t tx_depth, rx_depth, post_list, signal_every, cq_batch;
 	uint32_t yield_after;     /* 0: never yields */
 	uint64_t inflight;        /* bytes outstanding per QP at most (bandwidth) */
+	uint8_t ack_timeout;      /* the data QPs' local ACK timeout exponent */
+	uint8_t retry_cnt;
 	bool wr_api;
 	char wr_api_why[120];     /* why it is used or not */
 	uint32_t max_rd_atomic;

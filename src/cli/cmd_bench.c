@@ -33,6 +33,7 @@ struct bench_cli {
 	int64_t inline_max;
 	int64_t yield_after;
 	uint64_t inflight;
+	int64_t ack_timeout;
 	const char *wr_api;
 	uint64_t timeout;
 	uint64_t wait;
@@ -161,6 +162,14 @@ static void print_header(const struct report *rp)
 		printf("  in flight at most %" PRIu64 " KiB per QP (fewer outstanding requests for "
 		       "large messages), %u outstanding READs/atomics\n", in->inflight / 1024,
 		       in->max_rd_atomic);
+	if (in->transport == RK_RC) {
+		if (in->ack_timeout)
+			printf("  timeout   local ACK timeout %.3g ms (4.096 us x 2^%u), %u "
+			       "retries\n", 4.096e-3 * (double)(1ull << in->ack_timeout),
+			       in->ack_timeout, in->retry_cnt);
+		else
+			printf("  timeout   none (--ack-timeout 0: a lost packet stalls the QP)\n");
+	}
 	if (in->yield_after)
 		printf("  polling   busy, up to %u completions per poll; the CPU yielded after %u "
 		       "empty polls\n", in->cq_batch, in->yield_after);
@@ -301,6 +310,7 @@ static json_object *info_json(const struct rk_bench_info *in, const struct bench
 	json_object_object_add(fp, "cq_batch", json_object_new_int((int)in->cq_batch));
 	json_object_object_add(fp, "yield_after", json_object_new_int((int)in->yield_after));
 	json_object_object_add(fp, "inflight_bytes", json_object_new_int64((int64_t)in->inflight));
+	json_object_object_add(fp, "ack_timeout", json_object_new_int(in->ack_timeout));
 	json_object_object_add(fp, "max_rd_atomic", json_object_new_int((int)in->max_rd_atomic));
 	json_object_object_add(fp, "tx_depth", json_object_new_int((int)in->tx_depth));
 	json_object_object_add(fp, "rx_depth", json_object_new_int((int)in->rx_depth));
@@ -384,7 +394,7 @@ static int check_server_opts(const struct bench_cli *o)
 int cmd_bench(int argc, char **argv)
 {
 	struct bench_cli o = {
-		.dev = CLI_DEV_OPTS_DEFAULT, .port = RK_DEFAULT_PORT, .qps = 1, .threads = 1, .inline_max = -1, .yield_after = -1,
+		.dev = CLI_DEV_OPTS_DEFAULT, .port = RK_DEFAULT_PORT, .qps = 1, .threads = 1, .inline_max = -1, .yield_after = -1, .ack_timeout = -1,
 		.wr_api = "auto", .timeout = 10,
 	};
 	const struct rk_opt opts[] = {
@@ -427,6 +437,8 @@ int cmd_bench(int argc, char **argv)
 		 "inline data up to BYTES; -1: as much as the device grants the QP; 0: off"},
 		{"inflight", 0, RK_OPT_SIZE, &o.inflight, 0, (uint64_t)1 << 32, "BYTES",
 		 "bandwidth: bytes outstanding per QP at most (0: 1M)"},
+		{"ack-timeout", 0, RK_OPT_INT, &o.ack_timeout, -1, 31, "N",
+		 "data QPs' local ACK timeout, 4.096 us x 2^N; 0: none; -1: 14 (67 ms)"},
 		{"yield-after", 0, RK_OPT_INT, &o.yield_after, -1, 1 << 30, "N",
 		 "busy polling yields the CPU after N empty polls; 0: never; -1: 8 for bw, never for lat"},
 		{"wr-api", 0, RK_OPT_STRING, &o.wr_api, 0, 0, "WHEN",
@@ -531,6 +543,7 @@ int cmd_bench(int argc, char **argv)
 	bo.tuning.wr_api = wr == 2 ? -1 : wr;
 	bo.tuning.yield_after = (int)o.yield_after;
 	bo.tuning.inflight = o.inflight;
+	bo.tuning.ack_timeout = (int)o.ack_timeout;
 	rp.tty = isatty(STDOUT_FILENO) && !o.json && !o.csv;
 	if (rp.tty) {
 		bo.progress = on_progress;

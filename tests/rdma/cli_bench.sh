@@ -122,8 +122,8 @@ pair "" "--test write -s 64 --duration 1" &&
 r = d['results'][0]
 assert r['iterations'] > 0 and r['duration_ms'] == 1000 and r['peer_check'] == 'passed', r
 assert 0.9 < r['seconds'] < 5, r['seconds']"
-pair "" "--test write -s 64 --wr-api off --inline 0 -n 50 --post-list 4 --signal-every 8" &&
-	iters 50 && json "fp = d['fast_path']; assert fp['wr_api'] is False and fp['inline_granted'] == 0 and fp['post_list'] == 4, fp"
+pair "" "--test write -s 64 --wr-api off --inline 0 -n 50 --post-list 4 --signal-every 8 --ack-timeout 18" &&
+	iters 50 && json "fp = d['fast_path']; assert fp['wr_api'] is False and fp['inline_granted'] == 0 and fp['post_list'] == 4 and fp['ack_timeout'] == 18, fp"
 
 # Bad options: refused before anything starts, naming what was wrong.
 run 2 "$RDMAKIT" bench "$IP" --test foo && has "$err" "option --test: 'foo' is not one of"
@@ -145,4 +145,5 @@ run 2 "$RDMAKIT" bench "$IP" --test cmp-swap -s 64 && has "$err" "atomics work o
 run 2 "$RDMAKIT" bench --server --test send && has "$err" "the server learns the test"
 run 2 "$RDMAKIT" bench "$IP" --json --csv && has "$err" "exclude each other"
 run 2 "$RDMAKIT" bench "$IP" --wr-api maybe && has "$err" "option --wr-api"
+run 2 "$RDMAKIT" bench "$IP" --ack-timeout 32 && has "$err" "option --ack-timeout"
 finish

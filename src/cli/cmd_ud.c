@@ -239,6 +239,23 @@ static int ud_poll(struct ud *u, int timeout_ms,
 	return 0;
 }
 
+/* The verbs objects of ud_setup() and the client's AH; left NULL. */
+static void ud_free_verbs(struct ud *u)
+{
+	if (u->ah)
+		ibv_destroy_ah(u->ah);
+	rk_mr_free(u->sbuf);
+	rk_mr_free(u->rbuf);
+	rk_qp_destroy(u->qp);
+	rk_cq_destroy(u->cq);
+	rk_pd_free(u->pd);
+	u->ah = NULL;
+	u->sbuf = u->rbuf = NULL;
+	u->qp = NULL;
+	u->cq = NULL;
+	u->pd = NULL;
+}
+
 static void ud_free(struct ud *u)
 {
 	for (int i = 0; i < u->nclients; i++) {
@@ -247,13 +264,7 @@ static void ud_free(struct ud *u)
 		rk_ctl_close(u->clients[i].ctl);
 		rk_cm_destroy(u->clients[i].cm);
 	}
-	if (u->ah)
-		ibv_destroy_ah(u->ah);
-	rk_mr_free(u->sbuf);
-	rk_mr_free(u->rbuf);
-	rk_qp_destroy(u->qp);
-	rk_cq_destroy(u->cq);
-	rk_pd_free(u->pd);
+	ud_free_verbs(u);
 	if (u->own_dev)
 		rk_device_close(u->dev);
 	rk_ctl_close(u->ctl);
@@ -671,19 +682,8 @@ static int connect_cm_once(struct ud *u)
 /* Drop what a failed connect_cm_once() set up, for the next try. */
 static void client_reset(struct ud *u)
 {
-	if (u->ah)
-		ibv_destroy_ah(u->ah);
-	rk_mr_free(u->sbuf);
-	rk_mr_free(u->rbuf);
-	rk_qp_destroy(u->qp);
-	rk_cq_destroy(u->cq);
-	rk_pd_free(u->pd);
+	ud_free_verbs(u);
 	rk_cm_destroy(u->cm); /* after everything made on its device */
-	u->ah = NULL;
-	u->sbuf = u->rbuf = NULL;
-	u->qp = NULL;
-	u->cq = NULL;
-	u->pd = NULL;
 	u->cm = NULL;
 	u->dev = NULL;
 }

@@ -463,12 +463,20 @@ static int choose_fast_path(struct rk_bench *b)
 
 /* ---- setup ---- */
 
+/* Entries for qps QPs of depth each (and one more), within the device's limit. */
+static int cq_size(const struct rk_device *dev, uint32_t qps, uint32_t depth)
+{
+	uint64_t n = (uint64_t)qps * (depth + 1);
+
+	return n > (uint64_t)dev->info.max_cqe ? dev->info.max_cqe : (int)n;
+}
+
 static int create_local(struct rk_bench *b)
 {
 	struct rk_bench_info *in = &b->info;
 	struct rk_device *dev = b->conn->dev;
 	struct rk_qp_init_attr qa;
-	int cqe, ret;
+	int ret;
 
 	in->path_mtu = 0;
 	in->device[0] = '\0';
@@ -493,16 +501,10 @@ static int create_local(struct rk_bench *b)
 		w->b = b;
 		w->first = (uint32_t)((uint64_t)k * in->qps / b->nworkers);
 		w->count = (uint32_t)((uint64_t)(k + 1) * in->qps / b->nworkers) - w->first;
-		cqe = (int)(w->count * (in->tx_depth + 1));
-		if (cqe > dev->info.max_cqe)
-			cqe = dev->info.max_cqe;
-		ret = rk_cq_create(dev, cqe, false, &w->scq);
-		if (ret)
-			return ret;
-		cqe = (int)(w->count * (in->rx_depth + 1));
-		if (cqe > dev->info.max_cqe)
-			cqe = dev->info.max_cqe;
-		ret = rk_cq_create(dev, cqe, false, &w->rcq);
+		ret = rk_cq_create(dev, cq_size(dev, w->count, in->tx_depth), false, &w->scq);
+		if (!ret)
+			ret = rk_cq_create(dev, cq_size(dev, w->count, in->rx_depth), false,
+					   &w->rcq);
 		if (ret)
 			return ret;
 	}

@@ -1149,8 +1149,28 @@ static int poll_send(struct bworker *w, int *got_p)
 	return 0;
 }
 
-/* Receive completions; keeps the worker's receive queues topped up. */
-static int poll_recv(struct bworker *w, int *got_p)
+/* Top the worker's receive queues up again, in post lists. */
+static int refill_recvs(struct bworker *w)
+{
+	struct rk_bench *b = w->b;
+
+	for (uint32_t i = w->first; i < w->first + w->count; i++) {
+		struct bqp *q = &b->q[i];
+		uint32_t room = b->info.rx_depth - q->rq_out;
+
+		if (room >= b->info.post_list) {
+			int ret = post_recvs(b, i, room - room % b->info.post_list);
+
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* Receive completions; with refill, keeps the receive queues topped up (a
+ * ping-pong refills after its answer is posted, off the critical path). */
+static int poll_recv(struct bworker *w, int *got_p, bool refill)
 {
 	struct rk_bench *b = w->b;
 	int n = ibv_poll_cq(w->rcq->cq, (int)b->info.cq_batch, w->wc);
@@ -1178,19 +1198,8 @@ static int poll_recv(struct bworker *w, int *got_p)
 			q->received++;
 		}
 	}
-	for (uint32_t i = w->first; n > 0 && i < w->first + w->count; i++) {
-		struct bqp *q = &b->q[i];
-		uint32_t room = b->info.rx_depth - q->rq_out;
-
-		if (room >= b->info.post_list) {
-			int ret = post_recvs(b, i, room - room % b->info.post_list);
-
-			if (ret)
-				return ret;
-		}
-	}
 	*got_p = n;
-	return 0;
+	return n > 0 && refill ? refill_recvs(w) : 0;
 }
 
 static bool sending_done(const struct bworker *w, bool sentinel)
@@ -1325,7 +1334,7 @@ static int bw_worker_run(struct bworker *w)
 			active |= got > 0;
 		}
 		if (receiving) {
-			ret = poll_recv(w, &got);
+			ret = poll_recv(w, &got, true);
 			if (ret)
 				return ret;
 			active |= got > 0;
@@ -1555,6 +1564,8 @@ static int run_send_lat(struct rk_bench *b, const struct rk_bench_round *r, bool
 			tk_prev = tk;
 			q->target = r->iters ? r->iters : UINT64_MAX;
 			ret = post_one(b, 0, r->size, inl);
+			if (!ret)
+				ret = refill_recvs(b->w);
 			if (ret)
 				return ret;
 		}
@@ -1563,7 +1574,7 @@ static int run_send_lat(struct rk_bench *b, const struct rk_bench_round *r, bool
 			uint64_t before = q->received;
 			bool sentinel = q->got_sentinel;
 
-			ret = poll_recv(b->w, &got);
+			ret = poll_recv(b->w, &got, false);
 			if (ret)
 				return ret;
 			if (q->received != before || q->got_sentinel != sentinel)
@@ -1584,6 +1595,8 @@ static int run_send_lat(struct rk_bench *b, const struct rk_bench_round *r, bool
 			if (q->got_sentinel)
 				break;
 			ret = post_one(b, 0, r->size, inl);
+			if (!ret)
+				ret = refill_recvs(b->w);
 			if (ret)
 				return ret;
 		}

@@ -93,6 +93,7 @@ trap 'rm -rf "$tmp"' EXIT
 port=$((21000 + $$ % 5000))
 results=$tmp/results
 
+positive() { awk -v v="$1" 'BEGIN { exit !(v + 0 > 0) }'; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # perftest NAME SIZE ITERS KIND: one perftest run; prints the metric.
@@ -144,17 +145,19 @@ run_case() {
 	: >"$tmp/rk" ; : >"$tmp/pt"
 	i=0
 	while [ "$i" -lt "$reps" ]; do
+		# A run that printed no figure, or zero, failed: it is shown and
+		# left out of the median, for either tool.
 		v=$(run_rdmakit "$test" "$mode" "$size" "$n" "$@")
-		[ -n "$v" ] && echo "$v" >>"$tmp/rk" || { echo "  rdmakit run failed:"; sed 's/^/    /' "$tmp/rk_cli" | tail -5; }
+		positive "$v" && echo "$v" >>"$tmp/rk" || { echo "  rdmakit run failed (figure '$v'):"; sed 's/^/    /' "$tmp/rk_cli" | tail -5; }
 		v=$(run_perftest "$tool" "$size" "$n")
-		[ -n "$v" ] && echo "$v" >>"$tmp/pt" || { echo "  $tool run failed:"; sed 's/^/    /' "$tmp/pt_cli" | tail -5; }
+		positive "$v" && echo "$v" >>"$tmp/pt" || { echo "  $tool run failed (figure '$v'):"; sed 's/^/    /' "$tmp/pt_cli" | tail -5; }
 		i=$((i + 1))
 	done
 	rk=$(median <"$tmp/rk") pt=$(median <"$tmp/pt")
 	ratio=$(awk -v a="$rk" -v b="$pt" 'BEGIN { if (b + 0 > 0 && a + 0 > 0) printf "%.2f", a / b; else print "n/a" }')
 	unit=$([ "$kind" = lat ] && echo "us (median)" || echo "Mpps")
-	printf '%-16s rdmakit %s, %s %s %s (medians of %s: rdmakit [%s], perftest [%s]); ratio %s\n' \
-		"$name" "$rk" "$tool" "$pt" "$unit" "$reps" "$(tr '\n' ' ' <"$tmp/rk" | sed 's/ $//')" \
+	printf '%-16s rdmakit %s, %s %s %s (medians of the runs that gave a figure: rdmakit [%s], perftest [%s]); ratio %s\n' \
+		"$name" "$rk" "$tool" "$pt" "$unit" "$(tr '\n' ' ' <"$tmp/rk" | sed 's/ $//')" \
 		"$(tr '\n' ' ' <"$tmp/pt" | sed 's/ $//')" "$ratio"
 	echo "$name|$kind|$size|$n|$rk|$pt|$ratio" >>"$results"
 }

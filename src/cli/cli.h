@@ -52,6 +52,12 @@ void cli_json_print(json_object *doc);
  * saying what is wrong. */
 int cli_check_role_args(const char *cmd, bool server, int argc, char **argv, int first);
 
+/* The connection part of rk_conn_opts from the options every client/server
+ * command shares: role, server address (NULL for a server), port, RDMA CM,
+ * device, timeout and the server's wait for a client (0: forever). */
+void cli_conn_opts(struct rk_conn_opts *co, bool server, const char *host, uint64_t port, bool cm,
+		   const struct cli_dev_opts *dev, int timeout_ms, uint64_t wait_s);
+
 /* Parse options; handles --help. Returns -1 to continue, or the exit code. */
 int cli_parse(const char *cmd, const char *usage, const char *description,
 	      const struct rk_opt *opts, int argc, char **argv, int *first_arg_p);

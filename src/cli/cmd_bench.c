@@ -516,15 +516,8 @@ int cmd_bench(int argc, char **argv)
 			o.iters = mode == RK_BENCH_LAT ? 1000 : 5000;
 	}
 
-	bo.conn.server = o.server;
-	bo.conn.host = o.server ? NULL : argv[first];
-	bo.conn.port = (uint16_t)o.port;
-	bo.conn.cm = o.cm;
-	bo.conn.device = o.dev.device;
-	bo.conn.port_num = (uint8_t)o.dev.port;
-	bo.conn.gid_index = (int)o.dev.gid_index;
-	bo.conn.timeout_ms = (int)o.timeout * 1000;
-	bo.conn.accept_timeout_ms = o.wait ? (int)o.wait * 1000 : -1;
+	cli_conn_opts(&bo.conn, o.server, argv[first], o.port, o.cm, &o.dev, (int)o.timeout * 1000,
+		      o.wait);
 	bo.test = (enum rk_bench_test)test;
 	bo.mode = (enum rk_bench_mode)mode;
 	bo.transport = (enum rk_transport)tr;

@@ -425,15 +425,7 @@ static int run_native(struct ping_run *r)
 	struct rk_conn *c = NULL;
 	int ret;
 
-	co.server = o->server;
-	co.host = r->host;
-	co.port = (uint16_t)o->port;
-	co.cm = o->cm;
-	co.device = o->dev.device;
-	co.port_num = (uint8_t)o->dev.port;
-	co.gid_index = (int)o->dev.gid_index;
-	co.timeout_ms = r->timeout_ms;
-	co.accept_timeout_ms = o->wait ? (int)o->wait * 1000 : -1;
+	cli_conn_opts(&co, o->server, r->host, o->port, o->cm, &o->dev, r->timeout_ms, o->wait);
 	co.events = o->events;
 	co.transport = RK_RC;
 	co.qp.max_send_wr = 8;

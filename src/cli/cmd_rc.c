@@ -906,15 +906,8 @@ int cmd_rc(int argc, char **argv)
 	if (!rc.scratch)
 		return CLI_FAILED;
 
-	co.server = o.server;
-	co.host = o.server ? NULL : argv[first];
-	co.port = (uint16_t)o.port;
-	co.cm = o.cm;
-	co.device = o.dev.device;
-	co.port_num = (uint8_t)o.dev.port;
-	co.gid_index = (int)o.dev.gid_index;
-	co.timeout_ms = (int)o.timeout * 1000;
-	co.accept_timeout_ms = o.wait ? (int)o.wait * 1000 : -1;
+	cli_conn_opts(&co, o.server, argv[first], o.port, o.cm, &o.dev, (int)o.timeout * 1000,
+		      o.wait);
 	co.events = o.events;
 	co.transport = RK_RC;
 	co.qp.max_send_wr = 16;

@@ -73,3 +73,17 @@ int cli_check_role_args(const char *cmd, bool server, int argc, char **argv, int
 	}
 	return -1;
 }
+
+void cli_conn_opts(struct rk_conn_opts *co, bool server, const char *host, uint64_t port, bool cm,
+		   const struct cli_dev_opts *dev, int timeout_ms, uint64_t wait_s)
+{
+	co->server = server;
+	co->host = server ? NULL : host;
+	co->port = (uint16_t)port;
+	co->cm = cm;
+	co->device = dev->device;
+	co->port_num = (uint8_t)dev->port;
+	co->gid_index = (int)dev->gid_index;
+	co->timeout_ms = timeout_ms;
+	co->accept_timeout_ms = wait_s ? (int)wait_s * 1000 : -1;
+}

@@ -102,7 +102,12 @@ int rk_region_alloc(struct rk_device *dev, struct ibv_pd *pd, size_t len, int ac
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	if (want_dm) {
+	if (want_dm && fallback && dev->info.max_dm_size == 0) {
+		/* Expected, and asked for: one warning, not an error first. */
+		rk_warn("%s has no device memory (max_dm_size 0): using host memory, as asked",
+			dev->info.name);
+		fell_back = true;
+	} else if (want_dm) {
 		ret = rk_dm_alloc(dev, pd, len, access, &r->dm);
 		if (ret && !(fallback && ret == -EOPNOTSUPP))
 			goto err_free_r;

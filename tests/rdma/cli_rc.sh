@@ -102,7 +102,13 @@ faults() {
 	# Device memory: rxe has none. dm is refused plainly; auto falls back.
 	run 1 "$RDMAKIT" rc --server --mem dm -p "$PORT"
 	has "$err" "no device memory (max_dm_size 0)"
-	pair 0 0 "--mem auto" "--op all" && has "$srv_out" "fell back"
+	pair 0 0 "--mem auto" "--op all" && has "$srv_out" "fell back" &&
+		has "$srv_out" "has no device memory (max_dm_size 0): using host memory, as asked" &&
+		if grep -q "error:" "$srv_out"; then
+			echo "FAIL: --mem auto logged an error while falling back as asked:"
+			grep "error:" "$srv_out" | sed 's/^/  | /'
+			fails=$((fails + 1))
+		fi
 	run 2 "$RDMAKIT" rc "$IP" --mem dm
 
 	# A client started before its server connects once the server is up.

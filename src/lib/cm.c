@@ -990,54 +990,14 @@ int rk_cm_connect(struct rk_cm *cm, struct rk_qp *qp, const struct rk_wire_buf *
 
 int rk_cm_accept(struct rk_cm *cm, struct rk_qp *qp, const struct rk_wire_buf *mine, int timeout_ms)
 {
-	struct cm_conn *c = conn_of(cm);
-	struct rdma_conn_param param;
 	uint8_t hello[RK_WIRE_MAX_LEN];
-	struct cm_event ev;
-	char what[128];
-	int len, ret;
+	int len;
 
-	if (!c->has_req) {
-		rk_error("accept: no connect request is waiting on this RDMA CM id");
-		return -EINVAL;
-	}
-	if (!qp || qp->cm_id != cm->id) {
-		rk_error("accept %s: the QP was not created on this connection (use "
-			 "rk_cm_create_qp())",
-			 cm->peer_addr);
-		return -EINVAL;
-	}
 	len = encode_hello(mine, hello, sizeof(hello));
 	if (len < 0)
 		return len;
-	snprintf(what, sizeof(what), "accept %s on QP 0x%x", cm->peer_addr, qp->qp->qp_num);
-	/* Serve as many READs as the client will issue, issue as many as it serves,
-	 * both within this device's limits. */
-	memset(&param, 0, sizeof(param));
-	param.private_data = hello;
-	param.private_data_len = (uint8_t)len;
-	param.responder_resources = rd_atomic(cm->dev->info.max_qp_rd_atom, c->req_initiator_depth);
-	param.initiator_depth =
-		rd_atomic(cm->dev->info.max_qp_init_rd_atom, c->req_responder_resources);
-	param.retry_count = cm_retry_count();
-	param.rnr_retry_count = CM_RNR_RETRY_COUNT;
-	if (rdma_accept(cm->id, &param)) {
-		ret = errno ? -errno : -EIO;
-		rk_error("%s: %m", what);
-		return ret;
-	}
-	c->has_req = false;
-	ret = cm_wait(cm->channel, RDMA_CM_EVENT_ESTABLISHED, timeout_ms, what, &ev);
-	if (ret)
-		return ret;
-	cm->connected = true;
-	ret = qp_refresh(cm, qp);
-	if (ret)
-		return ret;
-	shorten_rnr_timer(qp);
-	rk_info("accepted %s on QP 0x%x (peer QP 0x%x)", cm->peer_addr, qp->qp->qp_num,
-		qp->remote.qpn);
-	return 0;
+	/* As rk_cm_connect(): the raw accept, with our CM_HELLO as its data. */
+	return rk_cm_accept_raw(cm, qp, hello, (size_t)len, timeout_ms);
 }
 
 int rk_cm_reject(struct rk_cm *cm, const char *reason)
@@ -1202,6 +1162,8 @@ int rk_cm_accept_raw(struct rk_cm *cm, struct rk_qp *qp, const void *data, size_
 	if (ud) {
 		param.qp_num = qp->qp->qp_num;
 	} else {
+		/* Serve as many READs as the client will issue, issue as many as
+		 * it serves, both within this device's limits. */
 		param.responder_resources =
 			rd_atomic(cm->dev->info.max_qp_rd_atom, c->req_initiator_depth);
 		param.initiator_depth =

@@ -119,7 +119,7 @@ struct rk_bench {
 	struct rk_bench_sample *samples;
 	size_t nsamples, samples_cap;
 	uint64_t t0, t_last, elapsed_ns;
-	uint64_t tk0, tk_last;  /* ticks() at t0 and t_last: latency's scale */
+	uint64_t tk0, tk_last;  /* ticks() at t0 and t_last: the round's scale */
 	uint64_t peer_elapsed_ns;
 	/* this round's send queue use: outstanding requests, doorbell batch,
 	 * signaling interval (fewer outstanding for large messages) */
@@ -158,8 +158,8 @@ static inline uint64_t ticks(void)
 #endif
 }
 
-/* Close a latency round: its end in both clocks. */
-static void lat_end(struct rk_bench *b)
+/* Close a round: its end in both clocks, which gives the ticks' scale. */
+static void round_end(struct rk_bench *b)
 {
 	b->tk_last = ticks();
 	b->t_last = now_ns();
@@ -1485,7 +1485,7 @@ static int run_bw(struct rk_bench *b, const struct rk_bench_round *r, bool sendi
 		if (!ret || (ret == -ECANCELED && ret2 && ret2 != -ECANCELED))
 			ret = ret2;
 	}
-	lat_end(b); /* both clocks now: the round's exact scale */
+	round_end(b);
 	if (ret)
 		return ret;
 	scale = tick_ns(b);
@@ -1608,7 +1608,7 @@ static int run_send_lat(struct rk_bench *b, const struct rk_bench_round *r, bool
 		tk = ticks();
 		if (i && (ret = add_lat(b, i - 1, tk - tk_prev)))
 			return ret;
-		lat_end(b);
+		round_end(b);
 		ret = post_sentinel(b, 0);
 		if (!ret)
 			ret = wait_send_done(b, 0, true);
@@ -1616,7 +1616,7 @@ static int run_send_lat(struct rk_bench *b, const struct rk_bench_round *r, bool
 			return ret;
 		q->completed = i; /* the pings, every one answered */
 	} else {
-		lat_end(b);
+		round_end(b);
 	}
 	return 0;
 }
@@ -1687,7 +1687,7 @@ static int run_write_lat(struct rk_bench *b, const struct rk_bench_round *r, boo
 		tk = ticks();
 		if (i && (ret = add_lat(b, i - 1, tk - tk_prev)))
 			return ret;
-		lat_end(b);
+		round_end(b);
 		/* The stop marker, signaled: its completion covers every ping. */
 		*out = LAT_STOP;
 		q->target = q->posted + 1;
@@ -1698,7 +1698,7 @@ static int run_write_lat(struct rk_bench *b, const struct rk_bench_round *r, boo
 			return ret;
 		q->completed = i;
 	} else {
-		lat_end(b);
+		round_end(b);
 	}
 	return 0;
 }
@@ -1734,7 +1734,7 @@ static int run_rdma_lat(struct rk_bench *b, const struct rk_bench_round *r)
 	tk = ticks();
 	if (i && (ret = add_lat(b, i - 1, tk - tk_prev)))
 		return ret;
-	lat_end(b);
+	round_end(b);
 	return 0;
 }
 

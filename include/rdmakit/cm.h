@@ -88,6 +88,12 @@ int rk_cm_reject(struct rk_cm *cm, const char *reason);
 /* Disconnect (if connected) and wait briefly for DISCONNECTED. */
 void rk_cm_disconnect(struct rk_cm *cm, int timeout_ms);
 
+/* Has the peer disconnected? Looks at the connection's CM events without
+ * waiting: true on DISCONNECTED (answered with our own disconnect), other
+ * events are dropped with a debug line. The shape rk_cq_ids.gone takes
+ * (arg is the struct rk_cm). */
+bool rk_cm_peer_left(void *cm);
+
 /* Destroy the connection or listener. Its QP (rk_qp_destroy()) and the PD,
  * CQs and MRs made on cm->dev must be freed first. NULL is ignored. */
 void rk_cm_destroy(struct rk_cm *cm);

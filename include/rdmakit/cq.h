@@ -3,6 +3,7 @@
 #define RDMAKIT_CQ_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <infiniband/verbs.h>
 
 #include <rdmakit/device.h>
@@ -35,6 +36,30 @@ int rk_cq_poll(struct rk_cq *cq, struct ibv_wc *wc, int max, int timeout_ms, int
 /* Wait for exactly n completions (n <= 64) into wc within timeout_ms overall.
  * -ETIMEDOUT, with those that came counted in *got_p, when fewer arrive. */
 int rk_cq_wait(struct rk_cq *cq, struct ibv_wc *wc, int n, int timeout_ms, int *got_p);
+
+/* Waiting on one CQ for the completions of chosen work requests (by
+ * wr_id, in any order). A receive's completion that is not wanted yet (the
+ * peer's next message can complete before our own SEND's completion is
+ * polled) is kept here for the next wait. */
+#define RK_CQ_WAIT_IDS_MAX 8
+struct rk_cq_ids {
+	struct rk_cq *cq;
+	bool has_early;
+	struct ibv_wc early;
+	/* Optional: asked about every 100 ms while nothing completes; true
+	 * ends the wait with -ECONNRESET (e.g. rk_cm_peer_left()). */
+	bool (*gone)(void *arg);
+	void *gone_arg;
+};
+
+/* Wait for the completions of the n (1..RK_CQ_WAIT_IDS_MAX) work requests
+ * whose wr_ids are in want, within timeout_ms. The last receive completion
+ * among them is copied to *recv_wc_p (may be NULL). A flushed request or
+ * w->gone() is the peer leaving: -ECONNRESET, not logged (the caller decides
+ * what it means). Errors logged, naming what: a failed status
+ * (rk_wc_check()), -ETIMEDOUT, -EPROTO for a completion not due. */
+int rk_cq_wait_ids(struct rk_cq_ids *w, const uint64_t *want, int n, int timeout_ms,
+		   const char *what, struct ibv_wc *recv_wc_p);
 
 #ifdef __cplusplus
 }

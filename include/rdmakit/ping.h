@@ -1,102 +1,131 @@
-/* rdmakit: ping-pong engines' pure logic: round-trip statistics, and the
- * wire formats of rdma-core's own ping programs, so that rdmakit can talk to
- * them.
+/* rdmakit: ping-pong with round-trip statistics.
  *
- *   ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong (libibverbs examples):
- *     each side writes one text message on a TCP connection,
- *     "LLLL:QQQQQQ:PPPPPP:GGGG...G" and a NUL: LID (4 hex digits), QPN and PSN
- *     (6 hex digits each), the GID as 32 hex digits of its 16 bytes in order;
- *     52 bytes in all. The client writes first, the server answers with its
- *     own, the client ends with "done" and a NUL. A GID of all zeros means
- *     "no GRH" (InfiniBand without -g).
- *
- *   rping (librdmacm example): the client SENDs 16 bytes describing one of
- *     its buffers, {u64 addr, u32 rkey, u32 size} in network byte order;
- *     for each ping, first the buffer to be RDMA-READ by the server, then the
- *     one the server RDMA-WRITEs the pong into, and the server answers each
- *     with a 16-byte "go ahead" SEND. With -V the client fills the ping with
- *     "rdma-ping-N: " followed by letters (rk_rping_fill) and compares the
- *     pong with it.
+ * Three engines share the options, the progress report and the result
+ * defined here:
+ *   rk_ping_run()      native: rdmakit to rdmakit, the client SENDs a ping,
+ *                      the server SENDs it back; TCP exchange or RDMA CM
+ *                      (rk_conn); the client's request tells the server the
+ *                      size, count and whether to check data;
+ *   rk_rping_run()     librdmacm's rping protocol (rping.h);
+ *   rk_pingpong_run()  ibv_rc/uc/ud_pingpong's protocol (pingpong.h).
+ * Each fills a struct rk_ping_result (also when it fails: the rounds done
+ * so far and the error), and reports its stages and every round through an
+ * optional callback. The engines print nothing; errors are logged.
  */
 #ifndef RDMAKIT_PING_H
 #define RDMAKIT_PING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 #include <infiniband/verbs.h>
+
+#include <rdmakit/gid.h>
+#include <rdmakit/qp.h>
+#include <rdmakit/stats.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ---- round-trip statistics ---- */
+#define RK_PING_MAX_SIZE (16u << 20)     /* native and pingpong: bytes per ping */
+#define RK_PING_MAX_COUNT 1000000000ull
 
-struct rk_rtt_stats {
-	size_t n;
-	double min, median, p99, max, mean; /* in the samples' unit */
+struct rk_ping_result;
+
+/* What the progress callback is told about. */
+enum rk_ping_stage {
+	RK_PING_LISTENING, /* server: a client may connect now */
+	RK_PING_ADDRESSES, /* pingpong: both sides' addresses known (lid, psn, peer_*) */
+	RK_PING_CONNECTED, /* connected: device, peer, QPNs, MTU, size, count set */
+	RK_PING_ROUND,     /* one round done: round */
 };
 
-/* Statistics of n samples (not changed; a copy is sorted). The median of an
- * even count is the mean of the two middle samples; p99 is the nearest-rank
- * 99th percentile (the smallest sample with at least 99% of the samples at or
- * below it). -EINVAL for n == 0 or a NULL argument, -ENOMEM. */
-int rk_rtt_stats_compute(const double *samples, size_t n, struct rk_rtt_stats *stats_p);
-
-/* ---- ibv_*_pingpong's TCP exchange ---- */
-
-#define RK_PP_MSG_LEN 52    /* "0000:000000:000000:" + 32 hex digits + NUL */
-#define RK_PP_DONE "done"   /* the client's last message, sent with its NUL */
-#define RK_PP_DONE_LEN 5
-#define RK_PP_DEFAULT_PORT 18515
-#define RK_PP_UD_QKEY 0x11111111u
-#define RK_PP_GRH_LEN 40    /* ibv_ud_pingpong's receive buffers start with the GRH */
-
-struct rk_pp_dest {
-	uint16_t lid;
-	uint32_t qpn; /* 24 bits */
-	uint32_t psn; /* 24 bits */
-	union ibv_gid gid;
+struct rk_ping_round {
+	uint64_t index;       /* from 0 */
+	uint32_t size;        /* bytes of this round */
+	double us;            /* client: round-trip time; server: time to serve it */
+	bool checked;         /* its data was checked */
+	bool unchecked_first; /* pingpong server: the first ping, which it cannot know */
+	const void *data;     /* rping: the pong (client) or the ping read (server) */
+	size_t len;
 };
 
-/* Write the 52-byte message (with its NUL) into buf. -EINVAL when the QPN
- * or PSN does not fit in 24 bits or buf_len is below RK_PP_MSG_LEN. */
-int rk_pp_encode(const struct rk_pp_dest *dest, char *buf, size_t buf_len);
-
-/* Parse a peer's message of n bytes: exactly RK_PP_MSG_LEN bytes, four hex
- * digits, ':', six, ':', six, ':', 32, NUL. Anything else is -EBADMSG with a
- * sentence in why naming what was wrong. */
-int rk_pp_parse(const char *buf, size_t n, struct rk_pp_dest *dest_p, char *why,
-		size_t why_len);
-
-/* ---- rping's buffer advertisement and -V pattern ---- */
-
-#define RK_RPING_INFO_LEN 16
-#define RK_RPING_DEFAULT_PORT 7174
-#define RK_RPING_MIN_SIZE 26    /* rping refuses smaller -S */
-#define RK_RPING_MAX_SIZE 65535 /* rping's RPING_BUFSIZE - 1 */
-
-struct rk_rping_info {
-	uint64_t addr;
-	uint32_t rkey;
-	uint32_t size;
+struct rk_ping_progress {
+	enum rk_ping_stage stage;
+	const struct rk_ping_result *result; /* the run so far */
+	const struct rk_ping_round *round;   /* RK_PING_ROUND only */
 };
 
-/* The 16 bytes on the wire, in network byte order. */
-void rk_rping_info_encode(const struct rk_rping_info *info, uint8_t out[RK_RPING_INFO_LEN]);
+typedef void (*rk_ping_progress_fn)(const struct rk_ping_progress *progress, void *arg);
 
-/* Decode a received message of n bytes; -EBADMSG (why says so) unless n is
- * exactly RK_RPING_INFO_LEN. */
-int rk_rping_info_decode(const uint8_t *buf, size_t n, struct rk_rping_info *info_p, char *why,
-			 size_t why_len);
+/* The options of all three engines; each says which it reads. */
+struct rk_ping_opts {
+	bool server;
+	const char *host;        /* client: the server; rping server: the address
+				    to listen on (NULL: any) */
+	uint16_t port;           /* 0: the protocol's default port */
+	bool cm;                 /* native: RDMA CM instead of the TCP exchange */
+	const char *device;      /* native over TCP, pingpong: NULL for the first */
+	uint8_t port_num;        /* 0 means 1 */
+	int gid_index;           /* -1 chooses by the address the peer talks to */
+	enum rk_transport transport; /* pingpong: RK_RC, RK_UC or RK_UD */
+	uint32_t size;           /* bytes per ping (native server: the client says;
+				    rping server: the largest it serves) */
+	uint64_t count;          /* rounds (native server: the client says;
+				    rping: 0 is the client forever, the server
+				    until the client leaves) */
+	unsigned int interval_ms; /* client: pause between rounds */
+	int mtu;                 /* pingpong RC/UC: path MTU in bytes, 0: 1024 */
+	uint32_t rx_depth;       /* pingpong: receives kept posted, 0: 500 */
+	bool validate;           /* check the data of every round */
+	bool events;             /* sleep on a completion channel, not polling */
+	int timeout_ms;          /* client: keep trying to connect this long; both:
+				    bound on every wait; 0: 10 s */
+	int accept_timeout_ms;   /* server: wait this long for a client (<= 0: forever) */
+	rk_ping_progress_fn progress; /* NULL: none */
+	void *arg;
+};
 
-/* Fill buf as rping's client does for ping number ping (from 0):
- * "rdma-ping-<ping>: ", then letters 'A'..'z' cycling from a start that
- * moves by one each ping, and a NUL in the last byte. */
-void rk_rping_fill(void *buf, size_t size, uint32_t ping);
+/* What a run did. */
+struct rk_ping_result {
+	bool cm;                 /* connected through RDMA CM */
+	char device[64];         /* empty until connected */
+	char peer[80];
+	uint32_t qpn, peer_qpn;
+	int path_mtu;            /* bytes */
+	bool has_gid;
+	struct rk_gid_choice gid;
+	/* pingpong's addresses (RK_PING_ADDRESSES) */
+	uint16_t lid, peer_lid;
+	uint32_t psn, peer_psn;
+	union ibv_gid peer_gid;
+	/* the run */
+	uint32_t size;           /* bytes per ping as run */
+	uint64_t count;          /* rounds due (0: until the peer stops) */
+	bool validate;           /* data is checked (native: as the two agreed) */
+	double *us;              /* one sample per round, in microseconds */
+	size_t rounds;
+	size_t cap;
+	bool checked;            /* every round's data was checked */
+	bool first_unchecked;    /* pingpong server: all but the first */
+	int64_t bad_offset;      /* first differing byte (-1: none) */
+	uint64_t bad_round;      /* its round, from 0 */
+	bool peer_left;          /* rping server: the client disconnected */
+	int error;               /* 0, or the run's negative errno */
+};
 
-/* Offset of the first byte that differs from rk_rping_fill(ping), or -1. */
-ssize_t rk_rping_check(const void *buf, size_t size, uint32_t ping);
+/* Native ping (above). The client sends opts->count pings of opts->size
+ * bytes; the server serves one client. Returns 0 or a negative errno, also
+ * kept in result->error; *result is always filled (free it with
+ * rk_ping_result_free()). */
+int rk_ping_run(const struct rk_ping_opts *opts, struct rk_ping_result *result);
+
+/* Statistics of the result's rounds: -EINVAL when there are none. */
+int rk_ping_result_stats(const struct rk_ping_result *result, struct rk_rtt_stats *stats_p);
+
+/* Free the samples; the result can be reused. NULL ignored. */
+void rk_ping_result_free(struct rk_ping_result *result);
 
 #ifdef __cplusplus
 }

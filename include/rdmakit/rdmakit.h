@@ -5,6 +5,7 @@
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
 #include <rdmakit/device.h>
+#include <rdmakit/port.h>
 #include <rdmakit/gid.h>
 #include <rdmakit/mem.h>
 #include <rdmakit/cq.h>
@@ -19,7 +20,10 @@
 #include <rdmakit/bench.h>
 #include <rdmakit/qp_states.h>
 #include <rdmakit/share.h>
+#include <rdmakit/stats.h>
 #include <rdmakit/ping.h>
+#include <rdmakit/rping.h>
+#include <rdmakit/pingpong.h>
 #include <rdmakit/auth.h>
 
 #define RDMAKIT_VERSION_MAJOR 0

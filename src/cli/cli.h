@@ -44,6 +44,9 @@ int cli_dev_open(const struct cli_dev_opts *o, const char *local_ip, struct cli_
 /* Close what cli_dev_open() opened. */
 void cli_dev_close(struct cli_dev *d);
 
+/* A chosen GID as JSON: {index, type, gid, why}. */
+json_object *cli_gid_json(const struct rk_gid_choice *gid);
+
 /* Print a JSON document on stdout, pretty, once. Takes ownership. */
 void cli_json_print(json_object *doc);
 

@@ -1049,6 +1049,30 @@ int rk_cm_connect_retry(int timeout_ms, int (*attempt)(void *arg), int (*reset)(
 	return ret;
 }
 
+bool rk_cm_peer_left(void *arg)
+{
+	struct rk_cm *cm = arg;
+	struct pollfd p;
+	struct rdma_cm_event *e;
+	bool left;
+
+	if (!cm || !cm->channel)
+		return false;
+	p.fd = cm->channel->fd;
+	p.events = POLLIN;
+	if (poll(&p, 1, 0) <= 0 || rdma_get_cm_event(cm->channel, &e))
+		return false;
+	left = e->event == RDMA_CM_EVENT_DISCONNECTED;
+	if (!left)
+		rk_debug("ignoring %s on %s", rk_cm_event_name(e->event), cm->peer_addr);
+	rdma_ack_cm_event(e);
+	if (left && cm->connected) {
+		rdma_disconnect(cm->id); /* answer it */
+		cm->connected = false;
+	}
+	return left;
+}
+
 void rk_cm_disconnect(struct rk_cm *cm, int timeout_ms)
 {
 	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;

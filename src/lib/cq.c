@@ -1,5 +1,6 @@
 /* Completion queues: busy polling, or sleeping on a completion channel. */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <rdmakit/cq.h>
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
+#include <rdmakit/status.h>
 
 #include "clock.h"
 
@@ -188,4 +190,88 @@ int rk_cq_wait(struct rk_cq *cq, struct ibv_wc *wc, int n, int timeout_ms, int *
 	if (got_p)
 		*got_p = got;
 	return ret;
+}
+
+/* Take the kept early receive if it is one of want. */
+static int take_early(struct rk_cq_ids *w, const uint64_t *want, int n, bool *done,
+		      struct ibv_wc *recv_wc_p)
+{
+	for (int k = 0; w->has_early && k < n; k++) {
+		if (want[k] != w->early.wr_id)
+			continue;
+		done[k] = true;
+		if (recv_wc_p)
+			*recv_wc_p = w->early;
+		w->has_early = false;
+		return 1;
+	}
+	return 0;
+}
+
+/* Account for one completion: 1 when it was wanted, 0 when kept early. */
+static int wait_ids_one(struct rk_cq_ids *w, const struct ibv_wc *wc, const uint64_t *want,
+			int n, bool *done, const char *what, struct ibv_wc *recv_wc_p)
+{
+	int k, ret;
+
+	if (wc->status == IBV_WC_WR_FLUSH_ERR)
+		return -ECONNRESET;
+	ret = rk_wc_check(wc, what);
+	if (ret)
+		return ret;
+	for (k = 0; k < n; k++)
+		if (!done[k] && want[k] == wc->wr_id)
+			break;
+	if (k == n && (wc->opcode & IBV_WC_RECV) && !w->has_early) {
+		w->early = *wc;
+		w->has_early = true;
+		return 0;
+	}
+	if (k == n) {
+		rk_error("%s: a completion for wr_id %" PRIu64 " was not due", what,
+			 (uint64_t)wc->wr_id);
+		return -EPROTO;
+	}
+	done[k] = true;
+	if ((wc->opcode & IBV_WC_RECV) && recv_wc_p)
+		*recv_wc_p = *wc;
+	return 1;
+}
+
+int rk_cq_wait_ids(struct rk_cq_ids *w, const uint64_t *want, int n, int timeout_ms,
+		   const char *what, struct ibv_wc *recv_wc_p)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+	bool done[RK_CQ_WAIT_IDS_MAX] = {false};
+	int left;
+
+	if (!w || !want || n < 1 || n > RK_CQ_WAIT_IDS_MAX)
+		return -EINVAL;
+	left = n - take_early(w, want, n, done, recv_wc_p);
+	while (left) {
+		struct ibv_wc wc[4];
+		int got, ret, slice = ms_left(deadline);
+
+		if (w->gone && slice > 100)
+			slice = 100;
+		ret = rk_cq_poll(w->cq, wc, 4, slice, &got);
+		if (ret == -ETIMEDOUT) {
+			if (w->gone && w->gone(w->gone_arg))
+				return -ECONNRESET;
+			if (now_ms() < deadline)
+				continue;
+			rk_error("%s: no completion within %d ms (peer gone or stuck?)", what,
+				 timeout_ms);
+			return ret;
+		}
+		if (ret)
+			return ret;
+		for (int i = 0; i < got; i++) {
+			ret = wait_ids_one(w, &wc[i], want, n, done, what, recv_wc_p);
+			if (ret < 0)
+				return ret;
+			left -= ret;
+		}
+	}
+	return 0;
 }

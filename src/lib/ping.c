@@ -1,227 +1,370 @@
-/* Ping-pong engines' pure logic: RTT statistics, ibv_*_pingpong's text
- * exchange, rping's buffer advertisement and data pattern. */
-#include <ctype.h>
-#include <endian.h>
+/* Native ping: rdmakit to rdmakit over rk_conn (TCP exchange or RDMA CM),
+ * and what the three ping engines share: options, results, rounds. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <rdmakit/conn.h>
+#include <rdmakit/log.h>
+#include <rdmakit/pattern.h>
 #include <rdmakit/ping.h>
 
-/* ---- statistics ---- */
+#include "clock.h"
+#include "ping_int.h"
 
-static int cmp_double(const void *a, const void *b)
+#define PING_OP 0x50494e47u      /* "PING": the native client's request code */
+#define PING_REQ_VALIDATE 0x1u   /* in the request's offset field: check data */
+
+/* ---- shared by the engines ---- */
+
+void ping_run_init(struct ping_run *r, const struct rk_ping_opts *o, uint16_t default_port,
+		   struct rk_ping_result *res)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
+	r->o = *o;
+	if (!r->o.port)
+		r->o.port = default_port;
+	if (r->o.timeout_ms <= 0)
+		r->o.timeout_ms = 10000;
+	if (r->o.accept_timeout_ms <= 0)
+		r->o.accept_timeout_ms = -1;
+	memset(res, 0, sizeof(*res));
+	res->bad_offset = -1;
+	res->size = o->size;
+	res->count = o->count;
+	res->validate = o->validate;
+	r->res = res;
 }
 
-int rk_rtt_stats_compute(const double *samples, size_t n, struct rk_rtt_stats *stats_p)
+void ping_report(const struct ping_run *r, enum rk_ping_stage stage)
 {
-	struct rk_rtt_stats st = {.n = n};
-	double *s, sum = 0;
-	size_t rank;
+	struct rk_ping_progress p = {.stage = stage, .result = r->res};
 
-	if (!samples || !n || !stats_p)
-		return -EINVAL;
-	s = malloc(n * sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	memcpy(s, samples, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), cmp_double);
-	for (size_t i = 0; i < n; i++)
-		sum += s[i];
-	st.min = s[0];
-	st.max = s[n - 1];
-	st.mean = sum / (double)n;
-	st.median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-	/* Nearest rank: ceil(0.99 n), counted from 1. */
-	rank = (99 * n + 99) / 100;
-	st.p99 = s[rank - 1];
-	free(s);
-	*stats_p = st;
+	if (r->o.progress)
+		r->o.progress(&p, r->o.arg);
+}
+
+int ping_round_done(struct ping_run *r, const struct rk_ping_round *round)
+{
+	struct rk_ping_result *res = r->res;
+	struct rk_ping_progress p = {.stage = RK_PING_ROUND, .result = res, .round = round};
+
+	if (res->rounds == res->cap) {
+		size_t cap = res->cap ? 2 * res->cap : 64;
+		double *n = realloc(res->us, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		res->us = n;
+		res->cap = cap;
+	}
+	res->us[res->rounds++] = round->us;
+	if (r->o.progress)
+		r->o.progress(&p, r->o.arg);
 	return 0;
 }
 
-/* ---- ibv_*_pingpong ---- */
-
-int rk_pp_encode(const struct rk_pp_dest *d, char *buf, size_t buf_len)
+int ping_mismatch(struct ping_run *r, uint64_t round, ssize_t off, const uint8_t *got,
+		  uint8_t want, const char *what)
 {
-	int n;
+	r->res->bad_offset = off;
+	r->res->bad_round = round;
+	rk_error("round %" PRIu64 ": %s: byte %zd is 0x%02x, 0x%02x was due", round + 1, what, off,
+		 got[off], want);
+	return -EIO;
+}
 
-	if (!d || !buf || buf_len < RK_PP_MSG_LEN || d->qpn > 0xffffff || d->psn > 0xffffff)
+void ping_pause(const struct ping_run *r, uint64_t round)
+{
+	if (r->o.interval_ms && !r->o.server && (!r->res->count || round + 1 < r->res->count))
+		usleep((useconds_t)r->o.interval_ms * 1000);
+}
+
+int ping_finish(struct ping_run *r, int ret)
+{
+	r->res->error = ret;
+	return ret;
+}
+
+int ping_post_send(struct rk_qp *qp, const struct rk_mr *mr, size_t off, uint32_t len,
+		   struct ibv_ah *ah, uint32_t rqpn)
+{
+	struct ibv_sge sg = rk_sge(mr, off, len);
+	struct rk_wr wr = {.op = RK_OP_SEND, .wr_id = PING_WR_SEND, .sg = &sg, .nsge = 1,
+			   .flags = IBV_SEND_SIGNALED, .ah = ah, .remote_qpn = rqpn};
+
+	return rk_post(qp, &wr);
+}
+
+int ping_post_recv(struct rk_qp *qp, const struct rk_mr *mr, size_t off, uint32_t len)
+{
+	struct ibv_sge sg = rk_sge(mr, off, len);
+
+	return rk_post_recv(qp, PING_WR_RECV, &sg, 1);
+}
+
+int rk_ping_result_stats(const struct rk_ping_result *result, struct rk_rtt_stats *stats_p)
+{
+	if (!result)
 		return -EINVAL;
-	n = snprintf(buf, buf_len, "%04x:%06x:%06x:", d->lid, d->qpn, d->psn);
-	for (int i = 0; i < 16; i++)
-		n += snprintf(buf + n, buf_len - (size_t)n, "%02x", d->gid.raw[i]);
-	return n + 1 == RK_PP_MSG_LEN ? 0 : -EINVAL;
+	return rk_rtt_stats_compute(result->us, result->rounds, stats_p);
 }
 
-static int hex_val(char c)
+void rk_ping_result_free(struct rk_ping_result *result)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Read ndigits hex digits at p into *v; the offset of the first bad one, or -1. */
-static int read_hex(const char *p, int ndigits, uint32_t *v)
-{
-	uint32_t x = 0;
-
-	for (int i = 0; i < ndigits; i++) {
-		int d = hex_val(p[i]);
-
-		if (d < 0)
-			return i;
-		x = x << 4 | (uint32_t)d;
-	}
-	*v = x;
-	return -1;
-}
-
-static const char *printable(char c, char *buf, size_t len)
-{
-	if (isprint((unsigned char)c))
-		snprintf(buf, len, "'%c'", c);
-	else
-		snprintf(buf, len, "byte 0x%02x", (unsigned char)c);
-	return buf;
-}
-
-int rk_pp_parse(const char *buf, size_t n, struct rk_pp_dest *dest_p, char *why, size_t why_len)
-{
-	static const struct {
-		const char *name;
-		int at, digits;
-	} fields[] = {{"LID", 0, 4}, {"QPN", 5, 6}, {"PSN", 12, 6}};
-	struct rk_pp_dest d;
-	uint32_t v[3];
-	char c[16];
-
-	if (!buf || !dest_p)
-		return -EINVAL;
-	if (n != RK_PP_MSG_LEN) {
-		snprintf(why, why_len, "%zu bytes, not the %d of \"LID:QPN:PSN:GID\"", n,
-			 RK_PP_MSG_LEN);
-		return -EBADMSG;
-	}
-	for (int f = 0; f < 3; f++) {
-		int bad = read_hex(buf + fields[f].at, fields[f].digits, &v[f]);
-		int sep = fields[f].at + fields[f].digits;
-
-		if (bad >= 0) {
-			snprintf(why, why_len, "%s: %s at offset %d is not a hex digit",
-				 fields[f].name, printable(buf[fields[f].at + bad], c, sizeof(c)),
-				 fields[f].at + bad);
-			return -EBADMSG;
-		}
-		if (buf[sep] != ':') {
-			snprintf(why, why_len, "%s at offset %d where ':' belongs after the %s",
-				 printable(buf[sep], c, sizeof(c)), sep, fields[f].name);
-			return -EBADMSG;
-		}
-	}
-	for (int i = 0; i < 16; i++) {
-		uint32_t b;
-		int bad = read_hex(buf + 19 + 2 * i, 2, &b);
-
-		if (bad >= 0) {
-			snprintf(why, why_len, "GID: %s at offset %d is not a hex digit",
-				 printable(buf[19 + 2 * i + bad], c, sizeof(c)), 19 + 2 * i + bad);
-			return -EBADMSG;
-		}
-		d.gid.raw[i] = (uint8_t)b;
-	}
-	if (buf[RK_PP_MSG_LEN - 1] != '\0') {
-		snprintf(why, why_len, "%s at offset %d where the message ends with NUL",
-			 printable(buf[RK_PP_MSG_LEN - 1], c, sizeof(c)), RK_PP_MSG_LEN - 1);
-		return -EBADMSG;
-	}
-	d.lid = (uint16_t)v[0];
-	d.qpn = v[1];
-	d.psn = v[2];
-	*dest_p = d;
-	return 0;
-}
-
-/* ---- rping ---- */
-
-void rk_rping_info_encode(const struct rk_rping_info *info, uint8_t out[RK_RPING_INFO_LEN])
-{
-	uint64_t a = htobe64(info->addr);
-	uint32_t k = htobe32(info->rkey), s = htobe32(info->size);
-
-	memcpy(out, &a, 8);
-	memcpy(out + 8, &k, 4);
-	memcpy(out + 12, &s, 4);
-}
-
-int rk_rping_info_decode(const uint8_t *buf, size_t n, struct rk_rping_info *info_p, char *why,
-			 size_t why_len)
-{
-	uint64_t a;
-	uint32_t k, s;
-
-	if (!buf || !info_p)
-		return -EINVAL;
-	if (n != RK_RPING_INFO_LEN) {
-		snprintf(why, why_len, "%zu bytes, not rping's %d-byte {addr, rkey, size}", n,
-			 RK_RPING_INFO_LEN);
-		return -EBADMSG;
-	}
-	memcpy(&a, buf, 8);
-	memcpy(&k, buf + 8, 4);
-	memcpy(&s, buf + 12, 4);
-	info_p->addr = be64toh(a);
-	info_p->rkey = be32toh(k);
-	info_p->size = be32toh(s);
-	return 0;
-}
-
-#define RPING_FIRST 'A' /* 65 */
-#define RPING_LAST 'z'	/* 122 */
-#define RPING_SPAN (RPING_LAST - RPING_FIRST + 1)
-
-/* The byte rping's client puts at offset off of ping number ping, given the
- * length of its "rdma-ping-N: " prefix (hdr). */
-static uint8_t rping_byte(size_t off, size_t size, uint32_t ping, const char *hdr, size_t hdr_len)
-{
-	if (off == size - 1)
-		return 0;
-	if (off < hdr_len)
-		return (uint8_t)hdr[off];
-	return (uint8_t)(RPING_FIRST + (ping % RPING_SPAN + (off - hdr_len)) % RPING_SPAN);
-}
-
-void rk_rping_fill(void *buf, size_t size, uint32_t ping)
-{
-	char hdr[32];
-	size_t len;
-	uint8_t *p = buf;
-
-	if (!size)
+	if (!result)
 		return;
-	len = (size_t)snprintf(hdr, sizeof(hdr), "rdma-ping-%u: ", ping);
-	for (size_t i = 0; i < size; i++)
-		p[i] = rping_byte(i, size, ping, hdr, len);
+	free(result->us);
+	result->us = NULL;
+	result->rounds = result->cap = 0;
 }
 
-ssize_t rk_rping_check(const void *buf, size_t size, uint32_t ping)
-{
-	const uint8_t *p = buf;
-	char hdr[32];
-	size_t len;
+/* ---- native: rdmakit to rdmakit over rk_conn ---- */
 
-	len = (size_t)snprintf(hdr, sizeof(hdr), "rdma-ping-%u: ", ping);
-	for (size_t i = 0; i < size; i++)
-		if (p[i] != rping_byte(i, size, ping, hdr, len))
-			return (ssize_t)i;
-	return -1;
+struct native {
+	struct ping_run *r;
+	struct rk_cq_ids w;
+	struct rk_mr *mr; /* [0, size): ping; [size, 2 size): pong */
+};
+
+static int native_prepare(struct rk_conn *conn, struct rk_wire_buf *req, int *qp_access,
+			  void *arg)
+{
+	struct native *n = arg;
+	const struct rk_ping_result *res = n->r->res;
+	int ret;
+
+	ret = rk_mr_alloc(conn->pd, 2 * (size_t)res->size, IBV_ACCESS_LOCAL_WRITE, &n->mr);
+	if (ret)
+		return ret;
+	memset(req, 0, sizeof(*req));
+	req->op = PING_OP;
+	req->size = res->size;
+	req->len = res->count;
+	req->offset = res->validate ? PING_REQ_VALIDATE : 0;
+	*qp_access = 0;
+	return 0;
+}
+
+static int native_on_request(struct rk_conn *conn, const struct rk_wire_buf *req,
+			     struct rk_wire_buf *reply, int *qp_access, char *reason,
+			     size_t reason_len, void *arg)
+{
+	struct native *n = arg;
+	struct rk_ping_result *res = n->r->res;
+	int ret;
+
+	if (req->op != PING_OP) {
+		snprintf(reason, reason_len, "this is an rdmakit ping server; the client asks for "
+					     "operation 0x%x (an rdmakit rc client?)", req->op);
+		return -EPROTO;
+	}
+	if (req->size < 1 || req->size > RK_PING_MAX_SIZE || req->len < 1 ||
+	    req->len > RK_PING_MAX_COUNT || (req->offset & ~(uint64_t)PING_REQ_VALIDATE)) {
+		snprintf(reason, reason_len, "bad ping request: size %u (1..%u), count %" PRIu64
+					     " (1..10^9), flags 0x%" PRIx64,
+			 req->size, RK_PING_MAX_SIZE, req->len, req->offset);
+		return -EINVAL;
+	}
+	res->size = req->size;
+	res->count = req->len;
+	res->validate = (req->offset & PING_REQ_VALIDATE) || n->r->o.validate;
+	ret = rk_mr_alloc(conn->pd, 2 * (size_t)req->size, IBV_ACCESS_LOCAL_WRITE, &n->mr);
+	if (ret) {
+		snprintf(reason, reason_len, "the server cannot register %u bytes", 2 * req->size);
+		return ret;
+	}
+	memset(reply, 0, sizeof(*reply));
+	*qp_access = 0;
+	return 0;
+}
+
+/* rk_conn_close() calls this before the PD goes (also when setup fails). */
+static void native_release(struct rk_conn *conn, void *arg)
+{
+	struct native *n = arg;
+
+	(void)conn;
+	rk_mr_free(n->mr);
+	n->mr = NULL;
+}
+
+static uint32_t native_seed(uint64_t round)
+{
+	return (uint32_t)(round * 2654435761u + 1);
+}
+
+static int native_client_round(struct native *n, struct rk_conn *c, uint64_t i)
+{
+	struct rk_ping_result *res = n->r->res;
+	uint32_t size = res->size;
+	uint8_t *ping = n->mr->buf, *pong = ping + size;
+	const uint64_t want[2] = {PING_WR_SEND, PING_WR_RECV};
+	struct rk_ping_round round = {.index = i, .size = size, .checked = res->validate};
+	struct ibv_wc wc;
+	ssize_t bad;
+	double t0;
+	int ret;
+
+	if (res->validate) {
+		rk_pattern_fill(ping, size, native_seed(i));
+		memset(pong, 0, size);
+	}
+	ret = ping_post_recv(c->qp, n->mr, size, size);
+	if (ret)
+		return ret;
+	t0 = now_us();
+	ret = ping_post_send(c->qp, n->mr, 0, size, NULL, 0);
+	if (!ret)
+		ret = rk_cq_wait_ids(&n->w, want, 2, c->timeout_ms, "ping", &wc);
+	if (ret)
+		return ret;
+	round.us = now_us() - t0;
+	if (wc.byte_len != size) {
+		rk_error("round %" PRIu64 ": the pong has %u bytes, %u were sent", i + 1,
+			 wc.byte_len, size);
+		return -EIO;
+	}
+	if (res->validate) {
+		bad = rk_buf_diff(pong, ping, size);
+		if (bad >= 0)
+			return ping_mismatch(n->r, i, bad, pong, ping[bad],
+					     "the pong differs from the ping");
+	}
+	return ping_round_done(n->r, &round);
+}
+
+static int native_server_round(struct native *n, struct rk_conn *c, uint64_t i)
+{
+	struct rk_ping_result *res = n->r->res;
+	uint32_t size = res->size;
+	uint8_t *base = n->mr->buf;
+	size_t cur = (i % 2) * size, next = ((i + 1) % 2) * size;
+	const uint64_t rwant[1] = {PING_WR_RECV}, swant[1] = {PING_WR_SEND};
+	struct rk_ping_round round = {.index = i, .size = size, .checked = res->validate};
+	struct ibv_wc wc;
+	ssize_t bad;
+	double t0;
+	int ret;
+
+	ret = rk_cq_wait_ids(&n->w, rwant, 1, c->timeout_ms, "ping", &wc);
+	if (ret)
+		return ret;
+	t0 = now_us();
+	if (wc.byte_len != size) {
+		rk_error("round %" PRIu64 ": the ping has %u bytes, the client said %u", i + 1,
+			 wc.byte_len, size);
+		return -EIO;
+	}
+	if (res->validate) {
+		bad = rk_pattern_check(base + cur, size, native_seed(i));
+		if (bad >= 0)
+			return ping_mismatch(n->r, i, bad, base + cur,
+					     rk_pattern_byte((size_t)bad, native_seed(i)),
+					     "the ping is not what the client sent");
+	}
+	/* The next ping's receive before this pong: the client sends it as
+	 * soon as the pong arrives. */
+	if (i + 1 < res->count) {
+		ret = ping_post_recv(c->qp, n->mr, next, size);
+		if (ret)
+			return ret;
+	}
+	ret = ping_post_send(c->qp, n->mr, cur, size, NULL, 0);
+	if (!ret)
+		ret = rk_cq_wait_ids(&n->w, swant, 1, c->timeout_ms, "pong", NULL);
+	if (ret)
+		return ret;
+	round.us = now_us() - t0;
+	return ping_round_done(n->r, &round);
+}
+
+static void native_connected(struct ping_run *r, const struct rk_conn *c)
+{
+	struct rk_ping_result *res = r->res;
+
+	res->cm = c->cm_mode;
+	snprintf(res->device, sizeof(res->device), "%s", c->dev->info.name);
+	snprintf(res->peer, sizeof(res->peer), "%s", c->peer);
+	res->qpn = c->qp->qp->qp_num;
+	res->peer_qpn = c->cm_mode ? c->qp->remote.qpn : c->remote.qpn;
+	res->path_mtu = rk_mtu_bytes(c->cm_mode ? c->qp->path.path_mtu : c->path_mtu);
+	res->has_gid = c->has_gid;
+	res->gid = c->gid;
+	ping_report(r, RK_PING_CONNECTED);
+}
+
+/* The rounds between the two sync points. */
+static int native_rounds(struct native *n, struct rk_conn *c)
+{
+	struct ping_run *r = n->r;
+	bool server = r->o.server;
+	int ret = 0;
+
+	/* The server's first receive: with TCP before the sync that starts the
+	 * pings; with CM after it, as the sync's own SEND would land in it (a
+	 * ping that comes first is retried by the client's HCA: RNR). */
+	if (server && !c->cm_mode)
+		ret = ping_post_recv(c->qp, n->mr, 0, r->res->size);
+	if (!ret)
+		ret = rk_ctl_sync(c->ctl, 1, 0, c->timeout_ms);
+	if (!ret && server && c->cm_mode)
+		ret = ping_post_recv(c->qp, n->mr, 0, r->res->size);
+	for (uint64_t i = 0; !ret && i < r->res->count; i++) {
+		ret = server ? native_server_round(n, c, i) : native_client_round(n, c, i);
+		if (!ret)
+			ping_pause(r, i);
+	}
+	r->res->checked = r->res->validate && !ret;
+	/* A last sync: neither side tears down while the other still works. */
+	if (!ret)
+		ret = rk_ctl_sync(c->ctl, 2, 0, c->timeout_ms);
+	return ret;
+}
+
+int rk_ping_run(const struct rk_ping_opts *opts, struct rk_ping_result *result)
+{
+	struct ping_run r;
+	struct native n = {.r = &r};
+	struct rk_conn_opts co = {0};
+	struct rk_conn *c = NULL;
+	int ret;
+
+	ping_run_init(&r, opts, RK_DEFAULT_PORT, result);
+	if (!opts->server && (!opts->size || opts->size > RK_PING_MAX_SIZE || !opts->count ||
+			      opts->count > RK_PING_MAX_COUNT)) {
+		rk_error("ping: size %u (1..%u) and count %" PRIu64 " (1..10^9) out of range",
+			 opts->size, RK_PING_MAX_SIZE, opts->count);
+		return ping_finish(&r, -EINVAL);
+	}
+	co.server = opts->server;
+	co.host = opts->server ? NULL : opts->host;
+	co.port = r.o.port;
+	co.cm = opts->cm;
+	co.device = opts->device;
+	co.port_num = opts->port_num;
+	co.gid_index = opts->gid_index;
+	co.timeout_ms = r.o.timeout_ms;
+	co.accept_timeout_ms = r.o.accept_timeout_ms;
+	co.events = opts->events;
+	co.transport = RK_RC;
+	co.qp.max_send_wr = 8;
+	co.qp.max_recv_wr = 8;
+	co.prepare = native_prepare;
+	co.on_request = native_on_request;
+	co.release = native_release;
+	co.arg = &n;
+	result->cm = opts->cm;
+	if (opts->server)
+		ping_report(&r, RK_PING_LISTENING);
+	ret = rk_conn_establish(&co, &c);
+	if (!ret) {
+		n.w.cq = c->cq;
+		native_connected(&r, c);
+		ret = native_rounds(&n, c);
+	}
+	rk_conn_close(c);
+	return ping_finish(&r, ret);
 }

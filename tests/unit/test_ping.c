@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <rdmakit/ping.h>
+#include <rdmakit/pingpong.h>
+#include <rdmakit/rping.h>
+#include <rdmakit/stats.h>
 
 #include "unit.h"
 

@@ -1,0 +1,508 @@
+/* The protocol of ibv_rc_pingpong, ibv_uc_pingpong and ibv_ud_pingpong,
+ * both roles (see pingpong.h): their TCP text exchange, then SEND/RECV
+ * turns on RC, UC or UD. */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rdmakit/error.h>
+#include <rdmakit/exchange.h>
+#include <rdmakit/log.h>
+#include <rdmakit/pattern.h>
+#include <rdmakit/pingpong.h>
+#include <rdmakit/port.h>
+
+#include "clock.h"
+#include "ping_int.h"
+
+/* ---- the address message ---- */
+
+int rk_pp_encode(const struct rk_pp_dest *d, char *buf, size_t buf_len)
+{
+	int n;
+
+	if (!d || !buf || buf_len < RK_PP_MSG_LEN || d->qpn > 0xffffff || d->psn > 0xffffff)
+		return -EINVAL;
+	n = snprintf(buf, buf_len, "%04x:%06x:%06x:", d->lid, d->qpn, d->psn);
+	for (int i = 0; i < 16; i++)
+		n += snprintf(buf + n, buf_len - (size_t)n, "%02x", d->gid.raw[i]);
+	return n + 1 == RK_PP_MSG_LEN ? 0 : -EINVAL;
+}
+
+static int hex_val(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Read ndigits hex digits at p into *v; the offset of the first bad one, or -1. */
+static int read_hex(const char *p, int ndigits, uint32_t *v)
+{
+	uint32_t x = 0;
+
+	for (int i = 0; i < ndigits; i++) {
+		int d = hex_val(p[i]);
+
+		if (d < 0)
+			return i;
+		x = x << 4 | (uint32_t)d;
+	}
+	*v = x;
+	return -1;
+}
+
+static const char *printable(char c, char *buf, size_t len)
+{
+	if (isprint((unsigned char)c))
+		snprintf(buf, len, "'%c'", c);
+	else
+		snprintf(buf, len, "byte 0x%02x", (unsigned char)c);
+	return buf;
+}
+
+int rk_pp_parse(const char *buf, size_t n, struct rk_pp_dest *dest_p, char *why, size_t why_len)
+{
+	static const struct {
+		const char *name;
+		int at, digits;
+	} fields[] = {{"LID", 0, 4}, {"QPN", 5, 6}, {"PSN", 12, 6}};
+	struct rk_pp_dest d;
+	uint32_t v[3];
+	char c[16];
+
+	if (!buf || !dest_p)
+		return -EINVAL;
+	if (n != RK_PP_MSG_LEN) {
+		snprintf(why, why_len, "%zu bytes, not the %d of \"LID:QPN:PSN:GID\"", n,
+			 RK_PP_MSG_LEN);
+		return -EBADMSG;
+	}
+	for (int f = 0; f < 3; f++) {
+		int bad = read_hex(buf + fields[f].at, fields[f].digits, &v[f]);
+		int sep = fields[f].at + fields[f].digits;
+
+		if (bad >= 0) {
+			snprintf(why, why_len, "%s: %s at offset %d is not a hex digit",
+				 fields[f].name, printable(buf[fields[f].at + bad], c, sizeof(c)),
+				 fields[f].at + bad);
+			return -EBADMSG;
+		}
+		if (buf[sep] != ':') {
+			snprintf(why, why_len, "%s at offset %d where ':' belongs after the %s",
+				 printable(buf[sep], c, sizeof(c)), sep, fields[f].name);
+			return -EBADMSG;
+		}
+	}
+	for (int i = 0; i < 16; i++) {
+		uint32_t b;
+		int bad = read_hex(buf + 19 + 2 * i, 2, &b);
+
+		if (bad >= 0) {
+			snprintf(why, why_len, "GID: %s at offset %d is not a hex digit",
+				 printable(buf[19 + 2 * i + bad], c, sizeof(c)), 19 + 2 * i + bad);
+			return -EBADMSG;
+		}
+		d.gid.raw[i] = (uint8_t)b;
+	}
+	if (buf[RK_PP_MSG_LEN - 1] != '\0') {
+		snprintf(why, why_len, "%s at offset %d where the message ends with NUL",
+			 printable(buf[RK_PP_MSG_LEN - 1], c, sizeof(c)), RK_PP_MSG_LEN - 1);
+		return -EBADMSG;
+	}
+	d.lid = (uint16_t)v[0];
+	d.qpn = v[1];
+	d.psn = v[2];
+	*dest_p = d;
+	return 0;
+}
+
+
+/* ---- the engine ---- */
+
+struct pp {
+	struct ping_run *r;
+	struct rk_cq_ids w;
+	struct rk_port_sel d;
+	struct ibv_pd *pd;
+	struct rk_cq *cq;
+	struct rk_qp *qp;
+	struct ibv_ah *ah;
+	struct rk_ctl *ctl;
+	int listen_fd;
+	struct rk_mr *sbuf; /* what we send */
+	struct rk_mr *rbuf; /* receives: UD leaves room for the GRH first */
+	uint32_t rlen;      /* bytes per receive */
+	uint32_t roff;      /* where the data starts in a receive */
+	int posted;         /* receives outstanding */
+	int depth;
+	struct rk_pp_dest remote;
+	enum ibv_mtu mtu;
+};
+
+static void pp_free(struct pp *p)
+{
+	if (p->ah)
+		ibv_destroy_ah(p->ah);
+	rk_mr_free(p->rbuf);
+	rk_mr_free(p->sbuf);
+	rk_qp_destroy(p->qp);
+	rk_cq_destroy(p->cq);
+	rk_pd_free(p->pd);
+	rk_port_close(&p->d);
+	rk_ctl_close(p->ctl);
+	if (p->listen_fd >= 0)
+		close(p->listen_fd);
+}
+
+static int pp_post_recvs(struct pp *p)
+{
+	while (p->posted < p->depth) {
+		int ret = ping_post_recv(p->qp, p->rbuf, 0, p->rlen);
+
+		if (ret)
+			return ret;
+		p->posted++;
+	}
+	return 0;
+}
+
+/* PD, CQ, QP (in INIT; UD in RTS) and buffers, receives posted. */
+static int pp_make_qp(struct pp *p)
+{
+	struct ping_run *r = p->r;
+	struct rk_qp_init_attr qa = {.transport = r->o.transport, .max_send_wr = 4};
+	uint32_t size = r->res->size;
+	int ret;
+
+	qa.port_num = p->d.port_num;
+	qa.max_recv_wr = (uint32_t)p->depth;
+	qa.gid = p->d.has_gid ? &p->d.gid : NULL;
+	qa.qkey = RK_PP_UD_QKEY;
+	p->roff = r->o.transport == RK_UD ? RK_PP_GRH_LEN : 0;
+	p->rlen = size + p->roff;
+	ret = rk_pd_alloc(p->d.dev, &p->pd);
+	if (!ret)
+		ret = rk_cq_create(p->d.dev, 2 * p->depth + 8, r->o.events, &p->cq);
+	p->w.cq = p->cq;
+	if (!ret)
+		ret = rk_qp_create(p->pd, p->d.dev, p->cq, p->cq, &qa, &p->qp);
+	if (!ret)
+		ret = rk_mr_alloc(p->pd, size, 0, &p->sbuf);
+	if (!ret)
+		ret = rk_mr_alloc(p->pd, p->rlen, IBV_ACCESS_LOCAL_WRITE, &p->rbuf);
+	if (!ret)
+		ret = rk_qp_to_init(p->qp, 0);
+	if (!ret && r->o.transport == RK_UD) {
+		ret = rk_qp_to_rtr(p->qp, NULL, NULL);
+		if (!ret)
+			ret = rk_qp_to_rts(p->qp);
+	}
+	if (!ret)
+		ret = pp_post_recvs(p);
+	return ret;
+}
+
+/* Device, QP and buffers, receives posted: ready before our address goes
+ * out, as ibv_*_pingpong is. */
+static int pp_setup(struct pp *p)
+{
+	struct ping_run *r = p->r;
+	const struct rk_port_info *pi;
+	uint64_t depth;
+	int ret;
+
+	ret = rk_port_open(r->o.device, r->o.port_num, r->o.gid_index,
+			   p->ctl->local_ip[0] ? p->ctl->local_ip : NULL, &p->d);
+	if (ret)
+		return ret;
+	pi = rk_device_port(p->d.dev, p->d.port_num);
+	if (r->o.transport == RK_UD && r->res->size > (uint32_t)rk_mtu_bytes(pi->active_mtu)) {
+		rk_error("a UD message of %u bytes does not fit the port's MTU of %d bytes: a "
+			 "datagram is one packet (use -s %d or less)",
+			 r->res->size, rk_mtu_bytes(pi->active_mtu), rk_mtu_bytes(pi->active_mtu));
+		return -EMSGSIZE;
+	}
+	depth = r->o.rx_depth ? r->o.rx_depth : 500;
+	p->depth = (int)(r->res->count < depth ? r->res->count : depth);
+	if (p->depth < 1)
+		p->depth = 1;
+	snprintf(r->res->device, sizeof(r->res->device), "%s", p->d.dev->info.name);
+	r->res->has_gid = p->d.has_gid;
+	r->res->gid = p->d.gid;
+	r->res->lid = pi->lid;
+	return pp_make_qp(p);
+}
+
+/* Connect our QP to the peer's address (RC/UC: RTR and RTS; UD: an
+ * address handle). The peer tells no MTU: opts->mtu is used on both sides. */
+static int pp_connect(struct pp *p)
+{
+	struct ping_run *r = p->r;
+	const struct rk_port_info *pi = rk_device_port(p->d.dev, p->d.port_num);
+	struct rk_endpoint ep = {0};
+	struct rk_path_attr path;
+	int ret;
+
+	ep.transport = r->o.transport;
+	ep.link_layer = pi->link_layer;
+	ep.lid = p->remote.lid;
+	ep.gid = p->remote.gid;
+	ep.gid_type = p->d.has_gid ? p->d.gid.type : RK_GID_IB;
+	ep.qpn = p->remote.qpn;
+	ep.psn = p->remote.psn;
+	ep.mtu = p->mtu;
+	ep.qkey = RK_PP_UD_QKEY;
+	if (rk_port_is_roce(p->d.dev, p->d.port_num) && rk_gid_is_zero(&p->remote.gid)) {
+		rk_error("%s sent no GID (all zeros), and RoCE needs one: give the ibv_*_pingpong "
+			 "peer -g with the index of its RoCE v2 GID ('rdmakit devices' lists them)",
+			 r->res->peer);
+		return -EINVAL;
+	}
+	r->res->peer_qpn = p->remote.qpn;
+	r->res->peer_lid = p->remote.lid;
+	r->res->peer_psn = p->remote.psn;
+	r->res->peer_gid = p->remote.gid;
+	ping_report(r, RK_PING_ADDRESSES);
+	if (r->o.transport == RK_UD)
+		return rk_ah_create(p->qp, &ep, &p->ah);
+	rk_path_defaults(&path);
+	path.path_mtu = p->mtu;
+	path.max_dest_rd_atomic = 1;
+	path.max_rd_atomic = 1;
+	/* Already in INIT, with the receives posted. */
+	ret = rk_qp_to_rtr(p->qp, &ep, &path);
+	return ret ? ret : rk_qp_to_rts(p->qp);
+}
+
+static int pp_io_error(const struct pp *p, int ret)
+{
+	rk_error("exchange addresses with %s: %s", p->r->res->peer, rk_strerror(ret));
+	return ret;
+}
+
+/* Receive the peer's address message. */
+static int pp_recv_dest(struct pp *p)
+{
+	struct ping_run *r = p->r;
+	char in[RK_PP_MSG_LEN], why[160];
+	size_t got;
+	int ret;
+
+	ret = p->ctl->ops->recv(p->ctl, (uint8_t *)in, sizeof(in), r->o.timeout_ms, &got);
+	if (ret == -ETIMEDOUT) {
+		rk_error("%s sent no address within %d ms", r->res->peer, r->o.timeout_ms);
+		return ret;
+	}
+	if (ret && got == 0)
+		return pp_io_error(p, ret);
+	ret = rk_pp_parse(in, got, &p->remote, why, sizeof(why));
+	if (ret)
+		rk_error("%s: not an ibv_*_pingpong address message: %s", r->res->peer, why);
+	return ret;
+}
+
+static int pp_exchange(struct pp *p)
+{
+	struct ping_run *r = p->r;
+	struct rk_pp_dest mine = {.lid = r->res->lid, .qpn = p->qp->qp->qp_num,
+				  .psn = p->qp->psn};
+	char out[RK_PP_MSG_LEN], in[RK_PP_DONE_LEN];
+	size_t got;
+	int ret;
+
+	if (p->d.has_gid)
+		mine.gid = p->d.gid.gid;
+	r->res->qpn = mine.qpn;
+	r->res->psn = mine.psn;
+	ret = rk_pp_encode(&mine, out, sizeof(out));
+	if (ret)
+		return ret;
+	if (!r->o.server) {
+		ret = p->ctl->ops->send(p->ctl, (const uint8_t *)out, sizeof(out));
+		if (ret)
+			return pp_io_error(p, ret);
+	}
+	ret = pp_recv_dest(p);
+	if (ret)
+		return ret;
+	if (!r->o.server) {
+		/* The server connected before it answered: say "done", then go. */
+		ret = p->ctl->ops->send(p->ctl, (const uint8_t *)RK_PP_DONE, RK_PP_DONE_LEN);
+		return ret ? pp_io_error(p, ret) : pp_connect(p);
+	}
+	ret = pp_connect(p);
+	if (ret)
+		return ret;
+	ret = p->ctl->ops->send(p->ctl, (const uint8_t *)out, sizeof(out));
+	if (ret)
+		return pp_io_error(p, ret);
+	ret = p->ctl->ops->recv(p->ctl, (uint8_t *)in, RK_PP_DONE_LEN, r->o.timeout_ms, &got);
+	if (ret || memcmp(in, RK_PP_DONE, RK_PP_DONE_LEN)) {
+		rk_error("%s did not end the exchange with \"done\" (%s)", r->res->peer,
+			 ret ? rk_strerror(ret) : "other bytes came");
+		return ret ? ret : -EPROTO;
+	}
+	return 0;
+}
+
+/* The ping we send: a pattern, with the first byte of every page 0 as
+ * ibv_*_pingpong -c expects. */
+static void pp_fill(struct pp *p)
+{
+	uint8_t *b = p->sbuf->buf;
+
+	rk_pattern_fill(b, p->r->res->size, 0x9e3779b9u);
+	for (size_t i = 0; i < p->r->res->size; i += RK_PP_PAGE)
+		b[i] = 0;
+}
+
+/* The received data against what we sent: the client's pong is its ping;
+ * the server's pings after the first are its last pong (the client's
+ * buffer is its send and receive buffer). */
+static int pp_check(struct pp *p, bool client, uint64_t i, const uint8_t *got)
+{
+	const uint8_t *sent = p->sbuf->buf;
+	ssize_t bad;
+
+	if (!p->r->o.validate || (!client && i == 0))
+		return 0;
+	bad = rk_buf_diff(got, sent, p->r->res->size);
+	if (bad < 0)
+		return 0;
+	return ping_mismatch(p->r, i, bad, got, sent[bad],
+			     client ? "the pong differs from the ping" :
+				      "the ping is not the pong this server sent");
+}
+
+/* One completion of each: our SEND and a receive. */
+static int pp_turn(struct pp *p, bool client, uint64_t i, double *us_p)
+{
+	const uint64_t rwant[1] = {PING_WR_RECV}, swant[1] = {PING_WR_SEND};
+	struct ping_run *r = p->r;
+	uint32_t size = r->res->size;
+	uint8_t *got = (uint8_t *)p->rbuf->buf + p->roff;
+	struct ibv_wc wc;
+	double t0 = now_us();
+	int ret;
+
+	if (client) {
+		ret = ping_post_send(p->qp, p->sbuf, 0, size, p->ah, p->remote.qpn);
+		if (!ret)
+			ret = rk_cq_wait_ids(&p->w, swant, 1, r->o.timeout_ms, "SEND", NULL);
+		if (ret)
+			return ret;
+	}
+	ret = rk_cq_wait_ids(&p->w, rwant, 1, r->o.timeout_ms, "RECV", &wc);
+	if (ret)
+		return ret;
+	p->posted--;
+	if (!client)
+		t0 = now_us();
+	if (wc.byte_len != p->rlen) {
+		rk_error("round %" PRIu64 ": received %u bytes, %u were due (same -s on both "
+			 "sides?)",
+			 i + 1, wc.byte_len - p->roff, size);
+		return -EMSGSIZE;
+	}
+	ret = pp_check(p, client, i, got);
+	if (ret)
+		return ret;
+	if (!client) {
+		memcpy(p->sbuf->buf, got, size);
+		ret = ping_post_send(p->qp, p->sbuf, 0, size, p->ah, p->remote.qpn);
+		if (!ret)
+			ret = rk_cq_wait_ids(&p->w, swant, 1, r->o.timeout_ms, "SEND", NULL);
+		if (ret)
+			return ret;
+	}
+	*us_p = now_us() - t0;
+	/* Keep receives posted, the way ibv_*_pingpong does. */
+	if (i + 1 + (uint64_t)p->posted < r->res->count)
+		return pp_post_recvs(p);
+	return 0;
+}
+
+/* The TCP connection of the exchange: connect, or listen and accept. */
+static int pp_control(struct pp *p)
+{
+	const struct rk_ping_opts *o = &p->r->o;
+	int ret;
+
+	if (!o->server)
+		return rk_tcp_connect(o->host, o->port, o->timeout_ms, &p->ctl);
+	ret = rk_tcp_listen(NULL, o->port, &p->listen_fd);
+	if (ret)
+		return ret;
+	ping_report(p->r, RK_PING_LISTENING);
+	return rk_tcp_accept(p->listen_fd, o->accept_timeout_ms, &p->ctl);
+}
+
+static int pp_rounds(struct pp *p)
+{
+	struct ping_run *r = p->r;
+	bool client = !r->o.server;
+	int ret = 0;
+
+	pp_fill(p);
+	for (uint64_t i = 0; i < r->res->count; i++) {
+		struct rk_ping_round round = {.index = i, .size = r->res->size,
+					      .checked = r->o.validate && (client || i > 0),
+					      .unchecked_first = r->o.validate && !client && !i};
+
+		ret = pp_turn(p, client, i, &round.us);
+		if (!ret)
+			ret = ping_round_done(r, &round);
+		if (ret)
+			break;
+		ping_pause(r, i);
+	}
+	r->res->checked = r->o.validate && !ret;
+	/* The server cannot know what the client's first ping holds. */
+	r->res->first_unchecked = r->o.server && r->res->checked;
+	return ret;
+}
+
+int rk_pingpong_run(const struct rk_ping_opts *opts, struct rk_ping_result *result)
+{
+	struct ping_run r;
+	struct pp p = {.r = &r, .listen_fd = -1};
+	int ret;
+
+	ping_run_init(&r, opts, RK_PP_DEFAULT_PORT, result);
+	p.mtu = rk_mtu_from_bytes(opts->mtu ? opts->mtu : 1024);
+	if (!p.mtu || !opts->size || opts->size > RK_PING_MAX_SIZE || !opts->count ||
+	    (opts->transport != RK_RC && opts->transport != RK_UC && opts->transport != RK_UD) ||
+	    (!opts->server && !opts->host)) {
+		rk_error("pingpong: bad options: MTU %d (256..4096, a power of 2), size %u "
+			 "(1..%u), count %" PRIu64 " (1 or more), transport RC, UC or UD%s",
+			 opts->mtu, opts->size, RK_PING_MAX_SIZE, opts->count,
+			 !opts->server && !opts->host ? "; the client needs the server" : "");
+		return ping_finish(&r, -EINVAL);
+	}
+	ret = pp_control(&p);
+	if (ret)
+		goto out;
+	snprintf(result->peer, sizeof(result->peer), "%s", p.ctl->peer);
+	ret = pp_setup(&p);
+	if (!ret)
+		ret = pp_exchange(&p);
+	if (ret)
+		goto out;
+	rk_ctl_close(p.ctl);
+	p.ctl = NULL;
+	result->path_mtu = rk_mtu_bytes(p.mtu);
+	ping_report(&r, RK_PING_CONNECTED);
+	ret = pp_rounds(&p);
+out:
+	pp_free(&p);
+	return ping_finish(&r, ret);
+}

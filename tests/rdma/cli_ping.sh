@@ -94,6 +94,30 @@ assert d["gid"]["type"] == "RoCE v2", d
 	has "$srv_out" "checked: rping's pattern" &&
 	has "$srv_out" "the client disconnected, as rping does: OK"
 
+	# rping's client must get its last go-ahead before the connection goes:
+	# dozens of rounds of rping -c -C 20 against the rdmakit server, without
+	# -C (it serves until the client leaves) and with -C 20 (it once
+	# disconnected first, and rping's client then hung with "wait for
+	# RDMA_WRITE_COMPLETE state 10"). Each pair bounded by pair()'s
+	# timeout; the first failure ends the loop.
+	n=0
+	while [ $n -lt 30 ]; do
+		n=$((n + 1))
+		sc=""
+		[ $((n % 2)) -eq 0 ] && sc="-C 20"
+		pair 0 0 "$R ping --proto rping -s -a $IP -p @PORT@ -S 4096 -V -w 30 $sc" \
+			"rping -c -a $IP -p @PORT@ -S 4096 -C 20 -V" "$W" &&
+		has "$srv_out" "20 rounds of 4096 bytes" &&
+		has "$srv_out" "the client disconnected, as rping does: OK" || break
+		if grep -q "state" "$cli_out"; then
+			echo "FAIL: rping's client lost its state in pair $n:"
+			sed 's/^/  | /' "$cli_out" | head -10
+			fails=$((fails + 1))
+			break
+		fi
+	done
+	echo "rping -C 20 against the rdmakit server: $n of 30 pairs run"
+
 	# ibv_rc/uc/ud_pingpong in both roles (rxe: -g 1 is the RoCE v2 IPv4 GID;
 	# UD's size must fit the 1024-byte MTU).
 	for tr in rc uc ud; do

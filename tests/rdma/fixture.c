@@ -20,6 +20,13 @@ void fx_log_reset(struct fx *f)
 	f->logs = 0;
 }
 
+const char *fx_test_ip(void)
+{
+	const char *ip = getenv("RDMAKIT_TEST_IP");
+
+	return ip && ip[0] ? ip : "198.18.0.1";
+}
+
 int fx_open(struct fx *f, int remote_access, int nsge, bool events)
 {
 	struct rk_gid_want want = {.index = -1};

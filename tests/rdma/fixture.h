@@ -38,6 +38,9 @@ void fx_close(struct fx *f);
  * access flags given; A's allows none. */
 int fx_connect(struct fx *f, int access_b);
 
+/* The address of the test device's netdev: RDMAKIT_TEST_IP, else 198.18.0.1. */
+const char *fx_test_ip(void);
+
 /* Start counting library log messages afresh. */
 void fx_log_reset(struct fx *f);
 

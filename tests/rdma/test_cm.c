@@ -55,13 +55,6 @@ static bool log_has(const char *s)
 	return found;
 }
 
-static const char *test_ip(void)
-{
-	const char *ip = getenv("RDMAKIT_TEST_IP");
-
-	return ip && ip[0] ? ip : "198.18.0.1";
-}
-
 static uint16_t next_port(void)
 {
 	static uint16_t port = 18620;
@@ -255,7 +248,7 @@ static void check_cm_gid(const struct rk_cm *cm)
 	if (!rk_port_is_roce(cm->dev, cm->port_num))
 		return;
 	assert_int_equal(cm->gid.type, RK_GID_ROCE_V2);
-	assert_string_equal(e.ip, test_ip());
+	assert_string_equal(e.ip, fx_test_ip());
 }
 
 static void test_connect_exchange_write(void **state)
@@ -273,8 +266,8 @@ static void test_connect_exchange_write(void **state)
 	uint8_t *b;
 	int n;
 
-	server_start(&srv, SERVE_ACCEPT, test_ip(), port);
-	assert_int_equal(rk_cm_resolve(test_ip(), port, WAIT_MS, &cm), 0);
+	server_start(&srv, SERVE_ACCEPT, fx_test_ip(), port);
+	assert_int_equal(rk_cm_resolve(fx_test_ip(), port, WAIT_MS, &cm), 0);
 	check_cm_gid(cm);
 	assert_int_equal(side_open(&c, cm), 0);
 	assert_int_equal(c.qp->state, IBV_QPS_INIT);
@@ -294,7 +287,7 @@ static void test_connect_exchange_write(void **state)
 
 	assert_int_equal(rk_ctl_qp_create(c.qp, c.pd, c.cq, c.cq, &c.ctl), 0);
 	assert_int_equal(c.ctl->fd, -1);
-	assert_string_equal(c.ctl->local_ip, test_ip());
+	assert_string_equal(c.ctl->local_ip, fx_test_ip());
 	printf("# control channel to %s from %s\n", c.ctl->peer, c.ctl->local_ip);
 	for (uint32_t step = 1; step <= 3; step++) {
 		t0 = now_ms();
@@ -372,7 +365,7 @@ static void test_no_listener_refused(void **state)
 	struct rk_cm *cm;
 	int64_t t0;
 
-	assert_int_equal(rk_cm_resolve(test_ip(), port, WAIT_MS, &cm), 0);
+	assert_int_equal(rk_cm_resolve(fx_test_ip(), port, WAIT_MS, &cm), 0);
 	assert_int_equal(side_open(&c, cm), 0);
 	log_reset();
 	t0 = now_ms();
@@ -393,7 +386,7 @@ static void test_reject_with_reason(void **state)
 	struct rk_cm *cm;
 
 	server_start(&srv, SERVE_REJECT, NULL, port);
-	assert_int_equal(rk_cm_resolve(test_ip(), port, WAIT_MS, &cm), 0);
+	assert_int_equal(rk_cm_resolve(fx_test_ip(), port, WAIT_MS, &cm), 0);
 	assert_int_equal(side_open(&c, cm), 0);
 	log_reset();
 	/* A server's decision, unlike a missing listener: not to be retried. */
@@ -413,9 +406,9 @@ static void test_listen_port_in_use(void **state)
 	uint16_t port = next_port();
 	struct rk_cm *a, *b = NULL;
 
-	assert_int_equal(rk_cm_listen(test_ip(), port, &a), 0);
+	assert_int_equal(rk_cm_listen(fx_test_ip(), port, &a), 0);
 	log_reset();
-	assert_int_equal(rk_cm_listen(test_ip(), port, &b), -EADDRINUSE);
+	assert_int_equal(rk_cm_listen(fx_test_ip(), port, &b), -EADDRINUSE);
 	assert_null(b);
 	assert_true(log_has("already in use"));
 	rk_cm_destroy(a);
@@ -504,8 +497,8 @@ static void test_garbage_private_data(void **state)
 	uint8_t junk[RK_WIRE_CM_HELLO_LEN];
 	struct server srv;
 
-	assert_int_equal(inet_pton(AF_INET, test_ip(), &sin.sin_addr), 1);
-	server_start(&srv, SERVE_REQUEST_ONLY, test_ip(), port);
+	assert_int_equal(inet_pton(AF_INET, fx_test_ip(), &sin.sin_addr), 1);
+	server_start(&srv, SERVE_REQUEST_ONLY, fx_test_ip(), port);
 	ch = rdma_create_event_channel();
 	assert_non_null(ch);
 	assert_int_equal(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
@@ -543,6 +536,6 @@ int main(void)
 		cmocka_unit_test(test_garbage_private_data),
 	};
 
-	printf("# RDMA CM tests against %s\n", test_ip());
+	printf("# RDMA CM tests against %s\n", fx_test_ip());
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

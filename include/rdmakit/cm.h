@@ -90,9 +90,9 @@ void rk_cm_disconnect(struct rk_cm *cm, int timeout_ms);
 
 /* Has the peer disconnected? Looks at the connection's CM events without
  * waiting: true on DISCONNECTED (answered with our own disconnect), other
- * events are dropped with a debug line. The shape rk_cq_ids.gone takes
- * (arg is the struct rk_cm). */
-bool rk_cm_peer_left(void *cm);
+ * events are dropped with a debug line. For rk_cq_ids.gone while waiting
+ * for the peer's next message. */
+bool rk_cm_peer_left(struct rk_cm *cm);
 
 /* Destroy the connection or listener. Its QP (rk_qp_destroy()) and the PD,
  * CQs and MRs made on cm->dev must be freed first. NULL is ignored. */

@@ -392,12 +392,12 @@ static int run(const struct ping_view *v, const char *host)
 		 "server: give up when no client came in SEC seconds (0: wait forever)"},         \
 		{"json", 'j', RK_OPT_FLAG, &(o)->json, 0, 0, NULL, "print one JSON document"}
 
-int cmd_ping(int argc, char **argv)
+/* Parse with the option table of v->proto, after its defaults: those of
+ * the program it speaks for. -1 to go on, or the exit code. */
+static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc, char **argv,
+		      int *first_p)
 {
-	struct ping_opts o = {
-		.dev = CLI_DEV_OPTS_DEFAULT, .proto = find_proto(argc, argv), .timeout = 10,
-		.mtu = 1024, .rx_depth = 500, .transport = "rc",
-	};
+	struct ping_opts o = *po;
 	const struct rk_opt native_opts[] = {
 		OPT_PROTO(&o),
 		{"server", 'S', RK_OPT_FLAG, &o.server, 0, 0, NULL, "be the server"},
@@ -449,6 +449,26 @@ int cmd_ping(int argc, char **argv)
 		OPT_COMMON(&o),
 		RK_OPT_END,
 	};
+	int ret;
+
+	switch (v->proto) {
+	case PROTO_NATIVE: o.port = RK_DEFAULT_PORT; o.size = 64; o.count = 10; break;
+	case PROTO_RPING: o.port = RK_RPING_DEFAULT_PORT; o.size = 64; o.count = 0; break;
+	default: o.port = RK_PP_DEFAULT_PORT; o.size = 4096; o.count = 1000; break;
+	}
+	ret = cli_parse("ping", usage_text, description,
+			v->proto == PROTO_NATIVE ? native_opts :
+			v->proto == PROTO_RPING ? rping_opts : pp_opts, argc, argv, first_p);
+	*po = o;
+	return ret;
+}
+
+int cmd_ping(int argc, char **argv)
+{
+	struct ping_opts o = {
+		.dev = CLI_DEV_OPTS_DEFAULT, .proto = find_proto(argc, argv), .timeout = 10,
+		.mtu = 1024, .rx_depth = 500, .transport = "rc",
+	};
 	struct ping_view v = {.o = &o};
 	const char *host;
 	int first, ret;
@@ -460,15 +480,7 @@ int cmd_ping(int argc, char **argv)
 				"pingpong\n", o.proto);
 		return CLI_USAGE;
 	}
-	/* Each mode's defaults are those of the program it speaks for. */
-	switch (v.proto) {
-	case PROTO_NATIVE: o.port = RK_DEFAULT_PORT; o.size = 64; o.count = 10; break;
-	case PROTO_RPING: o.port = RK_RPING_DEFAULT_PORT; o.size = 64; o.count = 0; break;
-	default: o.port = RK_PP_DEFAULT_PORT; o.size = 4096; o.count = 1000; break;
-	}
-	ret = cli_parse("ping", usage_text, description,
-			v.proto == PROTO_NATIVE ? native_opts :
-			v.proto == PROTO_RPING ? rping_opts : pp_opts, argc, argv, &first);
+	ret = parse_mode(&v, &o, argc, argv, &first);
 	if (ret >= 0)
 		return ret;
 	host = first < argc ? argv[first] : NULL;

@@ -7,16 +7,12 @@
 int cli_dev_open(const struct cli_dev_opts *o, const char *local_ip, struct cli_dev *d)
 {
 	struct rk_port_sel sel;
-	int ret;
+	int ret = rk_port_open(o->device, (uint8_t)o->port, (int)o->gid_index, local_ip, &sel);
 
-	ret = rk_port_open(o->device, (uint8_t)o->port, (int)o->gid_index, local_ip, &sel);
-	if (ret)
-		return ret;
-	d->dev = sel.dev;
-	d->port = sel.port_num;
-	d->has_gid = sel.has_gid;
-	d->gid = sel.gid;
-	return 0;
+	if (!ret)
+		*d = (struct cli_dev){.dev = sel.dev, .port = sel.port_num, .has_gid = sel.has_gid,
+				      .gid = sel.gid};
+	return ret;
 }
 
 void cli_dev_close(struct cli_dev *d)

@@ -1049,9 +1049,8 @@ int rk_cm_connect_retry(int timeout_ms, int (*attempt)(void *arg), int (*reset)(
 	return ret;
 }
 
-bool rk_cm_peer_left(void *arg)
+bool rk_cm_peer_left(struct rk_cm *cm)
 {
-	struct rk_cm *cm = arg;
 	struct pollfd p;
 	struct rdma_cm_event *e;
 	bool left;

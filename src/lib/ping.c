@@ -334,9 +334,10 @@ int rk_ping_run(const struct rk_ping_opts *opts, struct rk_ping_result *result)
 
 	ping_run_init(&r, opts, RK_DEFAULT_PORT, result);
 	if (!opts->server && (!opts->size || opts->size > RK_PING_MAX_SIZE || !opts->count ||
-			      opts->count > RK_PING_MAX_COUNT)) {
-		rk_error("ping: size %u (1..%u) and count %" PRIu64 " (1..10^9) out of range",
-			 opts->size, RK_PING_MAX_SIZE, opts->count);
+			      opts->count > RK_PING_MAX_COUNT || !opts->host)) {
+		rk_error("ping client: size %u (1..%u), count %" PRIu64 " (1..10^9) and the "
+			 "server's address%s are needed", opts->size, RK_PING_MAX_SIZE, opts->count,
+			 opts->host ? "" : " (none given)");
 		return ping_finish(&r, -EINVAL);
 	}
 	co.server = opts->server;

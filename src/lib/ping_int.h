@@ -8,6 +8,9 @@
 #include <rdmakit/ops.h>
 #include <rdmakit/ping.h>
 
+/* Shared by the library's own files only: not exported from the .so. */
+#pragma GCC visibility push(hidden)
+
 /* The work request ids the engines post with. */
 #define PING_WR_SEND 1
 #define PING_WR_RECV 2
@@ -44,5 +47,7 @@ int ping_finish(struct ping_run *r, int ret);
 int ping_post_send(struct rk_qp *qp, const struct rk_mr *mr, size_t off, uint32_t len,
 		   struct ibv_ah *ah, uint32_t rqpn);
 int ping_post_recv(struct rk_qp *qp, const struct rk_mr *mr, size_t off, uint32_t len);
+
+#pragma GCC visibility pop
 
 #endif

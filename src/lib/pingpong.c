@@ -471,6 +471,25 @@ static int pp_rounds(struct pp *p)
 	return ret;
 }
 
+/* Options the engine cannot run with, each named. */
+static int pp_check_opts(const struct rk_ping_opts *o, enum ibv_mtu mtu)
+{
+	if (!mtu)
+		rk_error("pingpong: an MTU of %d bytes is not 256, 512, 1024, 2048 or 4096", o->mtu);
+	else if (!o->size || o->size > RK_PING_MAX_SIZE)
+		rk_error("pingpong: a message of %u bytes is outside 1..%u", o->size,
+			 RK_PING_MAX_SIZE);
+	else if (!o->count)
+		rk_error("pingpong: the count must be 1 or more");
+	else if (o->transport != RK_RC && o->transport != RK_UC && o->transport != RK_UD)
+		rk_error("pingpong: the transport must be RC, UC or UD");
+	else if (!o->server && !o->host)
+		rk_error("pingpong: the client needs the server's address");
+	else
+		return 0;
+	return -EINVAL;
+}
+
 int rk_pingpong_run(const struct rk_ping_opts *opts, struct rk_ping_result *result)
 {
 	struct ping_run r;
@@ -479,15 +498,9 @@ int rk_pingpong_run(const struct rk_ping_opts *opts, struct rk_ping_result *resu
 
 	ping_run_init(&r, opts, RK_PP_DEFAULT_PORT, result);
 	p.mtu = rk_mtu_from_bytes(opts->mtu ? opts->mtu : 1024);
-	if (!p.mtu || !opts->size || opts->size > RK_PING_MAX_SIZE || !opts->count ||
-	    (opts->transport != RK_RC && opts->transport != RK_UC && opts->transport != RK_UD) ||
-	    (!opts->server && !opts->host)) {
-		rk_error("pingpong: bad options: MTU %d (256..4096, a power of 2), size %u "
-			 "(1..%u), count %" PRIu64 " (1 or more), transport RC, UC or UD%s",
-			 opts->mtu, opts->size, RK_PING_MAX_SIZE, opts->count,
-			 !opts->server && !opts->host ? "; the client needs the server" : "");
-		return ping_finish(&r, -EINVAL);
-	}
+	ret = pp_check_opts(opts, p.mtu);
+	if (ret)
+		return ping_finish(&r, ret);
 	ret = pp_control(&p);
 	if (ret)
 		goto out;

@@ -439,6 +439,11 @@ static int rping_serve(struct rping *p)
 	return 0;
 }
 
+static bool rping_client_gone(void *arg)
+{
+	return rk_cm_peer_left(arg);
+}
+
 static int rping_server(struct rping *p)
 {
 	const struct rk_ping_opts *o = &p->r->o;
@@ -457,7 +462,7 @@ static int rping_server(struct rping *p)
 		return ret;
 	/* The client's disconnect is seen on CM while we wait for its next
 	 * message, as well as by the flush of our receive. */
-	p->w.gone = rk_cm_peer_left;
+	p->w.gone = rping_client_gone;
 	p->w.gone_arg = p->cm;
 	rping_connected(p);
 	return rping_serve(p);
@@ -471,12 +476,13 @@ int rk_rping_run(const struct rk_ping_opts *opts, struct rk_ping_result *result)
 
 	ping_run_init(&r, opts, RK_RPING_DEFAULT_PORT, result);
 	result->cm = true;
-	if (opts->size < RK_RPING_MIN_SIZE || opts->size > RK_RPING_MAX_SIZE ||
-	    (!opts->server && !opts->host)) {
-		rk_error("rping: size %u is out of rping's %d..%d%s", opts->size,
-			 RK_RPING_MIN_SIZE, RK_RPING_MAX_SIZE,
-			 !opts->server && !opts->host ? ", or the client has no server address" :
-							"");
+	if (opts->size < RK_RPING_MIN_SIZE || opts->size > RK_RPING_MAX_SIZE) {
+		rk_error("rping: a ping of %u bytes is outside rping's %d..%d", opts->size,
+			 RK_RPING_MIN_SIZE, RK_RPING_MAX_SIZE);
+		return ping_finish(&r, -EINVAL);
+	}
+	if (!opts->server && !opts->host) {
+		rk_error("rping: the client needs the server's address");
 		return ping_finish(&r, -EINVAL);
 	}
 	ret = opts->server ? rping_server(&p) : rping_client(&p);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <rdmakit/bench.h>
+#include <rdmakit/stats.h>
 
 /* sqrt by Newton's method: the library does not link libm. */
 static double root(double v)
@@ -32,25 +33,8 @@ static int cmp_u64(const void *a, const void *b)
 
 uint64_t rk_bench_percentile(const uint64_t *sorted, size_t n, double p)
 {
-	size_t rank;
-
-	if (!n)
-		return 0;
-	if (p <= 0)
-		return sorted[0];
-	/* Nearest rank: the smallest value with at least p% of the samples at
-	 * or below it. The small epsilon keeps 99.9% of 1000 at rank 999 rather
-	 * than 1000 through floating-point error. */
-	double exact = p / 100.0 * (double)n - 1e-9;
-
-	rank = (size_t)exact;
-	if ((double)rank < exact)
-		rank++;
-	if (rank < 1)
-		rank = 1;
-	if (rank > n)
-		rank = n;
-	return sorted[rank - 1];
+	/* Nearest rank, the same rank as ping's statistics (stats.h). */
+	return n ? sorted[rk_stats_rank(n, p) - 1] : 0;
 }
 
 void rk_bench_lat_stats(uint64_t *ns, size_t n, unsigned int factor, struct rk_bench_lat *out)

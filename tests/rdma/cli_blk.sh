@@ -65,6 +65,9 @@ fi
 kill -USR1 "$spid"
 sleep 1
 has "$dir/s.out" "1 session, 1 connection, 33554432 bytes held"
+# 16 MiB moved: the port's counters moved (bytes, or packets on rxe).
+grep -Eq "(sent|packets sent) [1-9][0-9]*" "$dir/s.out" && echo "ok: the port counters moved" ||
+	{ echo "FAIL: no port counter moved"; sed 's/^/  | /' "$dir/s.out"; fails=$((fails + 1)); }
 run 0 "$RDMAKIT" blk detach "$disk"
 run 0 "$RDMAKIT" blk list && has "$out" "no rkblk disks"
 kill -TERM "$spid"

@@ -34,7 +34,6 @@ struct ms_event {
 	enum rdma_cm_event_type type;
 	int status;
 	struct rdma_cm_id *id;
-	struct rdma_cm_id *listen_id;
 	/* The client's initiator depth: the IB CM reports a REQ's fields from
 	 * the receiver's side, so it arrives as responder_resources. */
 	uint8_t peer_initiator_depth;
@@ -394,7 +393,6 @@ static int get_event(struct rk_memserver *srv, struct ms_event *ev)
 	ev->type = e->event;
 	ev->status = e->status;
 	ev->id = e->id;
-	ev->listen_id = e->listen_id;
 	if (e->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
 		ev->peer_initiator_depth = e->param.conn.responder_resources;
 		rk_debug("connect request: initiator_depth %u, responder_resources %u (receiver's "

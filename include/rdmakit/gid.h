@@ -90,6 +90,27 @@ int rk_gid_choose(const struct rk_gid_table *table, const struct rk_gid_want *wa
 int rk_gid_select(struct rk_device *dev, uint8_t port_num, const struct rk_gid_want *want,
 		  struct rk_gid_choice *choice_p);
 
+/* A device port ready for QPs: the device opened, the port checked ACTIVE,
+ * and on RoCE (or when gid_index >= 0) the GID chosen, towards local_ip when
+ * given (the address the peer talks to). */
+struct rk_port_sel {
+	struct rk_device *dev;
+	uint8_t port_num;
+	bool has_gid;
+	struct rk_gid_choice gid;
+};
+
+/* Open device (NULL: the first) at port_num (0 means 1) as described above;
+ * the one device-open path of the library and the tool. Errors are logged:
+ * -ENODEV no such device, -EINVAL no such port, -ENETDOWN port not active,
+ * -ENOENT no usable GID. *sel_p is set only on success; close it with
+ * rk_port_close(). */
+int rk_port_open(const char *device, uint8_t port_num, int gid_index, const char *local_ip,
+		 struct rk_port_sel *sel_p);
+
+/* Close the device rk_port_open() opened. */
+void rk_port_close(struct rk_port_sel *sel);
+
 /* "IB", "RoCE v1", "RoCE v2". */
 const char *rk_gid_type_str(enum rk_gid_type type);
 

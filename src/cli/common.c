@@ -6,32 +6,17 @@
 
 int cli_dev_open(const struct cli_dev_opts *o, const char *local_ip, struct cli_dev *d)
 {
-	const struct rk_port_info *pi;
-	struct rk_gid_want want = {.index = (int)o->gid_index, .ip = local_ip};
-	struct rk_device *dev;
+	struct rk_port_sel sel;
 	int ret;
 
-	ret = rk_device_open(o->device, &dev);
+	ret = rk_port_open(o->device, (uint8_t)o->port, (int)o->gid_index, local_ip, &sel);
 	if (ret)
 		return ret;
-	ret = rk_port_check_active(dev, (uint8_t)o->port);
-	if (ret)
-		goto err_close_dev;
-	pi = rk_device_port(dev, (uint8_t)o->port);
-	d->has_gid = false;
-	if (pi->link_layer == IBV_LINK_LAYER_ETHERNET || o->gid_index >= 0) {
-		ret = rk_gid_select(dev, pi->port_num, &want, &d->gid);
-		if (ret)
-			goto err_close_dev;
-		d->has_gid = true;
-	}
-	d->dev = dev;
-	d->port = pi->port_num;
+	d->dev = sel.dev;
+	d->port = sel.port_num;
+	d->has_gid = sel.has_gid;
+	d->gid = sel.gid;
 	return 0;
-
-err_close_dev:
-	rk_device_close(dev);
-	return ret;
 }
 
 void cli_dev_close(struct cli_dev *d)

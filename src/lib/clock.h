@@ -14,6 +14,15 @@ static inline int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Microseconds, for measuring how long something took. */
+static inline double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
 /* Milliseconds left until deadline (-1: none, so -1 stays "forever"). */
 static inline int ms_left(int64_t deadline)
 {

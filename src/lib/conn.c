@@ -55,22 +55,16 @@ static struct rk_qp_init_attr qp_attr(const struct rk_conn *c, const struct rk_c
 /* TCP: the device and GID, chosen by the address the peer talks to. */
 static int open_device_for(struct rk_conn *c, const struct rk_conn_opts *o, const char *local_ip)
 {
-	struct rk_gid_want want = {.index = o->gid_index, .ip = local_ip};
+	struct rk_port_sel sel;
 	int ret;
 
-	ret = rk_device_open(o->device, &c->dev);
+	ret = rk_port_open(o->device, o->port_num, o->gid_index, local_ip, &sel);
 	if (ret)
 		return ret;
-	c->port_num = o->port_num ? o->port_num : 1;
-	ret = rk_port_check_active(c->dev, c->port_num);
-	if (ret)
-		return ret;
-	if (rk_port_is_roce(c->dev, c->port_num) || o->gid_index >= 0) {
-		ret = rk_gid_select(c->dev, c->port_num, &want, &c->gid);
-		if (ret)
-			return ret;
-		c->has_gid = true;
-	}
+	c->dev = sel.dev;
+	c->port_num = sel.port_num;
+	c->has_gid = sel.has_gid;
+	c->gid = sel.gid;
 	return 0;
 }
 

@@ -333,3 +333,36 @@ out_free_table:
 	rk_gid_table_free(t);
 	return ret;
 }
+
+int rk_port_open(const char *device, uint8_t port_num, int gid_index, const char *local_ip,
+		 struct rk_port_sel *sel_p)
+{
+	struct rk_gid_want want = {.index = gid_index, .ip = local_ip};
+	struct rk_port_sel sel = {.port_num = port_num ? port_num : 1};
+	int ret;
+
+	ret = rk_device_open(device, &sel.dev);
+	if (ret)
+		return ret;
+	ret = rk_port_check_active(sel.dev, sel.port_num);
+	if (ret)
+		goto err_close_dev;
+	if (rk_port_is_roce(sel.dev, sel.port_num) || gid_index >= 0) {
+		ret = rk_gid_select(sel.dev, sel.port_num, &want, &sel.gid);
+		if (ret)
+			goto err_close_dev;
+		sel.has_gid = true;
+	}
+	*sel_p = sel;
+	return 0;
+
+err_close_dev:
+	rk_device_close(sel.dev);
+	return ret;
+}
+
+void rk_port_close(struct rk_port_sel *sel)
+{
+	rk_device_close(sel->dev);
+	sel->dev = NULL;
+}

@@ -47,6 +47,9 @@ void cli_dev_close(struct cli_dev *d);
 /* Print a JSON document on stdout, pretty, once. Takes ownership. */
 void cli_json_print(json_object *doc);
 
+/* A chosen GID as a JSON object: index, type, gid and why. */
+json_object *cli_json_gid(const struct rk_gid_choice *gid);
+
 /* A server takes no positional argument; a client exactly one, the server's
  * address. Returns -1 when argv[first..] fits the role, else CLI_USAGE after
  * saying what is wrong. */

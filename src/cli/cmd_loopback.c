@@ -222,18 +222,8 @@ static json_object *report_json(const struct loopback *lb, int result)
 	json_object_object_add(doc, "device",
 			       json_object_new_string(lb->d.dev ? lb->d.dev->info.name : ""));
 	json_object_object_add(doc, "port", json_object_new_int(lb->d.port));
-	if (lb->d.has_gid) {
-		json_object *g = json_object_new_object();
-		char text[64];
-
-		json_object_object_add(g, "index", json_object_new_int64(lb->d.gid.index));
-		json_object_object_add(g, "type",
-				       json_object_new_string(rk_gid_type_str(lb->d.gid.type)));
-		json_object_object_add(g, "gid", json_object_new_string(
-							 rk_gid_str(&lb->d.gid.gid, text, sizeof(text))));
-		json_object_object_add(g, "why", json_object_new_string(lb->d.gid.why));
-		json_object_object_add(doc, "gid", g);
-	}
+	if (lb->d.has_gid)
+		json_object_object_add(doc, "gid", cli_json_gid(&lb->d.gid));
 	if (lb->qp_a && lb->qp_b) {
 		json_object_object_add(doc, "qp_a", json_object_new_int64(lb->qp_a->qp->qp_num));
 		json_object_object_add(doc, "qp_b", json_object_new_int64(lb->qp_b->qp->qp_num));

@@ -250,6 +250,28 @@ static int parse_choices(const struct rc_opts *o, struct rk_rcflow_opts *f)
 	return 0;
 }
 
+/* The engine's options from the command's (after parse_choices()). */
+static void flow_opts(struct rc_opts *o, const char *host, struct rk_rcflow_opts *f)
+{
+	f->server = o->server;
+	f->host = o->server ? NULL : host;
+	f->port = (uint16_t)o->port;
+	f->cm = o->cm;
+	f->device = o->dev.device;
+	f->port_num = (uint8_t)o->dev.port;
+	f->gid_index = (int)o->dev.gid_index;
+	f->timeout_ms = (int)o->timeout * 1000;
+	f->accept_timeout_ms = o->wait ? (int)o->wait * 1000 : -1;
+	f->size = o->size;
+	f->sge = (int)o->sge;
+	f->events = o->events;
+	f->rnr_retry = (uint8_t)o->rnr_retry;
+	f->retry = (uint8_t)o->retry;
+	f->auth_file = o->auth_file;
+	f->on_event = o->json ? NULL : on_event;
+	f->arg = o;
+}
+
 int cmd_rc(int argc, char **argv)
 {
 	struct rc_opts o = {
@@ -304,23 +326,7 @@ int cmd_rc(int argc, char **argv)
 		o.op = o.server ? "any" : "all";
 	if (parse_choices(&o, &f))
 		return CLI_USAGE;
-	f.server = o.server;
-	f.host = o.server ? NULL : argv[first];
-	f.port = (uint16_t)o.port;
-	f.cm = o.cm;
-	f.device = o.dev.device;
-	f.port_num = (uint8_t)o.dev.port;
-	f.gid_index = (int)o.dev.gid_index;
-	f.timeout_ms = (int)o.timeout * 1000;
-	f.accept_timeout_ms = o.wait ? (int)o.wait * 1000 : -1;
-	f.size = o.size;
-	f.sge = (int)o.sge;
-	f.events = o.events;
-	f.rnr_retry = (uint8_t)o.rnr_retry;
-	f.retry = (uint8_t)o.retry;
-	f.auth_file = o.auth_file;
-	f.on_event = o.json ? NULL : on_event;
-	f.arg = &o;
+	flow_opts(&o, argv[first], &f);
 	res = malloc(sizeof(*res));
 	if (!res)
 		return CLI_FAILED;

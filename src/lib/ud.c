@@ -39,11 +39,8 @@ struct ud {
 	const struct rk_ud_opts *o;
 	struct rk_ud_result *res;
 	uint16_t port;
-	struct rk_device *dev;   /* the server's own; the CM client's is cm->dev */
+	struct rk_port_sel sel;  /* the server's own device; the CM client's is cm->dev */
 	bool own_dev;
-	uint8_t port_num;
-	bool has_gid;
-	struct rk_gid_choice gid;
 	struct ibv_pd *pd;
 	struct rk_cq *cq;
 	struct rk_qp *qp;
@@ -118,13 +115,13 @@ static bool priv_decode(const uint8_t *p, size_t len, uint32_t *qpn, uint32_t *c
 /* Messages above the path MTU: one datagram is one packet. */
 static int ud_check_size(const struct ud *u)
 {
-	const struct rk_port_info *pi = rk_device_port(u->dev, u->port_num);
+	const struct rk_port_info *pi = rk_device_port(u->sel.dev, u->sel.port_num);
 	int mtu = pi ? rk_mtu_bytes(pi->active_mtu) : 0;
 
 	if ((int)u->o->size > mtu) {
 		rk_error("a UD message of %u bytes is larger than the path MTU of %s port %u (%d "
 			 "bytes): a datagram is one packet and cannot be split; use -s %d or less",
-			 u->o->size, u->dev->info.name, u->port_num, mtu, mtu);
+			 u->o->size, u->sel.dev->info.name, u->sel.port_num, mtu, mtu);
 		return -EMSGSIZE;
 	}
 	return 0;
@@ -143,8 +140,8 @@ static void note_qp(struct ud *u)
 	struct rk_ud_result *r = u->res;
 
 	r->has_qp = true;
-	snprintf(r->device, sizeof(r->device), "%s", u->dev->info.name);
-	r->port_num = u->port_num;
+	snprintf(r->device, sizeof(r->device), "%s", u->sel.dev->info.name);
+	r->port_num = u->sel.port_num;
 	r->qpn = u->qp->qp->qp_num;
 	r->qkey = u->qp->qkey;
 }
@@ -152,20 +149,20 @@ static void note_qp(struct ud *u)
 /* PD, CQ, a UD QP in RTS with qkey, and every receive slot posted. */
 static int ud_setup(struct ud *u, uint32_t qkey, int nrecv)
 {
-	struct rk_qp_init_attr qa = {.transport = RK_UD, .port_num = u->port_num,
+	struct rk_qp_init_attr qa = {.transport = RK_UD, .port_num = u->sel.port_num,
 				     .max_send_wr = UD_SEND_SLOTS, .qkey = qkey,
-				     .gid = u->has_gid ? &u->gid : NULL};
+				     .gid = u->sel.has_gid ? &u->sel.gid : NULL};
 	size_t size = u->o->size;
 	int ret;
 
 	u->nrecv = nrecv < UD_RECV_SLOTS ? nrecv : UD_RECV_SLOTS;
 	u->nsend = UD_SEND_SLOTS;
 	qa.max_recv_wr = (uint32_t)u->nrecv;
-	ret = rk_pd_alloc(u->dev, &u->pd);
+	ret = rk_pd_alloc(u->sel.dev, &u->pd);
 	if (!ret)
-		ret = rk_cq_create(u->dev, u->nrecv + u->nsend + 8, u->o->events, &u->cq);
+		ret = rk_cq_create(u->sel.dev, u->nrecv + u->nsend + 8, u->o->events, &u->cq);
 	if (!ret)
-		ret = rk_qp_create(u->pd, u->dev, u->cq, u->cq, &qa, &u->qp);
+		ret = rk_qp_create(u->pd, u->sel.dev, u->cq, u->cq, &qa, &u->qp);
 	if (!ret)
 		ret = rk_mr_alloc(u->pd, (size_t)u->nrecv * (size + UD_GRH),
 				  IBV_ACCESS_LOCAL_WRITE, &u->rbuf);
@@ -281,7 +278,7 @@ static void ud_free(struct ud *u)
 	}
 	ud_free_verbs(u);
 	if (u->own_dev)
-		rk_device_close(u->dev);
+		rk_port_close(&u->sel);
 	rk_ctl_close(u->ctl);
 	rk_cm_destroy(u->cm);
 	rk_cm_destroy(u->listener);
@@ -293,17 +290,12 @@ static void ud_free(struct ud *u)
 static int ud_open_port(struct ud *u, const char *local_ip)
 {
 	const struct rk_ud_opts *o = u->o;
-	struct rk_port_sel sel;
 	int ret;
 
-	ret = rk_port_open(o->device, o->port_num, o->gid_index, local_ip, &sel);
+	ret = rk_port_open(o->device, o->port_num, o->gid_index, local_ip, &u->sel);
 	if (ret)
 		return ret;
-	u->dev = sel.dev;
 	u->own_dev = true;
-	u->port_num = sel.port_num;
-	u->has_gid = sel.has_gid;
-	u->gid = sel.gid;
 	return ud_check_size(u);
 }
 
@@ -400,7 +392,7 @@ static int server_recv(struct ud *u, const struct ibv_wc *wc, const uint8_t *slo
 	if (!k->ah) {
 		/* Answer where it came from: the GRH in front of the data. */
 		k->ah = ibv_create_ah_from_wc(u->pd, (struct ibv_wc *)wc,
-					      (struct ibv_grh *)slot, u->port_num);
+					      (struct ibv_grh *)slot, u->sel.port_num);
 		if (!k->ah) {
 			ret = errno ? -errno : -EINVAL;
 			rk_error("address handle back to %s (QP 0x%x): %m", c->addr, c->qpn);
@@ -492,9 +484,9 @@ static int accept_cm(struct ud *u)
 	if (ret)
 		return ret;
 	snprintf(c->addr, sizeof(c->addr), "%s", k->cm->peer_addr);
-	if (strcmp(k->cm->dev->info.name, u->dev->info.name)) {
+	if (strcmp(k->cm->dev->info.name, u->sel.dev->info.name)) {
 		rk_error("refusing %s: it came in on %s; this server's QP is on %s (use -d %s)",
-			 c->addr, k->cm->dev->info.name, u->dev->info.name, k->cm->dev->info.name);
+			 c->addr, k->cm->dev->info.name, u->sel.dev->info.name, k->cm->dev->info.name);
 		rk_cm_reject(k->cm, "wrong device");
 		rk_cm_destroy(k->cm);
 		k->cm = NULL;
@@ -718,10 +710,10 @@ static int connect_cm_once(struct ud *u)
 	if (ret)
 		return ret;
 	snprintf(r->peer, sizeof(r->peer), "%s", u->cm->peer_addr);
-	u->dev = u->cm->dev;
-	u->port_num = u->cm->port_num;
-	u->has_gid = rk_port_is_roce(u->dev, u->port_num);
-	u->gid = u->cm->gid;
+	u->sel.dev = u->cm->dev;
+	u->sel.port_num = u->cm->port_num;
+	u->sel.has_gid = rk_port_is_roce(u->sel.dev, u->sel.port_num);
+	u->sel.gid = u->cm->gid;
 	ret = ud_check_size(u);
 	if (!ret)
 		ret = ud_setup(u, RDMA_UDP_QKEY, (int)o->count);
@@ -750,7 +742,7 @@ static void client_reset(struct ud *u)
 	ud_free_verbs(u);
 	rk_cm_destroy(u->cm); /* after everything made on its device */
 	u->cm = NULL;
-	u->dev = NULL;
+	u->sel.dev = NULL;
 	u->res->has_qp = false;
 }
 
@@ -787,11 +779,11 @@ static int precheck_size(struct ud *u)
 	ret = rk_device_open(u->o->device, &dev);
 	if (ret)
 		return ret;
-	u->dev = dev;
-	u->port_num = u->o->port_num ? u->o->port_num : 1;
-	pi = rk_device_port(dev, u->port_num);
+	u->sel.dev = dev;
+	u->sel.port_num = u->o->port_num ? u->o->port_num : 1;
+	pi = rk_device_port(dev, u->sel.port_num);
 	ret = pi ? ud_check_size(u) : 0; /* no such port: said when it is opened */
-	u->dev = NULL;
+	u->sel.dev = NULL;
 	rk_device_close(dev);
 	return ret;
 }

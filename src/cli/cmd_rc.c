@@ -254,7 +254,7 @@ static int parse_choices(const struct rc_opts *o, struct rk_rcflow_opts *f)
 static void flow_opts(struct rc_opts *o, const char *host, struct rk_rcflow_opts *f)
 {
 	f->server = o->server;
-	f->host = o->server ? NULL : host;
+	f->host = host;
 	f->port = (uint16_t)o->port;
 	f->cm = o->cm;
 	f->device = o->dev.device;
@@ -314,19 +314,17 @@ int cmd_rc(int argc, char **argv)
 	};
 	struct rk_rcflow_opts f = {0};
 	struct rk_rcflow_result *res;
-	int first, ret;
+	const char *host;
+	int ret;
 
-	ret = cli_parse("rc", usage_text, description, opts, argc, argv, &first);
-	if (ret >= 0)
-		return ret;
-	ret = cli_check_role_args("rc", o.server, argc, argv, first);
+	ret = cli_parse_role("rc", usage_text, description, opts, argc, argv, &o.server, &host);
 	if (ret >= 0)
 		return ret;
 	if (!o.op)
 		o.op = o.server ? "any" : "all";
 	if (parse_choices(&o, &f))
 		return CLI_USAGE;
-	flow_opts(&o, argv[first], &f);
+	flow_opts(&o, host, &f);
 	res = malloc(sizeof(*res));
 	if (!res)
 		return CLI_FAILED;

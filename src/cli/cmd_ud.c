@@ -160,12 +160,10 @@ int cmd_ud(int argc, char **argv)
 		RK_OPT_END,
 	};
 	struct rk_ud_result *res;
-	int first, ret;
+	const char *host;
+	int ret;
 
-	ret = cli_parse("ud", usage_text, description, opts, argc, argv, &first);
-	if (ret >= 0)
-		return ret;
-	ret = cli_check_role_args("ud", o.server, argc, argv, first);
+	ret = cli_parse_role("ud", usage_text, description, opts, argc, argv, &o.server, &host);
 	if (ret >= 0)
 		return ret;
 	if (!o.server && o.clients != 1) {
@@ -178,7 +176,7 @@ int cmd_ud(int argc, char **argv)
 	if (!res)
 		return CLI_FAILED;
 	ret = rk_ud_run(&(struct rk_ud_opts){
-				.server = o.server, .host = o.server ? NULL : argv[first],
+				.server = o.server, .host = host,
 				.port = (uint16_t)o.port, .cm = o.cm, .device = o.dev.device,
 				.port_num = (uint8_t)o.dev.port, .gid_index = (int)o.dev.gid_index,
 				.size = (uint32_t)o.size, .count = (uint32_t)o.count,

@@ -706,11 +706,11 @@ static int run(struct rc *rc)
 	ret = rk_conn_establish(&co, &rc->conn);
 	if (ret)
 		return ret;
+	note_connected(rc);
 	if (!rc->o->server)
 		ret = check_reply(rc);
 	if (ret)
 		return ret;
-	note_connected(rc);
 	emit(rc, RK_RCFLOW_CONNECTED, -1);
 	for (int i = 0; !ret && i < rc->res->nsteps; i++)
 		ret = run_step(rc, i);

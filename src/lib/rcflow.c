@@ -440,36 +440,29 @@ static int wait_step_recv(struct rc *rc, int idx, struct rk_rcflow_step *r, bool
 	return 0;
 }
 
+/* The side that puts the content in place before a step: the server for
+ * what the client reads or works on, the client for what it sends or writes. */
+static bool server_fills(enum rk_rcflow_step_kind k)
+{
+	return k == RK_STEP_SEND_S2C || k == RK_STEP_READ || k == RK_STEP_FADD ||
+	       k == RK_STEP_CSWAP;
+}
+
 /* What happens before the "ready" sync point: put content in place. */
 static int step_prepare(struct rc *rc, int idx, struct rk_rcflow_step *r)
 {
 	uint64_t w;
 
-	switch (r->kind) {
-	case RK_STEP_SEND_C2S:
-	case RK_STEP_SEND_IMM_C2S:
-	case RK_STEP_WRITE:
-	case RK_STEP_WRITE_IMM:
-		if (rc->o->server)
-			return 0;
-		step_content(rc->scratch, r->bytes, idx, r->kind);
-		return rk_region_write(rc->buf, 0, rc->scratch, r->bytes);
-	case RK_STEP_SEND_S2C:
-	case RK_STEP_READ:
-		if (!rc->o->server)
-			return 0;
-		step_content(rc->scratch, r->bytes, idx, r->kind);
-		return rk_region_write(rc->buf, 0, rc->scratch, r->bytes);
-	case RK_STEP_FADD:
-	case RK_STEP_CSWAP:
-		if (!rc->o->server)
-			return 0;
+	if (rc->o->server != server_fills(r->kind))
+		return 0;
+	if (r->kind == RK_STEP_FADD || r->kind == RK_STEP_CSWAP) {
 		w = r->kind == RK_STEP_FADD ? FADD_START : FADD_START + FADD_ADD;
 		r->has_word = true;
 		r->word_before = w;
 		return rk_region_write(rc->buf, 0, &w, sizeof(w));
 	}
-	return -EINVAL;
+	step_content(rc->scratch, r->bytes, idx, r->kind);
+	return rk_region_write(rc->buf, 0, rc->scratch, r->bytes);
 }
 
 /* What happens between the "ready" and "done" sync points. */

@@ -12,57 +12,7 @@
 #include "fixture.h"
 
 #define WAIT_MS 20000
-
-/* ---- log capture, shared by all threads ---- */
-
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static char log_text[32768];
-static size_t log_len;
-
-static void capture_log(enum rk_log_level level, const char *msg, void *arg)
-{
-	(void)arg;
-	pthread_mutex_lock(&log_lock);
-	log_len += (size_t)snprintf(log_text + log_len, sizeof(log_text) - log_len, "%s\n", msg);
-	if (log_len >= sizeof(log_text))
-		log_len = sizeof(log_text) - 1;
-	fprintf(stderr, "  [library %s] %s\n", level == RK_LOG_ERROR ? "error" : "log", msg);
-	pthread_mutex_unlock(&log_lock);
-}
-
-static void log_reset(void)
-{
-	pthread_mutex_lock(&log_lock);
-	log_text[0] = '\0';
-	log_len = 0;
-	pthread_mutex_unlock(&log_lock);
-}
-
-static bool log_has(const char *s)
-{
-	bool found;
-
-	pthread_mutex_lock(&log_lock);
-	found = strstr(log_text, s) != NULL;
-	pthread_mutex_unlock(&log_lock);
-	if (!found)
-		fprintf(stderr, "# the library's log does not contain \"%s\"\n", s);
-	return found;
-}
-
-static const char *test_ip(void)
-{
-	const char *ip = getenv("RDMAKIT_TEST_IP");
-
-	return ip && ip[0] ? ip : "198.18.0.1";
-}
-
-static uint16_t next_port(void)
-{
-	static uint16_t port = 18760;
-
-	return port++;
-}
+#define PORT_BASE 18760 /* this test's ports: PORT_BASE, PORT_BASE + 1, ... */
 
 /* ---- one side, in its own thread ---- */
 
@@ -105,7 +55,7 @@ static void side_init(struct side *s, bool server, bool cm, uint16_t port, const
 {
 	memset(s, 0, sizeof(*s));
 	s->o.server = server;
-	s->o.host = server ? NULL : test_ip();
+	s->o.host = server ? NULL : fx_test_ip();
 	s->o.port = port;
 	s->o.cm = cm;
 	s->o.device = getenv("RDMAKIT_TEST_DEVICE");
@@ -134,7 +84,7 @@ static void *side_run(void *arg)
 /* Run both sides to the end. */
 static void run_pair(struct side *srv, struct side *cli)
 {
-	log_reset();
+	fx_capture_reset();
 	assert_int_equal(pthread_create(&srv->thread, NULL, side_run, srv), 0);
 	assert_int_equal(pthread_create(&cli->thread, NULL, side_run, cli), 0);
 	assert_int_equal(pthread_join(cli->thread, NULL), 0);
@@ -182,7 +132,7 @@ static void check_flow_ok(const struct side *srv, const struct side *cli, int ns
 
 static void test_write_tcp(void **state)
 {
-	uint16_t port = next_port();
+	uint16_t port = fx_next_port(PORT_BASE);
 	struct side *srv = calloc(1, sizeof(*srv)), *cli = calloc(1, sizeof(*cli));
 
 	(void)state;
@@ -204,7 +154,7 @@ static void test_write_tcp(void **state)
 /* The whole flow: SEND, READ, WRITE, fetch-add, compare-swap, in 3 SGEs. */
 static void test_all_tcp_sge(void **state)
 {
-	uint16_t port = next_port();
+	uint16_t port = fx_next_port(PORT_BASE);
 	struct side *srv = calloc(1, sizeof(*srv)), *cli = calloc(1, sizeof(*cli));
 	const struct rk_rcflow_step *fadd, *cswap;
 
@@ -243,7 +193,7 @@ static void test_cm_ops(void **state)
 
 	(void)state;
 	assert_true(srv && cli);
-	port = next_port();
+	port = fx_next_port(PORT_BASE);
 	side_init(srv, true, true, port, NULL, 512);
 	side_init(cli, false, true, port, "read", 512);
 	run_pair(srv, cli);
@@ -251,7 +201,7 @@ static void test_cm_ops(void **state)
 	assert_true(cli->r.cm);
 	assert_true(cli->r.steps[0].checked);
 
-	port = next_port();
+	port = fx_next_port(PORT_BASE);
 	side_init(srv, true, true, port, "send-imm", 300);
 	side_init(cli, false, true, port, "send-imm", 300);
 	srv->o.sge = 2;
@@ -271,7 +221,7 @@ static void test_cm_ops(void **state)
  * stop at that step. */
 static void test_wrong_rkey(void **state)
 {
-	uint16_t port = next_port();
+	uint16_t port = fx_next_port(PORT_BASE);
 	struct side *srv = calloc(1, sizeof(*srv)), *cli = calloc(1, sizeof(*cli));
 
 	(void)state;
@@ -284,7 +234,7 @@ static void test_wrong_rkey(void **state)
 	assert_int_not_equal(srv->ret, 0);
 	assert_int_equal(cli->r.done, 1);
 	assert_int_not_equal(cli->r.steps[0].status, 0);
-	assert_true(log_has("IBV_WC_REM_ACCESS_ERR"));
+	assert_true(fx_capture_has("IBV_WC_REM_ACCESS_ERR"));
 	free(srv);
 	free(cli);
 }
@@ -292,7 +242,7 @@ static void test_wrong_rkey(void **state)
 /* A server that serves only READ refuses a client that asks for WRITE. */
 static void test_server_refuses_op(void **state)
 {
-	uint16_t port = next_port();
+	uint16_t port = fx_next_port(PORT_BASE);
 	struct side *srv = calloc(1, sizeof(*srv)), *cli = calloc(1, sizeof(*cli));
 
 	(void)state;
@@ -302,7 +252,7 @@ static void test_server_refuses_op(void **state)
 	run_pair(srv, cli);
 	assert_int_equal(srv->ret, -EPERM);
 	assert_int_not_equal(cli->ret, 0);
-	assert_true(log_has("serves only read"));
+	assert_true(fx_capture_has("serves only read"));
 	assert_false(srv->r.connected);
 	assert_int_equal(cli->r.done, 0);
 	assert_int_equal(cli->connected, 0);
@@ -324,7 +274,7 @@ static void test_device_memory(void **state)
 	assert_int_equal(rk_device_open(getenv("RDMAKIT_TEST_DEVICE"), &dev), 0);
 	max_dm = dev->info.max_dm_size;
 	rk_device_close(dev);
-	port = next_port();
+	port = fx_next_port(PORT_BASE);
 	side_init(srv, true, false, port, NULL, 4096);
 	srv->o.mem = max_dm ? RK_RCFLOW_MEM_DM : RK_RCFLOW_MEM_AUTO;
 	side_init(cli, false, false, port, "write", 4096);
@@ -333,12 +283,12 @@ static void test_device_memory(void **state)
 	assert_int_equal(srv->r.dm, max_dm != 0);
 	assert_int_equal(srv->r.fell_back, max_dm == 0);
 	if (!max_dm) {
-		side_init(srv, true, false, next_port(), NULL, 4096);
+		side_init(srv, true, false, fx_next_port(PORT_BASE), NULL, 4096);
 		srv->o.mem = RK_RCFLOW_MEM_DM;
-		log_reset();
+		fx_capture_reset();
 		srv->ret = rk_rcflow_run(&srv->o, &srv->r);
 		assert_int_equal(srv->ret, -EOPNOTSUPP);
-		assert_true(log_has("no device memory (max_dm_size 0)"));
+		assert_true(fx_capture_has("no device memory (max_dm_size 0)"));
 		assert_int_equal(srv->waiting, 0);
 	}
 	free(srv);
@@ -351,34 +301,19 @@ static void test_bad_options(void **state)
 
 	(void)state;
 	assert_non_null(s);
-	side_init(s, false, false, next_port(), "fetch-add", 4);
-	log_reset();
+	side_init(s, false, false, fx_next_port(PORT_BASE), "fetch-add", 4);
+	fx_capture_reset();
 	assert_int_equal(rk_rcflow_run(&s->o, &s->r), -EINVAL);
-	assert_true(log_has("atomics need at least 8 bytes"));
-	side_init(s, false, false, next_port(), "write", 4);
+	assert_true(fx_capture_has("atomics need at least 8 bytes"));
+	side_init(s, false, false, fx_next_port(PORT_BASE), "write", 4);
 	s->o.sge = 5;
 	assert_int_equal(rk_rcflow_run(&s->o, &s->r), -EINVAL);
-	side_init(s, false, false, next_port(), NULL, 64); /* a client with no op */
+	side_init(s, false, false, fx_next_port(PORT_BASE), NULL, 64); /* a client with no op */
 	assert_int_equal(rk_rcflow_run(&s->o, &s->r), -EINVAL);
 	assert_int_equal(rk_rcflow_op_parse("jump", &s->o.op), -EINVAL);
 	assert_string_equal(rk_rcflow_op_name(RK_RCFLOW_OP_ALL), "all");
 	assert_true(rk_rcflow_has_atomics(RK_RCFLOW_OP_ALL));
 	free(s);
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	rk_log_set_handler(capture_log, NULL);
-	rk_log_set_level(RK_LOG_INFO);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	rk_log_set_handler(NULL, NULL);
-	return 0;
 }
 
 int main(void)
@@ -393,6 +328,6 @@ int main(void)
 		cmocka_unit_test(test_bad_options),
 	};
 
-	printf("# RC flow engine tests against %s\n", test_ip());
-	return cmocka_run_group_tests(tests, setup, teardown);
+	printf("# RC flow engine tests against %s\n", fx_test_ip());
+	return cmocka_run_group_tests(tests, fx_capture_setup, fx_capture_teardown);
 }

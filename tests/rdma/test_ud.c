@@ -12,57 +12,7 @@
 #include "fixture.h"
 
 #define WAIT_MS 20000
-
-/* ---- log capture, shared by all threads ---- */
-
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static char log_text[32768];
-static size_t log_len;
-
-static void capture_log(enum rk_log_level level, const char *msg, void *arg)
-{
-	(void)arg;
-	pthread_mutex_lock(&log_lock);
-	log_len += (size_t)snprintf(log_text + log_len, sizeof(log_text) - log_len, "%s\n", msg);
-	if (log_len >= sizeof(log_text))
-		log_len = sizeof(log_text) - 1;
-	fprintf(stderr, "  [library %s] %s\n", level == RK_LOG_ERROR ? "error" : "log", msg);
-	pthread_mutex_unlock(&log_lock);
-}
-
-static void log_reset(void)
-{
-	pthread_mutex_lock(&log_lock);
-	log_text[0] = '\0';
-	log_len = 0;
-	pthread_mutex_unlock(&log_lock);
-}
-
-static bool log_has(const char *s)
-{
-	bool found;
-
-	pthread_mutex_lock(&log_lock);
-	found = strstr(log_text, s) != NULL;
-	pthread_mutex_unlock(&log_lock);
-	if (!found)
-		fprintf(stderr, "# the library's log does not contain \"%s\"\n", s);
-	return found;
-}
-
-static const char *test_ip(void)
-{
-	const char *ip = getenv("RDMAKIT_TEST_IP");
-
-	return ip && ip[0] ? ip : "198.18.0.1";
-}
-
-static uint16_t next_port(void)
-{
-	static uint16_t port = 18720;
-
-	return port++;
-}
+#define PORT_BASE 18720 /* this test's ports: PORT_BASE, PORT_BASE + 1, ... */
 
 /* ---- one side of a run, in its own thread ---- */
 
@@ -101,7 +51,7 @@ static void side_init(struct side *s, bool server, bool cm, uint16_t port, uint3
 {
 	memset(s, 0, sizeof(*s));
 	s->o.server = server;
-	s->o.host = server ? NULL : test_ip();
+	s->o.host = server ? NULL : fx_test_ip();
 	s->o.port = port;
 	s->o.cm = cm;
 	s->o.device = getenv("RDMAKIT_TEST_DEVICE");
@@ -171,7 +121,7 @@ static void check_echo(const struct side *srv, const struct side *cli, uint32_t 
 
 static void echo(bool cm, uint32_t size, uint32_t count)
 {
-	uint16_t port = next_port();
+	uint16_t port = fx_next_port(PORT_BASE);
 	struct side *srv = calloc(1, sizeof(*srv)), *cli = calloc(1, sizeof(*cli));
 
 	assert_non_null(srv);
@@ -210,7 +160,7 @@ static void test_echo_cm(void **state)
 /* Two clients on one server QP: each gets its own datagrams back. */
 static void test_two_clients(void **state)
 {
-	uint16_t port = next_port();
+	uint16_t port = fx_next_port(PORT_BASE);
 	struct side *srv = calloc(1, sizeof(*srv)), *c1 = calloc(1, sizeof(*c1)),
 		    *c2 = calloc(1, sizeof(*c2));
 
@@ -274,16 +224,16 @@ static void test_larger_than_mtu(void **state)
 		free(cli);
 		skip();
 	}
-	side_init(cli, false, false, next_port(), (uint32_t)mtu + 1, 1);
-	log_reset();
+	side_init(cli, false, false, fx_next_port(PORT_BASE), (uint32_t)mtu + 1, 1);
+	fx_capture_reset();
 	cli->ret = rk_ud_run(&cli->o, &cli->r);
 	assert_int_equal(cli->ret, -EMSGSIZE);
-	assert_true(log_has("larger than the path MTU"));
+	assert_true(fx_capture_has("larger than the path MTU"));
 	assert_false(cli->r.has_qp);
 	assert_int_equal(cli->r.sent, 0);
 	assert_int_equal(cli->ready, 0);
 	/* The same over CM, where the size is checked on the device CM chose. */
-	side_init(cli, false, true, next_port(), (uint32_t)mtu + 1, 1);
+	side_init(cli, false, true, fx_next_port(PORT_BASE), (uint32_t)mtu + 1, 1);
 	cli->ret = rk_ud_run(&cli->o, &cli->r);
 	assert_int_equal(cli->ret, -EMSGSIZE);
 	free(cli);
@@ -292,7 +242,7 @@ static void test_larger_than_mtu(void **state)
 /* A client that sends 200-byte datagrams to a 100-byte server is refused. */
 static void test_size_differs(void **state)
 {
-	uint16_t port = next_port();
+	uint16_t port = fx_next_port(PORT_BASE);
 	struct side *srv = calloc(1, sizeof(*srv)), *cli = calloc(1, sizeof(*cli));
 
 	(void)state;
@@ -300,14 +250,14 @@ static void test_size_differs(void **state)
 	side_init(srv, true, true, port, 100, 5);
 	side_init(cli, false, true, port, 200, 5);
 	cli->o.timeout_ms = 5000;
-	log_reset();
+	fx_capture_reset();
 	side_start(srv);
 	side_start(cli);
 	side_join(cli);
 	side_join(srv);
 	assert_int_equal(srv->ret, -EMSGSIZE);
 	assert_int_not_equal(cli->ret, 0);
-	assert_true(log_has("this server takes 100-byte ones"));
+	assert_true(fx_capture_has("this server takes 100-byte ones"));
 	assert_int_equal(srv->r.nclients, 0);
 	assert_int_equal(cli->r.received, 0);
 	free(srv);
@@ -321,12 +271,12 @@ static void test_nobody_listens(void **state)
 
 	(void)state;
 	assert_non_null(cli);
-	side_init(cli, false, true, next_port(), 100, 1);
+	side_init(cli, false, true, fx_next_port(PORT_BASE), 100, 1);
 	cli->o.timeout_ms = 1500;
-	log_reset();
+	fx_capture_reset();
 	cli->ret = rk_ud_run(&cli->o, &cli->r);
 	assert_int_equal(cli->ret, -ECONNREFUSED);
-	assert_true(log_has("nothing listens there"));
+	assert_true(fx_capture_has("nothing listens there"));
 	assert_int_equal(cli->ready, 0);
 	free(cli);
 }
@@ -337,34 +287,19 @@ static void test_bad_options(void **state)
 
 	(void)state;
 	assert_non_null(s);
-	side_init(s, false, false, next_port(), 0, 1);
+	side_init(s, false, false, fx_next_port(PORT_BASE), 0, 1);
 	assert_int_equal(rk_ud_run(&s->o, &s->r), -EINVAL);
-	side_init(s, false, false, next_port(), RK_UD_MAX_SIZE + 1, 1);
+	side_init(s, false, false, fx_next_port(PORT_BASE), RK_UD_MAX_SIZE + 1, 1);
 	assert_int_equal(rk_ud_run(&s->o, &s->r), -EINVAL);
-	side_init(s, true, false, next_port(), 100, 1);
+	side_init(s, true, false, fx_next_port(PORT_BASE), 100, 1);
 	s->o.clients = RK_UD_MAX_CLIENTS + 1;
 	assert_int_equal(rk_ud_run(&s->o, &s->r), -EINVAL);
-	side_init(s, false, false, next_port(), 100, 1);
+	side_init(s, false, false, fx_next_port(PORT_BASE), 100, 1);
 	s->o.host = NULL;
-	log_reset();
+	fx_capture_reset();
 	assert_int_equal(rk_ud_run(&s->o, &s->r), -EINVAL);
-	assert_true(log_has("server's address"));
+	assert_true(fx_capture_has("server's address"));
 	free(s);
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	rk_log_set_handler(capture_log, NULL);
-	rk_log_set_level(RK_LOG_INFO);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	rk_log_set_handler(NULL, NULL);
-	return 0;
 }
 
 int main(void)
@@ -379,6 +314,6 @@ int main(void)
 		cmocka_unit_test(test_bad_options),
 	};
 
-	printf("# UD engine tests against %s\n", test_ip());
-	return cmocka_run_group_tests(tests, setup, teardown);
+	printf("# UD engine tests against %s\n", fx_test_ip());
+	return cmocka_run_group_tests(tests, fx_capture_setup, fx_capture_teardown);
 }

@@ -11,6 +11,7 @@
 #ifndef RDMAKIT_CM_H
 #define RDMAKIT_CM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <rdma/rdma_cma.h>
 
@@ -60,6 +61,22 @@ int rk_cm_create_qp(struct rk_cm *cm, struct ibv_pd *pd, struct rk_cq *send_cq,
  * that rejected the request (its reason is logged), -ETIMEDOUT no answer. */
 int rk_cm_connect(struct rk_cm *cm, struct rk_qp *qp, const struct rk_wire_buf *mine,
 		  int timeout_ms);
+
+/* Client: a connect that retries while the server is not up yet. Calls
+ * attempt(arg) (resolve, set up, connect: whatever one try is) until it
+ * returns 0 or an error not worth a retry (rk_cm_retry_worth()), or until
+ * timeout_ms since the first try would pass before the next one. Between
+ * tries it sleeps RK_CM_RETRY_INTERVAL_MS, then calls reset(arg) (NULL:
+ * none) to undo the failed try; an error from reset ends the loop. Logs
+ * nothing itself: the caller knows what to suggest. *tries_p (may be NULL)
+ * gets the number of tries. Returns attempt's last result or reset's error. */
+#define RK_CM_RETRY_INTERVAL_MS 200
+int rk_cm_connect_retry(int timeout_ms, int (*attempt)(void *arg), int (*reset)(void *arg),
+			void *arg, int *tries_p);
+
+/* Whether a connect error may pass once the server is up: -ECONNREFUSED (no
+ * listener yet, or SIDR "no listener") and -EHOSTUNREACH. */
+bool rk_cm_retry_worth(int err);
 
 /* Server: accept with mine as private data and wait for ESTABLISHED. */
 int rk_cm_accept(struct rk_cm *cm, struct rk_qp *qp, const struct rk_wire_buf *mine,

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rdmakit/cm.h>
 #include <rdmakit/error.h>
@@ -1016,6 +1017,36 @@ int rk_cm_reject(struct rk_cm *cm, const char *reason)
 	rk_info("rejected the connect request from %s: %s", cm->peer_addr,
 		reason ? reason : "(no reason)");
 	return 0;
+}
+
+bool rk_cm_retry_worth(int err)
+{
+	/* No listener yet, or not reachable yet: the server may be starting. */
+	return err == -ECONNREFUSED || err == -EHOSTUNREACH;
+}
+
+int rk_cm_connect_retry(int timeout_ms, int (*attempt)(void *arg), int (*reset)(void *arg),
+			void *arg, int *tries_p)
+{
+	int64_t deadline = now_ms() + (timeout_ms < 0 ? 0 : timeout_ms);
+	int ret, tries = 1;
+
+	for (;;) {
+		ret = attempt(arg);
+		if (!ret || !rk_cm_retry_worth(ret) ||
+		    now_ms() + RK_CM_RETRY_INTERVAL_MS > deadline)
+			break;
+		usleep(RK_CM_RETRY_INTERVAL_MS * 1000);
+		if (reset) {
+			ret = reset(arg);
+			if (ret)
+				break;
+		}
+		tries++;
+	}
+	if (tries_p)
+		*tries_p = tries;
+	return ret;
 }
 
 void rk_cm_disconnect(struct rk_cm *cm, int timeout_ms)

@@ -15,7 +15,6 @@
 
 #include "clock.h"
 
-#define CM_RETRY_INTERVAL_MS 200
 
 static struct rk_conn *conn_new(const struct rk_conn_opts *o)
 {
@@ -235,12 +234,6 @@ static int adopt_cm_device(struct rk_conn *c, struct rk_cm *cm)
 	return 0;
 }
 
-static bool cm_worth_retry(int ret)
-{
-	/* No listener yet, or not reachable yet: the server may be starting. */
-	return ret == -ECONNREFUSED || ret == -EHOSTUNREACH;
-}
-
 /* CM client: a server with a secret accepts without its buffer (flag
  * RK_BUF_AUTH); prove the secret on the QP's control channel, then the
  * buffer follows as a CM_HELLO there. Both sides must agree on using one. */
@@ -274,11 +267,51 @@ static int cm_client_auth(struct rk_conn *c)
 	return 0;
 }
 
+/* One CM connect try: the QP on the current id, then the request. */
+struct cm_try {
+	struct rk_conn *c;
+	const struct rk_conn_opts *o;
+	struct rk_qp_init_attr qa;
+};
+
+static int cm_client_try(void *arg)
+{
+	struct cm_try *t = arg;
+	int ret;
+
+	ret = rk_cm_create_qp(t->c->cm, t->c->pd, t->c->cq, t->c->cq, &t->qa, &t->c->qp);
+	if (ret)
+		return ret;
+	return rk_cm_connect(t->c->cm, t->c->qp, &t->c->request, t->c->timeout_ms);
+}
+
+/* A fresh id for the next try; resolved before the old one goes, so
+ * librdmacm keeps the device context our PD lives on. */
+static int cm_client_reset(void *arg)
+{
+	struct cm_try *t = arg;
+	struct rk_conn *c = t->c;
+	struct rk_cm *next;
+	int ret;
+
+	ret = rk_cm_resolve(t->o->host, t->o->port, c->timeout_ms, &next);
+	if (ret)
+		return ret;
+	rk_qp_destroy(c->qp);
+	c->qp = NULL;
+	rk_cm_destroy(c->cm);
+	c->cm = next;
+	if (next->id->verbs != c->dev->ctx) {
+		rk_error("%s resolved to another device on retry", t->o->host);
+		return -ENODEV;
+	}
+	return 0;
+}
+
 static int cm_client(struct rk_conn *c, const struct rk_conn_opts *o)
 {
-	int64_t deadline = now_ms() + c->timeout_ms;
-	struct rk_qp_init_attr qa;
-	int access = 0, ret, tries = 1;
+	struct cm_try t = {.c = c, .o = o};
+	int access = 0, ret, tries;
 
 	ret = rk_cm_resolve(o->host, o->port, c->timeout_ms, &c->cm);
 	if (ret)
@@ -297,37 +330,13 @@ static int cm_client(struct rk_conn *c, const struct rk_conn_opts *o)
 	}
 	if (c->auth)
 		c->request.flags |= RK_BUF_AUTH;
-	qa = qp_attr(c, o);
-	for (;;) {
-		struct rk_cm *next;
-
-		ret = rk_cm_create_qp(c->cm, c->pd, c->cq, c->cq, &qa, &c->qp);
-		if (ret)
-			return ret;
-		ret = rk_cm_connect(c->cm, c->qp, &c->request, c->timeout_ms);
-		if (!ret || !cm_worth_retry(ret) || now_ms() + CM_RETRY_INTERVAL_MS > deadline)
-			break;
-		/* A fresh id for the next try; resolve it before the old one goes,
-		 * so librdmacm keeps the device context our PD lives on. */
-		usleep(CM_RETRY_INTERVAL_MS * 1000);
-		ret = rk_cm_resolve(o->host, o->port, c->timeout_ms, &next);
-		if (ret)
-			return ret;
-		rk_qp_destroy(c->qp);
-		c->qp = NULL;
-		rk_cm_destroy(c->cm);
-		c->cm = next;
-		if (next->id->verbs != c->dev->ctx) {
-			rk_error("%s resolved to another device on retry", o->host);
-			return -ENODEV;
-		}
-		tries++;
-	}
+	t.qa = qp_attr(c, o);
+	ret = rk_cm_connect_retry(c->timeout_ms, cm_client_try, cm_client_reset, &t, &tries);
 	if (ret == -ECONNREFUSED)
 		rk_error("connect to %s with RDMA CM: REJECTED, nothing listens on port %u; gave up "
 			 "after %d tr%s in %d ms (is the server running, with --cm?)",
 			 c->peer, o->port, tries, tries > 1 ? "ies" : "y", c->timeout_ms);
-	else if (ret && tries > 1 && cm_worth_retry(ret)) /* a rejection said why already */
+	else if (ret && tries > 1 && rk_cm_retry_worth(ret)) /* a rejection said why already */
 		rk_error("connect to %s with RDMA CM: gave up after %d tries in %d ms", c->peer,
 			 tries, c->timeout_ms);
 	if (ret)

@@ -25,7 +25,6 @@
 #define UD_SEND_SLOTS 32
 #define UD_RECV_SLOTS 256
 #define UD_RECV_ID 1000             /* wr_id of receive slot i: UD_RECV_ID + i */
-#define UD_RETRY_MS 200
 
 /* What the server keeps per client besides its public record. */
 struct ud_client {
@@ -695,8 +694,9 @@ static int connect_tcp(struct ud *u)
 	return rk_ah_create(u->qp, &msg.u.hello.ep, &u->ah);
 }
 
-static int connect_cm_once(struct ud *u)
+static int connect_cm_once(void *arg)
 {
+	struct ud *u = arg;
 	const struct rk_ud_opts *o = u->o;
 	struct rk_ud_result *r = u->res;
 	uint32_t qpn, count, size;
@@ -737,30 +737,25 @@ static int connect_cm_once(struct ud *u)
 }
 
 /* Drop what a failed connect_cm_once() set up, for the next try. */
-static void client_reset(struct ud *u)
+static int client_reset(void *arg)
 {
+	struct ud *u = arg;
+
 	ud_free_verbs(u);
 	rk_cm_destroy(u->cm); /* after everything made on its device */
 	u->cm = NULL;
 	u->sel.dev = NULL;
 	u->res->has_qp = false;
+	return 0;
 }
 
 /* RDMA CM: a server that is still starting answers the SIDR request with
  * "no listener" (ECONNREFUSED); try again until the timeout, as TCP does. */
 static int connect_cm(struct ud *u)
 {
-	double deadline = now_us() + u->o->timeout_ms * 1e3;
-	int ret, tries = 1;
+	int ret, tries;
 
-	for (;;) {
-		ret = connect_cm_once(u);
-		if (ret != -ECONNREFUSED || now_us() + UD_RETRY_MS * 1e3 > deadline)
-			break;
-		client_reset(u);
-		usleep(UD_RETRY_MS * 1000);
-		tries++;
-	}
+	ret = rk_cm_connect_retry(u->o->timeout_ms, connect_cm_once, client_reset, u, &tries);
 	if (ret == -ECONNREFUSED)
 		rk_error("connect to %s port %u with RDMA CM (RDMA_PS_UDP): nothing listens "
 			 "there; gave up after %d tr%s in %d ms (is 'rdmakit ud --server --cm' or "

@@ -28,6 +28,9 @@ struct side {
 	bool foreign_result; /* an event carried another result than this side's */
 };
 
+/* The sides of a test (results are kilobytes: not on a thread's stack). */
+static struct side sides[3];
+
 static void count_event(const struct rk_ud_event *ev, void *arg)
 {
 	struct side *s = arg;
@@ -122,10 +125,8 @@ static void check_echo(const struct side *srv, const struct side *cli, uint32_t 
 static void echo(bool cm, uint32_t size, uint32_t count)
 {
 	uint16_t port = fx_next_port(PORT_BASE);
-	struct side *srv = calloc(1, sizeof(*srv)), *cli = calloc(1, sizeof(*cli));
+	struct side *srv = &sides[0], *cli = &sides[1];
 
-	assert_non_null(srv);
-	assert_non_null(cli);
 	side_init(srv, true, cm, port, size, count);
 	side_init(cli, false, cm, port, size, count);
 	side_start(srv);
@@ -141,8 +142,6 @@ static void echo(bool cm, uint32_t size, uint32_t count)
 		assert_int_equal(srv->r.qkey, RDMA_UDP_QKEY);
 	else
 		assert_int_equal(srv->r.qkey, RK_DEFAULT_QKEY);
-	free(srv);
-	free(cli);
 }
 
 static void test_echo_tcp(void **state)
@@ -161,11 +160,9 @@ static void test_echo_cm(void **state)
 static void test_two_clients(void **state)
 {
 	uint16_t port = fx_next_port(PORT_BASE);
-	struct side *srv = calloc(1, sizeof(*srv)), *c1 = calloc(1, sizeof(*c1)),
-		    *c2 = calloc(1, sizeof(*c2));
+	struct side *srv = &sides[0], *c1 = &sides[1], *c2 = &sides[2];
 
 	(void)state;
-	assert_true(srv && c1 && c2);
 	side_init(srv, true, false, port, 64, 10);
 	srv->o.clients = 2;
 	side_init(c1, false, false, port, 64, 10);
@@ -189,9 +186,6 @@ static void test_two_clients(void **state)
 	}
 	assert_int_equal(c1->r.received, 10);
 	assert_int_equal(c2->r.received, 10);
-	free(srv);
-	free(c1);
-	free(c2);
 }
 
 /* ---- failures ---- */
@@ -214,14 +208,12 @@ static int port_mtu(void)
 /* Above the path MTU: refused before anything is sent, no server needed. */
 static void test_larger_than_mtu(void **state)
 {
-	struct side *cli = calloc(1, sizeof(*cli));
+	struct side *cli = &sides[1];
 	int mtu = port_mtu();
 
 	(void)state;
-	assert_non_null(cli);
 	if (mtu >= RK_UD_MAX_SIZE) {
 		printf("# SKIP: the port's MTU is %d bytes, no datagram size is above it\n", mtu);
-		free(cli);
 		skip();
 	}
 	side_init(cli, false, false, fx_next_port(PORT_BASE), (uint32_t)mtu + 1, 1);
@@ -236,17 +228,15 @@ static void test_larger_than_mtu(void **state)
 	side_init(cli, false, true, fx_next_port(PORT_BASE), (uint32_t)mtu + 1, 1);
 	cli->ret = rk_ud_run(&cli->o, &cli->r);
 	assert_int_equal(cli->ret, -EMSGSIZE);
-	free(cli);
 }
 
 /* A client that sends 200-byte datagrams to a 100-byte server is refused. */
 static void test_size_differs(void **state)
 {
 	uint16_t port = fx_next_port(PORT_BASE);
-	struct side *srv = calloc(1, sizeof(*srv)), *cli = calloc(1, sizeof(*cli));
+	struct side *srv = &sides[0], *cli = &sides[1];
 
 	(void)state;
-	assert_true(srv && cli);
 	side_init(srv, true, true, port, 100, 5);
 	side_init(cli, false, true, port, 200, 5);
 	cli->o.timeout_ms = 5000;
@@ -260,17 +250,14 @@ static void test_size_differs(void **state)
 	assert_true(fx_capture_has("this server takes 100-byte ones"));
 	assert_int_equal(srv->r.nclients, 0);
 	assert_int_equal(cli->r.received, 0);
-	free(srv);
-	free(cli);
 }
 
 /* Nothing listens: the CM client retries, then says so. */
 static void test_nobody_listens(void **state)
 {
-	struct side *cli = calloc(1, sizeof(*cli));
+	struct side *cli = &sides[1];
 
 	(void)state;
-	assert_non_null(cli);
 	side_init(cli, false, true, fx_next_port(PORT_BASE), 100, 1);
 	cli->o.timeout_ms = 1500;
 	fx_capture_reset();
@@ -278,15 +265,13 @@ static void test_nobody_listens(void **state)
 	assert_int_equal(cli->ret, -ECONNREFUSED);
 	assert_true(fx_capture_has("nothing listens there"));
 	assert_int_equal(cli->ready, 0);
-	free(cli);
 }
 
 static void test_bad_options(void **state)
 {
-	struct side *s = calloc(1, sizeof(*s));
+	struct side *s = &sides[0];
 
 	(void)state;
-	assert_non_null(s);
 	side_init(s, false, false, fx_next_port(PORT_BASE), 0, 1);
 	assert_int_equal(rk_ud_run(&s->o, &s->r), -EINVAL);
 	side_init(s, false, false, fx_next_port(PORT_BASE), RK_UD_MAX_SIZE + 1, 1);
@@ -299,7 +284,6 @@ static void test_bad_options(void **state)
 	fx_capture_reset();
 	assert_int_equal(rk_ud_run(&s->o, &s->r), -EINVAL);
 	assert_true(fx_capture_has("server's address"));
-	free(s);
 }
 
 int main(void)

@@ -27,6 +27,8 @@
 #include <rdmakit/auth.h>
 #include <rdmakit/memserver.h>
 #include <rdmakit/blk.h>
+#include <rdmakit/ud.h>
+#include <rdmakit/rcflow.h>
 
 #define RDMAKIT_VERSION_MAJOR 0
 #define RDMAKIT_VERSION_MINOR 1

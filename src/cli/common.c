@@ -68,6 +68,20 @@ int cli_check_role_args(const char *cmd, bool server, int argc, char **argv, int
 	return -1;
 }
 
+int cli_parse_role(const char *cmd, const char *usage, const char *description,
+		   const struct rk_opt *opts, int argc, char **argv, const bool *server,
+		   const char **host_p)
+{
+	int first, ret;
+
+	ret = cli_parse(cmd, usage, description, opts, argc, argv, &first);
+	if (ret < 0)
+		ret = cli_check_role_args(cmd, *server, argc, argv, first);
+	if (ret < 0)
+		*host_p = *server ? NULL : argv[first];
+	return ret;
+}
+
 void cli_conn_opts(struct rk_conn_opts *co, bool server, const char *host, uint64_t port, bool cm,
 		   const struct cli_dev_opts *dev, int timeout_ms, uint64_t wait_s)
 {

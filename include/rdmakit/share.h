@@ -117,15 +117,15 @@ const char *rk_fork_status_str(enum ibv_fork_status status);
 enum rk_share_way { RK_SHARE_IMPORT, RK_SHARE_SHM, RK_SHARE_FORK };
 
 #define RK_SHARE_MAX_PROCS 16
-#define RK_SHARE_MIN_SIZE 8
-#define RK_SHARE_MAX_SIZE (16u << 20)
+#define RK_SHARE_MIN_SIZE  8
+#define RK_SHARE_MAX_SIZE  (16u << 20)
 #define RK_SHARE_MAX_STEPS (5 * RK_SHARE_MAX_PROCS + 4)
 
 /* One thing done and checked. */
 struct rk_share_step {
-	char name[12];    /* connect, write, see, serve, issue, arrived, init, late,
-			     import, owner */
-	int process;      /* the worker, child or user it concerns; -1: none */
+	char name[12]; /* connect, write, see, serve, issue, arrived, init, late,
+			  import, owner */
+	int process;   /* the worker, child or user it concerns; -1: none */
 	bool ok;
 	char detail[512]; /* what was done and seen, as a sentence */
 };
@@ -134,7 +134,7 @@ struct rk_share_result;
 
 enum rk_share_stage {
 	RK_SHARE_BEGIN, /* set up: the way's facts in the result are known */
-	RK_SHARE_STEP,  /* one more step: the last of result->steps */
+	RK_SHARE_STEP,	/* one more step: the last of result->steps */
 };
 
 typedef void (*rk_share_progress_fn)(enum rk_share_stage stage,
@@ -142,44 +142,44 @@ typedef void (*rk_share_progress_fn)(enum rk_share_stage stage,
 
 struct rk_share_opts {
 	enum rk_share_way way;
-	const char *device;  /* NULL: the first */
-	uint8_t port_num;    /* 0 means 1 */
-	int gid_index;       /* -1: choose */
-	unsigned int procs;  /* 1 .. RK_SHARE_MAX_PROCS */
-	size_t size;         /* bytes per RDMA operation, RK_SHARE_MIN_SIZE .. _MAX_SIZE */
+	const char *device; /* NULL: the first */
+	uint8_t port_num;   /* 0 means 1 */
+	int gid_index;	    /* -1: choose */
+	unsigned int procs; /* 1 .. RK_SHARE_MAX_PROCS */
+	size_t size;	    /* bytes per RDMA operation, RK_SHARE_MIN_SIZE .. _MAX_SIZE */
 	rk_share_progress_fn progress; /* optional */
 	void *progress_arg;
 };
 
 struct rk_share_import_info {
-	bool supported;      /* false: the provider answered EOPNOTSUPP */
+	bool supported; /* false: the provider answered EOPNOTSUPP */
 	int owner_pid;
 	char device[64];
-	int cmd_fd;          /* the owner's command fd */
+	int cmd_fd; /* the owner's command fd */
 	uint32_t pd_handle, mr_handle;
 	uint64_t mr_addr, mr_len;
 };
 
 struct rk_share_fork_info {
-	int init_ret;                    /* ibv_fork_init() before any registration */
-	enum ibv_fork_status status;     /* after it */
-	int late_ret;                    /* ibv_fork_init() after a registration */
+	int init_ret;		     /* ibv_fork_init() before any registration */
+	enum ibv_fork_status status; /* after it */
+	int late_ret;		     /* ibv_fork_init() after a registration */
 	enum ibv_fork_status late_status;
-	bool late_as_documented;         /* -EINVAL, or 0 where fork support is unneeded */
-	bool has_fork_safe;              /* RDMAV_FORK_SAFE was set ... */
-	char fork_safe[32];              /* ... to this */
+	bool late_as_documented; /* -EINVAL, or 0 where fork support is unneeded */
+	bool has_fork_safe;	 /* RDMAV_FORK_SAFE was set ... */
+	char fork_safe[32];	 /* ... to this */
 };
 
 struct rk_share_result {
 	enum rk_share_way way;
 	unsigned int procs;
 	size_t size;
-	size_t shared_bytes;             /* shm: the memfd's size */
+	size_t shared_bytes; /* shm: the memfd's size */
 	struct rk_share_import_info import;
 	struct rk_share_fork_info fork;
 	struct rk_share_step steps[RK_SHARE_MAX_STEPS];
 	int nsteps;
-	int failures;                    /* steps not ok */
+	int failures; /* steps not ok */
 };
 
 /* "import", "shm", "fork"; rk_share_way_parse() is its inverse (-EINVAL). */

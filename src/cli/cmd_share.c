@@ -94,8 +94,9 @@ static void report_json(const struct rk_share_result *res, int ret)
 	if (res->way == RK_SHARE_IMPORT) {
 		json_object *imp = json_object_new_object();
 
-		json_object_object_add(imp, "supported",
-				       json_object_new_boolean(res->import.supported));
+		if (res->import.device[0]) /* the owner was set up: import was tried */
+			json_object_object_add(imp, "supported",
+					       json_object_new_boolean(res->import.supported));
 		if (ret == -EOPNOTSUPP)
 			json_object_object_add(imp, "error", json_object_new_string("EOPNOTSUPP"));
 		json_object_object_add(doc, "import", imp);

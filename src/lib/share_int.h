@@ -18,7 +18,7 @@
 #pragma GCC visibility push(hidden)
 
 #define SH_MSG_WAIT_MS 30000
-#define SH_WC_WAIT_MS 10000
+#define SH_WC_WAIT_MS  10000
 
 enum sh_msg_type { SH_HELLO = 1, SH_READY, SH_CHECK, SH_GO, SH_DONE, SH_BYE };
 
@@ -62,8 +62,7 @@ int sh_recv(int sock, uint32_t want, struct sh_msg *m, const char *from);
 
 /* Open the device, PD, CQ, an MR over buf and nqp RC QPs. sh_node_close()
  * undoes it, also after a failure part way. */
-int sh_node_open(struct sh_node *n, const struct rk_share_opts *o, void *buf, size_t len,
-		 int nqp);
+int sh_node_open(struct sh_node *n, const struct rk_share_opts *o, void *buf, size_t len, int nqp);
 void sh_node_close(struct sh_node *n);
 
 /* Post a signaled WRITE or READ of len bytes between local and remote. */
@@ -84,8 +83,8 @@ void sh_procs_init(struct sh_proc *p, int n);
 int sh_run_workers(const struct rk_share_opts *o, int shm_fd, struct rk_share_result *res);
 
 /* Record a step in res and tell the progress callback. */
-void sh_step(const struct rk_share_opts *o, struct rk_share_result *res, const char *name,
-	     int who, bool ok, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+void sh_step(const struct rk_share_opts *o, struct rk_share_result *res, const char *name, int who,
+	     bool ok, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 #pragma GCC visibility pop
 

@@ -44,8 +44,7 @@ int sh_recv(int sock, uint32_t want, struct sh_msg *m, const char *from)
 
 /* ---- one process's verbs resources ---- */
 
-int sh_node_open(struct sh_node *n, const struct rk_share_opts *o, void *buf, size_t len,
-		 int nqp)
+int sh_node_open(struct sh_node *n, const struct rk_share_opts *o, void *buf, size_t len, int nqp)
 {
 	struct rk_qp_init_attr qa = {.transport = RK_RC, .max_send_wr = 16, .max_recv_wr = 16};
 	int ret;
@@ -237,7 +236,8 @@ static void worker_go(struct worker *w, const struct sh_msg *r, struct sh_msg *m
 	memset(rd, 0, w->size);
 	m->ret = sh_rdma(w->n.qp[0], w->n.mr, RK_OP_WRITE, 1, wr, r->addr, w->peer_rkey, sz);
 	if (!m->ret)
-		m->ret = sh_rdma(w->n.qp[0], w->n.mr, RK_OP_READ, 2, rd, r->raddr, w->peer_rkey, sz);
+		m->ret =
+			sh_rdma(w->n.qp[0], w->n.mr, RK_OP_READ, 2, rd, r->raddr, w->peer_rkey, sz);
 	if (!m->ret)
 		m->ret = sh_wait(w->n.cq, 2, "worker WRITE and READ");
 	if (!m->ret) {
@@ -486,8 +486,8 @@ static int peer_collect(struct peer *pe)
 		if (ret)
 			return ret;
 		sh_step(pe->o, pe->res, "issue", i, !r.ret && r.bad < 0,
-			"worker %d (%s) RDMA-WROTE slice %d to the peer and RDMA-READ the peer into "
-			"slice %" PRIu64 ": %s",
+			"worker %d (%s) RDMA-WROTE slice %d to the peer and RDMA-READ "
+			"the peer into slice %" PRIu64 ": %s",
 			i, r.text, i, N + (uint64_t)i,
 			r.ret	    ? rk_strerror(r.ret)
 			: r.bad < 0 ? "READ data checked"
@@ -523,12 +523,13 @@ static int peer_see(struct peer *pe)
 			return ret;
 		if (pe->shared)
 			sh_step(pe->o, pe->res, "see", i, r.bad < 0,
-				"worker %d sees, in its own mapping, all %d READ results and all %d "
-				"peer WRITEs, whichever worker's MR they went through: %s",
+				"worker %d sees, in its own mapping, all %d READ results and "
+				"all %d peer WRITEs, whichever worker's MR they went through: %s",
 				i, pe->np, pe->np, r.bad < 0 ? "every byte" : "MISMATCH");
 		else
 			sh_step(pe->o, pe->res, "see", i, r.bad < 0,
-				"worker %d sees its READ result and the peer's WRITE into its MR: %s",
+				"worker %d sees its READ result and the peer's WRITE into its "
+				"MR: %s",
 				i, r.bad < 0 ? "every byte" : "MISMATCH");
 	}
 	return 0;

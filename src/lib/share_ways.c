@@ -35,8 +35,8 @@ int rk_share_way_parse(const char *name, enum rk_share_way *way_p)
 	return -EINVAL;
 }
 
-void sh_step(const struct rk_share_opts *o, struct rk_share_result *res, const char *name,
-	     int who, bool ok, const char *fmt, ...)
+void sh_step(const struct rk_share_opts *o, struct rk_share_result *res, const char *name, int who,
+	     bool ok, const char *fmt, ...)
 {
 	struct rk_share_step *s;
 	va_list ap;
@@ -137,9 +137,10 @@ static void fork_steps(const struct rk_share_opts *o, struct rk_share_result *re
 		f->late_ret == -EINVAL ? "the documented failure: registration came before "
 					 "ibv_fork_init, even though this kernel makes fork "
 					 "support unneeded"
-		: f->late_ret == 0 && unneeded ? "accepted: this libibverbs skips the too-late "
-						 "check when fork support is unneeded"
-					       : "neither the documented EINVAL nor an UNNEEDED no-op",
+		: f->late_ret == 0 && unneeded
+			? "accepted: this libibverbs skips the too-late "
+			  "check when fork support is unneeded"
+			: "neither the documented EINVAL nor an UNNEEDED no-op",
 		rk_fork_status_str(f->late_status));
 }
 
@@ -273,8 +274,7 @@ static int user_main(int idx, int sock, void *argp)
 
 /* The owner: a context, PD and an MR of 2 * procs slices, the first procs
  * filled for the users to READ. */
-static int owner_open(const struct rk_share_opts *o, struct sh_node *n,
-		      struct rk_share_result *res)
+static int owner_open(const struct rk_share_opts *o, struct sh_node *n, struct rk_share_result *res)
 {
 	size_t len = 2 * (size_t)o->procs * o->size;
 	void *buf = aligned_alloc(4096, len);
@@ -292,14 +292,13 @@ static int owner_open(const struct rk_share_opts *o, struct sh_node *n,
 	n->mr->owns_buf = 1; /* rk_mr_free() frees it */
 	for (unsigned int i = 0; i < o->procs; i++)
 		rk_pattern_fill((uint8_t *)buf + (size_t)i * o->size, o->size, 5000 + i);
-	res->import = (struct rk_share_import_info){
-		.supported = true,
-		.owner_pid = (int)getpid(),
-		.cmd_fd = n->sel.dev->ctx->cmd_fd,
-		.pd_handle = n->pd->handle,
-		.mr_handle = n->mr->mr->handle,
-		.mr_addr = (uint64_t)(uintptr_t)buf,
-		.mr_len = len};
+	res->import = (struct rk_share_import_info){.supported = true,
+						    .owner_pid = (int)getpid(),
+						    .cmd_fd = n->sel.dev->ctx->cmd_fd,
+						    .pd_handle = n->pd->handle,
+						    .mr_handle = n->mr->mr->handle,
+						    .mr_addr = (uint64_t)(uintptr_t)buf,
+						    .mr_len = len};
 	snprintf(res->import.device, sizeof(res->import.device), "%s", n->sel.dev->info.name);
 	return 0;
 }

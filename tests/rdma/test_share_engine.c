@@ -29,7 +29,8 @@ static void on_progress(enum rk_share_stage stage, const struct rk_share_result 
 	s->steps++;
 	s->last_nsteps = res->nsteps;
 	printf("#   %-8s %2d %s: %s\n", res->steps[res->nsteps - 1].name,
-	       res->steps[res->nsteps - 1].process, res->steps[res->nsteps - 1].ok ? "ok" : "FAILED",
+	       res->steps[res->nsteps - 1].process,
+	       res->steps[res->nsteps - 1].ok ? "ok" : "FAILED",
 	       res->steps[res->nsteps - 1].detail);
 }
 

@@ -15,6 +15,7 @@
 #ifndef RDMAKIT_SHARE_H
 #define RDMAKIT_SHARE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
@@ -93,6 +94,104 @@ int rk_fork_init(void);
 /* ibv_is_fork_initialized() as "DISABLED", "ENABLED" or "UNNEEDED" (the
  * kernel copies DMA pages on fork, so fork is safe without ibv_fork_init). */
 const char *rk_fork_status_str(enum ibv_fork_status status);
+
+/* ---- the engine: the three ways run and checked end to end ----
+ *
+ * rk_share_run() forks its processes itself (workers, children, users), talks
+ * to them over Unix socket pairs and checks every byte they move:
+ *   RK_SHARE_IMPORT  this process owns a context, PD and MR; procs users
+ *                    import them, READ and WRITE the owner's MR through a QP
+ *                    of their own on the imported PD, and unimport; the
+ *                    owner checks what they wrote. -EOPNOTSUPP where the
+ *                    provider has no import (rxe), recorded in the result.
+ *   RK_SHARE_SHM     one memfd mapped by procs workers, each with its own
+ *                    context, PD and MR over the same bytes; this process
+ *                    (the peer) WRITEs through worker 0's MR and every worker
+ *                    sees it; then all WRITE and READ at once.
+ *   RK_SHARE_FORK    what ibv_fork_init() says in a child that registered
+ *                    memory before calling it; then ibv_fork_init() here and
+ *                    procs children doing RDMA with this process after fork().
+ * Each check is a step in the result and goes to the progress callback as it
+ * happens. The engine prints nothing; errors are logged.
+ */
+enum rk_share_way { RK_SHARE_IMPORT, RK_SHARE_SHM, RK_SHARE_FORK };
+
+#define RK_SHARE_MAX_PROCS 16
+#define RK_SHARE_MIN_SIZE  8
+#define RK_SHARE_MAX_SIZE  (16u << 20)
+#define RK_SHARE_MAX_STEPS (5 * RK_SHARE_MAX_PROCS + 4)
+
+/* One thing done and checked. */
+struct rk_share_step {
+	char name[12]; /* connect, write, see, serve, issue, arrived, init, late,
+			  import, owner */
+	int process;   /* the worker, child or user it concerns; -1: none */
+	bool ok;
+	char detail[512]; /* what was done and seen, as a sentence */
+};
+
+struct rk_share_result;
+
+enum rk_share_stage {
+	RK_SHARE_BEGIN, /* set up: the way's facts in the result are known */
+	RK_SHARE_STEP,	/* one more step: the last of result->steps */
+};
+
+typedef void (*rk_share_progress_fn)(enum rk_share_stage stage,
+				     const struct rk_share_result *result, void *arg);
+
+struct rk_share_opts {
+	enum rk_share_way way;
+	const char *device; /* NULL: the first */
+	uint8_t port_num;   /* 0 means 1 */
+	int gid_index;	    /* -1: choose */
+	unsigned int procs; /* 1 .. RK_SHARE_MAX_PROCS */
+	size_t size;	    /* bytes per RDMA operation, RK_SHARE_MIN_SIZE .. _MAX_SIZE */
+	rk_share_progress_fn progress; /* optional */
+	void *progress_arg;
+};
+
+struct rk_share_import_info {
+	bool supported; /* false: the provider answered EOPNOTSUPP */
+	int owner_pid;
+	char device[64];
+	int cmd_fd; /* the owner's command fd */
+	uint32_t pd_handle, mr_handle;
+	uint64_t mr_addr, mr_len;
+};
+
+struct rk_share_fork_info {
+	int init_ret;		     /* ibv_fork_init() before any registration */
+	enum ibv_fork_status status; /* after it */
+	int late_ret;		     /* ibv_fork_init() after a registration */
+	enum ibv_fork_status late_status;
+	bool late_as_documented; /* -EINVAL, or 0 where fork support is unneeded */
+	bool has_fork_safe;	 /* RDMAV_FORK_SAFE was set ... */
+	char fork_safe[32];	 /* ... to this */
+};
+
+struct rk_share_result {
+	enum rk_share_way way;
+	unsigned int procs;
+	size_t size;
+	size_t shared_bytes; /* shm: the memfd's size */
+	struct rk_share_import_info import;
+	struct rk_share_fork_info fork;
+	struct rk_share_step steps[RK_SHARE_MAX_STEPS];
+	int nsteps;
+	int failures; /* steps not ok */
+};
+
+/* "import", "shm", "fork"; rk_share_way_parse() is its inverse (-EINVAL). */
+const char *rk_share_way_str(enum rk_share_way way);
+int rk_share_way_parse(const char *name, enum rk_share_way *way_p);
+
+/* Run one way. *res is filled as far as the run went, also on failure.
+ * Returns 0 when every step was ok; -EINVAL for bad options (logged, naming
+ * the option); -EOPNOTSUPP for import on a provider without it; -EIO when a
+ * step failed or a process exited with an error; another negative errno when
+ * a verbs call, fork or a message failed. */
+int rk_share_run(const struct rk_share_opts *o, struct rk_share_result *res);
 
 #ifdef __cplusplus
 }

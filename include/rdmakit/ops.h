@@ -62,6 +62,12 @@ struct ibv_sge rk_sge(const struct rk_mr *mr, size_t off, uint32_t len);
  * n <= len unless len is 0). Returns n, or -EINVAL. */
 int rk_sge_split(const struct rk_mr *mr, size_t off, uint32_t len, int n, struct ibv_sge *sg);
 
+/* Split one SGE (of an MR, a region, device memory: rk_sge(),
+ * rk_region_sge()) into n nearly equal consecutive ones, the first
+ * whole.length % n one byte longer. n >= 1 and n <= whole.length unless the
+ * length is 0. Returns n, or -EINVAL. The one splitter of rdmakit. */
+int rk_sge_divide(struct ibv_sge whole, int n, struct ibv_sge *sg);
+
 /* "SEND", "SEND_IMM", "WRITE", "WRITE_IMM", "READ", "FETCH_ADD", "CMP_SWAP". */
 const char *rk_op_str(enum rk_op op);
 

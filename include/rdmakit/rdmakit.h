@@ -25,6 +25,8 @@
 #include <rdmakit/rping.h>
 #include <rdmakit/pingpong.h>
 #include <rdmakit/auth.h>
+#include <rdmakit/ud.h>
+#include <rdmakit/rcflow.h>
 
 #define RDMAKIT_VERSION_MAJOR 0
 #define RDMAKIT_VERSION_MINOR 1

@@ -50,10 +50,20 @@ json_object *cli_gid_json(const struct rk_gid_choice *gid);
 /* Print a JSON document on stdout, pretty, once. Takes ownership. */
 void cli_json_print(json_object *doc);
 
+/* A chosen GID as a JSON object: index, type, gid and why. */
+json_object *cli_json_gid(const struct rk_gid_choice *gid);
+
 /* A server takes no positional argument; a client exactly one, the server's
  * address. Returns -1 when argv[first..] fits the role, else CLI_USAGE after
  * saying what is wrong. */
 int cli_check_role_args(const char *cmd, bool server, int argc, char **argv, int first);
+
+/* cli_parse(), then cli_check_role_args() for the role the options chose
+ * (*server is one of the options' targets). *host_p is the server's address
+ * for a client, NULL for a server. Returns -1 to continue, or the exit code. */
+int cli_parse_role(const char *cmd, const char *usage, const char *description,
+		   const struct rk_opt *opts, int argc, char **argv, const bool *server,
+		   const char **host_p);
 
 /* The connection part of rk_conn_opts from the options every client/server
  * command shares: role, server address (NULL for a server), port, RDMA CM,

@@ -41,6 +41,19 @@ void cli_json_print(json_object *doc)
 	json_object_put(doc);
 }
 
+json_object *cli_json_gid(const struct rk_gid_choice *gid)
+{
+	json_object *g = json_object_new_object();
+	char text[64];
+
+	json_object_object_add(g, "index", json_object_new_int64(gid->index));
+	json_object_object_add(g, "type", json_object_new_string(rk_gid_type_str(gid->type)));
+	json_object_object_add(g, "gid", json_object_new_string(rk_gid_str(&gid->gid, text,
+									     sizeof(text))));
+	json_object_object_add(g, "why", json_object_new_string(gid->why));
+	return g;
+}
+
 int cli_parse(const char *cmd, const char *usage, const char *description,
 	      const struct rk_opt *opts, int argc, char **argv, int *first_arg_p)
 {
@@ -66,6 +79,20 @@ int cli_check_role_args(const char *cmd, bool server, int argc, char **argv, int
 		return CLI_USAGE;
 	}
 	return -1;
+}
+
+int cli_parse_role(const char *cmd, const char *usage, const char *description,
+		   const struct rk_opt *opts, int argc, char **argv, const bool *server,
+		   const char **host_p)
+{
+	int first, ret;
+
+	ret = cli_parse(cmd, usage, description, opts, argc, argv, &first);
+	if (ret < 0)
+		ret = cli_check_role_args(cmd, *server, argc, argv, first);
+	if (ret < 0)
+		*host_p = *server ? NULL : argv[first];
+	return ret;
 }
 
 void cli_conn_opts(struct rk_conn_opts *co, bool server, const char *host, uint64_t port, bool cm,

@@ -768,16 +768,7 @@ int rk_cm_create_qp(struct rk_cm *cm, struct ibv_pd *pd, struct rk_cq *send_cq,
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return -ENOMEM;
-	memset(&ia, 0, sizeof(ia));
-	ia.send_cq = send_cq->cq;
-	ia.recv_cq = recv_cq->cq;
-	ia.qp_type = IBV_QPT_RC;
-	ia.sq_sig_all = attr->sq_sig_all;
-	ia.cap.max_send_wr = attr->max_send_wr ? attr->max_send_wr : 64;
-	ia.cap.max_recv_wr = attr->max_recv_wr ? attr->max_recv_wr : 64;
-	ia.cap.max_send_sge = attr->max_send_sge ? attr->max_send_sge : 1;
-	ia.cap.max_recv_sge = attr->max_recv_sge ? attr->max_recv_sge : 1;
-	ia.cap.max_inline_data = attr->max_inline_data;
+	rk_qp_verbs_attr(attr, send_cq, recv_cq, &ia); /* RC: checked above */
 	if (rdma_create_qp(cm->id, pd, &ia)) {
 		ret = errno ? -errno : -ENOMEM;
 		rk_error("create RC QP through RDMA CM on %s (send %u x %u SGE, recv %u x %u SGE, "

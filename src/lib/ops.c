@@ -212,19 +212,26 @@ struct ibv_sge rk_sge(const struct rk_mr *mr, size_t off, uint32_t len)
 	return s;
 }
 
-int rk_sge_split(const struct rk_mr *mr, size_t off, uint32_t len, int n, struct ibv_sge *sg)
+int rk_sge_divide(struct ibv_sge whole, int n, struct ibv_sge *sg)
 {
-	uint32_t base, extra, pos = 0;
+	uint32_t len = whole.length, base, extra, pos = 0;
 
-	if (n < 1 || (len && (uint32_t)n > len) || off > mr->len || len > mr->len - off)
+	if (n < 1 || (len && (uint32_t)n > len))
 		return -EINVAL;
 	base = len / (uint32_t)n;
 	extra = len % (uint32_t)n;
 	for (int i = 0; i < n; i++) {
-		uint32_t l = base + ((uint32_t)i < extra);
-
-		sg[i] = rk_sge(mr, off + pos, l);
-		pos += l;
+		sg[i] = whole;
+		sg[i].addr = whole.addr + pos;
+		sg[i].length = base + ((uint32_t)i < extra);
+		pos += sg[i].length;
 	}
 	return n;
+}
+
+int rk_sge_split(const struct rk_mr *mr, size_t off, uint32_t len, int n, struct ibv_sge *sg)
+{
+	if (off > mr->len || len > mr->len - off)
+		return -EINVAL;
+	return rk_sge_divide(rk_sge(mr, off, len), n, sg);
 }

@@ -63,6 +63,21 @@ static uint32_t random_psn(void)
 	return v & 0xffffff;
 }
 
+void rk_qp_verbs_attr(const struct rk_qp_init_attr *attr, struct rk_cq *send_cq,
+		      struct rk_cq *recv_cq, struct ibv_qp_init_attr *ia)
+{
+	memset(ia, 0, sizeof(*ia));
+	ia->send_cq = send_cq->cq;
+	ia->recv_cq = recv_cq->cq;
+	ia->qp_type = verbs_qp_type(attr->transport);
+	ia->sq_sig_all = attr->sq_sig_all;
+	ia->cap.max_send_wr = attr->max_send_wr ? attr->max_send_wr : 64;
+	ia->cap.max_recv_wr = attr->max_recv_wr ? attr->max_recv_wr : 64;
+	ia->cap.max_send_sge = attr->max_send_sge ? attr->max_send_sge : 1;
+	ia->cap.max_recv_sge = attr->max_recv_sge ? attr->max_recv_sge : 1;
+	ia->cap.max_inline_data = attr->max_inline_data;
+}
+
 /* Both creators: ibv_create_qp(), or ibv_create_qp_ex() with send_ops_flags
  * for the ibv_wr_* API when send_ops_flags is not 0. */
 static int qp_create(struct ibv_pd *pd, struct rk_device *dev, struct rk_cq *send_cq,
@@ -88,16 +103,7 @@ static int qp_create(struct ibv_pd *pd, struct rk_device *dev, struct rk_cq *sen
 	if (!qp)
 		return -ENOMEM;
 
-	memset(&ia, 0, sizeof(ia));
-	ia.send_cq = send_cq->cq;
-	ia.recv_cq = recv_cq->cq;
-	ia.qp_type = verbs_qp_type(attr->transport);
-	ia.sq_sig_all = attr->sq_sig_all;
-	ia.cap.max_send_wr = attr->max_send_wr ? attr->max_send_wr : 64;
-	ia.cap.max_recv_wr = attr->max_recv_wr ? attr->max_recv_wr : 64;
-	ia.cap.max_send_sge = attr->max_send_sge ? attr->max_send_sge : 1;
-	ia.cap.max_recv_sge = attr->max_recv_sge ? attr->max_recv_sge : 1;
-	ia.cap.max_inline_data = attr->max_inline_data;
+	rk_qp_verbs_attr(attr, send_cq, recv_cq, &ia);
 	if (send_ops_flags) {
 		struct ibv_qp_init_attr_ex iax;
 

@@ -1,4 +1,5 @@
 /* Shared fixture for the verbs tests. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,4 +105,76 @@ int fx_wait(struct rk_cq *cq, struct ibv_wc *wc)
 	int n;
 
 	return rk_cq_wait(cq, wc, 1, FX_WAIT_MS, &n);
+}
+
+/* ---- log capture for tests with threads ---- */
+
+static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
+static char capture_text[32768];
+static size_t capture_len;
+
+static void capture_any(enum rk_log_level level, const char *msg, void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&capture_lock);
+	capture_len += (size_t)snprintf(capture_text + capture_len,
+					sizeof(capture_text) - capture_len, "%s\n", msg);
+	if (capture_len >= sizeof(capture_text))
+		capture_len = sizeof(capture_text) - 1;
+	fprintf(stderr, "  [library %s] %s\n", level == RK_LOG_ERROR ? "error" : "log", msg);
+	pthread_mutex_unlock(&capture_lock);
+}
+
+void fx_capture_start(void)
+{
+	rk_log_set_handler(capture_any, NULL);
+	rk_log_set_level(RK_LOG_INFO);
+}
+
+void fx_capture_stop(void)
+{
+	rk_log_set_handler(NULL, NULL);
+}
+
+int fx_capture_setup(void **state)
+{
+	(void)state;
+	fx_capture_start();
+	return 0;
+}
+
+int fx_capture_teardown(void **state)
+{
+	(void)state;
+	fx_capture_stop();
+	return 0;
+}
+
+void fx_capture_reset(void)
+{
+	pthread_mutex_lock(&capture_lock);
+	capture_text[0] = '\0';
+	capture_len = 0;
+	pthread_mutex_unlock(&capture_lock);
+}
+
+bool fx_capture_has(const char *s)
+{
+	bool found;
+
+	pthread_mutex_lock(&capture_lock);
+	found = strstr(capture_text, s) != NULL;
+	pthread_mutex_unlock(&capture_lock);
+	if (!found)
+		fprintf(stderr, "# the library's log does not contain \"%s\"\n", s);
+	return found;
+}
+
+uint16_t fx_next_port(uint16_t base)
+{
+	static uint16_t port;
+
+	if (!port)
+		port = base;
+	return port++;
 }

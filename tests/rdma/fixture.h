@@ -47,4 +47,27 @@ void fx_log_reset(struct fx *f);
 /* Wait for exactly one completion on cq; returns its status copied into *wc. */
 int fx_wait(struct rk_cq *cq, struct ibv_wc *wc);
 
+/* Tests with several threads (a server thread, client threads): every
+ * message the library logs, from any thread, kept in one text. */
+
+/* Capture the library's log from now on (also printed on stderr). */
+void fx_capture_start(void);
+
+/* Stop capturing; the library logs as it did before. */
+void fx_capture_stop(void);
+
+/* fx_capture_start() and fx_capture_stop() as cmocka group setup and
+ * teardown. */
+int fx_capture_setup(void **state);
+int fx_capture_teardown(void **state);
+
+/* Forget what was captured so far. */
+void fx_capture_reset(void);
+
+/* True when a captured message contains s; says so on stderr when not. */
+bool fx_capture_has(const char *s);
+
+/* A fresh port for each connection a test makes: base, base + 1, ... */
+uint16_t fx_next_port(uint16_t base);
+
 #endif

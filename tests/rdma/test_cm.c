@@ -19,48 +19,7 @@
 #define WRITE_OFF 128
 #define WRITE_LEN 1000
 
-/* ---- log capture, shared by both threads ---- */
-
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static char log_text[32768];
-static size_t log_len;
-
-static void capture_log(enum rk_log_level level, const char *msg, void *arg)
-{
-	pthread_mutex_lock(&log_lock);
-	log_len += (size_t)snprintf(log_text + log_len, sizeof(log_text) - log_len, "%s\n", msg);
-	if (log_len >= sizeof(log_text))
-		log_len = sizeof(log_text) - 1;
-	fprintf(stderr, "  [library %s] %s\n", level == RK_LOG_ERROR ? "error" : "log", msg);
-	pthread_mutex_unlock(&log_lock);
-}
-
-static void log_reset(void)
-{
-	pthread_mutex_lock(&log_lock);
-	log_text[0] = '\0';
-	log_len = 0;
-	pthread_mutex_unlock(&log_lock);
-}
-
-static bool log_has(const char *s)
-{
-	bool found;
-
-	pthread_mutex_lock(&log_lock);
-	found = strstr(log_text, s) != NULL;
-	pthread_mutex_unlock(&log_lock);
-	if (!found)
-		fprintf(stderr, "# the library's log does not contain \"%s\"\n", s);
-	return found;
-}
-
-static uint16_t next_port(void)
-{
-	static uint16_t port = 18620;
-
-	return port++;
-}
+#define PORT_BASE 18620
 
 static int64_t now_ms(void)
 {
@@ -224,19 +183,6 @@ static void server_join(struct server *srv)
 
 /* ---- tests ---- */
 
-static int setup(void **state)
-{
-	rk_log_set_handler(capture_log, NULL);
-	rk_log_set_level(RK_LOG_INFO);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	rk_log_set_handler(NULL, NULL);
-	return 0;
-}
-
 /* The GID CM uses is the RoCE v2 GID that carries the test address. */
 static void check_cm_gid(const struct rk_cm *cm)
 {
@@ -253,7 +199,7 @@ static void check_cm_gid(const struct rk_cm *cm)
 
 static void test_connect_exchange_write(void **state)
 {
-	uint16_t port = next_port();
+	uint16_t port = fx_next_port(PORT_BASE);
 	struct rk_wire_buf mine;
 	struct server srv;
 	struct side c;
@@ -331,9 +277,9 @@ static void test_connect_exchange_write(void **state)
 	assert_int_equal(rk_qp_query_state(c.qp, NULL), 0);
 	printf("# after disconnect QP 0x%x is in %s\n", c.qp->qp->qp_num,
 	       rk_qp_state_str(c.qp->state));
-	log_reset();
+	fx_capture_reset();
 	assert_int_equal(rk_ctl_recv(c.ctl, WAIT_MS, &msg), -ECONNRESET);
-	assert_true(log_has("closed the control connection"));
+	assert_true(fx_capture_has("closed the control connection"));
 	server_join(&srv);
 
 	if (srv.ret)
@@ -359,7 +305,7 @@ static void test_connect_exchange_write(void **state)
 
 static void test_no_listener_refused(void **state)
 {
-	uint16_t port = next_port();
+	uint16_t port = fx_next_port(PORT_BASE);
 	struct rk_wire_buf mine = {0};
 	struct side c;
 	struct rk_cm *cm;
@@ -367,19 +313,19 @@ static void test_no_listener_refused(void **state)
 
 	assert_int_equal(rk_cm_resolve(fx_test_ip(), port, WAIT_MS, &cm), 0);
 	assert_int_equal(side_open(&c, cm), 0);
-	log_reset();
+	fx_capture_reset();
 	t0 = now_ms();
 	assert_int_equal(rk_cm_connect(cm, c.qp, &mine, WAIT_MS), -ECONNREFUSED);
 	printf("# refused after %lld ms\n", (long long)(now_ms() - t0));
 	assert_true(now_ms() - t0 < 5000);
-	assert_true(log_has("RDMA_CM_EVENT_REJECTED"));
+	assert_true(fx_capture_has("RDMA_CM_EVENT_REJECTED"));
 	assert_false(cm->connected);
 	side_close(&c);
 }
 
 static void test_reject_with_reason(void **state)
 {
-	uint16_t port = next_port();
+	uint16_t port = fx_next_port(PORT_BASE);
 	struct rk_wire_buf mine = {.op = 1};
 	struct server srv;
 	struct side c;
@@ -388,7 +334,7 @@ static void test_reject_with_reason(void **state)
 	server_start(&srv, SERVE_REJECT, NULL, port);
 	assert_int_equal(rk_cm_resolve(fx_test_ip(), port, WAIT_MS, &cm), 0);
 	assert_int_equal(side_open(&c, cm), 0);
-	log_reset();
+	fx_capture_reset();
 	/* A server's decision, unlike a missing listener: not to be retried. */
 	assert_int_equal(rk_cm_connect(cm, c.qp, &mine, WAIT_MS), -ECONNABORTED);
 	server_join(&srv);
@@ -396,21 +342,21 @@ static void test_reject_with_reason(void **state)
 	assert_int_equal(srv.ret, 0);
 	assert_true(srv.got_peer);
 	assert_int_equal(srv.got.op, 1);
-	assert_true(log_has("RDMA_CM_EVENT_REJECTED"));
-	assert_true(log_has("not today"));
+	assert_true(fx_capture_has("RDMA_CM_EVENT_REJECTED"));
+	assert_true(fx_capture_has("not today"));
 	side_close(&c);
 }
 
 static void test_listen_port_in_use(void **state)
 {
-	uint16_t port = next_port();
+	uint16_t port = fx_next_port(PORT_BASE);
 	struct rk_cm *a, *b = NULL;
 
 	assert_int_equal(rk_cm_listen(fx_test_ip(), port, &a), 0);
-	log_reset();
+	fx_capture_reset();
 	assert_int_equal(rk_cm_listen(fx_test_ip(), port, &b), -EADDRINUSE);
 	assert_null(b);
-	assert_true(log_has("already in use"));
+	assert_true(fx_capture_has("already in use"));
 	rk_cm_destroy(a);
 }
 
@@ -422,8 +368,8 @@ static void test_resolve_loopback(void **state)
 	int64_t t0 = now_ms();
 	int ret;
 
-	log_reset();
-	ret = rk_cm_resolve("127.0.0.1", next_port(), 3000, &cm);
+	fx_capture_reset();
+	ret = rk_cm_resolve("127.0.0.1", fx_next_port(PORT_BASE), 3000, &cm);
 	printf("# resolve 127.0.0.1: %s after %lld ms\n", rk_strerror(ret),
 	       (long long)(now_ms() - t0));
 	assert_true(now_ms() - t0 < 5000);
@@ -432,8 +378,8 @@ static void test_resolve_loopback(void **state)
 		       cm->port_num, cm->gid.index);
 		rk_cm_destroy(cm);
 	} else {
-		assert_true(log_has("resolve 127.0.0.1"));
-		assert_true(log_has("loopback"));
+		assert_true(fx_capture_has("resolve 127.0.0.1"));
+		assert_true(fx_capture_has("loopback"));
 	}
 }
 
@@ -446,13 +392,13 @@ static void test_unreachable_peer(void **state)
 	int64_t t0 = now_ms();
 	int ret;
 
-	log_reset();
-	ret = rk_cm_resolve("198.18.0.99", next_port(), 3000, &cm);
+	fx_capture_reset();
+	ret = rk_cm_resolve("198.18.0.99", fx_next_port(PORT_BASE), 3000, &cm);
 	printf("# resolve 198.18.0.99: %s after %lld ms\n", rk_strerror(ret),
 	       (long long)(now_ms() - t0));
 	assert_true(now_ms() - t0 < 5000);
 	if (ret) {
-		assert_true(log_has("RDMA_CM_EVENT"));
+		assert_true(fx_capture_has("RDMA_CM_EVENT"));
 		return;
 	}
 	assert_int_equal(side_open(&c, cm), 0);
@@ -462,7 +408,7 @@ static void test_unreachable_peer(void **state)
 	       (long long)(now_ms() - t0));
 	assert_true(ret == -ETIMEDOUT || ret == -EHOSTUNREACH);
 	assert_true(now_ms() - t0 < 5000);
-	assert_true(log_has("198.18.0.99"));
+	assert_true(fx_capture_has("198.18.0.99"));
 	side_close(&c);
 }
 
@@ -488,7 +434,7 @@ static int raw_wait(struct rdma_event_channel *ch, enum rdma_cm_event_type type,
 /* A client that is not rdmakit: 48 bytes of 'A' as private data. */
 static void test_garbage_private_data(void **state)
 {
-	uint16_t port = next_port();
+	uint16_t port = fx_next_port(PORT_BASE);
 	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port)};
 	struct rdma_conn_param param;
 	struct rdma_event_channel *ch;
@@ -512,14 +458,14 @@ static void test_garbage_private_data(void **state)
 	param.private_data_len = sizeof(junk);
 	param.qp_num = 0x1234; /* no QP: the request never gets that far */
 	param.retry_count = 7;
-	log_reset();
+	fx_capture_reset();
 	assert_int_equal(rdma_connect(id, &param), 0);
 	assert_int_equal(raw_wait(ch, RDMA_CM_EVENT_REJECTED, &ev), 0);
 	printf("# raw client: REJECTED, status %d, %u bytes of private data\n", ev.status,
 	       ev.param.conn.private_data_len);
 	server_join(&srv);
 	assert_int_equal(srv.get_ret, -EBADMSG);
-	assert_true(log_has("not from rdmakit"));
+	assert_true(fx_capture_has("not from rdmakit"));
 	rdma_destroy_id(id);
 	rdma_destroy_event_channel(ch);
 }
@@ -537,5 +483,5 @@ int main(void)
 	};
 
 	printf("# RDMA CM tests against %s\n", fx_test_ip());
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, fx_capture_setup, fx_capture_teardown);
 }

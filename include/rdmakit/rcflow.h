@@ -1,0 +1,157 @@
+/* rdmakit: the RC step flow, client and server.
+ *
+ * A server exposes one buffer (host or device memory) with exactly the
+ * access the client's operation needs; a client connects (TCP exchange or
+ * RDMA CM, through rk_conn_establish()) and works on it: SEND, SEND or WRITE
+ * with immediate, RDMA WRITE, RDMA READ, fetch-add, compare-swap, or the
+ * whole flow ("all": the server SENDs, the client READs, WRITEs, then
+ * fetch-add and compare-swap). Steps are kept in order by sync points on the
+ * control channel: prepare, sync "ready", act, sync "done" with this side's
+ * status, finish. Every byte moved is checked by the side it arrives at, and
+ * after each step each side reads back its buffer.
+ */
+#ifndef RDMAKIT_RCFLOW_H
+#define RDMAKIT_RCFLOW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rdmakit/gid.h>
+#include <rdmakit/wire.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RK_RCFLOW_OP_ANY 0u     /* server: serve what the client asks for */
+#define RK_RCFLOW_OP_ALL 0x100u /* the whole flow; single ops are rk_op + 1 */
+#define RK_RCFLOW_MAX_SGE 64
+#define RK_RCFLOW_MAX_STEPS 5
+
+enum rk_rcflow_mem {
+	RK_RCFLOW_MEM_HOST,
+	RK_RCFLOW_MEM_DM,   /* device memory, or fail */
+	RK_RCFLOW_MEM_AUTO, /* device memory, else host memory */
+};
+
+/* Faults for tests. Client: WRONG_RKEY, OUTSIDE; server: NO_ACCESS, NO_RECV. */
+enum rk_rcflow_inject {
+	RK_RCFLOW_INJECT_NONE,
+	RK_RCFLOW_INJECT_WRONG_RKEY, /* target the server's buffer with a wrong rkey */
+	RK_RCFLOW_INJECT_OUTSIDE,    /* target just past the end of the server's buffer */
+	RK_RCFLOW_INJECT_NO_ACCESS,  /* register the buffer without remote access */
+	RK_RCFLOW_INJECT_NO_RECV,    /* post no receive for the client's SEND */
+};
+
+enum rk_rcflow_step_kind {
+	RK_STEP_SEND_C2S,
+	RK_STEP_SEND_IMM_C2S,
+	RK_STEP_SEND_S2C,
+	RK_STEP_WRITE,
+	RK_STEP_WRITE_IMM,
+	RK_STEP_READ,
+	RK_STEP_FADD,
+	RK_STEP_CSWAP,
+};
+
+struct rk_rcflow_result;
+
+enum rk_rcflow_event {
+	RK_RCFLOW_WAITING,   /* server: listening for a client */
+	RK_RCFLOW_CONNECTED, /* both: connected; the result's connection fields are set */
+	RK_RCFLOW_STEP,      /* both: a step ended (its record is result->steps[step]) */
+};
+
+struct rk_rcflow_opts {
+	bool server;
+	const char *host;        /* client: the server's name or address */
+	uint16_t port;           /* 0: RK_DEFAULT_PORT */
+	bool cm;                 /* RDMA CM instead of the TCP exchange */
+	const char *device;      /* NULL: the first device (CM: by address) */
+	uint8_t port_num;        /* 0 means 1 */
+	int gid_index;           /* -1: choose */
+	int timeout_ms;          /* client: keep trying to connect this long; both:
+				    bound on every wait */
+	int accept_timeout_ms;   /* server: wait this long for a client (-1: forever) */
+	uint32_t op;             /* rk_rcflow_op_parse(); server: RK_RCFLOW_OP_ANY or
+				    the only op it serves */
+	uint64_t size;           /* client: bytes per operation; server: its buffer */
+	int sge;                 /* split local buffers into so many SGEs (0 means 1) */
+	bool events;             /* completion channel instead of busy polling */
+	enum rk_rcflow_mem mem;  /* server's buffer */
+	enum rk_rcflow_inject inject;
+	uint8_t rnr_retry;       /* TCP exchange: RNR retries (7: forever) */
+	uint8_t retry;           /* TCP exchange: transport retries */
+	const char *auth_file;   /* shared secret (auth.h); NULL: none */
+	/* Optional: called as the run goes. */
+	void (*on_event)(const struct rk_rcflow_result *r, enum rk_rcflow_event ev, int step,
+			 void *arg);
+	void *arg;
+};
+
+/* What one step did, as this side saw it. */
+struct rk_rcflow_step {
+	enum rk_rcflow_step_kind kind;
+	int status;          /* 0 or a negative errno */
+	uint32_t bytes;
+	bool checked;        /* content compared with what the peer put there */
+	int64_t bad_offset;  /* -1: every byte matched */
+	bool has_word;       /* atomics: the 8-byte word */
+	uint64_t word_before, word_after;
+	bool has_imm;
+	uint32_t imm;
+	char preview[72];    /* the buffer afterwards */
+};
+
+/* What a run did. Filled as far as it got, also when it fails. */
+struct rk_rcflow_result {
+	uint32_t op;            /* what the client asked for (server: 0 until it asked) */
+	bool connected;         /* the connection fields below are set */
+	char device[64];
+	uint8_t port_num;
+	bool has_gid;
+	struct rk_gid_choice gid;
+	bool cm;
+	char peer[80];
+	uint32_t qpn;
+	uint32_t peer_qpn;      /* TCP exchange only */
+	int path_mtu;           /* bytes; TCP exchange only */
+	/* this side's buffer */
+	bool dm;                /* device memory */
+	bool fell_back;         /* --mem auto on a device without device memory */
+	uint32_t rkey;
+	int access;             /* IBV_ACCESS_* it was registered with */
+	/* client: the server's buffer as it told us */
+	struct rk_wire_buf reply;
+	int nsteps;             /* steps in the flow */
+	int done;               /* steps recorded in steps[] */
+	struct rk_rcflow_step steps[RK_RCFLOW_MAX_STEPS];
+};
+
+/* Run the server or the client as opts says; *result is zeroed, then filled.
+ * 0 when every step was done and checked on this side, or a negative errno,
+ * logged once: -EINVAL bad options (an op the size cannot hold, more SGEs
+ * than bytes), -EOPNOTSUPP device memory asked of a device without it, a
+ * connection error (see rk_conn_establish()), -EIO bytes that differ, or the
+ * error of the step that failed on either side. */
+int rk_rcflow_run(const struct rk_rcflow_opts *opts, struct rk_rcflow_result *result);
+
+/* "send", ..., "cmp-swap" (rk_op_parse()) or "all" into its code. -EINVAL
+ * for any other name. */
+int rk_rcflow_op_parse(const char *name, uint32_t *code_p);
+
+/* The name of an op code: "all", "SEND", ...; "unknown" for anything else. */
+const char *rk_rcflow_op_name(uint32_t code);
+
+/* "SEND", "SEND_IMM", "WRITE", "WRITE_IMM", "READ", "FETCH_ADD", "CMP_SWAP". */
+const char *rk_rcflow_step_name(enum rk_rcflow_step_kind kind);
+
+/* True when the flow of op code has fetch-add or compare-swap (they need an
+ * 8-byte aligned word). */
+bool rk_rcflow_has_atomics(uint32_t op);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,316 @@
+/* The RC step flow (rk_rcflow_run) on a real device, server and client in one
+ * process (each in a thread): single operations and the whole flow over the
+ * TCP exchange and RDMA CM, with several SGEs; and the ways it fails: a wrong
+ * rkey, a server that serves another operation, device memory on a device
+ * without it, bad options. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixture.h"
+
+#define WAIT_MS 20000
+#define PORT_BASE 18760 /* this test's ports: PORT_BASE, PORT_BASE + 1, ... */
+
+/* ---- one side, in its own thread ---- */
+
+struct side {
+	struct rk_rcflow_opts o;
+	struct rk_rcflow_result r;
+	int ret;
+	pthread_t thread;
+	/* counted by the callback (no cmocka assertion in a thread) */
+	int waiting, connected, steps;
+	int last_step;
+	bool out_of_order;
+};
+
+/* The sides of a test (results are kilobytes: not on a thread's stack). */
+static struct side sides[3];
+
+static void count_event(const struct rk_rcflow_result *r, enum rk_rcflow_event ev, int step,
+			void *arg)
+{
+	struct side *s = arg;
+
+	if (r != &s->r)
+		s->out_of_order = true;
+	switch (ev) {
+	case RK_RCFLOW_WAITING: s->waiting++; break;
+	case RK_RCFLOW_CONNECTED:
+		if (s->steps)
+			s->out_of_order = true;
+		s->connected++;
+		break;
+	case RK_RCFLOW_STEP:
+		if (step != s->steps || !s->connected)
+			s->out_of_order = true;
+		s->steps++;
+		s->last_step = step;
+		break;
+	}
+}
+
+static void side_init(struct side *s, bool server, bool cm, uint16_t port, const char *op,
+		      uint64_t size)
+{
+	memset(s, 0, sizeof(*s));
+	s->o.server = server;
+	s->o.host = server ? NULL : fx_test_ip();
+	s->o.port = port;
+	s->o.cm = cm;
+	s->o.device = getenv("RDMAKIT_TEST_DEVICE");
+	s->o.gid_index = -1;
+	s->o.timeout_ms = WAIT_MS;
+	s->o.accept_timeout_ms = WAIT_MS;
+	s->o.op = RK_RCFLOW_OP_ANY;
+	if (op)
+		assert_int_equal(rk_rcflow_op_parse(op, &s->o.op), 0);
+	s->o.size = size;
+	s->o.sge = 1;
+	s->o.rnr_retry = 7;
+	s->o.retry = 6;
+	s->o.on_event = count_event;
+	s->o.arg = s;
+}
+
+static void *side_run(void *arg)
+{
+	struct side *s = arg;
+
+	s->ret = rk_rcflow_run(&s->o, &s->r);
+	return NULL;
+}
+
+/* Run both sides to the end. */
+static void run_pair(struct side *srv, struct side *cli)
+{
+	fx_capture_reset();
+	assert_int_equal(pthread_create(&srv->thread, NULL, side_run, srv), 0);
+	assert_int_equal(pthread_create(&cli->thread, NULL, side_run, cli), 0);
+	assert_int_equal(pthread_join(cli->thread, NULL), 0);
+	assert_int_equal(pthread_join(srv->thread, NULL), 0);
+	printf("# %s %s, %u SGE%s: server %d, client %d; %d step(s)\n", srv->o.cm ? "CM" : "TCP",
+	       rk_rcflow_op_name(cli->o.op), cli->o.sge, cli->o.sge > 1 ? "s" : "", srv->ret,
+	       cli->ret, cli->r.done);
+	assert_false(srv->out_of_order);
+	assert_false(cli->out_of_order);
+}
+
+/* Both sides did every step, and every step was checked on the side the
+ * bytes arrived at. */
+static void check_flow_ok(const struct side *srv, const struct side *cli, int nsteps)
+{
+	assert_int_equal(srv->ret, 0);
+	assert_int_equal(cli->ret, 0);
+	assert_int_equal(srv->waiting, 1);
+	assert_int_equal(cli->waiting, 0);
+	assert_int_equal(srv->connected, 1);
+	assert_int_equal(cli->connected, 1);
+	assert_int_equal(srv->r.nsteps, nsteps);
+	assert_int_equal(cli->r.nsteps, nsteps);
+	assert_int_equal(srv->r.done, nsteps);
+	assert_int_equal(cli->r.done, nsteps);
+	assert_int_equal(srv->steps, nsteps);
+	assert_int_equal(cli->steps, nsteps);
+	assert_int_equal(srv->r.op, cli->o.op);
+	assert_true(srv->r.connected && cli->r.connected);
+	/* The client reached the server's buffer through the rkey it exposed. */
+	assert_int_equal(cli->r.reply.rkey, srv->r.rkey);
+	assert_true(cli->r.reply.len >= cli->o.size);
+	for (int i = 0; i < nsteps; i++) {
+		const struct rk_rcflow_step *s = &srv->r.steps[i], *c = &cli->r.steps[i];
+
+		assert_int_equal(s->kind, c->kind);
+		assert_int_equal(s->status, 0);
+		assert_int_equal(c->status, 0);
+		/* Exactly one side checks content; atomics are checked on both. */
+		assert_true(s->checked || c->checked);
+		assert_int_equal(s->bad_offset, -1);
+		assert_int_equal(c->bad_offset, -1);
+	}
+}
+
+static void test_write_tcp(void **state)
+{
+	uint16_t port = fx_next_port(PORT_BASE);
+	struct side *srv = &sides[0], *cli = &sides[1];
+
+	(void)state;
+	side_init(srv, true, false, port, NULL, 4096);
+	side_init(cli, false, false, port, "write", 4096);
+	run_pair(srv, cli);
+	check_flow_ok(srv, cli, 1);
+	assert_int_equal(srv->r.steps[0].kind, RK_STEP_WRITE);
+	assert_true(srv->r.steps[0].checked);
+	assert_int_equal(srv->r.steps[0].bytes, 4096);
+	/* The server registered exactly what a WRITE needs. */
+	assert_int_equal(srv->r.access, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	assert_false(srv->r.dm);
+}
+
+/* The whole flow: SEND, READ, WRITE, fetch-add, compare-swap, in 3 SGEs. */
+static void test_all_tcp_sge(void **state)
+{
+	uint16_t port = fx_next_port(PORT_BASE);
+	struct side *srv = &sides[0], *cli = &sides[1];
+	const struct rk_rcflow_step *fadd, *cswap;
+
+	(void)state;
+	side_init(srv, true, false, port, NULL, 1000);
+	side_init(cli, false, false, port, "all", 1000);
+	srv->o.sge = 3;
+	cli->o.sge = 3;
+	run_pair(srv, cli);
+	check_flow_ok(srv, cli, 5);
+	assert_int_equal(cli->r.steps[0].kind, RK_STEP_SEND_S2C);
+	assert_true(cli->r.steps[0].checked);
+	assert_true(cli->r.steps[1].checked); /* READ: checked where it landed */
+	assert_true(srv->r.steps[2].checked); /* WRITE */
+	fadd = &srv->r.steps[3];
+	cswap = &srv->r.steps[4];
+	assert_int_equal(fadd->kind, RK_STEP_FADD);
+	assert_int_equal(fadd->word_before, 1000);
+	assert_int_equal(fadd->word_after, 1001);
+	assert_int_equal(cswap->word_before, 1001);
+	assert_int_equal(cswap->word_after, 2000);
+	/* The client's fetch-add returned the value before. */
+	assert_int_equal(cli->r.steps[3].word_before, 1000);
+	assert_int_equal(srv->r.access, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+						 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+}
+
+/* RDMA CM: READ, and SEND with immediate into 2 SGEs. */
+static void test_cm_ops(void **state)
+{
+	struct side *srv = &sides[0], *cli = &sides[1];
+	uint16_t port;
+
+	(void)state;
+	port = fx_next_port(PORT_BASE);
+	side_init(srv, true, true, port, NULL, 512);
+	side_init(cli, false, true, port, "read", 512);
+	run_pair(srv, cli);
+	check_flow_ok(srv, cli, 1);
+	assert_true(cli->r.cm);
+	assert_true(cli->r.steps[0].checked);
+
+	port = fx_next_port(PORT_BASE);
+	side_init(srv, true, true, port, "send-imm", 300);
+	side_init(cli, false, true, port, "send-imm", 300);
+	srv->o.sge = 2;
+	cli->o.sge = 2;
+	run_pair(srv, cli);
+	check_flow_ok(srv, cli, 1);
+	assert_true(srv->r.steps[0].has_imm);
+	assert_int_equal(srv->r.steps[0].imm, cli->r.steps[0].imm);
+	assert_true(srv->r.steps[0].checked);
+}
+
+/* ---- failures ---- */
+
+/* --inject wrong-rkey: the server's HCA refuses the WRITE, and both sides
+ * stop at that step. */
+static void test_wrong_rkey(void **state)
+{
+	uint16_t port = fx_next_port(PORT_BASE);
+	struct side *srv = &sides[0], *cli = &sides[1];
+
+	(void)state;
+	side_init(srv, true, false, port, NULL, 256);
+	side_init(cli, false, false, port, "write", 256);
+	cli->o.inject = RK_RCFLOW_INJECT_WRONG_RKEY;
+	run_pair(srv, cli);
+	assert_int_not_equal(cli->ret, 0);
+	assert_int_not_equal(srv->ret, 0);
+	assert_int_equal(cli->r.done, 1);
+	assert_int_not_equal(cli->r.steps[0].status, 0);
+	assert_true(fx_capture_has("IBV_WC_REM_ACCESS_ERR"));
+}
+
+/* A server that serves only READ refuses a client that asks for WRITE. */
+static void test_server_refuses_op(void **state)
+{
+	uint16_t port = fx_next_port(PORT_BASE);
+	struct side *srv = &sides[0], *cli = &sides[1];
+
+	(void)state;
+	side_init(srv, true, false, port, "read", 256);
+	side_init(cli, false, false, port, "write", 256);
+	run_pair(srv, cli);
+	assert_int_equal(srv->ret, -EPERM);
+	assert_int_not_equal(cli->ret, 0);
+	assert_true(fx_capture_has("serves only read"));
+	assert_false(srv->r.connected);
+	assert_int_equal(cli->r.done, 0);
+	assert_int_equal(cli->connected, 0);
+}
+
+/* Device memory on a device without it is refused before any client comes;
+ * auto falls back to host memory. */
+static void test_device_memory(void **state)
+{
+	struct side *srv = &sides[0], *cli = &sides[1];
+	struct rk_device *dev;
+	uint64_t max_dm;
+	uint16_t port;
+
+	(void)state;
+	assert_int_equal(rk_device_open(getenv("RDMAKIT_TEST_DEVICE"), &dev), 0);
+	max_dm = dev->info.max_dm_size;
+	rk_device_close(dev);
+	port = fx_next_port(PORT_BASE);
+	side_init(srv, true, false, port, NULL, 4096);
+	srv->o.mem = max_dm ? RK_RCFLOW_MEM_DM : RK_RCFLOW_MEM_AUTO;
+	side_init(cli, false, false, port, "write", 4096);
+	run_pair(srv, cli);
+	check_flow_ok(srv, cli, 1);
+	assert_int_equal(srv->r.dm, max_dm != 0);
+	assert_int_equal(srv->r.fell_back, max_dm == 0);
+	if (!max_dm) {
+		side_init(srv, true, false, fx_next_port(PORT_BASE), NULL, 4096);
+		srv->o.mem = RK_RCFLOW_MEM_DM;
+		fx_capture_reset();
+		srv->ret = rk_rcflow_run(&srv->o, &srv->r);
+		assert_int_equal(srv->ret, -EOPNOTSUPP);
+		assert_true(fx_capture_has("no device memory (max_dm_size 0)"));
+		assert_int_equal(srv->waiting, 0);
+	}
+}
+
+static void test_bad_options(void **state)
+{
+	struct side *s = &sides[0];
+
+	(void)state;
+	side_init(s, false, false, fx_next_port(PORT_BASE), "fetch-add", 4);
+	fx_capture_reset();
+	assert_int_equal(rk_rcflow_run(&s->o, &s->r), -EINVAL);
+	assert_true(fx_capture_has("atomics need at least 8 bytes"));
+	side_init(s, false, false, fx_next_port(PORT_BASE), "write", 4);
+	s->o.sge = 5;
+	assert_int_equal(rk_rcflow_run(&s->o, &s->r), -EINVAL);
+	side_init(s, false, false, fx_next_port(PORT_BASE), NULL, 64); /* a client with no op */
+	assert_int_equal(rk_rcflow_run(&s->o, &s->r), -EINVAL);
+	assert_int_equal(rk_rcflow_op_parse("jump", &s->o.op), -EINVAL);
+	assert_string_equal(rk_rcflow_op_name(RK_RCFLOW_OP_ALL), "all");
+	assert_true(rk_rcflow_has_atomics(RK_RCFLOW_OP_ALL));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_write_tcp),
+		cmocka_unit_test(test_all_tcp_sge),
+		cmocka_unit_test(test_cm_ops),
+		cmocka_unit_test(test_wrong_rkey),
+		cmocka_unit_test(test_server_refuses_op),
+		cmocka_unit_test(test_device_memory),
+		cmocka_unit_test(test_bad_options),
+	};
+
+	printf("# RC flow engine tests against %s\n", fx_test_ip());
+	return cmocka_run_group_tests(tests, fx_capture_setup, fx_capture_teardown);
+}

@@ -8,7 +8,7 @@
 BUILD=$1
 SRC=$2
 RDMAKIT=$3
-# shellcheck source=../rdma/lib.sh
+# shellcheck source=tests/rdma/lib.sh
 . "$SRC/tests/rdma/lib.sh"
 
 IP=${RDMAKIT_TEST_IP:-198.18.0.1}
@@ -63,7 +63,9 @@ run 2 "$tmp/ud_sender" --bogus && has "$err" "usage: ud_sender"
 
 # 4. rping_client against rdma-core's rping server: both exit 0, the
 # server saw every ping (-v prints each), the client checked every pong.
-timeout 120 rping -s -a "$IP" -C $N -v >"$tmp/srv" 2>&1 &
+# The server's -S must be the client's size: rping reads the ping into a
+# buffer of its own -S (default 64; larger pings fail its RDMA READ).
+timeout 120 rping -s -a "$IP" -S 100 -C $N -v >"$tmp/srv" 2>&1 &
 spid=$!
 sleep 1
 run 0 timeout 120 "$tmp/rping_client" "$IP" $N 100 &&
@@ -72,11 +74,11 @@ wait $spid
 gs=$?
 seen=$(grep -c "server ping data: rdma-ping-" "$tmp/srv")
 if [ "$gs" -ne 0 ] || [ "$seen" -ne $N ]; then
-	echo "FAIL: rping -s -C $N exited $gs (want 0), printed $seen pings (want $N):"
+	echo "FAIL: rping -s -S 100 -C $N exited $gs (want 0), printed $seen pings (want $N):"
 	sed 's/^/  server: /' "$tmp/srv" | tail -15
 	fails=$((fails + 1))
 else
-	echo "ok: rping -s -a $IP -C $N -v exited 0 after $seen pings from rping_client"
+	echo "ok: rping -s -a $IP -S 100 -C $N -v exited 0 after $seen pings from rping_client"
 fi
 
 # 5. ud_sender against rdmakit's UD server: both exit 0, the server counts

@@ -9,6 +9,8 @@
  *
  * Build: cc rping_client.c $(pkg-config --cflags --libs rdmakit)
  * Usage: rping_client HOST [COUNT [SIZE]]   (defaults: 10 rounds, 64 bytes)
+ * rping's server reads each ping into a buffer of its own -S (default 64):
+ * run it with the same size, e.g. `rping -s -a HOST -S 100` for SIZE 100.
  */
 #include <errno.h>
 #include <inttypes.h>

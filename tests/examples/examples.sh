@@ -1,0 +1,105 @@
+#!/bin/sh
+# The examples as a user of the installed library builds them: `cmake
+# --install` of the build into a temporary prefix, every installed header
+# compiled on its own, examples/ built with pkg-config alone
+# (PKG_CONFIG_PATH at the prefix), then run on the device: rping_client
+# against rdma-core's `rping -s`, ud_sender against `rdmakit ud --server`.
+# Usage: examples.sh BUILD_DIR SOURCE_DIR RDMAKIT
+BUILD=$1
+SRC=$2
+RDMAKIT=$3
+# shellcheck source=tests/rdma/lib.sh
+. "$SRC/tests/rdma/lib.sh"
+
+IP=${RDMAKIT_TEST_IP:-198.18.0.1}
+N=7
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp" "$out" "$err"' EXIT
+command -v rping >/dev/null || { echo "FAIL: rping (rdma-core) is not installed"; exit 1; }
+
+# 1. Install into the prefix; the .pc found there must name that prefix.
+run 0 cmake --install "$BUILD" --prefix "$tmp/prefix" || finish
+pc=$(find "$tmp/prefix" -name rdmakit.pc)
+[ -n "$pc" ] || { echo "FAIL: no rdmakit.pc installed under $tmp/prefix"; exit 1; }
+PKG_CONFIG_PATH=$(dirname "$pc")
+export PKG_CONFIG_PATH
+run 0 pkg-config --cflags --libs rdmakit && has "$out" "-I$tmp/prefix/include" &&
+	has "$out" "-L$tmp/prefix/" && has "$out" "-lrdmakit"
+if grep -qF -- "$SRC" "$out"; then
+	echo "FAIL: pkg-config points into the source tree: $(cat "$out")"
+	fails=$((fails + 1))
+fi
+
+# 2. Every installed header compiles alone.
+nh=0
+for h in "$tmp"/prefix/include/rdmakit/*.h; do
+	name=rdmakit/$(basename "$h")
+	# shellcheck disable=SC2046
+	if ! printf '#include <%s>\n' "$name" |
+		cc -std=c11 -Wall -Wextra -Werror -fsyntax-only $(pkg-config --cflags rdmakit) \
+			-x c - >"$err" 2>&1; then
+		echo "FAIL: <$name> does not compile on its own:"
+		sed 's/^/  | /' "$err" | head -10
+		fails=$((fails + 1))
+	fi
+	nh=$((nh + 1))
+done
+[ "$nh" -ge 20 ] || { echo "FAIL: only $nh headers installed"; fails=$((fails + 1)); }
+echo "ok: $nh installed headers checked one by one"
+
+# 3. The examples, by pkg-config alone, outside the source tree.
+run 0 make -C "$SRC/examples" O="$tmp" CFLAGS="-O2 -Wall -Wextra -Werror" || finish
+for p in rping_client ud_sender; do
+	run 0 sh -c "ldd '$tmp/$p' | grep librdmakit" && has "$out" "$tmp/prefix/"
+done
+
+# Bad arguments: a named error, exit 2, nothing run.
+run 2 "$tmp/rping_client" && has "$err" "usage: rping_client HOST"
+run 2 "$tmp/rping_client" "$IP" 5 22 && has "$err" "SIZE '22' is not a number from 23 to 65535"
+run 2 "$tmp/rping_client" "$IP" 0 && has "$err" "COUNT '0'"
+run 2 "$tmp/ud_sender" "$IP" 3x && has "$err" "COUNT '3x'"
+run 2 "$tmp/ud_sender" "$IP" 3 5000 && has "$err" "SIZE '5000' is not a number from 1 to 4096"
+run 2 "$tmp/ud_sender" --bogus && has "$err" "usage: ud_sender"
+
+# 4. rping_client against rdma-core's rping server: both exit 0, the
+# server saw every ping (-v prints each), the client checked every pong.
+# The server's -S must be the client's size: rping reads the ping into a
+# buffer of its own -S (default 64; larger pings fail its RDMA READ).
+timeout 120 rping -s -a "$IP" -S 100 -C $N -v >"$tmp/srv" 2>&1 &
+spid=$!
+sleep 1
+run 0 timeout 120 "$tmp/rping_client" "$IP" $N 100 &&
+	has "$out" "$N rounds of 100 bytes, every pong checked" && has "$out" "round $N: 100 bytes"
+wait $spid
+gs=$?
+seen=$(grep -c "server ping data: rdma-ping-" "$tmp/srv")
+if [ "$gs" -ne 0 ] || [ "$seen" -ne $N ]; then
+	echo "FAIL: rping -s -S 100 -C $N exited $gs (want 0), printed $seen pings (want $N):"
+	sed 's/^/  server: /' "$tmp/srv" | tail -15
+	fails=$((fails + 1))
+else
+	echo "ok: rping -s -a $IP -S 100 -C $N -v exited 0 after $seen pings from rping_client"
+fi
+
+# 5. ud_sender against rdmakit's UD server: both exit 0, the server counts
+# N datagrams received and echoed from one rdmakit client.
+timeout 120 "$RDMAKIT" ud --server -n $N -s 200 -w 60 --json >"$tmp/srv" 2>"$tmp/srv.err" &
+spid=$!
+run 0 timeout 120 "$tmp/ud_sender" "$IP" $N 200 &&
+	has "$out" "$N datagrams of 200 bytes sent, $N echoed back, every byte checked"
+wait $spid
+gs=$?
+if [ "$gs" -ne 0 ]; then
+	echo "FAIL: rdmakit ud --server exited $gs (want 0):"
+	sed 's/^/  server: /' "$tmp/srv" "$tmp/srv.err" | tail -15
+	fails=$((fails + 1))
+else
+	cp "$tmp/srv" "$out"
+	json "
+assert d['result'] == 'ok' and d['validated'] is True, d
+assert d['received'] == $N and len(d['clients']) == 1, d
+c = d['clients'][0]
+assert c['rdmakit'] is True and c['received'] == $N and c['echoed'] == $N, c
+" && echo "ok: rdmakit ud --server counted $N datagrams received and echoed from ud_sender"
+fi
+finish

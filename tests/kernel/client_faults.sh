@@ -20,7 +20,7 @@ t00=$(now)
 
 insmod "$KO"
 check "insmod $KO exit status" 0 $?
-remote 30 "ms_start ms $STATE" || { echo "FAIL: memserver did not start on guest 1"; remote 30 finish; exit 1; }
+remote 30 "mkdir -p /tmp/ms-state; ms_start ms $STATE" || { echo "FAIL: memserver did not start on guest 1"; remote 30 finish; exit 1; }
 
 # fio_bg NAME DISK ARGS...: fio in the background (FIO_PID), JSON in W/NAME.json
 fio_bg() {

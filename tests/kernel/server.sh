@@ -13,14 +13,20 @@ RDMAKIT=$1 W=$2 IDLE=${3:-300}
 ms_start() {
 	_name=$1
 	shift
+	_from=$(($(cat "$W/$_name.log" 2>/dev/null | wc -l) + 1))
 	"$RDMAKIT" memserver "$@" >>"$W/$_name.log" 2>&1 &
 	echo $! >"/tmp/$_name.pid"
-	sleep 1
-	if ! alive "$(cat "/tmp/$_name.pid")"; then
-		echo "memserver $_name ($*) exited at once:"
-		tail -n 5 "$W/$_name.log"
-		return 1
-	fi
+	# Up when it says it listens (30 s at most).
+	_i=0
+	until tail -n +$_from "$W/$_name.log" | grep -q listening; do
+		if ! alive "$(cat "/tmp/$_name.pid")" || [ $_i -ge 150 ]; then
+			echo "memserver $_name ($*) is not listening:"
+			tail -n +$_from "$W/$_name.log" | tail -n 5
+			return 1
+		fi
+		_i=$((_i + 1))
+		sleep 0.2
+	done
 	echo "memserver $_name started: $*"
 }
 

@@ -303,11 +303,8 @@ static int rkblk_attach(char *args, char *ans, size_t anslen)
 	ctrl->id = ret;
 	snprintf(ctrl->name, sizeof(ctrl->name), "rkblk%d", ctrl->id);
 	ret = rkblk_connect_disk(ctrl, err, sizeof(err));
-	if (ret) {
-		pr_warn("%s: attach to %s failed: %s\n", ctrl->name,
-			ctrl->server, err);
-		goto out_err;
-	}
+	if (ret)
+		goto out_err;	/* logged by rkblk_ctl_write */
 	pr_info("%s: attached %llu bytes at %s, session %016llx, %d queues of %d\n",
 		ctrl->name, ctrl->size, ctrl->server, ctrl->session,
 		ctrl->nr_queues, ctrl->queue_depth);

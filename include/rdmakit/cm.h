@@ -68,6 +68,18 @@ int rk_cm_accept(struct rk_cm *cm, struct rk_qp *qp, const struct rk_wire_buf *m
 /* Server: refuse a request, with a reason the client will print. */
 int rk_cm_reject(struct rk_cm *cm, const char *reason);
 
+/* Bind id (the caller's own, on its own event channel) to bind_ip (NULL:
+ * every IPv4 address) and port, and listen. Errors logged, with what to check
+ * (port in use, no such local address, no RDMA device on it). */
+int rk_cm_bind_listen(struct rdma_cm_id *id, const char *bind_ip, uint16_t port, int backlog);
+
+/* Refuse id's pending connect request (an id of the caller's own, e.g. from
+ * its own event loop) with an rdmakit ERROR message as the REJ private data:
+ * code (a negative errno) and reason, which rdmakit clients print. When the
+ * transport takes no private data of that size, refuses without it (warned).
+ * peer names the client in messages. Returns 0 or a negative errno (logged). */
+int rk_cm_reject_id(struct rdma_cm_id *id, int code, const char *peer, const char *reason);
+
 /* Disconnect (if connected) and wait briefly for DISCONNECTED. */
 void rk_cm_disconnect(struct rk_cm *cm, int timeout_ms);
 

@@ -21,6 +21,7 @@
 #include <rdmakit/share.h>
 #include <rdmakit/ping.h>
 #include <rdmakit/auth.h>
+#include <rdmakit/memserver.h>
 
 #define RDMAKIT_VERSION_MAJOR 0
 #define RDMAKIT_VERSION_MINOR 1

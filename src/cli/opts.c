@@ -131,6 +131,20 @@ static int set_value(const char *prog, const struct rk_opt *o, const char *arg)
 		}
 		*(const char **)o->dest = arg;
 		return 0;
+	case RK_OPT_LIST: {
+		struct rk_opt_list *l = o->dest;
+
+		if (!arg[0]) {
+			snprintf(err, sizeof(err), "an empty value");
+			ret = -EINVAL;
+		} else if (l->n == RK_OPT_LIST_MAX) {
+			snprintf(err, sizeof(err), "given more than %d times", RK_OPT_LIST_MAX);
+			ret = -EINVAL;
+		} else {
+			l->v[l->n++] = arg;
+		}
+		break;
+	}
 	case RK_OPT_SIZE:
 	case RK_OPT_COUNT:
 		ret = rk_parse_u64(arg, (uint64_t)o->min, o->max,
@@ -219,6 +233,7 @@ static void format_default(const struct rk_opt *o, char *buf, size_t len)
 	buf[0] = '\0';
 	switch (o->type) {
 	case RK_OPT_FLAG:
+	case RK_OPT_LIST:
 		break;
 	case RK_OPT_STRING:
 		if (*(const char **)o->dest)

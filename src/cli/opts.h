@@ -13,13 +13,22 @@ enum rk_opt_type {
 	RK_OPT_SIZE,   /* uint64_t; suffixes k, M, G are powers of 1024 */
 	RK_OPT_COUNT,  /* uint64_t; suffixes k, M, G are powers of 1000 */
 	RK_OPT_INT,    /* int64_t; plain decimal, may be negative */
+	RK_OPT_LIST,   /* struct rk_opt_list; repeatable, each value kept */
+};
+
+#define RK_OPT_LIST_MAX 16
+
+/* The values of a repeatable option, in the order given. */
+struct rk_opt_list {
+	const char *v[RK_OPT_LIST_MAX];
+	int n;
 };
 
 struct rk_opt {
 	const char *name;      /* long name, without "--" */
 	int key;               /* short letter, or 0 */
 	enum rk_opt_type type;
-	void *dest;            /* bool *, const char **, uint64_t * or int64_t * */
+	void *dest;            /* bool *, const char **, uint64_t *, int64_t *, rk_opt_list * */
 	int64_t min;           /* numeric range, inclusive */
 	uint64_t max;
 	const char *arg;       /* argument name in --help */

@@ -522,17 +522,15 @@ static int bind_error(int ret, const char *addr, uint16_t port)
 	return ret;
 }
 
-static int cm_listen(const char *bind_ip, uint16_t port, enum rdma_port_space ps,
-		     struct rk_cm **listener_p)
+int rk_cm_bind_listen(struct rdma_cm_id *id, const char *bind_ip, uint16_t port, int backlog)
 {
 	struct sockaddr_in any = {.sin_family = AF_INET,
 				  .sin_port = htons(port),
 				  .sin_addr.s_addr = htonl(INADDR_ANY)};
 	struct addrinfo *ai = NULL;
 	struct sockaddr *sa = (struct sockaddr *)&any;
-	struct cm_conn *c;
 	char addr[80];
-	int ret;
+	int ret = 0;
 
 	if (bind_ip) {
 		ret = lookup(bind_ip, port, AI_PASSIVE, &ai);
@@ -541,18 +539,32 @@ static int cm_listen(const char *bind_ip, uint16_t port, enum rdma_port_space ps
 		sa = ai->ai_addr;
 	}
 	addr_str(sa, addr, sizeof(addr));
+	if (rdma_bind_addr(id, sa) || rdma_listen(id, backlog))
+		ret = bind_error(errno ? -errno : -EIO, addr, port);
+	else
+		rk_info("listening for RDMA CM connections on %s", addr);
+	if (ai)
+		freeaddrinfo(ai);
+	return ret;
+}
+
+static int cm_listen(const char *bind_ip, uint16_t port, enum rdma_port_space ps,
+		     struct rk_cm **listener_p)
+{
+	struct cm_conn *c;
+	int ret;
+
 	ret = new_conn(&c);
 	if (ret)
-		goto err_free_ai;
+		return ret;
 	if (rdma_create_id(c->cm.channel, &c->cm.id, c, ps)) {
 		ret = errno ? -errno : -ENOMEM;
 		rk_error("create an RDMA CM id: %m");
 		goto err_destroy_channel;
 	}
-	if (rdma_bind_addr(c->cm.id, sa) || rdma_listen(c->cm.id, CM_LISTEN_BACKLOG)) {
-		ret = bind_error(errno ? -errno : -EIO, addr, port);
+	ret = rk_cm_bind_listen(c->cm.id, bind_ip, port, CM_LISTEN_BACKLOG);
+	if (ret)
 		goto err_destroy_id;
-	}
 	/* Bound to one address, the listener knows its device already. */
 	if (c->cm.id->verbs) {
 		ret = attach_device(&c->cm);
@@ -560,9 +572,6 @@ static int cm_listen(const char *bind_ip, uint16_t port, enum rdma_port_space ps
 			goto err_close_device;
 	}
 	c->cm.listening = true;
-	rk_info("listening for RDMA CM connections on %s", addr);
-	if (ai)
-		freeaddrinfo(ai);
 	*listener_p = &c->cm;
 	return 0;
 
@@ -573,9 +582,6 @@ err_destroy_id:
 err_destroy_channel:
 	rdma_destroy_event_channel(c->cm.channel);
 	free(c);
-err_free_ai:
-	if (ai)
-		freeaddrinfo(ai);
 	return ret;
 }
 
@@ -590,25 +596,24 @@ int rk_cm_listen_ps(const char *bind_ip, uint16_t port, enum rdma_port_space ps,
 	return cm_listen(bind_ip, port, ps, listener_p);
 }
 
-/* Encode an ERROR message with reason for a reject's private data. */
-static int encode_reason(const char *reason, uint8_t *buf, size_t len)
+/* Encode an ERROR message with code and reason for a reject's private data. */
+static int encode_reason(int code, const char *reason, uint8_t *buf, size_t len)
 {
 	struct rk_msg msg;
 
 	memset(&msg, 0, sizeof(msg));
 	msg.type = RK_MSG_ERROR;
-	msg.u.error.code = -ECONNREFUSED;
+	msg.u.error.code = code;
 	snprintf(msg.u.error.text, sizeof(msg.u.error.text), "%s", reason ? reason : "");
 	return rk_wire_encode(&msg, buf, len);
 }
 
-/* Reject id's pending request, with reason in the private data when it fits. */
-static int reject_id(struct rdma_cm_id *id, const char *peer, const char *reason)
+int rk_cm_reject_id(struct rdma_cm_id *id, int code, const char *peer, const char *reason)
 {
 	uint8_t buf[RK_WIRE_MAX_LEN];
 	int len, ret;
 
-	len = encode_reason(reason, buf, sizeof(buf));
+	len = encode_reason(code, reason, buf, sizeof(buf));
 	if (len > 0 && rdma_reject(id, buf, (uint8_t)len) == 0)
 		return 0;
 	/* Some transports carry less private data in a reject: refuse without it. */
@@ -621,6 +626,12 @@ static int reject_id(struct rdma_cm_id *id, const char *peer, const char *reason
 		"transport took no private data of %d bytes",
 		peer, reason ? reason : "", len);
 	return 0;
+}
+
+/* Reject id's pending request, with reason in the private data when it fits. */
+static int reject_id(struct rdma_cm_id *id, const char *peer, const char *reason)
+{
+	return rk_cm_reject_id(id, -ECONNREFUSED, peer, reason);
 }
 
 /* Wait for a connect request; with any, whatever private data it carries

@@ -13,7 +13,7 @@ RDMAKIT=$1 KO=$(echo "$2" | sed "s/@KVER@/$(uname -r)/") W=$3
 . "$(dirname "$0")/lib.sh"
 SRV=198.18.0.1
 STATE="--state-dir /tmp/ms-state --keep 120 --max-size 1G"
-LOSS=${KERNEL_LOSS_TIMEOUT:-15}
+LOSS=${RDMAKIT_KERNEL_LOSS_TIMEOUT:-15}
 DELAY=2
 SLACK=20
 t00=$(now)
@@ -30,10 +30,10 @@ fio_bg() {
 		--output-format=json --output="$W/$_n.json" "$@" >"$W/$_n.out" 2>&1 &
 	FIO_PID=$!
 }
-# wait_io DISK SEC: until the disk has requests in flight or has done some I/O.
+# wait_io DISK SEC: until the disk has completed some I/O (16 requests).
 wait_io() {
 	_i=0
-	while [ "$(awk '{ print $1 + $5 }' "/sys/block/$1/stat")" -lt 256 ]; do
+	while [ "$(awk '{ print $1 + $5 }' "/sys/block/$1/stat")" -lt 16 ]; do
 		_i=$((_i + 1))
 		[ $_i -le $(($2 * 5)) ] || return 1
 		sleep 0.2
@@ -56,7 +56,8 @@ attach_disk "$SRV" --size 128M --reconnect-delay $DELAY --loss-timeout 60
 check "attach (loss timeout 60 s)" 0 $?
 d=$DISK
 if [ -n "$d" ]; then
-	fio_bg resume "$d" --rw=randwrite --iodepth=16 --size=128M --verify=crc32c --verify_fatal=1 --do_verify=1
+	fio_bg resume "$d" --rw=randwrite --bsrange=4k-64k --iodepth=16 --size=64M --verify=crc32c \
+		--verify_fatal=1 --do_verify=1
 	wait_io "$d" 60
 	check "fio is doing I/O on $d before the kill" 0 $?
 	remote 30 "ms_kill ms KILL"
@@ -72,7 +73,8 @@ if [ -n "$d" ]; then
 	wait_pid $FIO_PID 300
 	check "fio across the restart exit status" 0 "${WAIT_RC:-timeout}"
 	check "fio across the restart error" 0 "$(fio_json "$W/resume.json" error)"
-	check "fio across the restart verified every 4 KiB block" 32768 "$(fio_json "$W/resume.json" read_ios)"
+	check "fio across the restart: MiB written" 64 "$(fio_json "$W/resume.json" write_mib)"
+	check "fio across the restart: MiB read back and verified" 64 "$(fio_json "$W/resume.json" read_mib)"
 	check "$d errors attribute" 0 "$(attr "$d" errors)"
 	[ "${WAIT_RC:-1}" = 0 ] || tail -n 5 "$W/resume.out"
 	"$RDMAKIT" blk detach "$d"

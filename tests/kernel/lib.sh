@@ -100,7 +100,8 @@ wait_state() {
 }
 
 # fio_json FILE KEY: a figure from fio's JSON output (first job):
-# error, read_ios, write_ios, total_err.
+# error, read_ios, write_ios, read_mib, write_mib (bytes moved / 2^20,
+# rounded), total_err.
 fio_json() {
 	python3 - "$1" "$2" <<'PY'
 import json, sys
@@ -110,6 +111,8 @@ try:
     job = j["jobs"][0]
     v = {"error": job["error"], "read_ios": job["read"]["total_ios"],
          "write_ios": job["write"]["total_ios"],
+         "read_mib": round(job["read"]["io_bytes"] / 1048576),
+         "write_mib": round(job["write"]["io_bytes"] / 1048576),
          "total_err": job.get("total_err", 0)}[sys.argv[2]]
     print(v)
 except Exception as e:

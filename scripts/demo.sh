@@ -59,6 +59,9 @@ echo "\$ rdmakit memserver --max-size 64M --keep 5 &"
 "$RDMAKIT_BIN" memserver --max-size 64M --keep 5 >"$1/memserver.log" 2>&1 &
 pid=$!
 i=0
+until grep -q listening "$1/memserver.log"; do i=$((i + 1)); [ $i -lt 300 ] || break; sleep 0.1; done
+: >"$1/ready"
+i=0
 until [ -e "$1/done" ]; do i=$((i + 1)); [ $i -lt 900 ] || break; sleep 0.2; done
 kill -TERM $pid
 wait $pid
@@ -69,16 +72,16 @@ step() { printf "\n\$ %s\n" "$*"; "$@"; }
 trap ": >$1/done" EXIT
 step insmod "$KO"
 i=0
+until [ -e "$1/ready" ]; do i=$((i + 1)); [ $i -lt 600 ] || break; sleep 0.2; done
 printf "\n\$ rdmakit blk attach 198.18.0.1 --size 64M\n"
-until disk=$("$RDMAKIT_BIN" blk attach 198.18.0.1 --size 64M); do
-	i=$((i + 1)); [ $i -lt 15 ] || exit 1; sleep 1
-done
+disk=$("$RDMAKIT_BIN" blk attach 198.18.0.1 --size 64M)
 echo "$disk"
 printf "\n\$ head -c 64M /dev/urandom >/tmp/data\n"
 head -c 64M /dev/urandom >/tmp/data
 step sha256sum /tmp/data
 step dd if=/tmp/data of=/dev/$disk bs=1M oflag=direct conv=fsync status=none
-step sh -c "dd if=/dev/$disk bs=1M iflag=direct status=none | sha256sum"
+printf "\n\$ dd if=/dev/%s bs=1M iflag=direct status=none | sha256sum\n" "$disk"
+dd if=/dev/$disk bs=1M iflag=direct status=none | sha256sum
 [ "$(dd if=/dev/$disk bs=1M iflag=direct status=none | sha256sum | cut -d" " -f1)" = "$(sha256sum </tmp/data | cut -d" " -f1)" ] &&
 	echo "    (the same: 64 MiB went to guest 1 and came back)"
 step "$RDMAKIT_BIN" blk list

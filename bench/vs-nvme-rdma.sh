@@ -13,7 +13,9 @@
 #   --size MiB     size of both disks: the brd RAM disk and the rkblk region
 #                  (default 512); fio uses the first half
 #   --swap-mb MiB  the swap workload (tests/kernel/swapcheck) writes this much
-#                  in a cgroup with memory.max a third of it (default 384)
+#                  in a cgroup with memory.max a third of it (default 96;
+#                  swap-in is one synchronous read per fault, and a round trip
+#                  between two TCG guests takes milliseconds)
 #   --stacks LIST  which stacks to run (default "rkblk nvme"; "nvme" alone
 #                  needs no module)
 #   --cases REGEX  only the cases whose name matches (grep -E)
@@ -31,7 +33,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-reps=3 runtime=10 size=512 swap_mb=384 stacks="rkblk nvme" cases="" out="" build="" inner=""
+reps=3 runtime=10 size=512 swap_mb=96 stacks="rkblk nvme" cases="" out="" build="" inner=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--reps) reps=$2; shift ;;
@@ -98,6 +100,8 @@ PY
 	}
 	# swap_run: the swap workload with DEV as the only swap device.
 	swap_run() {
+		# The same readahead for both: 32 pages per swap-in fault.
+		echo 5 >/proc/sys/vm/page-cluster
 		swapon "$DEV" || { echo "swap|$STACK|0|0|0|0|failed(swapon)" >>"$res"; return; }
 		cg=/sys/fs/cgroup/bench
 		mkdir -p $cg
@@ -132,7 +136,9 @@ PY
 			sleep 0.2
 		done
 		[ -n "$DEV_nvme" ] || { echo "vs-nvme-rdma.sh: no nvme-rdma disk appeared"; exit 1; }
-		echo "  nvme-rdma: $DEV_nvme, $(($(cat /sys/block/${DEV_nvme#/dev/}/size) / 2048)) MiB, queues $(ls -d /sys/block/${DEV_nvme#/dev/}/mq/* | wc -l), queue_size 128"
+		# queue_count: the I/O queues and the admin queue; sqsize: depth - 1.
+		ctl=$(ls -d /sys/class/nvme/nvme* | head -n 1)
+		echo "  nvme-rdma: $DEV_nvme, $(($(cat /sys/block/${DEV_nvme#/dev/}/size) / 2048)) MiB, queues $(($(cat "$ctl/queue_count") - 1)), queue_depth $(($(cat "$ctl/sqsize") + 1))"
 		;;
 	esac
 	case " $stacks " in *" rkblk "*)

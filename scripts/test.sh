@@ -2,7 +2,9 @@
 # The whole test suite, from a fresh machine: installs what it needs, builds
 # with warnings as errors, runs the unit tests on the host and the device tests
 # (CTest label "rdma") against a real RDMA device when the host has one, else
-# inside the Soft-RoCE guest (scripts/softroce), all in one guest boot.
+# inside the Soft-RoCE guest (scripts/softroce), all in one guest boot; then
+# the wire tests and the kernel tests (rkblk module against rdmakit memserver),
+# each booting two guests of its own.
 # Then: the unit tests under valgrind (in the unit step), the whole suite again
 # built with ASan and UBSan (build-asan), and a bounded fuzz run
 # (scripts/fuzz.sh, build-fuzz). Ends with one line: N passed, N failed, N skipped.

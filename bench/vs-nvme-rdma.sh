@@ -102,7 +102,7 @@ PY
 	swap_run() {
 		# The same readahead for both: 32 pages per swap-in fault.
 		echo 5 >/proc/sys/vm/page-cluster
-		swapon "$DEV" || { echo "swap|$STACK|0|0|0|0|failed(swapon)" >>"$res"; return; }
+		swapon "$DEV" 2>/dev/null || { echo "swap|$STACK|0|0|0|0|failed(swapon)" >>"$res"; return; }
 		cg=/sys/fs/cgroup/bench
 		mkdir -p $cg
 		echo "$((swap_mb / 3))M" >$cg/memory.max
@@ -111,13 +111,16 @@ PY
 			"$build/tests/kernel/swapcheck" "$swap_mb" >"$W/swap.out" 2>&1
 		_rc=$?
 		t=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')
+		oom=$(awk '$1 == "oom_kill" { print $2 }' $cg/memory.events)
+		swapped=$(($(cat $cg/memory.swap.peak 2>/dev/null || cat $cg/memory.swap.current) / 1048576))
 		rmdir $cg
 		swapoff "$DEV"
 		st=ok
-		[ $_rc -eq 0 ] || st="failed(swapcheck exit $_rc: $(tail -n 1 "$W/swap.out"))"
+		[ $_rc -eq 0 ] || st="failed(swapcheck exit $_rc after $t s: $(tail -n 1 "$W/swap.out"); oom_kill $oom, $swapped MiB in swap then)"
 		# The "IOPS" column of the swap row is 1/time (higher is better).
 		echo "swap-${swap_mb}M|$STACK|$(awk -v t="$t" 'BEGIN { printf "%.5f", 1 / t }')|$t|0|0|$st" >>"$res"
 		tail -n 1 "$res" | sed 's/^/  /'
+		[ "$st" = ok ] || sed 's/^/    /' /proc/swaps
 	}
 	want() { [ -z "$cases" ] || echo "$1" | grep -Eq -- "$cases"; }
 	DEV_rkblk="" DEV_nvme=""

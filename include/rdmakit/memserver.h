@@ -131,6 +131,11 @@ struct rk_memserver_counters {
 	bool available;       /* the port has counters/port_{xmit,rcv}_data */
 	uint64_t xmit_bytes;  /* since the server started (the counter is in 4-byte words) */
 	uint64_t rcv_bytes;
+	/* Without data counters (rxe): the packet counters of hw_counters
+	 * (sent_pkts, rcvd_pkts) since the server started, when there are. */
+	bool has_packets;
+	uint64_t sent_packets;
+	uint64_t rcvd_packets;
 };
 
 struct rk_memserver_status {

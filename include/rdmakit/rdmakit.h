@@ -22,6 +22,7 @@
 #include <rdmakit/ping.h>
 #include <rdmakit/auth.h>
 #include <rdmakit/memserver.h>
+#include <rdmakit/blk.h>
 
 #define RDMAKIT_VERSION_MAJOR 0
 #define RDMAKIT_VERSION_MINOR 1

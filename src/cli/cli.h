@@ -72,5 +72,6 @@ int cmd_ud(int argc, char **argv);
 int cmd_qp_states(int argc, char **argv);
 int cmd_share(int argc, char **argv);
 int cmd_memserver(int argc, char **argv);
+int cmd_blk(int argc, char **argv);
 
 #endif

@@ -66,6 +66,10 @@ static void counters_text(const struct rk_memserver_status *st)
 		if (c->available)
 			printf("  %s port %u: sent %" PRIu64 " bytes, received %" PRIu64 " bytes\n",
 			       c->device, c->port, c->xmit_bytes, c->rcv_bytes);
+		else if (c->has_packets)
+			printf("  %s port %u: no data counters on this device; packets sent %" PRIu64
+			       ", received %" PRIu64 " (hw_counters sent_pkts, rcvd_pkts)\n",
+			       c->device, c->port, c->sent_packets, c->rcvd_packets);
 		else
 			printf("  %s port %u: not available (no counters/port_xmit_data and "
 			       "port_rcv_data on this device)\n", c->device, c->port);
@@ -145,6 +149,12 @@ static json_object *counters_json(const struct rk_memserver_status *st)
 			json_object_object_add(j, "rcv_bytes",
 					       json_object_new_int64((int64_t)c->rcv_bytes));
 		}
+		if (c->has_packets) {
+			json_object_object_add(j, "sent_packets",
+					       json_object_new_int64((int64_t)c->sent_packets));
+			json_object_object_add(j, "rcvd_packets",
+					       json_object_new_int64((int64_t)c->rcvd_packets));
+		}
 		json_object_array_add(a, j);
 	}
 	return a;
@@ -174,7 +184,10 @@ static void status_json(const struct rk_memserver_status *st)
 			       json_object_new_string("device port data counters since the server "
 						      "started, all traffic of the port, in "
 						      "bytes (the counters count 4-byte words); "
-						      "one-sided RDMA is not seen per session"));
+						      "one-sided RDMA is not seen per session; "
+						      "sent_packets/rcvd_packets: the "
+						      "hw_counters packet counts, where the "
+						      "device has no data counters (rxe)"));
 	json_object_object_add(doc, "port_counters", counters_json(st));
 	cli_json_print(doc);
 	fflush(stdout);

@@ -19,6 +19,7 @@ static const struct command commands[] = {
 	{"ud", cmd_ud, "UD datagrams to one server QP, TCP exchange or RDMA CM (as udaddy)"},
 	{"qp-states", cmd_qp_states, "what a QP does in each state (RESET .. ERR), seen on the device"},
 	{"share", cmd_share, "several processes on one device: import, shared memory, fork"},
+	{"blk", cmd_blk, "attach, detach and list rkblk disks (the kernel module)"},
 	{"memserver", cmd_memserver, "remote memory for the rkblk module: one region per session"},
 };
 

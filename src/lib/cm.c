@@ -539,8 +539,14 @@ int rk_cm_bind_listen(struct rdma_cm_id *id, const char *bind_ip, uint16_t port,
 		sa = ai->ai_addr;
 	}
 	addr_str(sa, addr, sizeof(addr));
-	if (rdma_bind_addr(id, sa) || rdma_listen(id, backlog))
-		ret = bind_error(errno ? -errno : -EIO, addr, port);
+	if (rdma_bind_addr(id, sa) || rdma_listen(id, backlog)) {
+		ret = errno ? -errno : -EIO;
+		/* On the wildcard address the kernel's RDMA CM says EADDRNOTAVAIL
+		 * for a port another listener holds. */
+		if (ret == -EADDRNOTAVAIL && !bind_ip)
+			ret = -EADDRINUSE;
+		ret = bind_error(ret, addr, port);
+	}
 	else
 		rk_info("listening for RDMA CM connections on %s", addr);
 	if (ai)

@@ -34,7 +34,9 @@ struct ms_event {
 	int status;
 	struct rdma_cm_id *id;
 	struct rdma_cm_id *listen_id;
-	uint8_t initiator_depth;
+	/* The client's initiator depth: the IB CM reports a REQ's fields from
+	 * the receiver's side, so it arrives as responder_resources. */
+	uint8_t peer_initiator_depth;
 	uint8_t data_len;
 	uint8_t data[256];
 };
@@ -337,7 +339,7 @@ static void on_request(struct rk_memserver *srv, const struct ms_event *ev)
 	c->next = srv->conns;
 	srv->conns = c;
 	srv->nconns++;
-	if (conn_accept(c, ev->initiator_depth)) {
+	if (conn_accept(c, ev->peer_initiator_depth)) {
 		conn_free(srv, c, NULL);
 		if (!r.session)
 			ms_session_free(srv, s, true);
@@ -393,7 +395,9 @@ static int get_event(struct rk_memserver *srv, struct ms_event *ev)
 	ev->id = e->id;
 	ev->listen_id = e->listen_id;
 	if (e->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-		ev->initiator_depth = e->param.conn.initiator_depth;
+		ev->peer_initiator_depth = e->param.conn.responder_resources;
+		rk_debug("connect request: initiator_depth %u, responder_resources %u (receiver's "
+			 "view)", e->param.conn.initiator_depth, e->param.conn.responder_resources);
 		if (e->param.conn.private_data) {
 			ev->data_len = e->param.conn.private_data_len;
 			memcpy(ev->data, e->param.conn.private_data, ev->data_len);

@@ -57,7 +57,8 @@ struct ms_conn {
 struct ms_counter_base {
 	char device[64];
 	uint8_t port;
-	uint64_t xmit_words, rcv_words;
+	uint64_t xmit_words, rcv_words; /* UINT64_MAX: no data counters */
+	uint64_t sent_pkts, rcvd_pkts;  /* UINT64_MAX: no hw_counters */
 };
 
 struct rk_memserver {

@@ -321,19 +321,30 @@ static int read_u64(const char *path, uint64_t *v)
 	return ok ? 0 : -EINVAL;
 }
 
-static int read_port(const char *dev, unsigned int port, uint64_t *xmit, uint64_t *rcv)
+/* Two counters of a port: dir "counters" (port_xmit_data, port_rcv_data, in
+ * 4-byte words) or "hw_counters" (sent_pkts, rcvd_pkts, as rxe has). */
+static int read_pair(const char *dev, unsigned int port, const char *dir, const char *a,
+		     const char *b, uint64_t *va, uint64_t *vb)
 {
 	char path[PATH_MAX];
 	int ret;
 
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%u/counters/port_xmit_data",
-		 dev, port);
-	ret = read_u64(path, xmit);
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%u/%s/%s", dev, port, dir, a);
+	ret = read_u64(path, va);
 	if (ret)
 		return ret;
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%u/counters/port_rcv_data",
-		 dev, port);
-	return read_u64(path, rcv);
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%u/%s/%s", dev, port, dir, b);
+	return read_u64(path, vb);
+}
+
+static int read_port(const char *dev, unsigned int port, uint64_t *xmit, uint64_t *rcv)
+{
+	return read_pair(dev, port, "counters", "port_xmit_data", "port_rcv_data", xmit, rcv);
+}
+
+static int read_pkts(const char *dev, unsigned int port, uint64_t *sent, uint64_t *rcvd)
+{
+	return read_pair(dev, port, "hw_counters", "sent_pkts", "rcvd_pkts", sent, rcvd);
 }
 
 void ms_counters_baseline(struct rk_memserver *srv)
@@ -357,6 +368,8 @@ void ms_counters_baseline(struct rk_memserver *srv)
 			b->port = (uint8_t)p;
 			if (read_port(name, p, &b->xmit_words, &b->rcv_words))
 				b->xmit_words = b->rcv_words = UINT64_MAX; /* none */
+			if (read_pkts(name, p, &b->sent_pkts, &b->rcvd_pkts))
+				b->sent_pkts = b->rcvd_pkts = UINT64_MAX;
 			srv->nbase++;
 		}
 	}
@@ -379,6 +392,12 @@ static void fill_counters(const struct rk_memserver *srv, struct rk_memserver_st
 		if (c->available) {
 			c->xmit_bytes = (x - b->xmit_words) * 4;
 			c->rcv_bytes = (r - b->rcv_words) * 4;
+		}
+		c->has_packets = b->sent_pkts != UINT64_MAX &&
+				 !read_pkts(b->device, b->port, &x, &r);
+		if (c->has_packets) {
+			c->sent_packets = x - b->sent_pkts;
+			c->rcvd_packets = r - b->rcvd_pkts;
 		}
 	}
 }

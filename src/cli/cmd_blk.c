@@ -1,0 +1,179 @@
+/* rdmakit blk: attach, detach and list rkblk disks (the kernel module), the
+ * way nvme-cli does for /dev/nvme-fabrics. The work is rk_blk_*(). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rdmakit/blk.h>
+
+#include "cli.h"
+
+static const char blk_usage[] =
+	"rdmakit blk attach HOST [-p PORT] --size SIZE [--queues N] [--queue-depth N]\n"
+	"                        [--reconnect-delay S] [--loss-timeout S]\n"
+	"       rdmakit blk detach rkblkN\n"
+	"       rdmakit blk list [--json]";
+
+static int blk_attach(int argc, char **argv)
+{
+	uint64_t port = RK_MEM_DEFAULT_PORT, size = 0, queues = 0, depth = 0, delay = 0;
+	int64_t loss = -1;
+	const struct rk_opt opts[] = {
+		{"port", 'p', RK_OPT_COUNT, &port, 1, 65535, "PORT", "the memserver's port"},
+		{"size", 's', RK_OPT_SIZE, &size, 4096, UINT64_MAX, "SIZE",
+		 "the disk's size (k, M, G; a multiple of 4096; required)"},
+		{"queues", 0, RK_OPT_COUNT, &queues, 1, RK_MEM_MAX_QUEUES, "N",
+		 "RC connections, one blk-mq hardware queue each (unset 0: one per online CPU)"},
+		{"queue-depth", 0, RK_OPT_COUNT, &depth, 1, RK_BLK_MAX_QUEUE_DEPTH, "N",
+		 "requests in flight per queue (unset 0: the module's default, 128)"},
+		{"reconnect-delay", 0, RK_OPT_COUNT, &delay, 1, RK_BLK_MAX_RECONNECT_DELAY, "S",
+		 "seconds between reconnection attempts (unset 0: the module's default, 2)"},
+		{"loss-timeout", 0, RK_OPT_INT, &loss, 0, RK_BLK_MAX_LOSS_TIMEOUT, "S",
+		 "seconds without the server before I/O fails (unset -1: the module's default, 60)"},
+		RK_OPT_END,
+	};
+	struct rk_blk_attach_opts o;
+	char name[32], msg[RK_BLK_ANSWER_MAX];
+	int first, ret;
+
+	ret = cli_parse("blk attach", blk_usage,
+			"Attach a disk of --size bytes served by the memserver at HOST.", opts,
+			argc, argv, &first);
+	if (ret >= 0)
+		return ret;
+	if (first != argc - 1) {
+		fprintf(stderr, "rdmakit blk attach: give the memserver's address (HOST)\n");
+		return CLI_USAGE;
+	}
+	if (!size) {
+		fprintf(stderr, "rdmakit blk attach: option --size is required\n");
+		return CLI_USAGE;
+	}
+	rk_blk_attach_defaults(&o);
+	o.host = argv[first];
+	o.port = (uint16_t)port;
+	o.size = size;
+	o.queues = (unsigned int)queues;
+	o.queue_depth = (unsigned int)depth;
+	o.reconnect_delay = (unsigned int)delay;
+	o.loss_timeout = (int)loss;
+	ret = rk_blk_attach(NULL, &o, name, sizeof(name), msg, sizeof(msg));
+	if (ret == -EINVAL && strncmp(msg, "error:", 6)) {
+		fprintf(stderr, "rdmakit blk attach: %s\n", msg);
+		return CLI_USAGE;
+	}
+	if (ret) {
+		fprintf(stderr, "rdmakit blk attach: %s\n", msg);
+		return CLI_FAILED;
+	}
+	printf("%s\n", name);
+	return CLI_OK;
+}
+
+static int blk_detach(int argc, char **argv)
+{
+	const struct rk_opt opts[] = {RK_OPT_END};
+	char msg[RK_BLK_ANSWER_MAX];
+	int first, ret;
+
+	ret = cli_parse("blk detach", blk_usage, "Detach an rkblk disk (it must not be open).",
+			opts, argc, argv, &first);
+	if (ret >= 0)
+		return ret;
+	if (first != argc - 1) {
+		fprintf(stderr, "rdmakit blk detach: give one disk name (rkblkN)\n");
+		return CLI_USAGE;
+	}
+	ret = rk_blk_detach(NULL, argv[first], msg, sizeof(msg));
+	if (ret) {
+		fprintf(stderr, "rdmakit blk detach: %s\n", msg);
+		return ret == -EINVAL && strncmp(msg, "error:", 6) ? CLI_USAGE : CLI_FAILED;
+	}
+	return CLI_OK;
+}
+
+static json_object *disk_json(const struct rk_blk_disk *d)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "name", json_object_new_string(d->name));
+	json_object_object_add(j, "state", json_object_new_string(d->state));
+	json_object_object_add(j, "server", json_object_new_string(d->server));
+	json_object_object_add(j, "session", json_object_new_string(d->session));
+	json_object_object_add(j, "size", json_object_new_int64((int64_t)d->size));
+	json_object_object_add(j, "queues", json_object_new_int64((int64_t)d->queues));
+	json_object_object_add(j, "queue_depth", json_object_new_int64((int64_t)d->queue_depth));
+	json_object_object_add(j, "inflight", json_object_new_int64((int64_t)d->inflight));
+	json_object_object_add(j, "errors", json_object_new_int64((int64_t)d->errors));
+	json_object_object_add(j, "reconnects", json_object_new_int64((int64_t)d->reconnects));
+	json_object_object_add(j, "reconnect_delay",
+			       json_object_new_int64((int64_t)d->reconnect_delay));
+	json_object_object_add(j, "loss_timeout", json_object_new_int64((int64_t)d->loss_timeout));
+	if (d->missing[0])
+		json_object_object_add(j, "unreadable", json_object_new_string(d->missing));
+	return j;
+}
+
+static int blk_list(int argc, char **argv)
+{
+	bool json = false;
+	const struct rk_opt opts[] = {
+		{"json", 0, RK_OPT_FLAG, &json, 0, 0, NULL, "as JSON"},
+		RK_OPT_END,
+	};
+	struct rk_blk_disk *disks;
+	int first, n, ret;
+
+	ret = cli_parse("blk list", blk_usage, "List the rkblk disks and their state.", opts, argc,
+			argv, &first);
+	if (ret >= 0)
+		return ret;
+	if (first != argc) {
+		fprintf(stderr, "rdmakit blk list: takes no argument ('%s')\n", argv[first]);
+		return CLI_USAGE;
+	}
+	if (rk_blk_list(NULL, &disks, &n))
+		return CLI_FAILED;
+	if (json) {
+		json_object *a = json_object_new_array();
+
+		for (int i = 0; i < n; i++)
+			json_object_array_add(a, disk_json(&disks[i]));
+		cli_json_print(a);
+	} else {
+		if (!n)
+			printf("no rkblk disks\n");
+		for (int i = 0; i < n; i++) {
+			const struct rk_blk_disk *d = &disks[i];
+
+			printf("%s  %s  server %s  session %s  size %" PRIu64 "  queues %" PRIu64
+			       "x%" PRIu64 "  inflight %" PRIu64 "  errors %" PRIu64
+			       "  reconnects %" PRIu64 "%s%s\n", d->name, d->state, d->server,
+			       d->session, d->size, d->queues, d->queue_depth, d->inflight,
+			       d->errors, d->reconnects, d->missing[0] ? "  unreadable: " : "",
+			       d->missing);
+		}
+	}
+	free(disks);
+	return CLI_OK;
+}
+
+int cmd_blk(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		fprintf(argc < 2 ? stderr : stdout, "usage: %s\n\nAttach, detach and list rkblk "
+			"disks (kernel/rkblk.ko) served by rdmakit memserver.\n'rdmakit blk "
+			"SUBCOMMAND --help' lists a subcommand's options.\n", blk_usage);
+		return argc < 2 ? CLI_USAGE : CLI_OK;
+	}
+	if (!strcmp(argv[1], "attach"))
+		return blk_attach(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "detach"))
+		return blk_detach(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "list"))
+		return blk_list(argc - 1, argv + 1);
+	fprintf(stderr, "rdmakit blk: unknown subcommand '%s' (attach, detach or list)\n",
+		argv[1]);
+	return CLI_USAGE;
+}

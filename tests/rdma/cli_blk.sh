@@ -1,0 +1,77 @@
+#!/bin/sh
+# rdmakit blk against the rkblk module and rdmakit memserver in one guest
+# (root; rxe0 on 198.18.0.1): attach, list (text and JSON), a checksummed
+# write and read through /dev/rkblkN, refusals (ours naming the option, the
+# module's answer line with the server's reject text), detach.
+# Usage: cli_blk.sh RDMAKIT RKBLK_KO
+RDMAKIT=$1 KO=$2
+. "$(dirname "$0")/lib.sh"
+
+IP=${RDMAKIT_TEST_IP:-198.18.0.1}
+PORT=$((20000 + $$ % 10000))
+dir=$(mktemp -d)
+trap 'kill "$spid" 2>/dev/null; rm -rf "$out" "$err" "$dir"' EXIT
+[ -f "$KO" ] || { echo "no module at '$KO' (scripts/kmod.sh builds it)"; exit 77; }
+[ "$(id -u)" -eq 0 ] || { echo "needs root (insmod)"; exit 77; }
+
+# Before the module: the user is told to load it.
+run 1 "$RDMAKIT" blk attach "$IP" -p "$PORT" --size 16M && has "$err" "the rkblk module is not loaded (insmod rkblk.ko; see README)"
+run 0 "$RDMAKIT" blk list && has "$out" "no rkblk disks"
+
+insmod "$KO" || { echo "FAIL: insmod $KO"; exit 1; }
+"$RDMAKIT" memserver -p "$PORT" --max-size 64M --keep 10 >"$dir/s.out" 2>"$dir/s.err" &
+spid=$!
+i=0
+while ! grep -q "listening" "$dir/s.err"; do i=$((i + 1)); [ $i -gt 300 ] && break; sleep 0.1; done
+
+# Our own checks, before the module sees anything: exit 2, the option named.
+run 2 "$RDMAKIT" blk attach "$IP" -p "$PORT" --size 5000 && has "$err" "--size: 5000 is not a non-zero multiple of 4096"
+run 2 "$RDMAKIT" blk attach host.example --size 16M && has "$err" "HOST: 'host.example' is not an IPv4 or IPv6 address"
+run 2 "$RDMAKIT" blk detach sda && has "$err" "'sda' is not an rkblk disk name"
+# The server's refusal reaches the user through the module's answer line.
+run 1 "$RDMAKIT" blk attach "$IP" -p "$PORT" --size 128M && has "$err" "--max-size"
+run 1 "$RDMAKIT" blk detach rkblk99 && has "$err" "error:"
+
+# Attach, list, I/O, detach.
+run 0 "$RDMAKIT" blk attach "$IP" -p "$PORT" --size 32M --queues 1 --queue-depth 16 --loss-timeout 5
+disk=$(cat "$out")
+echo "attached: $disk"
+case "$disk" in rkblk[0-9]*) ;; *) echo "FAIL: attach printed '$disk'"; fails=$((fails + 1)) ;; esac
+run 0 "$RDMAKIT" blk list && has "$out" "$disk  live  server $IP:$PORT"
+run 0 "$RDMAKIT" blk list --json && json "
+disk = [x for x in d if x['name'] == '$disk'][0]
+assert disk['state'] == 'live', disk
+assert disk['size'] == 32 << 20, disk
+assert disk['queues'] == 1 and disk['queue_depth'] == 16, disk
+assert disk['loss_timeout'] == 5, disk
+assert len(disk['session']) == 16, disk
+assert disk['errors'] == 0, disk
+assert 'unreadable' not in disk, disk
+"
+# A new disk reads as zeroes; what is written reads back.
+if [ "$(dd if="/dev/$disk" bs=1M count=32 iflag=direct 2>/dev/null | tr -d '\0' | wc -c)" -eq 0 ]; then
+	echo "ok: a new disk reads as zeroes"
+else
+	echo "FAIL: a new disk is not zeroed"; fails=$((fails + 1))
+fi
+head -c 8M /dev/urandom >"$dir/data"
+dd if="$dir/data" of="/dev/$disk" bs=1M seek=3 oflag=direct conv=fsync 2>/dev/null
+dd if="/dev/$disk" of="$dir/back" bs=1M skip=3 count=8 iflag=direct 2>/dev/null
+if cmp -s "$dir/data" "$dir/back"; then
+	echo "ok: 8 MiB written at 3 MiB read back equal"
+else
+	echo "FAIL: data read back differs"; fails=$((fails + 1))
+fi
+kill -USR1 "$spid"
+sleep 1
+has "$dir/s.out" "1 session, 1 connection, 33554432 bytes held"
+# 16 MiB moved: the port's counters moved (bytes, or packets on rxe).
+grep -Eq "(sent|packets sent) [1-9][0-9]*" "$dir/s.out" && echo "ok: the port counters moved" ||
+	{ echo "FAIL: no port counter moved"; sed 's/^/  | /' "$dir/s.out"; fails=$((fails + 1)); }
+run 0 "$RDMAKIT" blk detach "$disk"
+run 0 "$RDMAKIT" blk list && has "$out" "no rkblk disks"
+kill -TERM "$spid"
+wait "$spid" && echo "ok: memserver exited 0" || { echo "FAIL: memserver exit"; fails=$((fails + 1)); }
+has "$dir/s.err" "accepted queue 0/1 of new session"
+rmmod rkblk || { echo "FAIL: rmmod"; fails=$((fails + 1)); }
+finish

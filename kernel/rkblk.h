@@ -97,6 +97,8 @@ struct rkblk_ctrl {
 	struct ib_device *ibdev;
 	struct ib_pd *pd;
 	int max_segs;
+	u64 zero_dma;			/* ZERO_PAGE mapped, for write-zeroes */
+	bool zero_mapped;
 
 	u64 session;
 	int last_reject;		/* REJ code of the last failed connect */
@@ -131,7 +133,7 @@ struct rkblk_ctrl {
 struct rkblk_req {
 	struct ib_cqe cqe;
 	struct rkblk_queue *queue;
-	int nents;			/* mapped by blk_rq_map_sg */
+	int nents;			/* mapped by blk_rq_map_sg, 0 if none */
 	blk_status_t status;
 	struct scatterlist sgl[RKBLK_MAX_SEGS];
 	struct ib_sge sge[RKBLK_MAX_SEGS];

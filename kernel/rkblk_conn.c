@@ -395,6 +395,14 @@ static int rkblk_ctrl_ib(struct rkblk_ctrl *ctrl, struct ib_device *dev,
 		return -ENOMEM;
 	}
 	ctrl->ibdev = dev;
+	ctrl->zero_dma = ib_dma_map_page(dev, ZERO_PAGE(0), 0, PAGE_SIZE,
+					 DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(dev, ctrl->zero_dma)) {
+		snprintf(err, len, "%s: mapping the zero page failed",
+			 dev_name(&dev->dev));
+		return -ENOMEM;
+	}
+	ctrl->zero_mapped = true;
 	if (!ctrl->max_segs)
 		ctrl->max_segs = segs;
 	return 0;
@@ -495,6 +503,11 @@ void rkblk_stop_ctrl(struct rkblk_ctrl *ctrl)
 	rkblk_quiesce_io(ctrl);
 	for (i = 0; i < ctrl->nr_queues; i++)
 		rkblk_free_queue(&ctrl->queues[i]);
+	if (ctrl->zero_mapped) {
+		ib_dma_unmap_page(ctrl->ibdev, ctrl->zero_dma, PAGE_SIZE,
+				  DMA_TO_DEVICE);
+		ctrl->zero_mapped = false;
+	}
 	if (ctrl->pd) {
 		ib_dealloc_pd(ctrl->pd);
 		ctrl->pd = NULL;

@@ -30,6 +30,9 @@
 #define RKBLK_MAX_HW_SECTORS 1024 /* 512 KiB per request */
 /* Bound of each connection step (resolve, connect, region message). */
 #define RKBLK_STEP_TIMEOUT_MS 10000
+/* Connecting waits longer: the server makes and registers the region
+ * (zeroed, pinned) before it accepts a new session. */
+#define RKBLK_CONNECT_TIMEOUT_MS 30000
 #define RKBLK_ERR_LEN 200
 
 enum rkblk_state {

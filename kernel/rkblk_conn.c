@@ -558,7 +558,8 @@ static int rkblk_connect_queue(struct rkblk_queue *q, char *err, size_t len)
 	reinit_completion(&q->cm_done);
 	ret = rdma_resolve_route(q->cm_id, RKBLK_STEP_TIMEOUT_MS);
 	if (!ret) /* the handler connects once the route is resolved */
-		ret = rkblk_wait_cm(q, 2 * RKBLK_STEP_TIMEOUT_MS + 1000);
+		ret = rkblk_wait_cm(q, RKBLK_STEP_TIMEOUT_MS +
+				    RKBLK_CONNECT_TIMEOUT_MS);
 	if (ret) {
 		if (q->reject_code)
 			snprintf(err, len, "%s", q->reject_text);

@@ -30,6 +30,9 @@
 #define RKBLK_MAX_HW_SECTORS 1024 /* 512 KiB per request */
 /* Bound of each connection step (resolve, connect, region message). */
 #define RKBLK_STEP_TIMEOUT_MS 10000
+/* Connecting waits longer: the server makes and registers the region
+ * (zeroed, pinned) before it accepts a new session. */
+#define RKBLK_CONNECT_TIMEOUT_MS 30000
 #define RKBLK_ERR_LEN 200
 
 enum rkblk_state {
@@ -97,6 +100,8 @@ struct rkblk_ctrl {
 	struct ib_device *ibdev;
 	struct ib_pd *pd;
 	int max_segs;
+	u64 zero_dma;			/* ZERO_PAGE mapped, for write-zeroes */
+	bool zero_mapped;
 
 	u64 session;
 	int last_reject;		/* REJ code of the last failed connect */
@@ -131,7 +136,7 @@ struct rkblk_ctrl {
 struct rkblk_req {
 	struct ib_cqe cqe;
 	struct rkblk_queue *queue;
-	int nents;			/* mapped by blk_rq_map_sg */
+	int nents;			/* mapped by blk_rq_map_sg, 0 if none */
 	blk_status_t status;
 	struct scatterlist sgl[RKBLK_MAX_SEGS];
 	struct ib_sge sge[RKBLK_MAX_SEGS];

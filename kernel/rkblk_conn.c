@@ -395,6 +395,14 @@ static int rkblk_ctrl_ib(struct rkblk_ctrl *ctrl, struct ib_device *dev,
 		return -ENOMEM;
 	}
 	ctrl->ibdev = dev;
+	ctrl->zero_dma = ib_dma_map_page(dev, ZERO_PAGE(0), 0, PAGE_SIZE,
+					 DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(dev, ctrl->zero_dma)) {
+		snprintf(err, len, "%s: mapping the zero page failed",
+			 dev_name(&dev->dev));
+		return -ENOMEM;
+	}
+	ctrl->zero_mapped = true;
 	if (!ctrl->max_segs)
 		ctrl->max_segs = segs;
 	return 0;
@@ -495,6 +503,11 @@ void rkblk_stop_ctrl(struct rkblk_ctrl *ctrl)
 	rkblk_quiesce_io(ctrl);
 	for (i = 0; i < ctrl->nr_queues; i++)
 		rkblk_free_queue(&ctrl->queues[i]);
+	if (ctrl->zero_mapped) {
+		ib_dma_unmap_page(ctrl->ibdev, ctrl->zero_dma, PAGE_SIZE,
+				  DMA_TO_DEVICE);
+		ctrl->zero_mapped = false;
+	}
 	if (ctrl->pd) {
 		ib_dealloc_pd(ctrl->pd);
 		ctrl->pd = NULL;
@@ -545,7 +558,8 @@ static int rkblk_connect_queue(struct rkblk_queue *q, char *err, size_t len)
 	reinit_completion(&q->cm_done);
 	ret = rdma_resolve_route(q->cm_id, RKBLK_STEP_TIMEOUT_MS);
 	if (!ret) /* the handler connects once the route is resolved */
-		ret = rkblk_wait_cm(q, 2 * RKBLK_STEP_TIMEOUT_MS + 1000);
+		ret = rkblk_wait_cm(q, RKBLK_STEP_TIMEOUT_MS +
+				    RKBLK_CONNECT_TIMEOUT_MS);
 	if (ret) {
 		if (q->reject_code)
 			snprintf(err, len, "%s", q->reject_text);

@@ -8,8 +8,9 @@
  * No volatile write cache: a write completes only once its RDMA WRITE
  * completed, i.e. the data is in the server's memory, so a flush has
  * nothing to wait for and the queue advertises none (blk_queue_write_cache
- * false: the block layer completes flushes itself). Discard and
- * write-zeroes are not advertised.
+ * false: the block layer completes flushes itself). Write-zeroes is one
+ * RDMA WRITE from the zero page; discard is not advertised (the server's
+ * memory is not given back, so it would have nothing to do).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -37,6 +38,14 @@ void rkblk_restart_io(struct rkblk_ctrl *ctrl)
 	blk_mq_run_hw_queues(ctrl->disk->queue, true);
 }
 
+static void rkblk_unmap_data(struct rkblk_ctrl *ctrl, struct request *rq,
+			     struct rkblk_req *req)
+{
+	if (req->nents)
+		ib_dma_unmap_sg(ctrl->ibdev, req->sgl, req->nents,
+				rq_dma_dir(rq));
+}
+
 static void rkblk_complete_rq(struct request *rq)
 {
 	struct rkblk_req *req = blk_mq_rq_to_pdu(rq);
@@ -57,7 +66,7 @@ static void rkblk_rdma_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rkblk_ctrl *ctrl = q->ctrl;
 	enum rkblk_state state;
 
-	ib_dma_unmap_sg(ctrl->ibdev, req->sgl, req->nents, rq_dma_dir(rq));
+	rkblk_unmap_data(ctrl, rq, req);
 	atomic_dec(&ctrl->inflight);
 	if (likely(wc->status == IB_WC_SUCCESS)) {
 		req->status = BLK_STS_OK;
@@ -67,7 +76,7 @@ static void rkblk_rdma_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status != IB_WC_WR_FLUSH_ERR)
 		pr_warn_ratelimited("%s: queue %d: RDMA %s failed: %s\n",
 				    ctrl->name, q->idx,
-				    rq_data_dir(rq) == WRITE ? "WRITE" : "READ",
+				    req_op(rq) == REQ_OP_READ ? "READ" : "WRITE",
 				    ib_wc_status_msg(wc->status));
 	if (test_bit(RKBLK_Q_LIVE, &q->flags))
 		rkblk_error_recovery(ctrl);
@@ -81,21 +90,56 @@ static void rkblk_rdma_done(struct ib_cq *cq, struct ib_wc *wc)
 	blk_mq_complete_request(rq);
 }
 
+/* The request's pages as SGEs: blk_rq_map_sg, then ib_dma_map_sg. */
+static int rkblk_map_data(struct rkblk_ctrl *ctrl, struct request *rq,
+			  struct rkblk_req *req)
+{
+	struct scatterlist *sg;
+	int count, i;
+
+	sg_init_table(req->sgl, RKBLK_MAX_SEGS);
+	req->nents = blk_rq_map_sg(rq->q, rq, req->sgl);
+	count = ib_dma_map_sg(ctrl->ibdev, req->sgl, req->nents,
+			      rq_dma_dir(rq));
+	if (!count)
+		return -ENOMEM;
+	for_each_sg(req->sgl, sg, count, i) {
+		req->sge[i].addr = sg_dma_address(sg);
+		req->sge[i].length = sg_dma_len(sg);
+		req->sge[i].lkey = ctrl->pd->local_dma_lkey;
+	}
+	return count;
+}
+
+/*
+ * Write-zeroes: the zero page (mapped once per connection) as every SGE,
+ * so the request is one RDMA WRITE of zeroes; nothing to unmap after it.
+ */
+static int rkblk_map_zeroes(struct rkblk_ctrl *ctrl, struct request *rq,
+			    struct rkblk_req *req)
+{
+	unsigned int left = blk_rq_bytes(rq);
+	int i;
+
+	req->nents = 0;
+	for (i = 0; left; i++) {
+		if (WARN_ON_ONCE(i >= ctrl->max_segs))
+			return -EIO;
+		req->sge[i].addr = ctrl->zero_dma;
+		req->sge[i].length = min_t(unsigned int, left, PAGE_SIZE);
+		req->sge[i].lkey = ctrl->pd->local_dma_lkey;
+		left -= req->sge[i].length;
+	}
+	return i;
+}
+
 /* One signaled RDMA READ or WRITE for the whole request. */
 static int rkblk_post_rdma(struct rkblk_queue *q, struct rkblk_req *req,
 			   int count, enum ib_wr_opcode opcode)
 {
 	struct request *rq = blk_mq_rq_from_pdu(req);
 	struct ib_rdma_wr wr = {};
-	struct scatterlist *sg;
-	u32 lkey = q->ctrl->pd->local_dma_lkey;
-	int i;
 
-	for_each_sg(req->sgl, sg, count, i) {
-		req->sge[i].addr = sg_dma_address(sg);
-		req->sge[i].length = sg_dma_len(sg);
-		req->sge[i].lkey = lkey;
-	}
 	req->cqe.done = rkblk_rdma_done;
 	wr.wr.wr_cqe = &req->cqe;
 	wr.wr.sg_list = req->sge;
@@ -143,30 +187,36 @@ static blk_status_t rkblk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct rkblk_ctrl *ctrl = q->ctrl;
 	struct request *rq = bd->rq;
 	struct rkblk_req *req = blk_mq_rq_to_pdu(rq);
-	enum dma_data_direction dir = rq_dma_dir(rq);
 	int count, ret;
 
 	if (!test_bit(RKBLK_Q_LIVE, &q->flags))
 		return rkblk_not_ready(ctrl);
-	if (req_op(rq) != REQ_OP_READ && req_op(rq) != REQ_OP_WRITE)
-		return BLK_STS_NOTSUPP;
-
 	blk_mq_start_request(rq);
-	sg_init_table(req->sgl, RKBLK_MAX_SEGS);
-	req->nents = blk_rq_map_sg(rq->q, rq, req->sgl);
-	count = ib_dma_map_sg(ctrl->ibdev, req->sgl, req->nents, dir);
-	if (!count)
+	switch (req_op(rq)) {
+	case REQ_OP_READ:
+	case REQ_OP_WRITE:
+		count = rkblk_map_data(ctrl, rq, req);
+		break;
+	case REQ_OP_WRITE_ZEROES:
+		count = rkblk_map_zeroes(ctrl, rq, req);
+		break;
+	default:
+		return BLK_STS_NOTSUPP;
+	}
+	if (count == -ENOMEM)
 		return BLK_STS_RESOURCE;
+	if (count < 0)
+		return BLK_STS_IOERR;
 
 	atomic_inc(&ctrl->inflight);
-	if (rq_data_dir(rq) == READ)
+	if (req_op(rq) == REQ_OP_READ)
 		ret = begin_read(q, req, count);
 	else
 		ret = write_queue_add(q, req, count);
 	if (unlikely(ret)) {
 		/* The QP is in error: recover, retry on the next connection. */
 		atomic_dec(&ctrl->inflight);
-		ib_dma_unmap_sg(ctrl->ibdev, req->sgl, req->nents, dir);
+		rkblk_unmap_data(ctrl, rq, req);
 		pr_warn_ratelimited("%s: queue %d: ib_post_send failed (%d)\n",
 				    ctrl->name, q->idx, ret);
 		rkblk_error_recovery(ctrl);
@@ -316,6 +366,8 @@ static void rkblk_set_limits(struct rkblk_ctrl *ctrl, struct request_queue *q)
 	blk_queue_max_hw_sectors(q, RKBLK_MAX_HW_SECTORS);
 	blk_queue_max_segments(q, ctrl->max_segs);
 	blk_queue_write_cache(q, false, false);
+	blk_queue_max_write_zeroes_sectors(q, ctrl->max_segs *
+					   (PAGE_SIZE >> SECTOR_SHIFT));
 	blk_queue_flag_set(QUEUE_FLAG_NONROT, q);
 	blk_queue_flag_clear(QUEUE_FLAG_ADD_RANDOM, q);
 }

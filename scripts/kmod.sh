@@ -16,7 +16,7 @@ set -euo pipefail
 
 PROG=kmod.sh
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${RDMAKIT_KMOD_BUILD:-$ROOT/build}
+BUILD=$(realpath -m "${RDMAKIT_KMOD_BUILD:-$ROOT/build}")
 CACHE=${RDMAKIT_SOFTROCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdmakit/softroce}
 
 die() { echo "$PROG: $*" >&2; exit 1; }

@@ -27,7 +27,6 @@
 extern "C" {
 #endif
 
-#define RK_MEMSERVER_MAX_ALLOW 16
 #define RK_MEMSERVER_MAX_COUNTERS 8
 
 /* An address block: 198.18.0.0/24, fd00::/8, or one address (/32, /128). */

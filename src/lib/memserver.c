@@ -27,13 +27,13 @@
 
 #define MS_BACKLOG 64
 #define MS_RD_ATOMIC_MAX 16
+#define MS_DEVICE_CHECK_MS 1000 /* how often a device in use is checked for removal */
 
 /* One CM event, copied out before it is acknowledged. */
 struct ms_event {
 	enum rdma_cm_event_type type;
 	int status;
 	struct rdma_cm_id *id;
-	struct rdma_cm_id *listen_id;
 	/* The client's initiator depth: the IB CM reports a REQ's fields from
 	 * the receiver's side, so it arrives as responder_resources. */
 	uint8_t peer_initiator_depth;
@@ -393,7 +393,6 @@ static int get_event(struct rk_memserver *srv, struct ms_event *ev)
 	ev->type = e->event;
 	ev->status = e->status;
 	ev->id = e->id;
-	ev->listen_id = e->listen_id;
 	if (e->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
 		ev->peer_initiator_depth = e->param.conn.responder_resources;
 		rk_debug("connect request: initiator_depth %u, responder_resources %u (receiver's "
@@ -407,19 +406,57 @@ static int get_event(struct rk_memserver *srv, struct ms_event *ev)
 	return 0;
 }
 
-static int on_device_removal(struct rk_memserver *srv, struct ibv_context *ctx)
+/* Let go of everything on a device that is going away: its connections,
+ * the sessions' registrations (their memory stays; a client that comes back
+ * through another device registers it there), the PD and completion
+ * channel; then let librdmacm notice the device is gone, so that it closes
+ * its own context. Devices without disassociate support (rxe) cannot finish
+ * their removal before every user space context on them is closed. Limit
+ * (librdmacm 44): when the removed device was the last one, librdmacm's
+ * device sync gives up on the empty list and keeps its context open, so
+ * that removal completes only when the server exits. */
+static void dev_remove(struct rk_memserver *srv, struct ms_dev *d)
 {
+	char name[64];
+	struct ibv_context **list;
 	struct ms_conn *c, *n;
+	unsigned int closed = 0;
 
+	snprintf(name, sizeof(name), "%s", ibv_get_device_name(d->ctx->device));
 	for (c = srv->conns; c; c = n) {
 		n = c->next;
-		if (c->id->verbs == ctx)
+		if (c->dev == d) {
 			conn_free(srv, c, "the device is being removed");
+			closed++;
+		}
 	}
-	for (int i = 0; i < srv->ndevs; i++)
-		if (srv->devs[i].ctx == ctx)
-			dev_free(srv, &srv->devs[i]);
+	dev_free(srv, d);
+	list = rdma_get_devices(NULL);
+	if (list)
+		rdma_free_devices(list);
+	rk_warn("RDMA device %s is being removed: closed %u connection%s and released it; the "
+		"sessions stay in memory for their clients to come back", name, closed,
+		closed == 1 ? "" : "s");
+}
+
+static int on_device_removal(struct rk_memserver *srv, struct ibv_context *ctx)
+{
+	for (int i = 0; i < srv->ndevs; i++) {
+		if (srv->devs[i].ctx == ctx) {
+			dev_remove(srv, &srv->devs[i]);
+			break;
+		}
+	}
 	return 0;
+}
+
+/* A device whose verbs node is gone is being removed, whether or not an
+ * RDMA CM event said so (none comes once its connections are closed). */
+static void check_devices(struct rk_memserver *srv)
+{
+	for (int i = srv->ndevs - 1; i >= 0; i--)
+		if (access(srv->devs[i].ctx->device->dev_path, F_OK))
+			dev_remove(srv, &srv->devs[i]);
 }
 
 static int on_cm_event(struct rk_memserver *srv)
@@ -506,6 +543,10 @@ int rk_memserver_run(struct rk_memserver *srv)
 	for (;;) {
 		struct pollfd pfd[3 + MS_MAX_DEVS];
 		int n = 0, timeout = ms_sessions_expire(srv), ret;
+
+		check_devices(srv);
+		if (srv->ndevs && (timeout < 0 || timeout > MS_DEVICE_CHECK_MS))
+			timeout = MS_DEVICE_CHECK_MS;
 
 		pfd[n++] = (struct pollfd){.fd = srv->ch->fd, .events = POLLIN};
 		pfd[n++] = (struct pollfd){.fd = srv->stopfd, .events = POLLIN};

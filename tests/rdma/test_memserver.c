@@ -76,6 +76,7 @@ struct server {
 	struct rk_memserver *srv;
 	pthread_t thread;
 	int ret;
+	bool running;
 };
 
 static void *serve(void *arg)
@@ -92,14 +93,23 @@ static void server_start(struct server *s)
 		s->o.port = next_port();
 	s->o.allow = s->allow;
 	assert_int_equal(rk_memserver_create(&s->o, &s->srv), 0);
+	s->running = true;
 	assert_int_equal(pthread_create(&s->thread, NULL, serve, s), 0);
+}
+
+/* Stop the loop; the server and its sessions stay until server_stop(). */
+static void server_halt(struct server *s)
+{
+	rk_memserver_stop(s->srv);
+	pthread_join(s->thread, NULL);
+	s->running = false;
+	assert_int_equal(s->ret, 0);
 }
 
 static void server_stop(struct server *s)
 {
-	rk_memserver_stop(s->srv);
-	pthread_join(s->thread, NULL);
-	assert_int_equal(s->ret, 0);
+	if (s->running)
+		server_halt(s);
 	rk_memserver_destroy(s->srv);
 	s->srv = NULL;
 }
@@ -344,11 +354,40 @@ static void check_zero(struct client *c, uint64_t off)
 
 /* ---- tests ---- */
 
+/* What test_sessions leaves: two idle sessions of SIZE, 4 accepts, 2 rejects. */
+static void check_status(struct rk_memserver *srv, uint64_t id, uint64_t other_id)
+{
+	struct rk_memserver_status *st;
+	int found = 0;
+
+	assert_int_equal(rk_memserver_status(srv, &st), 0);
+	assert_int_equal(st->nsessions, 2);
+	assert_int_equal(st->connections, 0);
+	assert_int_equal(st->bytes, 2 * SIZE);
+	assert_int_equal(st->sessions_made, 2);
+	assert_int_equal(st->accepted, 4);
+	assert_int_equal(st->rejected, 2);
+	assert_int_equal(st->disconnected, 4);
+	for (int i = 0; i < st->nsessions; i++) {
+		const struct rk_memserver_session_info *si = &st->sessions[i];
+
+		found += si->id == id || si->id == other_id;
+		assert_int_equal(si->size, SIZE);
+		assert_int_equal(si->queues, 0);
+		assert_string_equal(si->client, test_ip());
+		assert_true(si->idle_since >= si->created);
+		assert_true(si->expires > si->idle_since);
+	}
+	assert_int_equal(found, 2);
+	assert_true(st->ncounters >= 1);
+	rk_memserver_status_free(st);
+}
+
 static void test_sessions(void **state)
 {
 	struct server s = {.o = {.keep_s = 30}};
 	struct client q0, q1, other, again;
-	uint64_t id;
+	uint64_t id, other_id;
 
 	(void)state;
 	server_start(&s);
@@ -378,7 +417,8 @@ static void test_sessions(void **state)
 	client_close(&again);
 	/* Another session: its own zeroed region, never the first one's bytes. */
 	assert_int_equal(client_connect(&other, s.o.port, 0, 1, 0, SIZE), 0);
-	assert_true(other.region.session != id);
+	other_id = other.region.session;
+	assert_true(other_id != id);
 	assert_int_equal(other.region.flags, RK_MEM_REGION_NEW);
 	assert_true(other.region.rkey != q0.region.rkey);
 	check_zero(&other, IO_OFF);
@@ -404,6 +444,9 @@ static void test_sessions(void **state)
 	client_close(&again);
 	client_disconnect(&q0);
 	assert_true(log_has("disconnected queue 0 of session"));
+	usleep(300000);
+	server_halt(&s);
+	check_status(s.srv, id, other_id);
 	server_stop(&s);
 }
 

@@ -615,6 +615,35 @@ static void test_help_live_defaults(void **state)
 	free(text);
 }
 
+/* A repeatable option keeps every value in order, and refuses the 17th. */
+static void test_parse_list(void **state)
+{
+	struct rk_opt_list allow = {0};
+	const struct rk_opt lopts[] = {
+		{"allow", 0, RK_OPT_LIST, &allow, 0, 0, "CIDR", "repeatable"},
+		RK_OPT_END,
+	};
+	char *argv[] = {"test", "--allow", "10.0.0.0/8", "--allow=fd00::/8", NULL};
+	char *many[2 * (RK_OPT_LIST_MAX + 1) + 2]; /* argv[0], 17 pairs, NULL */
+	int first = -1;
+
+	(void)state;
+	assert_int_equal(rk_opts_parse("test", lopts, ARGC(argv), argv, &first), 0);
+	assert_int_equal(allow.n, 2);
+	assert_string_equal(allow.v[0], "10.0.0.0/8");
+	assert_string_equal(allow.v[1], "fd00::/8");
+	memset(&allow, 0, sizeof(allow));
+	many[0] = "test";
+	for (int i = 0; i <= RK_OPT_LIST_MAX; i++) {
+		many[1 + 2 * i] = "--allow";
+		many[2 + 2 * i] = "1.2.3.4";
+	}
+	many[2 * (RK_OPT_LIST_MAX + 1) + 1] = NULL;
+	assert_int_equal(rk_opts_parse("test", lopts, 2 * (RK_OPT_LIST_MAX + 1) + 1, many, &first),
+			 -EINVAL);
+	assert_int_equal(allow.n, RK_OPT_LIST_MAX);
+}
+
 #define PARSE_TEST(f) cmocka_unit_test_setup(f, reset_defaults)
 
 int main(void)
@@ -645,6 +674,7 @@ int main(void)
 		PARSE_TEST(test_parse_too_many_options),
 		PARSE_TEST(test_help),
 		PARSE_TEST(test_help_live_defaults),
+		cmocka_unit_test(test_parse_list),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,9 @@
 # The whole test suite, from a fresh machine: installs what it needs, builds
 # with warnings as errors, runs the unit tests on the host and the device tests
 # (CTest label "rdma") against a real RDMA device when the host has one, else
-# inside the Soft-RoCE guest (scripts/softroce), all in one guest boot.
+# inside the Soft-RoCE guest (scripts/softroce), all in one guest boot; then
+# the wire tests and the kernel tests (rkblk module against rdmakit memserver),
+# each booting two guests of its own.
 # Then: the unit tests under valgrind (in the unit step), the whole suite again
 # built with ASan and UBSan (build-asan), and a bounded fuzz run
 # (scripts/fuzz.sh, build-fuzz). Ends with one line: N passed, N failed, N skipped.
@@ -20,7 +22,7 @@ status=0
 cd "$build"
 
 echo "== unit tests (host), each also under valgrind memcheck (label valgrind)"
-ctest -LE 'rdma|wire' --output-on-failure | tee "$build/unit.log" || status=1
+ctest -LE 'rdma|wire|kernel' --output-on-failure | tee "$build/unit.log" || status=1
 summary+=("unit: $(grep -E 'tests passed' "$build/unit.log" | tail -1)")
 
 if rk_has_rdma_device; then
@@ -41,6 +43,16 @@ echo "== wire tests (two Soft-RoCE guests on a virtual wire, tshark)"
 "$root/scripts/softroce" setup
 ctest -L wire --output-on-failure | tee "$build/wire.log" || status=1
 summary+=("wire: $(grep -E 'tests passed' "$build/wire.log" | tail -1 || echo 'no result')")
+
+# The kernel tests (label "kernel", tests/kernel): the rkblk module, built
+# by scripts/kmod.sh against the guest kernel's headers, against rdmakit
+# memserver in two Soft-RoCE guests (scripts/softroce run2): fio verify,
+# swap under a cgroup memory limit, memserver killed and back, memserver
+# lost, the rxe link deleted, isolation and --allow. Two guest boots.
+echo "== kernel tests (rkblk module and rdmakit memserver, two Soft-RoCE guests)"
+kernel_t0=$(date +%s)
+ctest -L kernel --output-on-failure | tee "$build/kernel.log" || status=1
+summary+=("kernel: $(grep -E 'tests passed' "$build/kernel.log" | tail -1 || echo 'no result') ($(($(date +%s) - kernel_t0)) s)")
 
 # The same suite built with ASan and UBSan (build-asan): undefined behaviour,
 # memory errors and leaks fail a test (exit 86; tests/lsan.supp holds the
@@ -82,7 +94,7 @@ cd "$build"
 echo "== summary"
 printf '%s\n' "${summary[@]}"
 # One closing line for all runs, in the plain form CI reads.
-cat "$build/unit.log" "$build/rdma.log" "$build/wire.log" "$asan/unit.log" "$asan/rdma.log" "$build/fuzz.log" | awk '
+cat "$build/unit.log" "$build/rdma.log" "$build/wire.log" "$build/kernel.log" "$asan/unit.log" "$asan/rdma.log" "$build/fuzz.log" | awk '
 	/tests passed, [0-9]+ tests failed out of/ {
 		for (i = 1; i <= NF; i++) if ($i == "failed") f += $(i - 2); t += $NF
 	}

@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rkblk: the block device. One blk-mq hardware queue per QP; each request
+ * is one RDMA READ (begin_read) or RDMA WRITE (write_queue_add) between its
+ * pages and the session's region at the same offset, with one SGE per
+ * segment (blk_rq_map_sg + ib_dma_map_sg, lkey pd->local_dma_lkey).
+ *
+ * No volatile write cache: a write completes only once its RDMA WRITE
+ * completed, i.e. the data is in the server's memory, so a flush has
+ * nothing to wait for and the queue advertises none (blk_queue_write_cache
+ * false: the block layer completes flushes itself). Write-zeroes is one
+ * RDMA WRITE from the zero page; discard is not advertised (the server's
+ * memory is not given back, so it would have nothing to do).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include "rkblk.h"
+
+void rkblk_quiesce_io(struct rkblk_ctrl *ctrl)
+{
+	if (ctrl->quiesced || !ctrl->disk || ctrl->disk_deleted)
+		return;
+	blk_mq_quiesce_queue(ctrl->disk->queue);
+	ctrl->quiesced = true;
+}
+
+/* Re-issues requeued requests (live) or lets rkblk_queue_rq fail them. */
+void rkblk_restart_io(struct rkblk_ctrl *ctrl)
+{
+	if (!ctrl->disk || ctrl->disk_deleted)
+		return;
+	if (ctrl->quiesced) {
+		blk_mq_unquiesce_queue(ctrl->disk->queue);
+		ctrl->quiesced = false;
+	}
+	blk_mq_kick_requeue_list(ctrl->disk->queue);
+	blk_mq_run_hw_queues(ctrl->disk->queue, true);
+}
+
+static void rkblk_unmap_data(struct rkblk_ctrl *ctrl, struct request *rq,
+			     struct rkblk_req *req)
+{
+	if (req->nents)
+		ib_dma_unmap_sg(ctrl->ibdev, req->sgl, req->nents,
+				rq_dma_dir(rq));
+}
+
+static void rkblk_complete_rq(struct request *rq)
+{
+	struct rkblk_req *req = blk_mq_rq_to_pdu(rq);
+
+	blk_mq_end_request(rq, req->status);
+}
+
+/*
+ * Completion of a READ or WRITE. A failed completion never completes a
+ * request as good: while the controller can still reconnect the request is
+ * requeued (and re-issued on the new connection), else it fails.
+ */
+static void rkblk_rdma_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rkblk_req *req = container_of(wc->wr_cqe, struct rkblk_req, cqe);
+	struct request *rq = blk_mq_rq_from_pdu(req);
+	struct rkblk_queue *q = req->queue;
+	struct rkblk_ctrl *ctrl = q->ctrl;
+	enum rkblk_state state;
+
+	rkblk_unmap_data(ctrl, rq, req);
+	atomic_dec(&ctrl->inflight);
+	if (likely(wc->status == IB_WC_SUCCESS)) {
+		req->status = BLK_STS_OK;
+		blk_mq_complete_request(rq);
+		return;
+	}
+	if (wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_warn_ratelimited("%s: queue %d: RDMA %s failed: %s\n",
+				    ctrl->name, q->idx,
+				    req_op(rq) == REQ_OP_READ ? "READ" : "WRITE",
+				    ib_wc_status_msg(wc->status));
+	if (test_bit(RKBLK_Q_LIVE, &q->flags))
+		rkblk_error_recovery(ctrl);
+	state = rkblk_get_state(ctrl);
+	if (state == RKBLK_LIVE || state == RKBLK_RECONNECTING) {
+		blk_mq_requeue_request(rq, false);
+		return;
+	}
+	atomic64_inc(&ctrl->errors);
+	req->status = BLK_STS_IOERR;
+	blk_mq_complete_request(rq);
+}
+
+/* The request's pages as SGEs: blk_rq_map_sg, then ib_dma_map_sg. */
+static int rkblk_map_data(struct rkblk_ctrl *ctrl, struct request *rq,
+			  struct rkblk_req *req)
+{
+	struct scatterlist *sg;
+	int count, i;
+
+	sg_init_table(req->sgl, RKBLK_MAX_SEGS);
+	req->nents = blk_rq_map_sg(rq->q, rq, req->sgl);
+	count = ib_dma_map_sg(ctrl->ibdev, req->sgl, req->nents,
+			      rq_dma_dir(rq));
+	if (!count)
+		return -ENOMEM;
+	for_each_sg(req->sgl, sg, count, i) {
+		req->sge[i].addr = sg_dma_address(sg);
+		req->sge[i].length = sg_dma_len(sg);
+		req->sge[i].lkey = ctrl->pd->local_dma_lkey;
+	}
+	return count;
+}
+
+/*
+ * Write-zeroes: the zero page (mapped once per connection) as every SGE,
+ * so the request is one RDMA WRITE of zeroes; nothing to unmap after it.
+ */
+static int rkblk_map_zeroes(struct rkblk_ctrl *ctrl, struct request *rq,
+			    struct rkblk_req *req)
+{
+	unsigned int left = blk_rq_bytes(rq);
+	int i;
+
+	req->nents = 0;
+	for (i = 0; left; i++) {
+		if (WARN_ON_ONCE(i >= ctrl->max_segs))
+			return -EIO;
+		req->sge[i].addr = ctrl->zero_dma;
+		req->sge[i].length = min_t(unsigned int, left, PAGE_SIZE);
+		req->sge[i].lkey = ctrl->pd->local_dma_lkey;
+		left -= req->sge[i].length;
+	}
+	return i;
+}
+
+/* One signaled RDMA READ or WRITE for the whole request. */
+static int rkblk_post_rdma(struct rkblk_queue *q, struct rkblk_req *req,
+			   int count, enum ib_wr_opcode opcode)
+{
+	struct request *rq = blk_mq_rq_from_pdu(req);
+	struct ib_rdma_wr wr = {};
+
+	req->cqe.done = rkblk_rdma_done;
+	wr.wr.wr_cqe = &req->cqe;
+	wr.wr.sg_list = req->sge;
+	wr.wr.num_sge = count;
+	wr.wr.opcode = opcode;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.remote_addr = q->raddr + ((u64)blk_rq_pos(rq) << SECTOR_SHIFT);
+	wr.rkey = q->rkey;
+	return ib_post_send(q->qp, &wr.wr, NULL);
+}
+
+/* The notes' read path: RDMA READ from the region into the request's pages. */
+static int begin_read(struct rkblk_queue *q, struct rkblk_req *req, int count)
+{
+	return rkblk_post_rdma(q, req, count, IB_WR_RDMA_READ);
+}
+
+/* The notes' write path: RDMA WRITE from the request's pages to the region. */
+static int write_queue_add(struct rkblk_queue *q, struct rkblk_req *req,
+			   int count)
+{
+	return rkblk_post_rdma(q, req, count, IB_WR_RDMA_WRITE);
+}
+
+/* A request for a queue that is not connected. */
+static blk_status_t rkblk_not_ready(struct rkblk_ctrl *ctrl)
+{
+	switch (rkblk_get_state(ctrl)) {
+	case RKBLK_CONNECTING:
+	case RKBLK_LIVE:
+	case RKBLK_RECONNECTING:
+		return BLK_STS_RESOURCE;	/* retried once reconnected */
+	case RKBLK_DEAD:
+	case RKBLK_DELETING:
+		break;
+	}
+	atomic64_inc(&ctrl->errors);
+	return BLK_STS_IOERR;
+}
+
+static blk_status_t rkblk_queue_rq(struct blk_mq_hw_ctx *hctx,
+				   const struct blk_mq_queue_data *bd)
+{
+	struct rkblk_queue *q = hctx->driver_data;
+	struct rkblk_ctrl *ctrl = q->ctrl;
+	struct request *rq = bd->rq;
+	struct rkblk_req *req = blk_mq_rq_to_pdu(rq);
+	int count, ret;
+
+	if (!test_bit(RKBLK_Q_LIVE, &q->flags))
+		return rkblk_not_ready(ctrl);
+	blk_mq_start_request(rq);
+	switch (req_op(rq)) {
+	case REQ_OP_READ:
+	case REQ_OP_WRITE:
+		count = rkblk_map_data(ctrl, rq, req);
+		break;
+	case REQ_OP_WRITE_ZEROES:
+		count = rkblk_map_zeroes(ctrl, rq, req);
+		break;
+	default:
+		return BLK_STS_NOTSUPP;
+	}
+	if (count == -ENOMEM)
+		return BLK_STS_RESOURCE;
+	if (count < 0)
+		return BLK_STS_IOERR;
+
+	atomic_inc(&ctrl->inflight);
+	if (req_op(rq) == REQ_OP_READ)
+		ret = begin_read(q, req, count);
+	else
+		ret = write_queue_add(q, req, count);
+	if (unlikely(ret)) {
+		/* The QP is in error: recover, retry on the next connection. */
+		atomic_dec(&ctrl->inflight);
+		rkblk_unmap_data(ctrl, rq, req);
+		pr_warn_ratelimited("%s: queue %d: ib_post_send failed (%d)\n",
+				    ctrl->name, q->idx, ret);
+		rkblk_error_recovery(ctrl);
+		return BLK_STS_RESOURCE;
+	}
+	return BLK_STS_OK;
+}
+
+/*
+ * A request took too long: never complete it as good. Start error
+ * recovery; tearing the queues down flushes it (requeued, or failed when
+ * the disk is being deleted or dead).
+ */
+static enum blk_eh_timer_return rkblk_timeout(struct request *rq)
+{
+	struct rkblk_req *req = blk_mq_rq_to_pdu(rq);
+	struct rkblk_ctrl *ctrl = req->queue->ctrl;
+
+	pr_warn_ratelimited("%s: queue %d: request %d timed out (%s)\n",
+			    ctrl->name, req->queue->idx, rq->tag,
+			    rkblk_state_name(rkblk_get_state(ctrl)));
+	if (rkblk_get_state(ctrl) == RKBLK_DELETING)
+		queue_work(rkblk_wq, &ctrl->err_work);
+	else
+		rkblk_error_recovery(ctrl);
+	return BLK_EH_RESET_TIMER;
+}
+
+static int rkblk_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
+			   unsigned int hctx_idx)
+{
+	struct rkblk_ctrl *ctrl = data;
+
+	hctx->driver_data = &ctrl->queues[hctx_idx];
+	return 0;
+}
+
+static int rkblk_init_request(struct blk_mq_tag_set *set, struct request *rq,
+			      unsigned int hctx_idx, unsigned int numa_node)
+{
+	struct rkblk_ctrl *ctrl = set->driver_data;
+	struct rkblk_req *req = blk_mq_rq_to_pdu(rq);
+
+	req->queue = &ctrl->queues[hctx_idx];
+	req->cqe.done = rkblk_rdma_done;
+	return 0;
+}
+
+static const struct blk_mq_ops rkblk_mq_ops = {
+	.queue_rq = rkblk_queue_rq,
+	.complete = rkblk_complete_rq,
+	.timeout = rkblk_timeout,
+	.init_hctx = rkblk_init_hctx,
+	.init_request = rkblk_init_request,
+};
+
+static int rkblk_open(struct block_device *bdev, fmode_t mode)
+{
+	struct rkblk_ctrl *ctrl = bdev->bd_disk->private_data;
+	int ret = 0;
+
+	mutex_lock(&ctrl->open_lock);
+	if (rkblk_get_state(ctrl) == RKBLK_DELETING)
+		ret = -ENXIO;
+	else
+		ctrl->open_count++;
+	mutex_unlock(&ctrl->open_lock);
+	return ret;
+}
+
+static void rkblk_release(struct gendisk *disk, fmode_t mode)
+{
+	struct rkblk_ctrl *ctrl = disk->private_data;
+
+	mutex_lock(&ctrl->open_lock);
+	ctrl->open_count--;
+	mutex_unlock(&ctrl->open_lock);
+}
+
+static const struct block_device_operations rkblk_fops = {
+	.owner = THIS_MODULE,	/* an open disk holds the module */
+	.open = rkblk_open,
+	.release = rkblk_release,
+};
+
+/* ---- sysfs: /sys/block/rkblkN/rkblk/<attr> --------------------------------- */
+
+static struct rkblk_ctrl *rkblk_dev_ctrl(struct device *dev)
+{
+	return dev_to_disk(dev)->private_data;
+}
+
+#define RKBLK_ATTR(name, fmt, expr)					\
+static ssize_t name##_show(struct device *dev,				\
+			   struct device_attribute *attr, char *buf)	\
+{									\
+	struct rkblk_ctrl *ctrl = rkblk_dev_ctrl(dev);			\
+									\
+	return sysfs_emit(buf, fmt "\n", expr);				\
+}									\
+static DEVICE_ATTR_RO(name)
+
+RKBLK_ATTR(state, "%s", rkblk_state_name(rkblk_get_state(ctrl)));
+RKBLK_ATTR(server, "%s", ctrl->server);
+RKBLK_ATTR(session, "%016llx", ctrl->session);
+RKBLK_ATTR(size, "%llu", ctrl->size);
+RKBLK_ATTR(queues, "%d", ctrl->nr_queues);
+RKBLK_ATTR(queue_depth, "%d", ctrl->queue_depth);
+RKBLK_ATTR(inflight, "%d", atomic_read(&ctrl->inflight));
+RKBLK_ATTR(errors, "%lld", (long long)atomic64_read(&ctrl->errors));
+RKBLK_ATTR(reconnects, "%lld", (long long)atomic64_read(&ctrl->reconnects));
+RKBLK_ATTR(reconnect_delay, "%d", ctrl->reconnect_delay);
+RKBLK_ATTR(loss_timeout, "%d", ctrl->loss_timeout);
+
+static struct attribute *rkblk_attrs[] = {
+	&dev_attr_state.attr,
+	&dev_attr_server.attr,
+	&dev_attr_session.attr,
+	&dev_attr_size.attr,
+	&dev_attr_queues.attr,
+	&dev_attr_queue_depth.attr,
+	&dev_attr_inflight.attr,
+	&dev_attr_errors.attr,
+	&dev_attr_reconnects.attr,
+	&dev_attr_reconnect_delay.attr,
+	&dev_attr_loss_timeout.attr,
+	NULL,
+};
+
+static const struct attribute_group rkblk_attr_group = {
+	.name = "rkblk",
+	.attrs = rkblk_attrs,
+};
+
+static const struct attribute_group *rkblk_attr_groups[] = {
+	&rkblk_attr_group,
+	NULL,
+};
+
+/* ---- the disk ---------------------------------------------------------------- */
+
+static void rkblk_set_limits(struct rkblk_ctrl *ctrl, struct request_queue *q)
+{
+	blk_queue_logical_block_size(q, RK_MEM_BLOCK);
+	blk_queue_physical_block_size(q, RK_MEM_BLOCK);
+	blk_queue_io_min(q, RK_MEM_BLOCK);
+	blk_queue_max_hw_sectors(q, RKBLK_MAX_HW_SECTORS);
+	blk_queue_max_segments(q, ctrl->max_segs);
+	blk_queue_write_cache(q, false, false);
+	blk_queue_max_write_zeroes_sectors(q, ctrl->max_segs *
+					   (PAGE_SIZE >> SECTOR_SHIFT));
+	blk_queue_flag_set(QUEUE_FLAG_NONROT, q);
+	blk_queue_flag_clear(QUEUE_FLAG_ADD_RANDOM, q);
+}
+
+/* The tag set (one hardware queue per QP) and the disk, not yet added. */
+int rkblk_alloc_disk(struct rkblk_ctrl *ctrl)
+{
+	struct blk_mq_tag_set *set = &ctrl->tag_set;
+	struct gendisk *disk;
+	int ret;
+
+	memset(set, 0, sizeof(*set));
+	set->ops = &rkblk_mq_ops;
+	set->nr_hw_queues = ctrl->nr_queues;
+	set->queue_depth = ctrl->queue_depth;
+	set->numa_node = NUMA_NO_NODE;
+	set->cmd_size = sizeof(struct rkblk_req);
+	set->flags = BLK_MQ_F_SHOULD_MERGE;
+	set->driver_data = ctrl;
+	ret = blk_mq_alloc_tag_set(set);
+	if (ret)
+		return ret;
+	ctrl->tag_set_allocated = true;
+
+	disk = blk_mq_alloc_disk(set, ctrl);
+	if (IS_ERR(disk))
+		return PTR_ERR(disk);
+	ctrl->disk = disk;
+	disk->major = rkblk_major;
+	disk->first_minor = ctrl->id * RKBLK_MINORS;
+	disk->minors = RKBLK_MINORS;
+	disk->fops = &rkblk_fops;
+	disk->private_data = ctrl;
+	strscpy(disk->disk_name, ctrl->name, sizeof(disk->disk_name));
+	set_capacity(disk, ctrl->size >> SECTOR_SHIFT);
+	rkblk_set_limits(ctrl, disk->queue);
+	return 0;
+}
+
+int rkblk_add_disk(struct rkblk_ctrl *ctrl)
+{
+	return device_add_disk(NULL, ctrl->disk, rkblk_attr_groups);
+}
+
+/*
+ * Deletes the disk: del_gendisk drains what is in flight (live queues) or
+ * lets rkblk_queue_rq fail it (no connection); then frees disk and tag set.
+ */
+void rkblk_free_disk(struct rkblk_ctrl *ctrl)
+{
+	if (ctrl->disk && ctrl->disk_added) {
+		del_gendisk(ctrl->disk);
+		ctrl->disk_deleted = true;
+	}
+	cancel_work_sync(&ctrl->err_work);
+	mutex_lock(&ctrl->lock);
+	rkblk_stop_ctrl(ctrl);
+	mutex_unlock(&ctrl->lock);
+	if (ctrl->disk) {
+		put_disk(ctrl->disk);
+		ctrl->disk = NULL;
+	}
+	if (ctrl->tag_set_allocated) {
+		blk_mq_free_tag_set(&ctrl->tag_set);
+		ctrl->tag_set_allocated = false;
+	}
+}

@@ -1,0 +1,29 @@
+#!/bin/sh
+# kernel_build: scripts/kmod.sh builds the rkblk module against the
+# Soft-RoCE guest kernel's headers (warnings are errors there); this checks
+# its result: a .ko for that exact kernel, a build log free of warnings, the
+# RDMA modules it needs as dependencies. Loading it is the first step of
+# kernel_io (in the guest).
+# Usage: build.sh ROOT BUILD
+ROOT=$1 BUILD=$2
+fails=0
+check() {
+	if [ "$2" = "$3" ]; then echo "ok: $1 (expected [$2], got [$3])"; else echo "FAIL: $1: expected [$2], got [$3]"; fails=$((fails + 1)); fi
+}
+"$ROOT/scripts/softroce" setup || { echo "FAIL: scripts/softroce setup"; exit 1; }
+CACHE=${RDMAKIT_SOFTROCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdmakit/softroce}
+kver=$(cut -d' ' -f1 "$CACHE/current")
+ko=$(RDMAKIT_KMOD_BUILD=$BUILD "$ROOT/scripts/kmod.sh")
+rc=$?
+check "scripts/kmod.sh exit status" 0 $rc
+check "the module's path" "$BUILD/kernel-$kver/rkblk.ko" "$ko"
+[ -f "$ko" ] || { echo "FAIL: no module file"; exit 1; }
+warn=$(grep -E -i '(^|[^-])warning:' "$BUILD/kernel-$kver/build.log" | head -n 3)
+check "warnings in $BUILD/kernel-$kver/build.log" "" "$warn"
+check "vermagic is the guest kernel's" "$kver" "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)"
+deps=$(modinfo -F depends "$ko")
+for m in ib_core rdma_cm; do
+	check "the module depends on $m" yes "$(echo ",$deps," | grep -q ",$m," && echo yes)"
+done
+check "module name" rkblk "$(modinfo -F name "$ko")"
+exit $fails

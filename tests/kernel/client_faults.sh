@@ -1,0 +1,140 @@
+#!/bin/sh
+# Guest 2 of the kernel test "kernel_faults" (guest 1 runs server.sh):
+#   resume: memserver killed (SIGKILL) during a fio verify job and started
+#           again with the same --state-dir within the loss timeout: the disk
+#           reconnects, fio finishes and verifies everything, zero errors
+#   loss:   memserver killed for good during fio: I/O fails with EIO within
+#           loss_timeout + reconnect_delay + slack, the disk is dead, later
+#           I/O fails at once, the guest lives, no WARNING/BUG/Oops
+#   link:   `rdma link delete rxe0` under a disk with fio running: EIO, no
+#           oops, detach and rmmod clean
+# Usage: client_faults.sh RDMAKIT KO W
+RDMAKIT=$1 KO=$(echo "$2" | sed "s/@KVER@/$(uname -r)/") W=$3
+. "$(dirname "$0")/lib.sh"
+SRV=198.18.0.1
+STATE="--state-dir /tmp/ms-state --keep 120 --max-size 1G"
+LOSS=${RDMAKIT_KERNEL_LOSS_TIMEOUT:-15}
+DELAY=2
+SLACK=20
+t00=$(now)
+
+insmod "$KO"
+check "insmod $KO exit status" 0 $?
+remote 30 "mkdir -p /tmp/ms-state; ms_start ms $STATE" || { echo "FAIL: memserver did not start on guest 1"; remote 30 finish; exit 1; }
+
+# fio_bg NAME DISK ARGS...: fio in the background (FIO_PID), JSON in W/NAME.json
+fio_bg() {
+	_n=$1 _d=$2
+	shift 2
+	timeout 400 fio --name="$_n" --filename="/dev/$_d" --direct=1 --ioengine=libaio --bs=4k \
+		--output-format=json --output="$W/$_n.json" "$@" >"$W/$_n.out" 2>&1 &
+	FIO_PID=$!
+}
+# wait_io DISK SEC: until the disk has completed some I/O (16 requests).
+wait_io() {
+	_i=0
+	while [ "$(awk '{ print $1 + $5 }' "/sys/block/$1/stat")" -lt 16 ]; do
+		_i=$((_i + 1))
+		[ $_i -le $(($2 * 5)) ] || return 1
+		sleep 0.2
+	done
+}
+# wait_pid PID SEC: until PID ends (status in WAIT_RC); 1 on timeout.
+wait_pid() {
+	_i=0
+	while kill -0 "$1" 2>/dev/null && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; do
+		_i=$((_i + 1))
+		[ $_i -le $(($2 * 5)) ] || return 1
+		sleep 0.2
+	done
+	wait "$1"
+	WAIT_RC=$?
+}
+
+echo "== resume: memserver killed during fio and back within the loss timeout"
+attach_disk "$SRV" --size 128M --reconnect-delay $DELAY --loss-timeout 60
+check "attach (loss timeout 60 s)" 0 $?
+d=$DISK
+if [ -n "$d" ]; then
+	fio_bg resume "$d" --rw=randwrite --bsrange=4k-64k --iodepth=16 --size=64M --verify=crc32c \
+		--verify_fatal=1 --do_verify=1
+	wait_io "$d" 60
+	check "fio is doing I/O on $d before the kill" 0 $?
+	remote 30 "ms_kill ms KILL"
+	wait_state "$d" reconnecting 30
+	check "$d state after the server died" reconnecting "$(attr "$d" state)"
+	sleep 4
+	check "fio still running while reconnecting (I/O waits, does not fail)" yes \
+		"$(kill -0 $FIO_PID 2>/dev/null && echo yes)"
+	remote 30 "ms_start ms $STATE"
+	wait_state "$d" live 60
+	check "$d state after the server came back" live "$(attr "$d" state)"
+	check_num "$d reconnects" -ge 1 "$(attr "$d" reconnects)"
+	wait_pid $FIO_PID 300
+	check "fio across the restart exit status" 0 "${WAIT_RC:-timeout}"
+	check "fio across the restart error" 0 "$(fio_json "$W/resume.json" error)"
+	check "fio across the restart: MiB written" 64 "$(fio_json "$W/resume.json" write_mib)"
+	check "fio across the restart: MiB read back and verified" 64 "$(fio_json "$W/resume.json" read_mib)"
+	check "$d errors attribute" 0 "$(attr "$d" errors)"
+	[ "${WAIT_RC:-1}" = 0 ] || tail -n 5 "$W/resume.out"
+	"$RDMAKIT" blk detach "$d"
+	check "detach $d" 0 $?
+fi
+check_dmesg "resume"
+
+echo "== loss: memserver killed for good during fio"
+attach_disk "$SRV" --size 64M --reconnect-delay $DELAY --loss-timeout "$LOSS"
+check "attach (loss timeout $LOSS s)" 0 $?
+d=$DISK
+if [ -n "$d" ]; then
+	fio_bg loss "$d" --rw=randwrite --iodepth=16 --size=64M --time_based --runtime=300
+	wait_io "$d" 60
+	check "fio is doing I/O on $d before the kill" 0 $?
+	remote 30 "ms_kill ms KILL"
+	t0=$(now)
+	wait_pid $FIO_PID $((LOSS + DELAY + SLACK + 30))
+	took=$(elapsed "$t0")
+	echo "  fio ended $took s after the kill (exit ${WAIT_RC:-still running})"
+	check "fio ended with an error" yes "$([ "${WAIT_RC:-0}" != 0 ] && echo yes)"
+	check "fio's error is EIO (5)" 5 "$(fio_json "$W/loss.json" error)"
+	check_num "seconds from the kill to EIO (loss $LOSS + delay $DELAY + slack $SLACK)" -le $((LOSS + DELAY + SLACK)) "$took"
+	# Not sooner than the loss timeout (less the time to notice the loss):
+	# until then requests wait for a reconnect instead of failing.
+	check_num "seconds from the kill to EIO (at least loss $LOSS - 5)" -ge $((LOSS - 5)) "$took"
+	check "$d state" dead "$(attr "$d" state)"
+	err=$(dd if="/dev/$d" of=/dev/null bs=4k count=1 iflag=direct 2>&1)
+	check "a later read fails with EIO" yes "$(echo "$err" | grep -q 'Input/output error' && echo yes)"
+	check_num "$d errors attribute" -ge 1 "$(attr "$d" errors)"
+	"$RDMAKIT" blk detach "$d"
+	check "detach dead $d" 0 $?
+fi
+busybox ping -c 1 -W 10 "$SRV" >/dev/null 2>&1
+check "the guest is alive: it still pings guest 1 over the wire (exit status)" 0 $?
+check_dmesg "loss"
+
+echo "== link: rdma link delete rxe0 under the disk"
+remote 30 "ms_start ms2 --keep 60 --max-size 1G"
+attach_disk "$SRV" --size 64M --reconnect-delay $DELAY --loss-timeout 60
+check "attach for the link case" 0 $?
+d=$DISK
+if [ -n "$d" ]; then
+	fio_bg link "$d" --rw=randrw --iodepth=16 --size=64M --time_based --runtime=300
+	wait_io "$d" 60
+	check "fio is doing I/O on $d before the link goes" 0 $?
+	rdma link delete rxe0
+	check "rdma link delete rxe0" 0 $?
+	t0=$(now)
+	wait_pid $FIO_PID 60
+	echo "  fio ended $(elapsed "$t0") s after the link was deleted (exit ${WAIT_RC:-still running})"
+	check "fio's error is EIO (5)" 5 "$(fio_json "$W/link.json" error)"
+	check "$d state" dead "$(attr "$d" state)"
+	"$RDMAKIT" blk detach "$d"
+	check "detach $d after the link went" 0 $?
+fi
+rmmod rkblk
+check "rmmod rkblk" 0 $?
+check "rkblk is gone from /proc/modules" "" "$(grep '^rkblk ' /proc/modules)"
+check_dmesg "link"
+remote 30 finish
+echo "kernel_faults: guest 2 done in $(elapsed "$t00") s, $fails failure(s)"
+exit $fails

@@ -1,0 +1,149 @@
+#!/bin/sh
+# Guest 2 of the kernel test "kernel_io" (guest 1 runs server.sh):
+#   load:     insmod rkblk.ko; /dev/rkblk-ctl appears
+#   fio:      verify=crc32c random write then read, iodepth 1 and 32, 256 MiB
+#             each, block sizes 4 KiB to 128 KiB at random (4 KiB ones alone
+#             take too long under emulation: ~600 IOPS at iodepth 32 on a
+#             loaded 2-core host), zero errors
+#   swap:     mkswap/swapon on the disk; swapcheck in a cgroup whose
+#             memory.max is a third of what it writes; pswpout/pswpin grow
+#   isolation: two clients (two sessions) get separate zeroed regions and
+#             never see each other's bytes; a client outside --allow is
+#             refused with the reason; detach and rmmod clean
+# Usage: client_io.sh RDMAKIT SWAPCHECK KO W
+RDMAKIT=$1 SWAPCHECK=$2 KO=$(echo "$3" | sed "s/@KVER@/$(uname -r)/") W=$4
+. "$(dirname "$0")/lib.sh"
+SRV=198.18.0.1 ME=198.18.0.2
+FIO_MB=${RDMAKIT_KERNEL_FIO_MB:-256}
+FIO_BS=${RDMAKIT_KERNEL_FIO_BS:-4k-128k}
+SWAP_MB=${RDMAKIT_KERNEL_SWAP_MB:-96}
+t00=$(now)
+
+echo "== load"
+insmod "$KO"
+check "insmod $KO exit status" 0 $?
+check "/dev/rkblk-ctl exists" yes "$([ -c /dev/rkblk-ctl ] && echo yes)"
+remote 30 "ms_start main --keep 5 --max-size 1G" ||
+	{ echo "FAIL: memserver did not start on guest 1"; remote 30 finish; exit 1; }
+
+echo "== fio verify=crc32c, ${FIO_MB} MiB random write then read, block sizes $FIO_BS"
+attach_disk "$SRV" --size "${FIO_MB}M"
+check "attach ${FIO_MB} MiB" 0 $?
+if [ -n "$DISK" ]; then
+	check "$DISK size (bytes)" $((FIO_MB * 1048576)) "$(attr "$DISK" size)"
+	check "$DISK state" live "$(attr "$DISK" state)"
+	check "$DISK server" "$SRV:7471" "$(attr "$DISK" server)"
+	for qd in 1 32; do
+		t0=$(now)
+		timeout 600 fio --name=verify-qd$qd --filename="/dev/$DISK" --direct=1 --ioengine=libaio \
+			--rw=randwrite --bsrange="$FIO_BS" --iodepth=$qd --size=${FIO_MB}M --verify=crc32c \
+			--verify_fatal=1 --do_verify=1 --output-format=json --output="$W/fio-qd$qd.json" \
+			>"$W/fio-qd$qd.out" 2>&1
+		rc=$?
+		echo "  fio iodepth $qd: $(elapsed "$t0") s"
+		check "fio iodepth $qd exit status" 0 $rc
+		check "fio iodepth $qd error" 0 "$(fio_json "$W/fio-qd$qd.json" error)"
+		check "fio iodepth $qd MiB written" "$FIO_MB" "$(fio_json "$W/fio-qd$qd.json" write_mib)"
+		check "fio iodepth $qd MiB read back and verified" "$FIO_MB" "$(fio_json "$W/fio-qd$qd.json" read_mib)"
+		[ $rc -eq 0 ] || tail -n 5 "$W/fio-qd$qd.out"
+	done
+	check "$DISK errors attribute" 0 "$(attr "$DISK" errors)"
+	"$RDMAKIT" blk detach "$DISK"
+	check "detach $DISK" 0 $?
+fi
+
+echo "== swap: ${SWAP_MB} MiB of checksummed pages in a cgroup with memory.max $((SWAP_MB / 3))M"
+attach_disk "$SRV" --size "$((SWAP_MB + 128))M"
+check "attach $((SWAP_MB + 128)) MiB for swap" 0 $?
+if [ -n "$DISK" ]; then
+	mkswap "/dev/$DISK" >/dev/null
+	check "mkswap /dev/$DISK" 0 $?
+	swapon "/dev/$DISK"
+	check "swapon /dev/$DISK" 0 $?
+	check "/proc/swaps lists /dev/$DISK" yes "$(grep -q "^/dev/$DISK " /proc/swaps && echo yes)"
+	out0=$(awk '$1 == "pswpout" { print $2 }' /proc/vmstat)
+	in0=$(awk '$1 == "pswpin" { print $2 }' /proc/vmstat)
+	# Swap-in is one synchronous read per fault: let each bring 32 pages
+	# (the most swap readahead does) rather than 8, the test bed's round
+	# trips being milliseconds long.
+	echo 5 >/proc/sys/vm/page-cluster
+	cg=/sys/fs/cgroup/swapcheck
+	mkdir -p $cg
+	echo "$((SWAP_MB / 3))M" >$cg/memory.max
+	check "memory.max of the workload's cgroup" $((SWAP_MB / 3 * 1048576)) "$(cat $cg/memory.max)"
+	t0=$(now)
+	timeout 600 sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" "$3"' sh "$cg" "$SWAPCHECK" "$SWAP_MB"
+	rc=$?
+	echo "  swap workload: $(elapsed "$t0") s"
+	check "swapcheck $SWAP_MB MiB exit status (0: every page read back intact)" 0 $rc
+	out=$(($(awk '$1 == "pswpout" { print $2 }' /proc/vmstat) - out0))
+	in=$(($(awk '$1 == "pswpin" { print $2 }' /proc/vmstat) - in0))
+	# At the peak SWAP_MB - memory.max of anonymous memory cannot be in RAM.
+	need=$(((SWAP_MB - SWAP_MB / 3) * 256))
+	check_num "pages swapped out (pswpout delta)" -ge $need "$out"
+	check_num "pages swapped in (pswpin delta, at least half of those)" -ge $((need / 2)) "$in"
+	check_num "the cgroup's memory.events oom_kill" -eq 0 "$(awk '$1 == "oom_kill" { print $2 }' $cg/memory.events)"
+	rmdir $cg
+	"$RDMAKIT" blk detach "$DISK" >"$W/detach-busy.out" 2>&1
+	check "detach refused while swapped on (exit status non-zero)" yes "$([ $? -ne 0 ] && echo yes)"
+	swapoff "/dev/$DISK"
+	check "swapoff /dev/$DISK" 0 $?
+	check "$DISK errors attribute" 0 "$(attr "$DISK" errors)"
+	"$RDMAKIT" blk detach "$DISK"
+	check "detach $DISK" 0 $?
+fi
+
+echo "== two clients: separate zeroed regions"
+attach_disk "$SRV" --size 32M
+a=$DISK
+attach_disk "$SRV" --size 32M
+b=$DISK
+check "two disks attached" yes "$([ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$b" ] && echo yes)"
+if [ -n "$a" ] && [ -n "$b" ]; then
+	sa=$(attr "$a" session) sb=$(attr "$b" session)
+	check "the two sessions differ ($sa, $sb)" yes "$([ -n "$sa" ] && [ "$sa" != "$sb" ] && echo yes)"
+	zero=$(head -c 33554432 /dev/zero | sha256sum | cut -d' ' -f1)
+	check "$a reads zeroes when new" "$zero" "$(dd if=/dev/$a bs=1M iflag=direct 2>/dev/null | sha256sum | cut -d' ' -f1)"
+	head -c 33554432 /dev/urandom >/tmp/pat-a
+	pa=$(sha256sum </tmp/pat-a | cut -d' ' -f1)
+	dd if=/tmp/pat-a of=/dev/$a bs=1M oflag=direct conv=fsync 2>/dev/null
+	check "write 32 MiB to $a" 0 $?
+	check "$b still reads zeroes after $a was written" "$zero" \
+		"$(dd if=/dev/$b bs=1M iflag=direct 2>/dev/null | sha256sum | cut -d' ' -f1)"
+	head -c 33554432 /dev/urandom >/tmp/pat-b
+	pb=$(sha256sum </tmp/pat-b | cut -d' ' -f1)
+	dd if=/tmp/pat-b of=/dev/$b bs=1M oflag=direct conv=fsync 2>/dev/null
+	check "$b reads back its own bytes" "$pb" "$(dd if=/dev/$b bs=1M iflag=direct 2>/dev/null | sha256sum | cut -d' ' -f1)"
+	check "$a reads back its own bytes, not $b's" "$pa" "$(dd if=/dev/$a bs=1M iflag=direct 2>/dev/null | sha256sum | cut -d' ' -f1)"
+	"$RDMAKIT" blk list >"$W/list.out" 2>&1
+	check "rdmakit blk list exit status" 0 $?
+	check "rdmakit blk list shows $a and $b" yes "$(grep -q "$a" "$W/list.out" && grep -q "$b" "$W/list.out" && echo yes)"
+	"$RDMAKIT" blk detach "$a"
+	check "detach $a" 0 $?
+	"$RDMAKIT" blk detach "$b"
+	check "detach $b" 0 $?
+fi
+
+echo "== a client outside --allow is refused with the reason"
+remote 30 "ms_start allow --port 7472 --allow $SRV/32"
+out=$("$RDMAKIT" blk attach "$SRV" -p 7472 --size 4M 2>&1)
+rc=$?
+i=0
+while [ $rc -ne 0 ] && [ $i -lt 10 ] && echo "$out" | grep -qi 'refused'; do
+	sleep 1
+	i=$((i + 1))
+	out=$("$RDMAKIT" blk attach "$SRV" -p 7472 --size 4M 2>&1)
+	rc=$?
+done
+echo "  rdmakit blk attach $SRV -p 7472: exit $rc: $out"
+check "attach from $ME to a server with --allow $SRV/32 fails" yes "$([ $rc -ne 0 ] && echo yes)"
+check "the refusal names the client's address $ME" yes "$(echo "$out" | grep -q "$ME" && echo yes)"
+check "no disk left behind by the refused attach" "" "$(ls /sys/block | grep rkblk)"
+
+echo "== unload"
+rmmod rkblk
+check "rmmod rkblk" 0 $?
+check_dmesg "kernel_io"
+remote 30 finish
+echo "kernel_io: guest 2 done in $(elapsed "$t00") s, $fails failure(s)"
+exit $fails

@@ -48,7 +48,11 @@ done
 echo "ok: $nh installed headers checked one by one"
 
 # 3. The examples, by pkg-config alone, outside the source tree.
-run 0 make -C "$SRC/examples" O="$tmp" CFLAGS="-O2 -Wall -Wextra -Werror" || finish
+# An ASan/UBSan build installs an instrumented library: its users must link
+# the sanitizer runtime too (RDMAKIT_EXAMPLES_SANITIZE, set by CMake there).
+san=${RDMAKIT_EXAMPLES_SANITIZE:-}
+run 0 make -C "$SRC/examples" O="$tmp" CFLAGS="-O2 -Wall -Wextra -Werror $san" LDFLAGS="$san" ||
+	finish
 for p in rping_client ud_sender; do
 	run 0 sh -c "ldd '$tmp/$p' | grep librdmakit" && has "$out" "$tmp/prefix/"
 done

@@ -11,8 +11,8 @@ IP=${RDMAKIT_TEST_IP:-198.18.0.1}
 PORT=$((20000 + $$ % 10000))
 dir=$(mktemp -d)
 trap 'kill "$spid" 2>/dev/null; rm -rf "$out" "$err" "$dir"' EXIT
-[ -f "$KO" ] || { echo "no module at '$KO' (scripts/kmod.sh builds it)"; exit 77; }
-[ "$(id -u)" -eq 0 ] || { echo "needs root (insmod)"; exit 77; }
+[ -f "$KO" ] || { echo "no module at '$KO' (scripts/kmod.sh builds it)"; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "needs root (insmod)"; exit 1; }
 
 # Before the module: the user is told to load it.
 run 1 "$RDMAKIT" blk attach "$IP" -p "$PORT" --size 16M && has "$err" "the rkblk module is not loaded (insmod rkblk.ko; see README)"

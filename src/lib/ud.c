@@ -22,7 +22,9 @@
 #define UD_MARK_LEN 8
 #define UD_PRIV_LEN (UD_MARK_LEN + 12) /* mark, then QPN, count, size (big-endian) */
 #define UD_GRH 40
+#ifndef UD_SEND_SLOTS
 #define UD_SEND_SLOTS 32
+#endif
 #define UD_RECV_SLOTS 256
 #define UD_RECV_ID 1000             /* wr_id of receive slot i: UD_RECV_ID + i */
 
@@ -48,6 +50,10 @@ struct ud {
 	int nrecv, nsend;
 	bool send_busy[UD_SEND_SLOTS];
 	int sends_out;
+	/* Receive completions seen while waiting for a send slot, handled next;
+	 * each holds an unposted slot, so nrecv bounds them. */
+	struct ibv_wc later[UD_RECV_SLOTS];
+	int later_head, later_n;
 	/* server */
 	struct rk_cm *listener;
 	int listen_fd;
@@ -217,32 +223,43 @@ static int send_done(struct ud *u, const struct ibv_wc *wc)
 	return 0;
 }
 
-/* Poll once (up to timeout_ms); send completions free their slot, receive
- * completions go to on_recv and their slot is posted again. */
+/* A receive completion: check it, hand it to on_recv, post its slot again. */
+static int recv_done(struct ud *u, const struct ibv_wc *wc, ud_recv_fn on_recv)
+{
+	int slot = (int)(wc->wr_id - UD_RECV_ID);
+	const uint8_t *p = (const uint8_t *)u->rbuf->buf + (size_t)slot * (u->o->size + UD_GRH);
+	int ret = rk_wc_check(wc, "UD RECV");
+
+	if (!ret)
+		ret = on_recv(u, wc, p);
+	if (!ret)
+		ret = post_recv_slot(u, slot);
+	return ret;
+}
+
+/* Poll once (up to timeout_ms), after the receives put aside by
+ * server_echo(); send completions free their slot. */
 static int ud_poll(struct ud *u, int timeout_ms, ud_recv_fn on_recv)
 {
 	struct ibv_wc wc[16];
 	int got, ret;
 
+	while (u->later_n) {
+		struct ibv_wc w = u->later[u->later_head];
+
+		u->later_head = (u->later_head + 1) % UD_RECV_SLOTS;
+		u->later_n--;
+		ret = recv_done(u, &w, on_recv);
+		if (ret)
+			return ret;
+		timeout_ms = 0;
+	}
 	ret = rk_cq_poll(u->cq, wc, 16, timeout_ms, &got);
 	if (ret)
 		return ret;
 	for (int i = 0; i < got; i++) {
-		if (wc[i].wr_id < UD_RECV_ID) {
-			ret = send_done(u, &wc[i]);
-			if (ret)
-				return ret;
-			continue;
-		}
-		int slot = (int)(wc[i].wr_id - UD_RECV_ID);
-		const uint8_t *p = (const uint8_t *)u->rbuf->buf +
-				   (size_t)slot * (u->o->size + UD_GRH);
-
-		ret = rk_wc_check(&wc[i], "UD RECV");
-		if (!ret)
-			ret = on_recv(u, &wc[i], p);
-		if (!ret)
-			ret = post_recv_slot(u, slot);
+		ret = wc[i].wr_id < UD_RECV_ID ? send_done(u, &wc[i])
+					       : recv_done(u, &wc[i], on_recv);
 		if (ret)
 			return ret;
 	}
@@ -347,7 +364,8 @@ static int server_check(struct ud *u, const struct rk_ud_peer *c, const struct i
 	return 0;
 }
 
-/* Send the echo; with every send slot busy, wait for one (receives stay queued). */
+/* Send the echo; with every send slot busy, wait for one. Receives that
+ * complete meanwhile are put aside for ud_poll(), in their order. */
 static int server_echo(struct ud *u, const struct ud_client *k, const struct rk_ud_peer *c,
 		       const uint8_t *data)
 {
@@ -358,11 +376,15 @@ static int server_echo(struct ud *u, const struct ud_client *k, const struct rk_
 		ret = rk_cq_poll(u->cq, &w, 1, u->o->timeout_ms, &got);
 		if (ret)
 			return ret;
+		if (!got)
+			continue;
 		if (w.wr_id >= UD_RECV_ID) {
-			ret = rk_wc_check(&w, "UD RECV");
-			if (!ret)
-				rk_error("a datagram arrived while every send slot was busy");
-			return ret ? ret : -EPROTO;
+			if (u->later_n == UD_RECV_SLOTS) {
+				rk_error("UD: more receive completions than receive slots");
+				return -EPROTO;
+			}
+			u->later[(u->later_head + u->later_n++) % UD_RECV_SLOTS] = w;
+			continue;
 		}
 		ret = send_done(u, &w);
 		if (ret)

@@ -76,6 +76,11 @@ void cli_conn_opts(struct rk_conn_opts *co, bool server, const char *host, uint6
 int cli_parse(const char *cmd, const char *usage, const char *description,
 	      const struct rk_opt *opts, int argc, char **argv, int *first_arg_p);
 
+/* cli_parse() for a command that takes no positional argument: one is refused
+ * with a message. Returns -1 to continue, or the exit code. */
+int cli_parse_noargs(const char *cmd, const char *usage, const char *description,
+		     const struct rk_opt *opts, int argc, char **argv);
+
 /* Subcommands. */
 int cmd_devices(int argc, char **argv);
 int cmd_counters(int argc, char **argv);

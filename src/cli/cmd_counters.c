@@ -225,15 +225,11 @@ int cmd_counters(int argc, char **argv)
 	struct rk_counters *snap;
 	struct rk_device *dev;
 	char note[160];
-	int first, ret;
+	int ret;
 
-	ret = cli_parse("counters", usage_text, description, opts, argc, argv, &first);
+	ret = cli_parse_noargs("counters", usage_text, description, opts, argc, argv);
 	if (ret >= 0)
 		return ret;
-	if (first < argc) {
-		fprintf(stderr, "rdmakit counters: unexpected argument '%s'\n", argv[first]);
-		return CLI_USAGE;
-	}
 	if (o.count && !o.watch) {
 		fprintf(stderr, "rdmakit counters: --count counts --watch intervals: give --watch "
 				"SEC too\n");

@@ -266,15 +266,11 @@ int cmd_devices(int argc, char **argv)
 	};
 	json_object *doc, *devs;
 	char **names = NULL;
-	int first, ret, n = 0;
+	int ret, n = 0;
 
-	ret = cli_parse("devices", usage_text, description, opts, argc, argv, &first);
+	ret = cli_parse_noargs("devices", usage_text, description, opts, argc, argv);
 	if (ret >= 0)
 		return ret;
-	if (first < argc) {
-		fprintf(stderr, "rdmakit devices: unexpected argument '%s'\n", argv[first]);
-		return CLI_USAGE;
-	}
 	if (!o.device) {
 		ret = rk_device_names(&names, &n);
 		if (ret)

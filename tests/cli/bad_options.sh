@@ -34,6 +34,22 @@ has "$err" "do not fit"
 run 2 "$RDMAKIT" loopback -n
 has "$err" "needs a value"
 
+# counters
+run 2 "$RDMAKIT" counters -i 0
+has "$err" "--ib-port"
+run 2 "$RDMAKIT" counters --watch 0
+has "$err" "option --watch: 0 is outside the range"
+run 2 "$RDMAKIT" counters --watch junk
+has "$err" "option --watch: 'junk' is not a number"
+run 2 "$RDMAKIT" counters --watch
+has "$err" "needs a value"
+run 2 "$RDMAKIT" counters -n 3
+has "$err" "give --watch"
+run 2 "$RDMAKIT" counters extra
+has "$err" "unexpected argument 'extra'"
+run 2 "$RDMAKIT" counters --bogus
+has "$err" "unknown option --bogus"
+
 # qp-states
 run 2 "$RDMAKIT" qp-states extra
 has "$err" "unexpected argument 'extra'"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rdmakit/exchange.h>
+#include <rdmakit/ctl.h>
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
 

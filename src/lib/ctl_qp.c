@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include <rdmakit/cm.h>
+#include <rdmakit/ctl_qp.h>
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
 #include <rdmakit/ops.h>

@@ -1,10 +1,12 @@
 /* Exchange messages: fixed layouts in network byte order, checked field by field. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <rdmakit/wire.h>
+#include <rdmakit/bench.h>
 #include <rdmakit/device.h>
 #include <rdmakit/gid.h>
 #include <rdmakit/qp.h>
@@ -17,6 +19,8 @@ _Static_assert(RK_WIRE_HDR_LEN + WIRE_BUF_LEN == RK_WIRE_CM_HELLO_LEN, "CM_HELLO
 /* Where the buffer fields start in a HELLO and in a CM_HELLO. */
 #define HELLO_BUF_OFF	 52
 #define CM_HELLO_BUF_OFF RK_WIRE_HDR_LEN
+/* Where a BENCH_SETUP's fields follow its endpoint. */
+#define SETUP_BUF_OFF 52
 
 #define WHY(...)                                                                                   \
 	do {                                                                                       \
@@ -80,6 +84,14 @@ size_t rk_wire_len(enum rk_msg_type type)
 	case RK_MSG_AUTH_RESPONSE:
 	case RK_MSG_AUTH_OK:
 		return RK_WIRE_AUTH_LEN;
+	case RK_MSG_BENCH_SETUP:
+		return RK_WIRE_BENCH_SETUP_LEN;
+	case RK_MSG_BENCH_ROUND:
+		return RK_WIRE_BENCH_ROUND_LEN;
+	case RK_MSG_BENCH_RESULT:
+		return RK_WIRE_BENCH_RESULT_LEN;
+	case RK_MSG_BENCH_FIN:
+		return RK_WIRE_BENCH_FIN_LEN;
 	}
 	return 0;
 }
@@ -103,35 +115,46 @@ const char *rk_msg_type_str(enum rk_msg_type type)
 		return "AUTH_RESPONSE";
 	case RK_MSG_AUTH_OK:
 		return "AUTH_OK";
+	case RK_MSG_BENCH_SETUP:
+		return "BENCH_SETUP";
+	case RK_MSG_BENCH_ROUND:
+		return "BENCH_ROUND";
+	case RK_MSG_BENCH_RESULT:
+		return "BENCH_RESULT";
+	case RK_MSG_BENCH_FIN:
+		return "BENCH_FIN";
 	}
 	return "UNKNOWN";
 }
 
 /* Field checks shared by encode (why NULL) and decode: what one side may
  * send, the other accepts. */
-static bool endpoint_ok(const struct rk_endpoint *ep, char *why, size_t why_len)
+static bool endpoint_ok(enum rk_msg_type type, const struct rk_endpoint *ep, char *why,
+			size_t why_len)
 {
+	const char *name = rk_msg_type_str(type);
+
 	if ((unsigned int)ep->transport > RK_UD) {
-		WHY("HELLO: transport %u is not RC (0), UC (1) or UD (2)",
+		WHY("%s: transport %u is not RC (0), UC (1) or UD (2)", name,
 		    (unsigned int)ep->transport);
 		return false;
 	}
 	if ((unsigned int)ep->gid_type > RK_GID_ROCE_V2) {
-		WHY("HELLO: gid_type %u is not IB (0), RoCE v1 (1) or RoCE v2 (2)",
+		WHY("%s: gid_type %u is not IB (0), RoCE v1 (1) or RoCE v2 (2)", name,
 		    (unsigned int)ep->gid_type);
 		return false;
 	}
 	if (!rk_mtu_bytes(ep->mtu)) {
-		WHY("HELLO: mtu %u is not an MTU (1..5 for 256..4096 bytes)",
+		WHY("%s: mtu %u is not an MTU (1..5 for 256..4096 bytes)", name,
 		    (unsigned int)ep->mtu);
 		return false;
 	}
 	if (ep->qpn > 0xffffff) {
-		WHY("HELLO: qpn 0x%x does not fit in 24 bits", ep->qpn);
+		WHY("%s: qpn 0x%x does not fit in 24 bits", name, ep->qpn);
 		return false;
 	}
 	if (ep->psn > 0xffffff) {
-		WHY("HELLO: psn 0x%x does not fit in 24 bits", ep->psn);
+		WHY("%s: psn 0x%x does not fit in 24 bits", name, ep->psn);
 		return false;
 	}
 	return true;
@@ -169,7 +192,9 @@ static void get_buf(const uint8_t *p, struct rk_wire_buf *b)
 	b->offset = get_u64(p + 32);
 }
 
-static void put_hello(uint8_t *p, const struct rk_endpoint *ep, const struct rk_wire_buf *b)
+/* The endpoint fields of a HELLO or BENCH_SETUP (bytes 12..51 of p, the
+ * message). */
+static void put_endpoint(uint8_t *p, const struct rk_endpoint *ep)
 {
 	p[12] = (uint8_t)ep->transport;
 	p[13] = ep->link_layer;
@@ -182,10 +207,9 @@ static void put_hello(uint8_t *p, const struct rk_endpoint *ep, const struct rk_
 	put_u32(p + 28, ep->qkey);
 	put_u32(p + 32, ep->gid_index);
 	memcpy(p + 36, ep->gid.raw, sizeof(ep->gid.raw));
-	put_buf(p + HELLO_BUF_OFF, b);
 }
 
-static void get_hello(const uint8_t *p, struct rk_endpoint *ep, struct rk_wire_buf *b)
+static void get_endpoint(const uint8_t *p, struct rk_endpoint *ep)
 {
 	ep->transport = (enum rk_transport)p[12];
 	ep->link_layer = p[13];
@@ -197,54 +221,219 @@ static void get_hello(const uint8_t *p, struct rk_endpoint *ep, struct rk_wire_b
 	ep->qkey = get_u32(p + 28);
 	ep->gid_index = get_u32(p + 32);
 	memcpy(ep->gid.raw, p + 36, sizeof(ep->gid.raw));
-	get_buf(p + HELLO_BUF_OFF, b);
 }
 
-int rk_wire_encode(const struct rk_msg *msg, uint8_t *buf, size_t buf_len)
+/* The endpoint, then its reserved bytes 18-19, which must be 0. */
+static bool endpoint_in(enum rk_msg_type type, const uint8_t *p, struct rk_endpoint *ep,
+			char *why, size_t why_len)
 {
-	size_t len = rk_wire_len(msg->type);
-	size_t text_len = 0;
+	uint16_t reserved = get_u16(p + 18);
 
-	if (!len)
-		return -EINVAL;
+	get_endpoint(p, ep);
+	if (!endpoint_ok(type, ep, why, why_len))
+		return false;
+	if (reserved) {
+		WHY("%s: reserved bytes 18-19 are 0x%04x, must be 0", rk_msg_type_str(type),
+		    reserved);
+		return false;
+	}
+	return true;
+}
+
+/* ---- the benchmark's messages ---- */
+
+static bool bench_setup_ok(const struct rk_wire_bench_setup *s, char *why, size_t why_len)
+{
+	if (!endpoint_ok(RK_MSG_BENCH_SETUP, &s->ep, why, why_len))
+		return false;
+	if (s->test > RK_BENCH_CMP_SWAP) {
+		WHY("BENCH_SETUP: test %u is not send (0) .. cmp-swap (%d)", s->test,
+		    RK_BENCH_CMP_SWAP);
+		return false;
+	}
+	if (s->mode > RK_BENCH_LAT) {
+		WHY("BENCH_SETUP: mode %u is not bw (0) or lat (1)", s->mode);
+		return false;
+	}
+	if (s->transport > RK_UD) {
+		WHY("BENCH_SETUP: transport %u is not RC (0), UC (1) or UD (2)", s->transport);
+		return false;
+	}
+	if (s->bidir > 1) {
+		WHY("BENCH_SETUP: bidir %u is not 0 or 1", s->bidir);
+		return false;
+	}
+	if (s->qps < 1 || s->qps > RK_BENCH_MAX_QPS) {
+		WHY("BENCH_SETUP: qps %u is outside 1..%d", s->qps, RK_BENCH_MAX_QPS);
+		return false;
+	}
+	if (s->qp >= s->qps) {
+		WHY("BENCH_SETUP: qp %u is not below qps %u", s->qp, s->qps);
+		return false;
+	}
+	if (s->max_size < 1 || s->max_size > RK_BENCH_MAX_SIZE) {
+		WHY("BENCH_SETUP: max_size %u is outside 1..%u", s->max_size, RK_BENCH_MAX_SIZE);
+		return false;
+	}
+	return true;
+}
+
+static bool bench_round_ok(const struct rk_wire_bench_round *r, char *why, size_t why_len)
+{
+	if (r->size < 1 || r->size > RK_BENCH_MAX_SIZE) {
+		WHY("BENCH_ROUND: size %u is outside 1..%u", r->size, RK_BENCH_MAX_SIZE);
+		return false;
+	}
+	if (r->iters > UINT32_MAX) {
+		WHY("BENCH_ROUND: iters %" PRIu64 " is above %u", r->iters, UINT32_MAX);
+		return false;
+	}
+	return true;
+}
+
+static bool bench_result_ok(const struct rk_wire_bench_result *r, char *why, size_t why_len)
+{
+	if (r->qp >= RK_BENCH_MAX_QPS) {
+		WHY("BENCH_RESULT: qp %u is not below %d", r->qp, RK_BENCH_MAX_QPS);
+		return false;
+	}
+	return true;
+}
+
+static void put_bench_setup(uint8_t *p, const struct rk_wire_bench_setup *s)
+{
+	put_endpoint(p, &s->ep);
+	put_u64(p + SETUP_BUF_OFF, s->buf_addr);
+	put_u64(p + 60, s->buf_len);
+	put_u32(p + 68, s->rkey);
+	put_u32(p + 72, s->max_size);
+	put_u16(p + 76, RK_WIRE_BENCH_VERSION);
+	p[78] = s->test;
+	p[79] = s->mode;
+	p[80] = s->transport;
+	p[81] = s->bidir;
+	put_u16(p + 82, s->qps);
+	put_u16(p + 84, s->qp);
+	put_u16(p + 86, 0);
+}
+
+static int get_bench_setup(const uint8_t *p, struct rk_wire_bench_setup *s, char *why,
+			   size_t why_len)
+{
+	uint16_t version = get_u16(p + 76), reserved = get_u16(p + 86);
+
+	/* The version first: another may lay out the rest differently. */
+	if (version != RK_WIRE_BENCH_VERSION) {
+		WHY("BENCH_SETUP: bench_version %u, this side speaks %d (run the same rdmakit on "
+		    "both sides)",
+		    version, RK_WIRE_BENCH_VERSION);
+		return -EPROTONOSUPPORT;
+	}
+	if (!endpoint_in(RK_MSG_BENCH_SETUP, p, &s->ep, why, why_len))
+		return -EBADMSG;
+	s->buf_addr = get_u64(p + SETUP_BUF_OFF);
+	s->buf_len = get_u64(p + 60);
+	s->rkey = get_u32(p + 68);
+	s->max_size = get_u32(p + 72);
+	s->test = p[78];
+	s->mode = p[79];
+	s->transport = p[80];
+	s->bidir = p[81];
+	s->qps = get_u16(p + 82);
+	s->qp = get_u16(p + 84);
+	if (reserved) {
+		WHY("BENCH_SETUP: reserved bytes 86-87 are 0x%04x, must be 0", reserved);
+		return -EBADMSG;
+	}
+	return bench_setup_ok(s, why, why_len) ? 0 : -EBADMSG;
+}
+
+static void put_bench_round(uint8_t *p, const struct rk_wire_bench_round *r)
+{
+	put_u32(p + 12, r->round);
+	put_u32(p + 16, r->size);
+	put_u32(p + 20, r->duration_ms);
+	put_u64(p + 24, r->iters);
+}
+
+static void get_bench_round(const uint8_t *p, struct rk_wire_bench_round *r)
+{
+	r->round = get_u32(p + 12);
+	r->size = get_u32(p + 16);
+	r->duration_ms = get_u32(p + 20);
+	r->iters = get_u64(p + 24);
+}
+
+static void put_bench_result(uint8_t *p, const struct rk_wire_bench_result *r)
+{
+	put_u32(p + 12, r->round);
+	put_u32(p + 16, r->qp);
+	put_u64(p + 20, r->elapsed_ns);
+	put_u64(p + 28, r->completed);
+	put_u64(p + 36, r->received);
+}
+
+static void get_bench_result(const uint8_t *p, struct rk_wire_bench_result *r)
+{
+	r->round = get_u32(p + 12);
+	r->qp = get_u32(p + 16);
+	r->elapsed_ns = get_u64(p + 20);
+	r->completed = get_u64(p + 28);
+	r->received = get_u64(p + 36);
+}
+
+/* ---- encoding ---- */
+
+/* ERROR text: longer text is cut to leave room for the NUL; control bytes
+ * would make the peer refuse the message as garbled. The length to send, or
+ * -EINVAL. */
+static int error_text_len(const char *text)
+{
+	size_t len = strnlen(text, RK_WIRE_ERROR_TEXT);
+
+	if (len == RK_WIRE_ERROR_TEXT)
+		len--;
+	for (size_t i = 0; i < len; i++)
+		if (!is_print((uint8_t)text[i]))
+			return -EINVAL;
+	return (int)len;
+}
+
+/* What one side may send, the other accepts: the same checks as decoding. */
+static bool encodable(const struct rk_msg *msg)
+{
 	switch (msg->type) {
 	case RK_MSG_HELLO:
-		if (!endpoint_ok(&msg->u.hello.ep, NULL, 0) ||
-		    !buf_ok(msg->type, &msg->u.hello.buf, NULL, 0))
-			return -EINVAL;
-		break;
+		return endpoint_ok(msg->type, &msg->u.hello.ep, NULL, 0) &&
+		       buf_ok(msg->type, &msg->u.hello.buf, NULL, 0);
 	case RK_MSG_CM_HELLO:
-		if (!buf_ok(msg->type, &msg->u.cm, NULL, 0))
-			return -EINVAL;
-		break;
+		return buf_ok(msg->type, &msg->u.cm, NULL, 0);
 	case RK_MSG_ERROR:
-		/* Longer text is cut to leave room for the NUL; control bytes
-		 * would make the peer refuse the message as garbled. */
-		text_len = strnlen(msg->u.error.text, RK_WIRE_ERROR_TEXT);
-		if (text_len == RK_WIRE_ERROR_TEXT)
-			text_len--;
-		for (size_t i = 0; i < text_len; i++)
-			if (!is_print((uint8_t)msg->u.error.text[i]))
-				return -EINVAL;
-		break;
+		return error_text_len(msg->u.error.text) >= 0;
+	case RK_MSG_BENCH_SETUP:
+		return bench_setup_ok(&msg->u.bench_setup, NULL, 0);
+	case RK_MSG_BENCH_ROUND:
+		return bench_round_ok(&msg->u.bench_round, NULL, 0);
+	case RK_MSG_BENCH_RESULT:
+		return bench_result_ok(&msg->u.bench_result, NULL, 0);
 	case RK_MSG_SYNC:
 	case RK_MSG_AUTH_BEGIN:
 	case RK_MSG_AUTH_CHALLENGE:
 	case RK_MSG_AUTH_RESPONSE:
 	case RK_MSG_AUTH_OK:
-		break;
+	case RK_MSG_BENCH_FIN:
+		return true;
 	}
-	if (buf_len < len)
-		return -ENOSPC;
+	return false;
+}
 
-	memset(buf, 0, len);
-	put_u32(buf, RK_WIRE_MAGIC);
-	put_u16(buf + 4, RK_WIRE_VERSION);
-	put_u16(buf + 6, (uint16_t)msg->type);
-	put_u32(buf + 8, (uint32_t)len);
+/* The fields behind the header. */
+static void put_body(const struct rk_msg *msg, uint8_t *buf)
+{
 	switch (msg->type) {
 	case RK_MSG_HELLO:
-		put_hello(buf, &msg->u.hello.ep, &msg->u.hello.buf);
+		put_endpoint(buf, &msg->u.hello.ep);
+		put_buf(buf + HELLO_BUF_OFF, &msg->u.hello.buf);
 		break;
 	case RK_MSG_CM_HELLO:
 		put_buf(buf + CM_HELLO_BUF_OFF, &msg->u.cm);
@@ -255,7 +444,7 @@ int rk_wire_encode(const struct rk_msg *msg, uint8_t *buf, size_t buf_len)
 		break;
 	case RK_MSG_ERROR:
 		put_u32(buf + 12, (uint32_t)msg->u.error.code);
-		memcpy(buf + 16, msg->u.error.text, text_len);
+		memcpy(buf + 16, msg->u.error.text, (size_t)error_text_len(msg->u.error.text));
 		break;
 	case RK_MSG_AUTH_BEGIN:
 	case RK_MSG_AUTH_CHALLENGE:
@@ -263,7 +452,35 @@ int rk_wire_encode(const struct rk_msg *msg, uint8_t *buf, size_t buf_len)
 	case RK_MSG_AUTH_OK:
 		memcpy(buf + RK_WIRE_HDR_LEN, msg->u.auth.data, RK_WIRE_AUTH_DATA);
 		break;
+	case RK_MSG_BENCH_SETUP:
+		put_bench_setup(buf, &msg->u.bench_setup);
+		break;
+	case RK_MSG_BENCH_ROUND:
+		put_bench_round(buf, &msg->u.bench_round);
+		break;
+	case RK_MSG_BENCH_RESULT:
+		put_bench_result(buf, &msg->u.bench_result);
+		break;
+	case RK_MSG_BENCH_FIN:
+		break;
 	}
+}
+
+int rk_wire_encode(const struct rk_msg *msg, uint8_t *buf, size_t buf_len)
+{
+	size_t len = rk_wire_len(msg->type);
+
+	if (!len || !encodable(msg))
+		return -EINVAL;
+	if (buf_len < len)
+		return -ENOSPC;
+
+	memset(buf, 0, len);
+	put_u32(buf, RK_WIRE_MAGIC);
+	put_u16(buf + 4, RK_WIRE_VERSION);
+	put_u16(buf + 6, (uint16_t)msg->type);
+	put_u32(buf + 8, (uint32_t)len);
+	put_body(msg, buf);
 	return (int)len;
 }
 
@@ -354,10 +571,66 @@ static bool error_text_ok(const uint8_t *p, char *why, size_t why_len)
 	return true;
 }
 
+/* HELLO's fields: the endpoint, the buffer, then the reserved bytes. */
+static bool get_hello(const uint8_t *p, struct rk_msg *msg, char *why, size_t why_len)
+{
+	uint16_t reserved = get_u16(p + 18);
+
+	get_endpoint(p, &msg->u.hello.ep);
+	get_buf(p + HELLO_BUF_OFF, &msg->u.hello.buf);
+	if (!endpoint_ok(msg->type, &msg->u.hello.ep, why, why_len) ||
+	    !buf_ok(msg->type, &msg->u.hello.buf, why, why_len))
+		return false;
+	if (reserved) {
+		WHY("HELLO: reserved bytes 18-19 are 0x%04x, must be 0", reserved);
+		return false;
+	}
+	return true;
+}
+
+/* The fields behind a checked header, each checked: 0, -EBADMSG, or
+ * -EPROTONOSUPPORT (a BENCH_SETUP of another bench_version). */
+static int get_body(const uint8_t *buf, struct rk_msg *msg, char *why, size_t why_len)
+{
+	switch (msg->type) {
+	case RK_MSG_HELLO:
+		return get_hello(buf, msg, why, why_len) ? 0 : -EBADMSG;
+	case RK_MSG_CM_HELLO:
+		get_buf(buf + CM_HELLO_BUF_OFF, &msg->u.cm);
+		return buf_ok(msg->type, &msg->u.cm, why, why_len) ? 0 : -EBADMSG;
+	case RK_MSG_SYNC:
+		msg->u.sync.step = get_u32(buf + 12);
+		msg->u.sync.status = (int32_t)get_u32(buf + 16);
+		return 0;
+	case RK_MSG_ERROR:
+		if (!error_text_ok(buf + 16, why, why_len))
+			return -EBADMSG;
+		msg->u.error.code = (int32_t)get_u32(buf + 12);
+		memcpy(msg->u.error.text, buf + 16, RK_WIRE_ERROR_TEXT);
+		return 0;
+	case RK_MSG_AUTH_BEGIN:
+	case RK_MSG_AUTH_CHALLENGE:
+	case RK_MSG_AUTH_RESPONSE:
+	case RK_MSG_AUTH_OK:
+		memcpy(msg->u.auth.data, buf + RK_WIRE_HDR_LEN, RK_WIRE_AUTH_DATA);
+		return 0;
+	case RK_MSG_BENCH_SETUP:
+		return get_bench_setup(buf, &msg->u.bench_setup, why, why_len);
+	case RK_MSG_BENCH_ROUND:
+		get_bench_round(buf, &msg->u.bench_round);
+		return bench_round_ok(&msg->u.bench_round, why, why_len) ? 0 : -EBADMSG;
+	case RK_MSG_BENCH_RESULT:
+		get_bench_result(buf, &msg->u.bench_result);
+		return bench_result_ok(&msg->u.bench_result, why, why_len) ? 0 : -EBADMSG;
+	case RK_MSG_BENCH_FIN:
+		return 0;
+	}
+	return -EBADMSG; /* not reached: the header check knows the types */
+}
+
 int rk_wire_decode(const uint8_t *buf, size_t n, struct rk_msg *msg_p, char *why, size_t why_len)
 {
 	struct rk_msg msg;
-	uint16_t reserved;
 	size_t len;
 	int ret;
 
@@ -375,41 +648,9 @@ int rk_wire_decode(const uint8_t *buf, size_t n, struct rk_msg *msg_p, char *why
 		    n - len);
 		return -EBADMSG;
 	}
-
-	switch (msg.type) {
-	case RK_MSG_HELLO:
-		get_hello(buf, &msg.u.hello.ep, &msg.u.hello.buf);
-		if (!endpoint_ok(&msg.u.hello.ep, why, why_len) ||
-		    !buf_ok(msg.type, &msg.u.hello.buf, why, why_len))
-			return -EBADMSG;
-		reserved = get_u16(buf + 18);
-		if (reserved) {
-			WHY("HELLO: reserved bytes 18-19 are 0x%04x, must be 0", reserved);
-			return -EBADMSG;
-		}
-		break;
-	case RK_MSG_CM_HELLO:
-		get_buf(buf + CM_HELLO_BUF_OFF, &msg.u.cm);
-		if (!buf_ok(msg.type, &msg.u.cm, why, why_len))
-			return -EBADMSG;
-		break;
-	case RK_MSG_SYNC:
-		msg.u.sync.step = get_u32(buf + 12);
-		msg.u.sync.status = (int32_t)get_u32(buf + 16);
-		break;
-	case RK_MSG_ERROR:
-		if (!error_text_ok(buf + 16, why, why_len))
-			return -EBADMSG;
-		msg.u.error.code = (int32_t)get_u32(buf + 12);
-		memcpy(msg.u.error.text, buf + 16, RK_WIRE_ERROR_TEXT);
-		break;
-	case RK_MSG_AUTH_BEGIN:
-	case RK_MSG_AUTH_CHALLENGE:
-	case RK_MSG_AUTH_RESPONSE:
-	case RK_MSG_AUTH_OK:
-		memcpy(msg.u.auth.data, buf + RK_WIRE_HDR_LEN, RK_WIRE_AUTH_DATA);
-		break;
-	}
+	ret = get_body(buf, &msg, why, why_len);
+	if (ret)
+		return ret;
 	*msg_p = msg;
 	return 0;
 }

@@ -97,29 +97,97 @@ static uint8_t lat_seq(uint64_t i)
 	return (uint8_t)(i % 254 + 1);
 }
 
+/* The round's end in duration mode (0 when it counts iterations). */
+static inline uint64_t lat_deadline(const struct rk_bench *b, const struct rk_bench_round *r)
+{
+	return r->duration_ms ? b->t0 + (uint64_t)r->duration_ms * 1000000ull : 0;
+}
+
+/* The pinger's clock at iteration i: the time since the last mark is
+ * iteration i - 1's sample. 0, or -ENOMEM. */
+static inline int lat_mark(struct rk_bench *b, uint64_t i, uint64_t *tk_prev)
+{
+	uint64_t tk = ticks();
+	int ret = i ? add_lat(b, i - 1, tk - *tk_prev) : 0;
+
+	*tk_prev = tk;
+	return ret;
+}
+
+/* The pinger, before iteration i: 1 to go on (the clock marked), 0 when
+ * the round is over, or -ENOMEM. */
+static inline int lat_next(struct rk_bench *b, const struct rk_bench_round *r, uint64_t i,
+			   uint64_t deadline, uint64_t *tk_prev)
+{
+	int ret;
+
+	if (r->iters ? i == r->iters : lat_time_up(i, deadline))
+		return 0;
+	ret = lat_mark(b, i, tk_prev);
+	return ret ? ret : 1;
+}
+
+/* One spin of a wait for the peer; every 1024 spins, reap send completions
+ * and look at the clock. 0, a negative errno, or 1 once the wait is over
+ * its bound (the caller says what it waited for). */
+static inline int lat_spin(struct rk_bench *b, uint32_t spin, uint64_t *wait_start)
+{
+	int ret, got;
+
+	maybe_yield(b, spin + 1);
+	if ((spin & 1023) != 1023)
+		return 0;
+	ret = bench_poll_send(b->w, &got);
+	if (ret)
+		return ret;
+	return wait_over(wait_start, (uint64_t)b->wait_ms * 1000000ull) ? 1 : 0;
+}
+
+/* SEND latency: wait for the peer's next SEND (or its end-of-round one). */
+static inline int wait_send(struct rk_bench *b)
+{
+	struct bqp *q = &b->q[0];
+	uint64_t wait_start = 0;
+	int ret, got;
+
+	for (uint32_t spin = 0;; spin++) {
+		uint64_t before = q->received;
+		bool sentinel = q->got_sentinel;
+
+		ret = bench_poll_recv(b->w, &got, false);
+		if (ret)
+			return ret;
+		if (q->received != before || q->got_sentinel != sentinel)
+			return 0;
+		ret = lat_spin(b, spin, &wait_start);
+		if (ret < 0)
+			return ret;
+		if (ret) {
+			rk_error("bench: no SEND from %s within %d ms", b->conn->peer, b->wait_ms);
+			return -ETIMEDOUT;
+		}
+	}
+}
+
 /* SEND latency: ping-pong of SENDs. The pinger times consecutive pings. */
 int bench_run_send_lat(struct rk_bench *b, const struct rk_bench_round *r, bool pinger)
 {
 	struct bqp *q = &b->q[0];
 	bool inl = use_inline(b, r->size);
-	uint64_t deadline = r->duration_ms ? b->t0 + (uint64_t)r->duration_ms * 1000000ull : 0;
-	uint64_t idle = (uint64_t)b->wait_ms * 1000000ull, tk, tk_prev = 0;
+	uint64_t deadline = lat_deadline(b, r), tk_prev = 0;
 	uint64_t i = 0;
-	int ret, got;
+	int ret;
 
 	/* In a ping-pong every request is signaled on its own schedule; target
 	 * follows posted so the last one of a run is signaled. */
 	q->target = UINT64_MAX;
 	for (;;) {
-		uint64_t wait_start = 0;
-
 		if (pinger) {
-			if (r->iters ? i == r->iters : lat_time_up(i, deadline))
-				break;
-			tk = ticks();
-			if (i && (ret = add_lat(b, i - 1, tk - tk_prev)))
+			ret = lat_next(b, r, i, deadline, &tk_prev);
+			if (ret < 0)
 				return ret;
-			tk_prev = tk;
+			if (!ret)
+				break;
 			q->target = r->iters ? r->iters : UINT64_MAX;
 			ret = post_one(b, 0, r->size, inl);
 			if (!ret)
@@ -127,28 +195,9 @@ int bench_run_send_lat(struct rk_bench *b, const struct rk_bench_round *r, bool 
 			if (ret)
 				return ret;
 		}
-		/* wait for the peer's message */
-		for (uint32_t spin = 0;; spin++) {
-			uint64_t before = q->received;
-			bool sentinel = q->got_sentinel;
-
-			ret = bench_poll_recv(b->w, &got, false);
-			if (ret)
-				return ret;
-			if (q->received != before || q->got_sentinel != sentinel)
-				break;
-			maybe_yield(b, spin + 1);
-			if ((spin & 1023) == 1023) {
-				ret = bench_poll_send(b->w, &got);
-				if (ret)
-					return ret;
-				if (wait_over(&wait_start, idle)) {
-					rk_error("bench: no SEND from %s within %d ms", b->conn->peer,
-						 b->wait_ms);
-					return -ETIMEDOUT;
-				}
-			}
-		}
+		ret = wait_send(b);
+		if (ret)
+			return ret;
 		if (!pinger) {
 			if (q->got_sentinel)
 				break;
@@ -163,8 +212,8 @@ int bench_run_send_lat(struct rk_bench *b, const struct rk_bench_round *r, bool 
 			lat_progress(b, r, i);
 	}
 	if (pinger) {
-		tk = ticks();
-		if (i && (ret = add_lat(b, i - 1, tk - tk_prev)))
+		ret = lat_mark(b, i, &tk_prev);
+		if (ret)
 			return ret;
 		round_end(b);
 		ret = bench_post_sentinel(b, 0);
@@ -179,6 +228,29 @@ int bench_run_send_lat(struct rk_bench *b, const struct rk_bench_round *r, bool 
 	return 0;
 }
 
+/* WRITE latency: spin on the in-slot's last byte until it is want (or, for
+ * the ponger, the stop marker). */
+static inline int wait_write(struct rk_bench *b, volatile uint8_t *mine, uint8_t want, bool pinger)
+{
+	uint64_t wait_start = 0;
+	int ret;
+
+	for (uint32_t spin = 0;; spin++) {
+		uint8_t v = *mine;
+
+		if (v == want || (!pinger && v == LAT_STOP))
+			return 0;
+		ret = lat_spin(b, spin, &wait_start);
+		if (ret < 0)
+			return ret;
+		if (ret) {
+			rk_error("bench: no RDMA WRITE from %s within %d ms (last byte 0x%02x, "
+				 "waiting for 0x%02x)", b->conn->peer, b->wait_ms, v, want);
+			return -ETIMEDOUT;
+		}
+	}
+}
+
 /* WRITE latency: each side writes the other's in-slot and spins on its own
  * in-slot's last byte for the answer. */
 int bench_run_write_lat(struct rk_bench *b, const struct rk_bench_round *r, bool pinger)
@@ -187,46 +259,28 @@ int bench_run_write_lat(struct rk_bench *b, const struct rk_bench_round *r, bool
 	bool inl = use_inline(b, r->size);
 	volatile uint8_t *mine = in_slot(b, 0) + r->size - 1;
 	uint8_t *out = out_slot(b, 0) + r->size - 1;
-	uint64_t deadline = r->duration_ms ? b->t0 + (uint64_t)r->duration_ms * 1000000ull : 0;
-	uint64_t idle = (uint64_t)b->wait_ms * 1000000ull, tk, tk_prev = 0;
+	uint64_t deadline = lat_deadline(b, r), tk_prev = 0;
 	uint64_t i = 0;
-	int ret, got;
+	int ret;
 
 	q->target = UINT64_MAX;
 	for (;;) {
 		uint8_t want = lat_seq(i);
-		uint64_t wait_start = 0;
 
 		if (pinger) {
-			if (r->iters ? i == r->iters : lat_time_up(i, deadline))
-				break;
-			tk = ticks();
-			if (i && (ret = add_lat(b, i - 1, tk - tk_prev)))
+			ret = lat_next(b, r, i, deadline, &tk_prev);
+			if (ret < 0)
 				return ret;
-			tk_prev = tk;
+			if (!ret)
+				break;
 			*out = want;
 			ret = post_one(b, 0, r->size, inl);
 			if (ret)
 				return ret;
 		}
-		for (uint32_t spin = 0;; spin++) {
-			uint8_t v = *mine;
-
-			if (v == want || (!pinger && v == LAT_STOP))
-				break;
-			maybe_yield(b, spin + 1);
-			if ((spin & 1023) == 1023) {
-				ret = bench_poll_send(b->w, &got);
-				if (ret)
-					return ret;
-				if (wait_over(&wait_start, idle)) {
-					rk_error("bench: no RDMA WRITE from %s within %d ms (last byte "
-						 "0x%02x, waiting for 0x%02x)", b->conn->peer,
-						 b->wait_ms, v, want);
-					return -ETIMEDOUT;
-				}
-			}
-		}
+		ret = wait_write(b, mine, want, pinger);
+		if (ret)
+			return ret;
 		if (!pinger) {
 			if (*mine == LAT_STOP)
 				break;
@@ -242,8 +296,8 @@ int bench_run_write_lat(struct rk_bench *b, const struct rk_bench_round *r, bool
 		i++;
 	}
 	if (pinger) {
-		tk = ticks();
-		if (i && (ret = add_lat(b, i - 1, tk - tk_prev)))
+		ret = lat_mark(b, i, &tk_prev);
+		if (ret)
 			return ret;
 		round_end(b);
 		/* The stop marker, signaled: its completion covers every ping. */
@@ -266,18 +320,16 @@ int bench_run_rdma_lat(struct rk_bench *b, const struct rk_bench_round *r)
 {
 	struct bqp *q = &b->q[0];
 	volatile uint64_t *ret_word = (volatile uint64_t *)out_slot(b, 0);
-	uint64_t deadline = r->duration_ms ? b->t0 + (uint64_t)r->duration_ms * 1000000ull : 0;
-	uint64_t tk, tk_prev = 0;
+	uint64_t deadline = lat_deadline(b, r), tk_prev = 0;
 	uint64_t i = 0;
 	int ret;
 
 	for (;; i++) {
-		if (r->iters ? i == r->iters : lat_time_up(i, deadline))
-			break;
-		tk = ticks();
-		if (i && (ret = add_lat(b, i - 1, tk - tk_prev)))
+		ret = lat_next(b, r, i, deadline, &tk_prev);
+		if (ret < 0)
 			return ret;
-		tk_prev = tk;
+		if (!ret)
+			break;
 		q->target = q->posted + 1; /* signaled */
 		ret = bench_post_batch(b, 0, 1, r->size, false);
 		if (ret)
@@ -289,8 +341,8 @@ int bench_run_rdma_lat(struct rk_bench *b, const struct rk_bench_round *r)
 			q->bad_returns++;
 		lat_progress(b, r, i + 1);
 	}
-	tk = ticks();
-	if (i && (ret = add_lat(b, i - 1, tk - tk_prev)))
+	ret = lat_mark(b, i, &tk_prev);
+	if (ret)
 		return ret;
 	round_end(b);
 	return 0;

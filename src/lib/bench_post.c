@@ -13,6 +13,21 @@
 
 #include "bench_int.h"
 
+/* The wr_id of request p of QP i: signaled when it is every se-th or the
+ * round's last, its wr_id then says how many requests its completion covers
+ * (never 0); 0 for an unsignaled one. */
+static inline uint64_t take_signal(struct bqp *q, uint32_t i, uint64_t p, uint32_t se)
+{
+	uint64_t id;
+
+	q->unsig++;
+	if ((p + 1) % se != 0 && p + 1 != q->target)
+		return 0;
+	id = (uint64_t)i << 48 | q->unsig;
+	q->unsig = 0;
+	return id;
+}
+
 /* Post n requests on QP i as one doorbell. */
 int bench_post_batch(struct rk_bench *b, uint32_t i, uint32_t n, uint32_t size, bool inl)
 {
@@ -31,18 +46,10 @@ int bench_post_batch(struct rk_bench *b, uint32_t i, uint32_t n, uint32_t size, 
 
 		ibv_wr_start(x);
 		for (uint32_t k = 0; k < n; k++) {
-			uint64_t p = q->posted + k;
-			bool sig = (p + 1) % se == 0 || p + 1 == q->target;
+			uint64_t p = q->posted + k, id = take_signal(q, i, p, se);
 
-			q->unsig++;
-			if (sig) {
-				x->wr_id = (uint64_t)i << 48 | q->unsig;
-				x->wr_flags = IBV_SEND_SIGNALED;
-				q->unsig = 0;
-			} else {
-				x->wr_id = 0;
-				x->wr_flags = 0;
-			}
+			x->wr_id = id;
+			x->wr_flags = id ? IBV_SEND_SIGNALED : 0;
 			switch (t) {
 			case RK_BENCH_SEND: ibv_wr_send(x); break;
 			case RK_BENCH_WRITE: ibv_wr_rdma_write(x, q->rkey, q->raddr); break;
@@ -65,18 +72,10 @@ int bench_post_batch(struct rk_bench *b, uint32_t i, uint32_t n, uint32_t size, 
 
 		for (uint32_t k = 0; k < n; k++) {
 			struct ibv_send_wr *w = &q->wr[k];
-			uint64_t p = q->posted + k;
-			bool sig = (p + 1) % se == 0 || p + 1 == q->target;
+			uint64_t p = q->posted + k, id = take_signal(q, i, p, se);
 
-			q->unsig++;
-			if (sig) {
-				w->wr_id = (uint64_t)i << 48 | q->unsig;
-				w->send_flags = IBV_SEND_SIGNALED;
-				q->unsig = 0;
-			} else {
-				w->wr_id = 0;
-				w->send_flags = 0;
-			}
+			w->wr_id = id;
+			w->send_flags = id ? IBV_SEND_SIGNALED : 0;
 			if (inl)
 				w->send_flags |= IBV_SEND_INLINE;
 			q->sge[k].length = is_atomic(t) ? 8 : size;
@@ -178,16 +177,22 @@ const char *bench_test_verb(enum rk_bench_test t)
 	return v[t];
 }
 
+/* A failed poll of the worker's send or receive CQ (ibv_poll_cq's n):
+ * logged, naming the CQ; -EIO. Out of the polling loops' way. */
+static int poll_failed(int n, const char *which)
+{
+	rk_error("poll the %s CQ: %s", which, rk_strerror(rk_verbs_err(n)));
+	return -EIO;
+}
+
 /* Completions of this worker's requests. */
 int bench_poll_send(struct bworker *w, int *got_p)
 {
 	struct rk_bench *b = w->b;
 	int n = ibv_poll_cq(w->scq->cq, (int)b->info.cq_batch, w->wc);
 
-	if (n < 0) {
-		rk_error("poll the send CQ: %s", rk_strerror(rk_verbs_err(n)));
-		return -EIO;
-	}
+	if (n < 0)
+		return poll_failed(n, "send");
 	for (int k = 0; k < n; k++) {
 		const struct ibv_wc *wc = &w->wc[k];
 		struct bqp *q;
@@ -235,10 +240,8 @@ int bench_poll_recv(struct bworker *w, int *got_p, bool refill)
 	struct rk_bench *b = w->b;
 	int n = ibv_poll_cq(w->rcq->cq, (int)b->info.cq_batch, w->wc);
 
-	if (n < 0) {
-		rk_error("poll the receive CQ: %s", rk_strerror(rk_verbs_err(n)));
-		return -EIO;
-	}
+	if (n < 0)
+		return poll_failed(n, "receive");
 	for (int k = 0; k < n; k++) {
 		const struct ibv_wc *wc = &w->wc[k];
 		struct bqp *q;

@@ -300,25 +300,102 @@ static bool bench_result_ok(const struct rk_wire_bench_result *r, char *why, siz
 	return true;
 }
 
-static void put_bench_setup(uint8_t *p, const struct rk_wire_bench_setup *s)
+/* A field of a message's layout: its offset, its width in bytes (1, 2, 4
+ * or 8) and the struct member it is. One table per message serves encoding
+ * and decoding both, so the two cannot drift apart. */
+struct wire_field {
+	uint8_t off, width;
+	void *val;
+};
+
+#define WIRE_FIELD(o, member) {(o), sizeof(member), &(member)}
+#define BENCH_MAX_FIELDS 10
+
+static void put_fields(uint8_t *p, const struct wire_field *f, size_t n)
 {
-	put_endpoint(p, &s->ep);
-	put_u64(p + SETUP_BUF_OFF, s->buf_addr);
-	put_u64(p + 60, s->buf_len);
-	put_u32(p + 68, s->rkey);
-	put_u32(p + 72, s->max_size);
-	put_u16(p + 76, RK_WIRE_BENCH_VERSION);
-	p[78] = s->test;
-	p[79] = s->mode;
-	p[80] = s->transport;
-	p[81] = s->bidir;
-	put_u16(p + 82, s->qps);
-	put_u16(p + 84, s->qp);
-	put_u16(p + 86, 0);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *d = p + f[i].off;
+
+		switch (f[i].width) {
+		case 1: *d = *(const uint8_t *)f[i].val; break;
+		case 2: put_u16(d, *(const uint16_t *)f[i].val); break;
+		case 4: put_u32(d, *(const uint32_t *)f[i].val); break;
+		default: put_u64(d, *(const uint64_t *)f[i].val); break;
+		}
+	}
 }
 
-static int get_bench_setup(const uint8_t *p, struct rk_wire_bench_setup *s, char *why,
-			   size_t why_len)
+static void get_fields(const uint8_t *p, const struct wire_field *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *s = p + f[i].off;
+
+		switch (f[i].width) {
+		case 1: *(uint8_t *)f[i].val = *s; break;
+		case 2: *(uint16_t *)f[i].val = get_u16(s); break;
+		case 4: *(uint32_t *)f[i].val = get_u32(s); break;
+		default: *(uint64_t *)f[i].val = get_u64(s); break;
+		}
+	}
+}
+
+/* The layout of a bench message's fields into f (BENCH_MAX_FIELDS at
+ * most); the count, 0 for a message with none. A BENCH_SETUP's endpoint,
+ * bench_version and reserved bytes are apart. */
+static size_t bench_layout(struct rk_msg *m, struct wire_field *f)
+{
+	struct rk_wire_bench_setup *s = &m->u.bench_setup;
+	struct rk_wire_bench_round *r = &m->u.bench_round;
+	struct rk_wire_bench_result *res = &m->u.bench_result;
+	const struct wire_field setup[] = {
+		WIRE_FIELD(SETUP_BUF_OFF, s->buf_addr), WIRE_FIELD(60, s->buf_len),
+		WIRE_FIELD(68, s->rkey), WIRE_FIELD(72, s->max_size), WIRE_FIELD(78, s->test),
+		WIRE_FIELD(79, s->mode), WIRE_FIELD(80, s->transport), WIRE_FIELD(81, s->bidir),
+		WIRE_FIELD(82, s->qps), WIRE_FIELD(84, s->qp),
+	};
+	const struct wire_field round[] = {
+		WIRE_FIELD(12, r->round), WIRE_FIELD(16, r->size), WIRE_FIELD(20, r->duration_ms),
+		WIRE_FIELD(24, r->iters),
+	};
+	const struct wire_field result[] = {
+		WIRE_FIELD(12, res->round), WIRE_FIELD(16, res->qp),
+		WIRE_FIELD(20, res->elapsed_ns), WIRE_FIELD(28, res->completed),
+		WIRE_FIELD(36, res->received),
+	};
+	_Static_assert(sizeof(setup) / sizeof(setup[0]) <= BENCH_MAX_FIELDS, "bench fields");
+
+	switch (m->type) {
+	case RK_MSG_BENCH_SETUP:
+		memcpy(f, setup, sizeof(setup));
+		return sizeof(setup) / sizeof(setup[0]);
+	case RK_MSG_BENCH_ROUND:
+		memcpy(f, round, sizeof(round));
+		return sizeof(round) / sizeof(round[0]);
+	case RK_MSG_BENCH_RESULT:
+		memcpy(f, result, sizeof(result));
+		return sizeof(result) / sizeof(result[0]);
+	default:
+		return 0;
+	}
+}
+
+/* A bench message's fields behind the header. */
+static void put_bench(uint8_t *p, const struct rk_msg *msg)
+{
+	struct wire_field f[BENCH_MAX_FIELDS];
+	struct rk_msg m = *msg;
+	size_t n = bench_layout(&m, f);
+
+	put_fields(p, f, n);
+	if (m.type == RK_MSG_BENCH_SETUP) {
+		put_endpoint(p, &m.u.bench_setup.ep);
+		put_u16(p + 76, RK_WIRE_BENCH_VERSION);
+	}
+}
+
+/* A BENCH_SETUP's endpoint, bench_version and reserved bytes (its other
+ * fields already read), each checked. */
+static int get_bench_setup(const uint8_t *p, struct rk_msg *m, char *why, size_t why_len)
 {
 	uint16_t version = get_u16(p + 76), reserved = get_u16(p + 86);
 
@@ -329,57 +406,33 @@ static int get_bench_setup(const uint8_t *p, struct rk_wire_bench_setup *s, char
 		    version, RK_WIRE_BENCH_VERSION);
 		return -EPROTONOSUPPORT;
 	}
-	if (!endpoint_in(RK_MSG_BENCH_SETUP, p, &s->ep, why, why_len))
+	if (!endpoint_in(RK_MSG_BENCH_SETUP, p, &m->u.bench_setup.ep, why, why_len))
 		return -EBADMSG;
-	s->buf_addr = get_u64(p + SETUP_BUF_OFF);
-	s->buf_len = get_u64(p + 60);
-	s->rkey = get_u32(p + 68);
-	s->max_size = get_u32(p + 72);
-	s->test = p[78];
-	s->mode = p[79];
-	s->transport = p[80];
-	s->bidir = p[81];
-	s->qps = get_u16(p + 82);
-	s->qp = get_u16(p + 84);
 	if (reserved) {
 		WHY("BENCH_SETUP: reserved bytes 86-87 are 0x%04x, must be 0", reserved);
 		return -EBADMSG;
 	}
-	return bench_setup_ok(s, why, why_len) ? 0 : -EBADMSG;
+	return bench_setup_ok(&m->u.bench_setup, why, why_len) ? 0 : -EBADMSG;
 }
 
-static void put_bench_round(uint8_t *p, const struct rk_wire_bench_round *r)
+/* A bench message's fields, each checked: 0, -EBADMSG, or -EPROTONOSUPPORT
+ * for a BENCH_SETUP of another bench_version. */
+static int get_bench(const uint8_t *p, struct rk_msg *m, char *why, size_t why_len)
 {
-	put_u32(p + 12, r->round);
-	put_u32(p + 16, r->size);
-	put_u32(p + 20, r->duration_ms);
-	put_u64(p + 24, r->iters);
-}
+	struct wire_field f[BENCH_MAX_FIELDS];
+	size_t n = bench_layout(m, f);
 
-static void get_bench_round(const uint8_t *p, struct rk_wire_bench_round *r)
-{
-	r->round = get_u32(p + 12);
-	r->size = get_u32(p + 16);
-	r->duration_ms = get_u32(p + 20);
-	r->iters = get_u64(p + 24);
-}
-
-static void put_bench_result(uint8_t *p, const struct rk_wire_bench_result *r)
-{
-	put_u32(p + 12, r->round);
-	put_u32(p + 16, r->qp);
-	put_u64(p + 20, r->elapsed_ns);
-	put_u64(p + 28, r->completed);
-	put_u64(p + 36, r->received);
-}
-
-static void get_bench_result(const uint8_t *p, struct rk_wire_bench_result *r)
-{
-	r->round = get_u32(p + 12);
-	r->qp = get_u32(p + 16);
-	r->elapsed_ns = get_u64(p + 20);
-	r->completed = get_u64(p + 28);
-	r->received = get_u64(p + 36);
+	get_fields(p, f, n);
+	switch (m->type) {
+	case RK_MSG_BENCH_SETUP:
+		return get_bench_setup(p, m, why, why_len);
+	case RK_MSG_BENCH_ROUND:
+		return bench_round_ok(&m->u.bench_round, why, why_len) ? 0 : -EBADMSG;
+	case RK_MSG_BENCH_RESULT:
+		return bench_result_ok(&m->u.bench_result, why, why_len) ? 0 : -EBADMSG;
+	default:
+		return 0;
+	}
 }
 
 /* ---- encoding ---- */
@@ -453,15 +506,10 @@ static void put_body(const struct rk_msg *msg, uint8_t *buf)
 		memcpy(buf + RK_WIRE_HDR_LEN, msg->u.auth.data, RK_WIRE_AUTH_DATA);
 		break;
 	case RK_MSG_BENCH_SETUP:
-		put_bench_setup(buf, &msg->u.bench_setup);
-		break;
 	case RK_MSG_BENCH_ROUND:
-		put_bench_round(buf, &msg->u.bench_round);
-		break;
 	case RK_MSG_BENCH_RESULT:
-		put_bench_result(buf, &msg->u.bench_result);
-		break;
 	case RK_MSG_BENCH_FIN:
+		put_bench(buf, msg);
 		break;
 	}
 }
@@ -615,15 +663,10 @@ static int get_body(const uint8_t *buf, struct rk_msg *msg, char *why, size_t wh
 		memcpy(msg->u.auth.data, buf + RK_WIRE_HDR_LEN, RK_WIRE_AUTH_DATA);
 		return 0;
 	case RK_MSG_BENCH_SETUP:
-		return get_bench_setup(buf, &msg->u.bench_setup, why, why_len);
 	case RK_MSG_BENCH_ROUND:
-		get_bench_round(buf, &msg->u.bench_round);
-		return bench_round_ok(&msg->u.bench_round, why, why_len) ? 0 : -EBADMSG;
 	case RK_MSG_BENCH_RESULT:
-		get_bench_result(buf, &msg->u.bench_result);
-		return bench_result_ok(&msg->u.bench_result, why, why_len) ? 0 : -EBADMSG;
 	case RK_MSG_BENCH_FIN:
-		return 0;
+		return get_bench(buf, msg, why, why_len);
 	}
 	return -EBADMSG; /* not reached: the header check knows the types */
 }

@@ -1,69 +1,101 @@
 #!/bin/sh
 # The examples as a user of the installed library builds them: `cmake
-# --install` of the build into a temporary prefix, every installed header
-# compiled on its own, examples/ built with pkg-config alone
-# (PKG_CONFIG_PATH at the prefix), then run on the device: rping_client
-# against rdma-core's `rping -s`, ud_sender against `rdmakit ud --server`.
-# Usage: examples.sh BUILD_DIR SOURCE_DIR RDMAKIT
-BUILD=$1
-SRC=$2
-RDMAKIT=$3
+# --install` of the build into a prefix, every installed header compiled on
+# its own, examples/ built with pkg-config alone (PKG_CONFIG_PATH at the
+# prefix), then run on the device: rping_client against rdma-core's
+# `rping -s`, ud_sender against `rdmakit ud --server`.
+# Two halves: "build" needs no device and runs on the host (test
+# examples_build, label unit: compiling in the emulated guest took minutes);
+# "run" (test examples, label rdma) runs what it built, building first when
+# it finds nothing built.
+# Usage: examples.sh build|run BUILD_DIR SOURCE_DIR RDMAKIT
+MODE=$1
+BUILD=$2
+SRC=$3
+RDMAKIT=$4
 # shellcheck source=tests/rdma/lib.sh
 . "$SRC/tests/rdma/lib.sh"
 
 IP=${RDMAKIT_TEST_IP:-198.18.0.1}
 N=7
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp" "$out" "$err"' EXIT
-command -v rping >/dev/null || { echo "FAIL: rping (rdma-core) is not installed"; exit 1; }
+# The prefix and the examples' binaries, kept between the two halves.
+tmp=$BUILD/examples-check
 
-# 1. Install into the prefix; the .pc found there must name that prefix.
-run 0 cmake --install "$BUILD" --prefix "$tmp/prefix" || finish
-pc=$(find "$tmp/prefix" -name rdmakit.pc)
-[ -n "$pc" ] || { echo "FAIL: no rdmakit.pc installed under $tmp/prefix"; exit 1; }
-PKG_CONFIG_PATH=$(dirname "$pc")
-export PKG_CONFIG_PATH
-run 0 pkg-config --cflags --libs rdmakit && has "$out" "-I$tmp/prefix/include" &&
-	has "$out" "-L$tmp/prefix/" && has "$out" "-lrdmakit"
-if grep -qF -- "$SRC" "$out"; then
-	echo "FAIL: pkg-config points into the source tree: $(cat "$out")"
-	fails=$((fails + 1))
-fi
-
-# 2. Every installed header compiles alone.
-nh=0
-for h in "$tmp"/prefix/include/rdmakit/*.h; do
-	name=rdmakit/$(basename "$h")
-	# shellcheck disable=SC2046
-	if ! printf '#include <%s>\n' "$name" |
-		cc -std=c11 -Wall -Wextra -Werror -fsyntax-only $(pkg-config --cflags rdmakit) \
-			-x c - >"$err" 2>&1; then
-		echo "FAIL: <$name> does not compile on its own:"
-		sed 's/^/  | /' "$err" | head -10
+build() {
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	# 1. Install into the prefix; the .pc found there must name that prefix.
+	run 0 cmake --install "$BUILD" --prefix "$tmp/prefix" || finish
+	pc=$(find "$tmp/prefix" -name rdmakit.pc)
+	[ -n "$pc" ] || { echo "FAIL: no rdmakit.pc installed under $tmp/prefix"; exit 1; }
+	PKG_CONFIG_PATH=$(dirname "$pc")
+	export PKG_CONFIG_PATH
+	run 0 pkg-config --cflags --libs rdmakit && has "$out" "-I$tmp/prefix/include" &&
+		has "$out" "-L$tmp/prefix/" && has "$out" "-lrdmakit"
+	if grep -qF -e "$SRC/include" -e "$BUILD/src" "$out"; then
+		echo "FAIL: pkg-config points into the source or build tree: $(cat "$out")"
 		fails=$((fails + 1))
 	fi
-	nh=$((nh + 1))
-done
-[ "$nh" -ge 20 ] || { echo "FAIL: only $nh headers installed"; fails=$((fails + 1)); }
-echo "ok: $nh installed headers checked one by one"
 
-# 3. The examples, by pkg-config alone, outside the source tree.
-# An ASan/UBSan build installs an instrumented library: its users must link
-# the sanitizer runtime too (RDMAKIT_EXAMPLES_SANITIZE, set by CMake there).
-san=${RDMAKIT_EXAMPLES_SANITIZE:-}
-run 0 make -C "$SRC/examples" O="$tmp" CFLAGS="-O2 -Wall -Wextra -Werror $san" LDFLAGS="$san" ||
+	# 2. Every installed header compiles alone.
+	nh=0
+	for h in "$tmp"/prefix/include/rdmakit/*.h; do
+		name=rdmakit/$(basename "$h")
+		# shellcheck disable=SC2046
+		if ! printf '#include <%s>\n' "$name" |
+			cc -std=c11 -Wall -Wextra -Werror -fsyntax-only $(pkg-config --cflags rdmakit) \
+				-x c - >"$err" 2>&1; then
+			echo "FAIL: <$name> does not compile on its own:"
+			sed 's/^/  | /' "$err" | head -10
+			fails=$((fails + 1))
+		fi
+		nh=$((nh + 1))
+	done
+	[ "$nh" -ge 20 ] || { echo "FAIL: only $nh headers installed"; fails=$((fails + 1)); }
+	echo "ok: $nh installed headers checked one by one"
+
+	# 3. The examples, by pkg-config alone, outside the source tree.
+	# An ASan/UBSan build installs an instrumented library: its users must link
+	# the sanitizer runtime too (RDMAKIT_EXAMPLES_SANITIZE, set by CMake there).
+	san=${RDMAKIT_EXAMPLES_SANITIZE:-}
+	run 0 make -C "$SRC/examples" O="$tmp" CFLAGS="-O2 -Wall -Wextra -Werror $san" LDFLAGS="$san" ||
+		finish
+	for p in rping_client ud_sender; do
+		run 0 sh -c "ldd '$tmp/$p' | grep librdmakit" && has "$out" "$tmp/prefix/"
+	done
+
+	# Bad arguments: a named error, exit 2, nothing run.
+	run 2 "$tmp/rping_client" && has "$err" "usage: rping_client HOST"
+	run 2 "$tmp/rping_client" "$IP" 5 22 && has "$err" "SIZE '22' is not a number from 23 to 65535"
+	run 2 "$tmp/rping_client" "$IP" 0 && has "$err" "COUNT '0'"
+	run 2 "$tmp/ud_sender" "$IP" 3x && has "$err" "COUNT '3x'"
+	run 2 "$tmp/ud_sender" "$IP" 3 5000 && has "$err" "SIZE '5000' is not a number from 1 to 4096"
+	run 2 "$tmp/ud_sender" --bogus && has "$err" "usage: ud_sender"
+	[ "$fails" -ne 0 ] || touch "$tmp/built"
+}
+
+# True when the examples were built against the library as it is now.
+built() {
+	[ -f "$tmp/built" ] && [ -z "$(find "$BUILD/src/lib" -name 'librdmakit.so*' -newer "$tmp/built")" ]
+}
+
+case $MODE in
+build)
+	build
 	finish
-for p in rping_client ud_sender; do
-	run 0 sh -c "ldd '$tmp/$p' | grep librdmakit" && has "$out" "$tmp/prefix/"
-done
-
-# Bad arguments: a named error, exit 2, nothing run.
-run 2 "$tmp/rping_client" && has "$err" "usage: rping_client HOST"
-run 2 "$tmp/rping_client" "$IP" 5 22 && has "$err" "SIZE '22' is not a number from 23 to 65535"
-run 2 "$tmp/rping_client" "$IP" 0 && has "$err" "COUNT '0'"
-run 2 "$tmp/ud_sender" "$IP" 3x && has "$err" "COUNT '3x'"
-run 2 "$tmp/ud_sender" "$IP" 3 5000 && has "$err" "SIZE '5000' is not a number from 1 to 4096"
-run 2 "$tmp/ud_sender" --bogus && has "$err" "usage: ud_sender"
+	exit 0
+	;;
+run)
+	built || build
+	[ "$fails" -eq 0 ] || finish
+	;;
+*)
+	echo "usage: examples.sh build|run BUILD_DIR SOURCE_DIR RDMAKIT" >&2
+	exit 2
+	;;
+esac
+command -v rping >/dev/null || { echo "FAIL: rping (rdma-core) is not installed"; exit 1; }
+run 0 sh -c "ldd '$tmp/rping_client' | grep librdmakit" && has "$out" "$tmp/prefix/"
 
 # 4. rping_client against rdma-core's rping server: both exit 0, the
 # server saw every ping (-v prints each), the client checked every pong.

@@ -125,25 +125,5 @@ assert 0.9 < r['seconds'] < 5, r['seconds']"
 pair "" "--test write -s 64 --wr-api off --inline 0 -n 50 --post-list 4 --signal-every 8 --ack-timeout 18" &&
 	iters 50 && json "fp = d['fast_path']; assert fp['wr_api'] is False and fp['inline_granted'] == 0 and fp['post_list'] == 4 and fp['ack_timeout'] == 18, fp"
 
-# Bad options: refused before anything starts, naming what was wrong.
-run 2 "$RDMAKIT" bench "$IP" --test foo && has "$err" "option --test: 'foo' is not one of"
-run 2 "$RDMAKIT" bench "$IP" --mode fast && has "$err" "option --mode: 'fast'"
-run 2 "$RDMAKIT" bench "$IP" --transport ud --test read && has "$err" "UD has no read"
-run 2 "$RDMAKIT" bench "$IP" --transport uc --test fetch-add && has "$err" "UC has no fetch-add"
-run 2 "$RDMAKIT" bench "$IP" --mode lat --qps 2 && has "$err" "latency runs on one QP"
-run 2 "$RDMAKIT" bench "$IP" --mode lat --bidir && has "$err" "--bidir is for bandwidth"
-run 2 "$RDMAKIT" bench "$IP" --threads 2 && has "$err" "each thread needs a QP of its own"
-run 2 "$RDMAKIT" bench "$IP" --mode lat --threads 2 && has "$err" "threads are for bandwidth"
-run 2 "$RDMAKIT" bench "$IP" --qps 2 --threads 17 && has "$err" "option --threads"
-run 2 "$RDMAKIT" bench --server --threads 2 && has "$err" "answers with one thread"
-run 2 "$RDMAKIT" bench "$IP" --sizes 3..8 && has "$err" "not a sweep of powers of two"
-run 2 "$RDMAKIT" bench "$IP" --sizes 64,,4k && has "$err" "not a list of sizes"
-run 2 "$RDMAKIT" bench "$IP" --sizes 0 && has "$err" "option --sizes"
-run 2 "$RDMAKIT" bench "$IP" -n 10x && has "$err" "option --iters: '10x' is not a number"
-run 2 "$RDMAKIT" bench "$IP" -n 5 --duration 1 && has "$err" "not both"
-run 2 "$RDMAKIT" bench "$IP" --test cmp-swap -s 64 && has "$err" "atomics work on 8 bytes"
-run 2 "$RDMAKIT" bench --server --test send && has "$err" "the server learns the test"
-run 2 "$RDMAKIT" bench "$IP" --json --csv && has "$err" "exclude each other"
-run 2 "$RDMAKIT" bench "$IP" --wr-api maybe && has "$err" "option --wr-api"
-run 2 "$RDMAKIT" bench "$IP" --ack-timeout 32 && has "$err" "option --ack-timeout"
+# Bad options: tests/cli/bad_options.sh (on the host).
 finish

@@ -25,20 +25,6 @@ assert d["qp_a"] != d["qp_b"]
 '
 
 # Bad input: named, refused, exit 2 (usage) or 1 (the run cannot start).
-run 2 "$RDMAKIT" loopback -n 10x
-has "$err" "--count"
-has "$err" "'10x'"
-run 2 "$RDMAKIT" loopback --size -1
-has "$err" "--size"
-run 2 "$RDMAKIT" loopback --size 0
-has "$err" "--size"
-run 2 "$RDMAKIT" loopback --size 2G
-has "$err" "outside the range"
-run 2 "$RDMAKIT" loopback --sge 65
-run 2 "$RDMAKIT" loopback -s 2 --sge 4
-has "$err" "do not fit"
-run 2 "$RDMAKIT" loopback -n
-has "$err" "needs a value"
 run 1 "$RDMAKIT" loopback -g 200
 has "$err" "no GID at index 200"
 run 1 "$RDMAKIT" loopback -d nosuchdev0

@@ -99,9 +99,12 @@ assert d["gid"]["type"] == "RoCE v2", d
 	# -C (it serves until the client leaves) and with -C 20 (it once
 	# disconnected first, and rping's client then hung with "wait for
 	# RDMA_WRITE_COMPLETE state 10"). Each pair bounded by pair()'s
-	# timeout; the first failure ends the loop.
+	# timeout; the first failure ends the loop. Under ASan/UBSan, where the
+	# aim is memory errors and each start costs seconds, 6 pairs (3 each way).
+	reps=30
+	[ "${RDMAKIT_SANITIZED:-0}" = 1 ] && reps=6
 	n=0
-	while [ $n -lt 30 ]; do
+	while [ $n -lt $reps ]; do
 		n=$((n + 1))
 		sc=""
 		[ $((n % 2)) -eq 0 ] && sc="-C 20"
@@ -116,7 +119,7 @@ assert d["gid"]["type"] == "RoCE v2", d
 			break
 		fi
 	done
-	echo "rping -C 20 against the rdmakit server: $n of 30 pairs run"
+	echo "rping -C 20 against the rdmakit server: $n of $reps pairs run"
 
 	# ibv_rc/uc/ud_pingpong in both roles (rxe: -g 1 is the RoCE v2 IPv4 GID;
 	# UD's size must fit the 1024-byte MTU).
@@ -174,26 +177,6 @@ sleep 1
 run 1 "$R" ping --proto pingpong "$IP" -p "$PORT" -t 5
 has "$err" "not an ibv_*_pingpong address message: QPN: 'z' at offset 9"
 wait "$fpid"
-
-	# Bad options, refused with a message naming them (exit 2).
-	run 2 "$R" ping
-	has "$err" "give the server's address"
-	run 2 "$R" ping "$IP" -n 10x
-	has "$err" "--count"
-	run 2 "$R" ping --proto bogus "$IP"
-	has "$err" "--proto: 'bogus' is not native, rping or pingpong"
-	run 2 "$R" ping --proto rping -a "$IP"
-	has "$err" "needs -s (server) or -c (client)"
-	run 2 "$R" ping --proto rping -c
-	has "$err" "needs the server's address (-a ADDR)"
-	run 2 "$R" ping --proto rping -c -a "$IP" -S 10
-	has "$err" "--size"
-	run 2 "$R" ping --proto pingpong --transport xx "$IP"
-	has "$err" "--transport: 'xx' is not rc, uc or ud"
-	run 2 "$R" ping --proto pingpong -m 1000 "$IP"
-	has "$err" "--mtu: 1000 is not"
-	run 2 "$R" ping --server "$IP"
-	has "$err" "takes no HOST"
 }
 
 ud_tests() {
@@ -286,15 +269,6 @@ assert len(set(c["qpn"] for c in d["clients"])) == 2, d["clients"]
 	has "$err" "gave up"
 	run 1 "$R" ud "$IP" --cm -p "$PORT" -t 3
 	has "$err" "nothing listens there; gave up after"
-	# Bad options.
-	run 2 "$R" ud
-	has "$err" "give the server's address"
-	run 2 "$R" ud "$IP" --clients 2
-	has "$err" "--clients is the server's"
-	run 2 "$R" ud "$IP" -n 0
-	has "$err" "--count"
-	run 2 "$R" ud --server -s 5000
-	has "$err" "--size"
 }
 
 case $WHAT in

@@ -37,25 +37,55 @@ pair() {
 	echo "ok: server [$sargs] client [$cargs] -> $gs/$gc in ${took}s"
 }
 
-matrix() {
-	# Under ASan/UBSan (several times slower) one size past the MTU stands for
-	# the three; every op, connection method, completion mode and SGE count
-	# still runs.
-	sizes="1 4k 1M"
-	[ "${RDMAKIT_SANITIZED:-0}" = 1 ] && sizes="4k"
+# one_case CONN EV OP SIZE SGE: one pair of the matrix and its checks.
+one_case() {
+	pair 0 0 "$1 $2 -s $4 --sge $5" "$1 $2 --op $3 -s $4 --sge $5" || return 0
+	has "$cli_out" "every byte checked: OK"
+	has "$srv_out" "every byte checked: OK"
+}
+
+# The full product of connection method, completion mode, operation, size
+# and SGE count.
+full_matrix() {
 	for conn in "" "--cm"; do
 		for ev in "" "--events"; do
 			for op in send send-imm write write-imm read; do
-				for size in $sizes; do
+				for size in 1 4k 1M; do
 					for sge in 1 3; do
 						[ "$size" = 1 ] && [ "$sge" = 3 ] && continue
-						pair 0 0 "$conn $ev -s $size --sge $sge" \
-							"$conn $ev --op $op -s $size --sge $sge" || continue
-						has "$cli_out" "every byte checked: OK"
-						has "$srv_out" "every byte checked: OK"
+						one_case "$conn" "$ev" "$op" "$size" "$sge"
 					done
 				done
 			done
+		done
+	done
+}
+
+# Under ASan/UBSan (each process start costs seconds in the emulated guest)
+# every pair of factors instead of every combination, one size past the MTU:
+# each operation runs twice, the second time with the other method, mode and
+# SGE count, and the first rows vary so that every method, mode and SGE
+# count also meet each other.
+pairwise_matrix() {
+	for row in "send  1" "send-imm --events 3" "write  3" "write-imm --events 1" "read  1"; do
+		set -- $row
+		op=$1
+		if [ $# -eq 3 ]; then ev=$2 sge=$3; else ev="" sge=$2; fi
+		one_case "" "$ev" "$op" 4k "$sge"
+		# The complement: RDMA CM, the other completion mode and SGE count.
+		if [ -n "$ev" ]; then ev2=""; else ev2="--events"; fi
+		one_case "--cm" "$ev2" "$op" 4k $((4 - sge))
+	done
+}
+
+matrix() {
+	if [ "${RDMAKIT_SANITIZED:-0}" = 1 ]; then
+		pairwise_matrix
+	else
+		full_matrix
+	fi
+	for conn in "" "--cm"; do
+		for ev in "" "--events"; do
 			for op in fetch-add cmp-swap; do
 				pair 0 0 "$conn $ev -s 8" "$conn $ev --op $op -s 8" || continue
 				has "$srv_out" "as expected"
@@ -109,7 +139,6 @@ faults() {
 			grep "error:" "$srv_out" | sed 's/^/  | /'
 			fails=$((fails + 1))
 		fi
-	run 2 "$RDMAKIT" rc "$IP" --mem dm
 
 	# A client started before its server connects once the server is up.
 	for conn in "" "--cm"; do
@@ -169,17 +198,6 @@ faults() {
 			echo "ok: server refused a $kind exchange message: $(grep -m1 'bad exchange' "$srv_out")"
 		fi
 	done
-
-	# Bad options.
-	run 2 "$RDMAKIT" rc
-	has "$err" "give the server's address"
-	run 2 "$RDMAKIT" rc "$IP" --op bogus
-	has "$err" "--op"
-	run 2 "$RDMAKIT" rc "$IP" -p 70000
-	has "$err" "--port"
-	run 2 "$RDMAKIT" rc "$IP" -s 10x
-	run 2 "$RDMAKIT" rc --server extra
-	run 2 "$RDMAKIT" rc "$IP" --inject no-access
 }
 
 # Device memory served to the client for every operation. Only where the

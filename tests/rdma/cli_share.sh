@@ -31,14 +31,6 @@ print('ok: shm with', n, 'processes:', len(st), 'steps, all ok')
 	run 0 "$RDMAKIT" share shm -p 3
 	has "$out" "every byte as written"
 	has "$out" "share shm: 3 processes, every byte checked: OK"
-	run 2 "$RDMAKIT" share shm -p 17
-	has "$err" "--procs"
-	run 2 "$RDMAKIT" share shm -s 1x
-	has "$err" "--size"
-	run 2 "$RDMAKIT" share
-	has "$err" "import, shm or fork"
-	run 2 "$RDMAKIT" share pipes
-	has "$err" "unknown way 'pipes'"
 	;;
 fork)
 	run 0 "$RDMAKIT" share fork -p 3 --json

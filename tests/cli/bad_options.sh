@@ -1,0 +1,132 @@
+#!/bin/sh
+# Every command's usage errors: refused before anything is opened, exit 2,
+# the message naming what was wrong. No device needed, so this runs on the
+# host (label unit, and under ASan/UBSan in that stage) rather than in the
+# emulated guest, where each start of an instrumented rdmakit took seconds.
+# Usage: bad_options.sh RDMAKIT
+RDMAKIT=$1
+R=$RDMAKIT
+. "$(dirname "$0")/../rdma/lib.sh"
+IP=198.18.0.1
+PORT=20000
+
+# devices, and the command table
+run 2 "$RDMAKIT" devices --bogus
+has "$err" "unknown option --bogus"
+run 2 "$RDMAKIT" devices extra
+has "$err" "unexpected argument 'extra'"
+run 2 "$RDMAKIT" nosuchcommand
+has "$err" "unknown command 'nosuchcommand'"
+
+# loopback
+run 2 "$RDMAKIT" loopback -n 10x
+has "$err" "--count"
+has "$err" "'10x'"
+run 2 "$RDMAKIT" loopback --size -1
+has "$err" "--size"
+run 2 "$RDMAKIT" loopback --size 0
+has "$err" "--size"
+run 2 "$RDMAKIT" loopback --size 2G
+has "$err" "outside the range"
+run 2 "$RDMAKIT" loopback --sge 65
+run 2 "$RDMAKIT" loopback -s 2 --sge 4
+has "$err" "do not fit"
+run 2 "$RDMAKIT" loopback -n
+has "$err" "needs a value"
+
+# qp-states
+run 2 "$RDMAKIT" qp-states extra
+has "$err" "unexpected argument 'extra'"
+run 2 "$RDMAKIT" qp-states -g x
+has "$err" "--gid-index"
+
+# rc
+run 2 "$RDMAKIT" rc "$IP" --mem dm
+run 2 "$RDMAKIT" rc
+has "$err" "give the server's address"
+run 2 "$RDMAKIT" rc "$IP" --op bogus
+has "$err" "--op"
+run 2 "$RDMAKIT" rc "$IP" -p 70000
+has "$err" "--port"
+run 2 "$RDMAKIT" rc "$IP" -s 10x
+run 2 "$RDMAKIT" rc --server extra
+run 2 "$RDMAKIT" rc "$IP" --inject no-access
+run 2 "$RDMAKIT" rc --server --auth-file ""
+has "$err" "option --auth-file: an empty value"
+
+# share
+run 2 "$RDMAKIT" share shm -p 17
+has "$err" "--procs"
+run 2 "$RDMAKIT" share shm -s 1x
+has "$err" "--size"
+run 2 "$RDMAKIT" share
+has "$err" "import, shm or fork"
+run 2 "$RDMAKIT" share pipes
+has "$err" "unknown way 'pipes'"
+
+# bench
+run 2 "$RDMAKIT" bench "$IP" --test foo && has "$err" "option --test: 'foo' is not one of"
+run 2 "$RDMAKIT" bench "$IP" --mode fast && has "$err" "option --mode: 'fast'"
+run 2 "$RDMAKIT" bench "$IP" --transport ud --test read && has "$err" "UD has no read"
+run 2 "$RDMAKIT" bench "$IP" --transport uc --test fetch-add && has "$err" "UC has no fetch-add"
+run 2 "$RDMAKIT" bench "$IP" --mode lat --qps 2 && has "$err" "latency runs on one QP"
+run 2 "$RDMAKIT" bench "$IP" --mode lat --bidir && has "$err" "--bidir is for bandwidth"
+run 2 "$RDMAKIT" bench "$IP" --threads 2 && has "$err" "each thread needs a QP of its own"
+run 2 "$RDMAKIT" bench "$IP" --mode lat --threads 2 && has "$err" "threads are for bandwidth"
+run 2 "$RDMAKIT" bench "$IP" --qps 2 --threads 17 && has "$err" "option --threads"
+run 2 "$RDMAKIT" bench --server --threads 2 && has "$err" "answers with one thread"
+run 2 "$RDMAKIT" bench "$IP" --sizes 3..8 && has "$err" "not a sweep of powers of two"
+run 2 "$RDMAKIT" bench "$IP" --sizes 64,,4k && has "$err" "not a list of sizes"
+run 2 "$RDMAKIT" bench "$IP" --sizes 0 && has "$err" "option --sizes"
+run 2 "$RDMAKIT" bench "$IP" -n 10x && has "$err" "option --iters: '10x' is not a number"
+run 2 "$RDMAKIT" bench "$IP" -n 5 --duration 1 && has "$err" "not both"
+run 2 "$RDMAKIT" bench "$IP" --test cmp-swap -s 64 && has "$err" "atomics work on 8 bytes"
+run 2 "$RDMAKIT" bench --server --test send && has "$err" "the server learns the test"
+run 2 "$RDMAKIT" bench "$IP" --json --csv && has "$err" "exclude each other"
+run 2 "$RDMAKIT" bench "$IP" --wr-api maybe && has "$err" "option --wr-api"
+run 2 "$RDMAKIT" bench "$IP" --ack-timeout 32 && has "$err" "option --ack-timeout"
+
+# ping
+run 2 "$R" ping
+has "$err" "give the server's address"
+run 2 "$R" ping "$IP" -n 10x
+has "$err" "--count"
+run 2 "$R" ping --proto bogus "$IP"
+has "$err" "--proto: 'bogus' is not native, rping or pingpong"
+run 2 "$R" ping --proto rping -a "$IP"
+has "$err" "needs -s (server) or -c (client)"
+run 2 "$R" ping --proto rping -c
+has "$err" "needs the server's address (-a ADDR)"
+run 2 "$R" ping --proto rping -c -a "$IP" -S 10
+has "$err" "--size"
+run 2 "$R" ping --proto pingpong --transport xx "$IP"
+has "$err" "--transport: 'xx' is not rc, uc or ud"
+run 2 "$R" ping --proto pingpong -m 1000 "$IP"
+has "$err" "--mtu: 1000 is not"
+run 2 "$R" ping --server "$IP"
+has "$err" "takes no HOST"
+
+# ud
+run 2 "$R" ud
+has "$err" "give the server's address"
+run 2 "$R" ud "$IP" --clients 2
+has "$err" "--clients is the server's"
+run 2 "$R" ud "$IP" -n 0
+has "$err" "--count"
+run 2 "$R" ud --server -s 5000
+has "$err" "--size"
+
+# memserver
+run 2 "$RDMAKIT" memserver --allow 10.0.0.1/8 && has "$err" "option --allow: '10.0.0.1/8': address bits are set beyond the prefix length"
+run 2 "$RDMAKIT" memserver --allow 300.1.1.1 && has "$err" "not an IPv4 or IPv6 address"
+run 2 "$RDMAKIT" memserver --allow fd00::/129 && has "$err" "prefix length 129 is above 128"
+run 2 "$RDMAKIT" memserver --keep x && has "$err" "option --keep: 'x' is not a number"
+run 2 "$RDMAKIT" memserver --max-size 10x && has "$err" "option --max-size"
+run 2 "$RDMAKIT" memserver -p 0 && has "$err" "option --port"
+run 2 "$RDMAKIT" memserver 198.18.0.1 && has "$err" "takes no HOST"
+
+# blk
+run 2 "$RDMAKIT" blk attach "$IP" -p "$PORT" --size 5000 && has "$err" "--size: 5000 is not a non-zero multiple of 4096"
+run 2 "$RDMAKIT" blk attach host.example --size 16M && has "$err" "HOST: 'host.example' is not an IPv4 or IPv6 address"
+run 2 "$RDMAKIT" blk detach sda && has "$err" "'sda' is not an rkblk disk name"
+finish

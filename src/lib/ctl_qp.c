@@ -221,6 +221,8 @@ static int ctl_qp_recv(struct rk_ctl *ctl, uint8_t *buf, size_t len, int timeout
 
 	if (got_p)
 		*got_p = 0;
+	if (!len)
+		return 0; /* nothing to read: not a reason to wait for the next SEND */
 	while (c->staged_off == c->staged_len) {
 		ret = post_recv(c);
 		if (ret)

@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <rdmakit/exchange.h>
+#include <rdmakit/ctl.h>
 
 #ifdef __cplusplus
 extern "C" {

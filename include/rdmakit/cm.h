@@ -20,7 +20,6 @@
 #include <rdmakit/qp.h>
 #include <rdmakit/mem.h>
 #include <rdmakit/wire.h>
-#include <rdmakit/exchange.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -109,17 +108,6 @@ bool rk_cm_peer_left(struct rk_cm *cm);
 /* Destroy the connection or listener. Its QP (rk_qp_destroy()) and the PD,
  * CQs and MRs made on cm->dev must be freed first. NULL is ignored. */
 void rk_cm_destroy(struct rk_cm *cm);
-
-/* A control channel that sends wire messages as SENDs on a connected QP
- * (the CM case, where there is no TCP socket). It owns a small registered
- * buffer on pd; completions arrive on the QP's CQs, which it polls for its
- * own work requests only (wr_id tagged). It posts its one receive lazily:
- * before it sends, or when it waits for a message, never more than one; after
- * a sync point none is outstanding, so the caller's own receives posted then
- * get the peer's next SEND. A QP that left RTS (peer disconnected) gives
- * -ECONNRESET. */
-int rk_ctl_qp_create(struct rk_qp *qp, struct ibv_pd *pd, struct rk_cq *send_cq,
-		     struct rk_cq *recv_cq, struct rk_ctl **ctl_p);
 
 /* Other programs' protocols (rping, udaddy): their private data, or none,
  * instead of rdmakit's CM_HELLO, and UD connections in RDMA_PS_UDP.

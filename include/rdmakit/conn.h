@@ -24,7 +24,7 @@
 #include <rdmakit/cq.h>
 #include <rdmakit/qp.h>
 #include <rdmakit/wire.h>
-#include <rdmakit/exchange.h>
+#include <rdmakit/ctl.h>
 #include <rdmakit/cm.h>
 #include <rdmakit/auth.h>
 

@@ -2,12 +2,14 @@
 #ifndef RDMAKIT_H
 #define RDMAKIT_H
 
+#include <rdmakit/version.h>
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
 #include <rdmakit/device.h>
 #include <rdmakit/port.h>
 #include <rdmakit/gid.h>
 #include <rdmakit/mem.h>
+#include <rdmakit/dm.h>
 #include <rdmakit/cq.h>
 #include <rdmakit/qp.h>
 #include <rdmakit/ops.h>
@@ -15,10 +17,13 @@
 #include <rdmakit/counters.h>
 #include <rdmakit/pattern.h>
 #include <rdmakit/wire.h>
-#include <rdmakit/exchange.h>
+#include <rdmakit/ctl.h>
+#include <rdmakit/tcp.h>
+#include <rdmakit/ctl_qp.h>
 #include <rdmakit/cm.h>
 #include <rdmakit/conn.h>
 #include <rdmakit/bench.h>
+#include <rdmakit/bench_stats.h>
 #include <rdmakit/qp_states.h>
 #include <rdmakit/share.h>
 #include <rdmakit/stats.h>
@@ -30,11 +35,5 @@
 #include <rdmakit/blk.h>
 #include <rdmakit/ud.h>
 #include <rdmakit/rcflow.h>
-
-#define RDMAKIT_VERSION_MAJOR 0
-#define RDMAKIT_VERSION_MINOR 1
-
-/* The library's version as "MAJOR.MINOR.PATCH". */
-const char *rk_version(void);
 
 #endif

@@ -21,6 +21,19 @@
  *   AUTH_*  12  u8  data[32]: a nonce (BEGIN, CHALLENGE) or an HMAC-SHA256
  *               (RESPONSE, OK); see auth.h                                 (44 bytes)
  *
+ * The benchmark's exchange (bench.h), versioned on its own (bench_version,
+ * RK_WIRE_BENCH_VERSION; version 1 was carried in HELLO messages):
+ *   BENCH_SETUP   12..51 the endpoint of QP `qp`, laid out as in HELLO
+ *                 52 u64 buf_addr   60 u64 buf_len   68 u32 rkey   72 u32 max_size
+ *                 76 u16 bench_version   78 u8 test   79 u8 mode
+ *                 80 u8 transport   81 u8 bidir   82 u16 qps   84 u16 qp
+ *                 86 u16 reserved (0)                                       (88 bytes)
+ *   BENCH_ROUND   12 u32 round      16 u32 size      20 u32 duration_ms
+ *                 24 u64 iters                                              (32 bytes)
+ *   BENCH_RESULT  12 u32 round      16 u32 qp        20 u64 elapsed_ns
+ *                 28 u64 completed  36 u64 received                         (44 bytes)
+ *   BENCH_FIN     the header alone: the client has no more rounds           (12 bytes)
+ *
  * RDMA CM carries a shorter form in its private data (56 bytes at most on
  * RC): the header, then buf_addr, buf_len, rkey, buf_flags, op, size, offset
  * at the same relative order (RK_MSG_CM_HELLO, 52 bytes).
@@ -48,6 +61,12 @@ extern "C" {
 #define RK_WIRE_ERROR_TEXT 112
 #define RK_WIRE_AUTH_LEN 44
 #define RK_WIRE_AUTH_DATA 32
+#define RK_WIRE_BENCH_SETUP_LEN 88
+#define RK_WIRE_BENCH_ROUND_LEN 32
+#define RK_WIRE_BENCH_RESULT_LEN 44
+#define RK_WIRE_BENCH_FIN_LEN 12
+/* The bench exchange's own version: 2, these messages (1 was HELLO-coded). */
+#define RK_WIRE_BENCH_VERSION 2
 
 enum rk_msg_type {
 	RK_MSG_HELLO = 1,
@@ -59,6 +78,12 @@ enum rk_msg_type {
 	RK_MSG_AUTH_CHALLENGE = 6, /* server: its nonce */
 	RK_MSG_AUTH_RESPONSE = 7,  /* client: HMAC over both nonces */
 	RK_MSG_AUTH_OK = 8,        /* server: accepted, and its own HMAC */
+	/* The benchmark (bench.h), types of its own from 0x10: set up one
+	 * data QP, run a round, its results, no more rounds. */
+	RK_MSG_BENCH_SETUP = 0x10,
+	RK_MSG_BENCH_ROUND = 0x11,
+	RK_MSG_BENCH_RESULT = 0x12,
+	RK_MSG_BENCH_FIN = 0x13,
 };
 
 /* buf_flags */
@@ -81,6 +106,39 @@ struct rk_wire_buf {
 	uint64_t offset; /* requester: where in the peer's buffer */
 };
 
+/* BENCH_SETUP: what the client asks for, and one data QP of either side.
+ * Decoding checks every field against bench.h's limits. */
+struct rk_wire_bench_setup {
+	struct rk_endpoint ep;  /* data QP `qp` */
+	uint64_t buf_addr;      /* the sender's in-slots, all QPs */
+	uint64_t buf_len;
+	uint32_t rkey;
+	uint32_t max_size;      /* bytes: the largest message, 1..RK_BENCH_MAX_SIZE */
+	uint8_t test;           /* enum rk_bench_test */
+	uint8_t mode;           /* enum rk_bench_mode */
+	uint8_t transport;      /* enum rk_transport of the data QPs */
+	uint8_t bidir;          /* 0 or 1 */
+	uint16_t qps;           /* 1..RK_BENCH_MAX_QPS */
+	uint16_t qp;            /* which one this is: below qps */
+};
+
+/* BENCH_ROUND: the client's next round. */
+struct rk_wire_bench_round {
+	uint32_t round;         /* from 0 */
+	uint32_t size;          /* 1..RK_BENCH_MAX_SIZE */
+	uint32_t duration_ms;   /* 0 when iters is set */
+	uint64_t iters;         /* per QP, at most UINT32_MAX; 0 when duration_ms is set */
+};
+
+/* BENCH_RESULT: one QP's counts after a round, and the sender's time. */
+struct rk_wire_bench_result {
+	uint32_t round;
+	uint32_t qp;            /* below RK_BENCH_MAX_QPS */
+	uint64_t elapsed_ns;    /* the round's time on the sender */
+	uint64_t completed;     /* requests completed on the QP */
+	uint64_t received;      /* messages received on the QP */
+};
+
 struct rk_msg {
 	enum rk_msg_type type;
 	union {
@@ -100,6 +158,9 @@ struct rk_msg {
 		struct {
 			uint8_t data[RK_WIRE_AUTH_DATA];
 		} auth;                  /* RK_MSG_AUTH_* */
+		struct rk_wire_bench_setup bench_setup;   /* RK_MSG_BENCH_SETUP */
+		struct rk_wire_bench_round bench_round;   /* RK_MSG_BENCH_ROUND */
+		struct rk_wire_bench_result bench_result; /* RK_MSG_BENCH_RESULT */
 	} u;
 };
 
@@ -119,12 +180,14 @@ int rk_wire_check_header(const uint8_t *buf, size_t n, size_t *len_p, char *why,
 
 /* Decode one whole message of n bytes. -EBADMSG for anything malformed
  * (truncated, oversized, bad magic, unknown type, a field out of range),
- * -EPROTONOSUPPORT for another version; why says what. */
+ * -EPROTONOSUPPORT for another version (of the exchange, or a BENCH_SETUP's
+ * bench_version); why says what, naming the field. */
 int rk_wire_decode(const uint8_t *buf, size_t n, struct rk_msg *msg_p, char *why,
 		   size_t why_len);
 
 /* "HELLO", "CM_HELLO", "SYNC", "ERROR", "AUTH_BEGIN", "AUTH_CHALLENGE",
- * "AUTH_RESPONSE", "AUTH_OK", or "UNKNOWN". */
+ * "AUTH_RESPONSE", "AUTH_OK", "BENCH_SETUP", "BENCH_ROUND", "BENCH_RESULT",
+ * "BENCH_FIN", or "UNKNOWN". */
 const char *rk_msg_type_str(enum rk_msg_type type);
 
 #ifdef __cplusplus

@@ -391,11 +391,179 @@ static int check_server_opts(const struct bench_cli *o)
 	return 0;
 }
 
+/* What the client's options come to: the test, mode, transport, posting
+ * API choice and sizes (the server learns them from the client). */
+struct bench_plan {
+	int test, mode, tr, wr;
+	uint32_t sizes[MAX_SIZES];
+	int nsizes;
+};
+
+/* The client's options, each checked; defaults filled in (o->iters, the
+ * sizes). CLI_OK, or CLI_USAGE after saying what is wrong. */
+static int check_client_opts(struct bench_cli *o, struct bench_plan *p)
+{
+	static const char *const tests[] = {"send", "write", "read", "fetch-add", "cmp-swap"};
+	static const char *const modes[] = {"bw", "lat"};
+	static const char *const transports[] = {"rc", "uc", "ud"};
+	char why[200];
+
+	if ((o->test && choose("test", o->test, tests, 5, &p->test)) ||
+	    (o->mode && choose("mode", o->mode, modes, 2, &p->mode)) ||
+	    (o->transport && choose("transport", o->transport, transports, 3, &p->tr)))
+		return CLI_USAGE;
+	if (o->iters && o->duration) {
+		fprintf(stderr, "rdmakit bench: give --iters or --duration, not both\n");
+		return CLI_USAGE;
+	}
+	if (rk_bench_check((enum rk_bench_test)p->test, (enum rk_bench_mode)p->mode,
+			   (enum rk_transport)p->tr, (uint32_t)o->qps, o->bidir, why,
+			   sizeof(why))) {
+		fprintf(stderr, "rdmakit bench: %s\n", why);
+		return CLI_USAGE;
+	}
+	if (o->threads > 1 && (p->mode != RK_BENCH_BW || o->threads > o->qps)) {
+		fprintf(stderr, "rdmakit bench: option --threads: %s\n",
+			p->mode != RK_BENCH_BW ? "threads are for bandwidth (--mode bw)" :
+						 "each thread needs a QP of its own: raise --qps");
+		return CLI_USAGE;
+	}
+	if (o->sizes) {
+		p->nsizes = parse_sizes(o->sizes, p->sizes);
+		if (p->nsizes < 0)
+			return CLI_USAGE;
+	} else {
+		p->sizes[0] = p->test >= RK_BENCH_FETCH_ADD ? 8 : p->mode == RK_BENCH_LAT ? 2 : 65536;
+		p->nsizes = 1;
+	}
+	for (int i = 0; i < p->nsizes; i++) {
+		if (p->test >= RK_BENCH_FETCH_ADD && p->sizes[i] != 8) {
+			fprintf(stderr, "rdmakit bench: option --sizes: atomics work on 8 bytes "
+					"(got %u)\n", p->sizes[i]);
+			return CLI_USAGE;
+		}
+	}
+	if (!o->iters && !o->duration)
+		o->iters = p->mode == RK_BENCH_LAT ? 1000 : 5000;
+	return CLI_OK;
+}
+
+/* Options of either side, each checked: CLI_OK, or CLI_USAGE after saying
+ * what is wrong. */
+static int check_opts(struct bench_cli *o, struct bench_plan *p)
+{
+	static const char *const wr_apis[] = {"off", "on", "auto"};
+
+	if (o->json && o->csv) {
+		fprintf(stderr, "rdmakit bench: --json and --csv exclude each other\n");
+		return CLI_USAGE;
+	}
+	if (choose("wr-api", o->wr_api, wr_apis, 3, &p->wr))
+		return CLI_USAGE;
+	if (o->server)
+		return check_server_opts(o) ? CLI_USAGE : CLI_OK;
+	return check_client_opts(o, p);
+}
+
+/* The engine's options from the command's. */
+static void fill_bench_opts(const struct bench_cli *o, const struct bench_plan *p, const char *host,
+			    struct rk_bench_opts *bo)
+{
+	cli_conn_opts(&bo->conn, o->server, host, o->port, o->cm, &o->dev, (int)o->timeout * 1000,
+		      o->wait);
+	bo->test = (enum rk_bench_test)p->test;
+	bo->mode = (enum rk_bench_mode)p->mode;
+	bo->transport = (enum rk_transport)p->tr;
+	bo->qps = (uint32_t)o->qps;
+	bo->threads = (uint32_t)o->threads;
+	bo->bidir = o->bidir;
+	for (int i = 0; i < p->nsizes; i++)
+		if (p->sizes[i] > bo->max_size)
+			bo->max_size = p->sizes[i];
+	bo->tuning.tx_depth = (uint32_t)o->tx_depth;
+	bo->tuning.rx_depth = (uint32_t)o->rx_depth;
+	bo->tuning.post_list = (uint32_t)o->post_list;
+	bo->tuning.signal_every = (uint32_t)o->signal_every;
+	bo->tuning.cq_batch = (uint32_t)o->cq_batch;
+	bo->tuning.inline_max = (int)o->inline_max;
+	bo->tuning.wr_api = p->wr == 2 ? -1 : p->wr;
+	bo->tuning.yield_after = (int)o->yield_after;
+	bo->tuning.inflight = o->inflight;
+	bo->tuning.ack_timeout = (int)o->ack_timeout;
+}
+
+/* Connected: the header, a row per round (the client's sizes, or the
+ * server's rounds until the client is done), the verdict. CLI_OK or
+ * CLI_FAILED. */
+static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_plan *p)
+{
+	const struct bench_cli *o = rp->o;
+	int ret, status = CLI_OK;
+
+	rp->info = rk_bench_get_info(b);
+	if (o->json) {
+		rp->doc = info_json(rp->info, o);
+		rp->results = json_object_new_array();
+		json_object_object_add(rp->doc, "results", rp->results);
+	} else if (o->csv) {
+		csv_header(rp->info);
+	} else {
+		print_header(rp);
+	}
+	for (int i = 0; o->server || i < p->nsizes; i++) {
+		struct rk_bench_round round = {0};
+		struct rk_bench_result res;
+
+		if (!o->server) {
+			round.size = p->sizes[i];
+			round.iters = o->iters;
+			round.duration_ms = (uint32_t)o->duration * 1000;
+		}
+		ret = rk_bench_run(b, &round, &res);
+		clear_progress(rp);
+		if (ret == 1)
+			break;
+		if (ret) {
+			status = CLI_FAILED;
+			break;
+		}
+		if (o->json)
+			json_object_array_add(rp->results, result_json(rp->info, &res));
+		else if (o->csv)
+			csv_row(rp->info, &res);
+		else
+			print_row(rp, &res);
+	}
+	return status;
+}
+
+/* The verdict: the JSON document's "ok" (and the document, printed), or the
+ * last line of text. */
+static void report_end(const struct report *rp, int status)
+{
+	const struct bench_cli *o = rp->o;
+
+	if (o->json) {
+		json_object_object_add(rp->doc, "ok", json_object_new_boolean(status == CLI_OK));
+		cli_json_print(rp->doc);
+	} else if (!o->csv) {
+		printf("bench %s: %s\n", o->server ? "server" : "client",
+		       status == CLI_OK ? "every size checked: OK" : "FAILED");
+	}
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	struct bench_cli o = {
-		.dev = CLI_DEV_OPTS_DEFAULT, .port = RK_DEFAULT_PORT, .qps = 1, .threads = 1, .inline_max = -1, .yield_after = -1, .ack_timeout = -1,
-		.wr_api = "auto", .timeout = 10,
+		.dev = CLI_DEV_OPTS_DEFAULT,
+		.port = RK_DEFAULT_PORT,
+		.qps = 1,
+		.threads = 1,
+		.inline_max = -1,
+		.yield_after = -1,
+		.ack_timeout = -1,
+		.wr_api = "auto",
+		.timeout = 10,
 	};
 	const struct rk_opt opts[] = {
 		{"server", 'S', RK_OPT_FLAG, &o.server, 0, 0, NULL, "be the server"},
@@ -451,17 +619,11 @@ int cmd_bench(int argc, char **argv)
 		{"csv", 0, RK_OPT_FLAG, &o.csv, 0, 0, NULL, "print CSV, one row per size"},
 		RK_OPT_END,
 	};
-	static const char *const tests[] = {"send", "write", "read", "fetch-add", "cmp-swap"};
-	static const char *const modes[] = {"bw", "lat"};
-	static const char *const transports[] = {"rc", "uc", "ud"};
-	static const char *const wr_apis[] = {"off", "on", "auto"};
+	struct bench_plan p = {.test = RK_BENCH_WRITE, .mode = RK_BENCH_BW, .tr = RK_RC, .wr = 2};
 	struct rk_bench_opts bo = {0};
 	struct report rp = {.o = &o};
-	uint32_t sizes[MAX_SIZES];
 	struct rk_bench *b;
-	char why[200];
-	int first, ret, nsizes = 0, test = RK_BENCH_WRITE, mode = RK_BENCH_BW, tr = RK_RC, wr = 2;
-	int status = CLI_OK;
+	int first, ret, status;
 
 	ret = cli_parse("bench", usage_text, description, opts, argc, argv, &first);
 	if (ret >= 0)
@@ -469,74 +631,10 @@ int cmd_bench(int argc, char **argv)
 	ret = cli_check_role_args("bench", o.server, argc, argv, first);
 	if (ret >= 0)
 		return ret;
-	if (o.json && o.csv) {
-		fprintf(stderr, "rdmakit bench: --json and --csv exclude each other\n");
+	if (check_opts(&o, &p) != CLI_OK)
 		return CLI_USAGE;
-	}
-	if (choose("wr-api", o.wr_api, wr_apis, 3, &wr))
-		return CLI_USAGE;
-	if (o.server && check_server_opts(&o))
-		return CLI_USAGE;
-	if (!o.server) {
-		if ((o.test && choose("test", o.test, tests, 5, &test)) ||
-		    (o.mode && choose("mode", o.mode, modes, 2, &mode)) ||
-		    (o.transport && choose("transport", o.transport, transports, 3, &tr)))
-			return CLI_USAGE;
-		if (o.iters && o.duration) {
-			fprintf(stderr, "rdmakit bench: give --iters or --duration, not both\n");
-			return CLI_USAGE;
-		}
-		if (rk_bench_check((enum rk_bench_test)test, (enum rk_bench_mode)mode,
-				   (enum rk_transport)tr, (uint32_t)o.qps, o.bidir, why, sizeof(why))) {
-			fprintf(stderr, "rdmakit bench: %s\n", why);
-			return CLI_USAGE;
-		}
-		if (o.threads > 1 && (mode != RK_BENCH_BW || o.threads > o.qps)) {
-			fprintf(stderr, "rdmakit bench: option --threads: %s\n",
-				mode != RK_BENCH_BW ? "threads are for bandwidth (--mode bw)" :
-						      "each thread needs a QP of its own: raise --qps");
-			return CLI_USAGE;
-		}
-		if (o.sizes) {
-			nsizes = parse_sizes(o.sizes, sizes);
-			if (nsizes < 0)
-				return CLI_USAGE;
-		} else {
-			sizes[0] = test >= RK_BENCH_FETCH_ADD ? 8 : mode == RK_BENCH_LAT ? 2 : 65536;
-			nsizes = 1;
-		}
-		for (int i = 0; i < nsizes; i++) {
-			if (test >= RK_BENCH_FETCH_ADD && sizes[i] != 8) {
-				fprintf(stderr, "rdmakit bench: option --sizes: atomics work on 8 bytes "
-						"(got %u)\n", sizes[i]);
-				return CLI_USAGE;
-			}
-		}
-		if (!o.iters && !o.duration)
-			o.iters = mode == RK_BENCH_LAT ? 1000 : 5000;
-	}
 
-	cli_conn_opts(&bo.conn, o.server, argv[first], o.port, o.cm, &o.dev, (int)o.timeout * 1000,
-		      o.wait);
-	bo.test = (enum rk_bench_test)test;
-	bo.mode = (enum rk_bench_mode)mode;
-	bo.transport = (enum rk_transport)tr;
-	bo.qps = (uint32_t)o.qps;
-	bo.threads = (uint32_t)o.threads;
-	bo.bidir = o.bidir;
-	for (int i = 0; i < nsizes; i++)
-		if (sizes[i] > bo.max_size)
-			bo.max_size = sizes[i];
-	bo.tuning.tx_depth = (uint32_t)o.tx_depth;
-	bo.tuning.rx_depth = (uint32_t)o.rx_depth;
-	bo.tuning.post_list = (uint32_t)o.post_list;
-	bo.tuning.signal_every = (uint32_t)o.signal_every;
-	bo.tuning.cq_batch = (uint32_t)o.cq_batch;
-	bo.tuning.inline_max = (int)o.inline_max;
-	bo.tuning.wr_api = wr == 2 ? -1 : wr;
-	bo.tuning.yield_after = (int)o.yield_after;
-	bo.tuning.inflight = o.inflight;
-	bo.tuning.ack_timeout = (int)o.ack_timeout;
+	fill_bench_opts(&o, &p, argv[first], &bo);
 	rp.tty = isatty(STDOUT_FILENO) && !o.json && !o.csv;
 	if (rp.tty) {
 		bo.progress = on_progress;
@@ -550,47 +648,8 @@ int cmd_bench(int argc, char **argv)
 	ret = rk_bench_connect(&bo, &b);
 	if (ret)
 		return CLI_FAILED;
-	rp.info = rk_bench_get_info(b);
-	if (o.json) {
-		rp.doc = info_json(rp.info, &o);
-		rp.results = json_object_new_array();
-		json_object_object_add(rp.doc, "results", rp.results);
-	} else if (o.csv) {
-		csv_header(rp.info);
-	} else {
-		print_header(&rp);
-	}
-	for (int i = 0; o.server || i < nsizes; i++) {
-		struct rk_bench_round round = {0};
-		struct rk_bench_result res;
-
-		if (!o.server) {
-			round.size = sizes[i];
-			round.iters = o.iters;
-			round.duration_ms = (uint32_t)o.duration * 1000;
-		}
-		ret = rk_bench_run(b, &round, &res);
-		clear_progress(&rp);
-		if (ret == 1)
-			break;
-		if (ret) {
-			status = CLI_FAILED;
-			break;
-		}
-		if (o.json)
-			json_object_array_add(rp.results, result_json(rp.info, &res));
-		else if (o.csv)
-			csv_row(rp.info, &res);
-		else
-			print_row(&rp, &res);
-	}
+	status = run_rounds(b, &rp, &p);
 	rk_bench_close(b);
-	if (o.json) {
-		json_object_object_add(rp.doc, "ok", json_object_new_boolean(status == CLI_OK));
-		cli_json_print(rp.doc);
-	} else if (!o.csv) {
-		printf("bench %s: %s\n", o.server ? "server" : "client",
-		       status == CLI_OK ? "every size checked: OK" : "FAILED");
-	}
+	report_end(&rp, status);
 	return status;
 }

@@ -1,10 +1,11 @@
 /* Benchmark statistics: latency percentiles, peak rate, size sweeps. Pure
  * logic, unit-tested on the host. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <rdmakit/bench.h>
+#include <rdmakit/bench_stats.h>
 #include <rdmakit/stats.h>
 
 /* sqrt by Newton's method: the library does not link libm. */

@@ -36,4 +36,13 @@ static inline int ms_left(int64_t deadline)
 	return left > INT_MAX ? INT_MAX : (int)left;
 }
 
+/* Nanoseconds, for the benchmark's rounds. */
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 #endif

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <rdmakit/conn.h>
+#include <rdmakit/ctl_qp.h>
+#include <rdmakit/tcp.h>
 #include <rdmakit/mem.h>
 #include <rdmakit/port.h>
 #include <rdmakit/status.h>

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rdmakit/exchange.h>
+#include <rdmakit/ctl.h>
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
 
@@ -69,10 +69,14 @@ int rk_ctl_recv(struct rk_ctl *ctl, int timeout_ms, struct rk_msg *msg_p)
 		rk_error("bad exchange message from %s: %s", ctl->peer, why);
 		return ret;
 	}
-	ret = recv_part(ctl, buf + RK_WIRE_HDR_LEN, len - RK_WIRE_HDR_LEN, RK_WIRE_HDR_LEN, len,
-			timeout_ms);
-	if (ret)
-		return ret;
+	/* A header-only message (BENCH_FIN) has no rest to read: asking for 0
+	 * bytes would make the QP channel wait for the next SEND. */
+	if (len > RK_WIRE_HDR_LEN) {
+		ret = recv_part(ctl, buf + RK_WIRE_HDR_LEN, len - RK_WIRE_HDR_LEN, RK_WIRE_HDR_LEN,
+				len, timeout_ms);
+		if (ret)
+			return ret;
+	}
 	ret = rk_wire_decode(buf, len, &msg, why, sizeof(why));
 	if (ret) {
 		rk_error("bad exchange message from %s: %s", ctl->peer, why);

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include <rdmakit/cm.h>
+#include <rdmakit/ctl_qp.h>
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
 #include <rdmakit/ops.h>
@@ -220,6 +221,8 @@ static int ctl_qp_recv(struct rk_ctl *ctl, uint8_t *buf, size_t len, int timeout
 
 	if (got_p)
 		*got_p = 0;
+	if (!len)
+		return 0; /* nothing to read: not a reason to wait for the next SEND */
 	while (c->staged_off == c->staged_len) {
 		ret = post_recv(c);
 		if (ret)

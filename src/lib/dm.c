@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rdmakit/mem.h>
+#include <rdmakit/dm.h>
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
 

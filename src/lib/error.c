@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include <rdmakit/error.h>
-#include <rdmakit/rdmakit.h>
 
 const char *rk_strerror(int err)
 {
@@ -25,9 +24,4 @@ int rk_verbs_err(int ret)
 	if (ret > 0)
 		return -ret;
 	return errno ? -errno : -EIO;
-}
-
-const char *rk_version(void)
-{
-	return RDMAKIT_VERSION_STRING;
 }

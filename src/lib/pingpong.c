@@ -10,7 +10,8 @@
 #include <unistd.h>
 
 #include <rdmakit/error.h>
-#include <rdmakit/exchange.h>
+#include <rdmakit/ctl.h>
+#include <rdmakit/tcp.h>
 #include <rdmakit/log.h>
 #include <rdmakit/pattern.h>
 #include <rdmakit/pingpong.h>

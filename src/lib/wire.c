@@ -1,10 +1,12 @@
 /* Exchange messages: fixed layouts in network byte order, checked field by field. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <rdmakit/wire.h>
+#include <rdmakit/bench.h>
 #include <rdmakit/device.h>
 #include <rdmakit/gid.h>
 #include <rdmakit/qp.h>
@@ -17,6 +19,8 @@ _Static_assert(RK_WIRE_HDR_LEN + WIRE_BUF_LEN == RK_WIRE_CM_HELLO_LEN, "CM_HELLO
 /* Where the buffer fields start in a HELLO and in a CM_HELLO. */
 #define HELLO_BUF_OFF	 52
 #define CM_HELLO_BUF_OFF RK_WIRE_HDR_LEN
+/* Where a BENCH_SETUP's fields follow its endpoint. */
+#define SETUP_BUF_OFF 52
 
 #define WHY(...)                                                                                   \
 	do {                                                                                       \
@@ -80,6 +84,14 @@ size_t rk_wire_len(enum rk_msg_type type)
 	case RK_MSG_AUTH_RESPONSE:
 	case RK_MSG_AUTH_OK:
 		return RK_WIRE_AUTH_LEN;
+	case RK_MSG_BENCH_SETUP:
+		return RK_WIRE_BENCH_SETUP_LEN;
+	case RK_MSG_BENCH_ROUND:
+		return RK_WIRE_BENCH_ROUND_LEN;
+	case RK_MSG_BENCH_RESULT:
+		return RK_WIRE_BENCH_RESULT_LEN;
+	case RK_MSG_BENCH_FIN:
+		return RK_WIRE_BENCH_FIN_LEN;
 	}
 	return 0;
 }
@@ -103,35 +115,46 @@ const char *rk_msg_type_str(enum rk_msg_type type)
 		return "AUTH_RESPONSE";
 	case RK_MSG_AUTH_OK:
 		return "AUTH_OK";
+	case RK_MSG_BENCH_SETUP:
+		return "BENCH_SETUP";
+	case RK_MSG_BENCH_ROUND:
+		return "BENCH_ROUND";
+	case RK_MSG_BENCH_RESULT:
+		return "BENCH_RESULT";
+	case RK_MSG_BENCH_FIN:
+		return "BENCH_FIN";
 	}
 	return "UNKNOWN";
 }
 
 /* Field checks shared by encode (why NULL) and decode: what one side may
  * send, the other accepts. */
-static bool endpoint_ok(const struct rk_endpoint *ep, char *why, size_t why_len)
+static bool endpoint_ok(enum rk_msg_type type, const struct rk_endpoint *ep, char *why,
+			size_t why_len)
 {
+	const char *name = rk_msg_type_str(type);
+
 	if ((unsigned int)ep->transport > RK_UD) {
-		WHY("HELLO: transport %u is not RC (0), UC (1) or UD (2)",
+		WHY("%s: transport %u is not RC (0), UC (1) or UD (2)", name,
 		    (unsigned int)ep->transport);
 		return false;
 	}
 	if ((unsigned int)ep->gid_type > RK_GID_ROCE_V2) {
-		WHY("HELLO: gid_type %u is not IB (0), RoCE v1 (1) or RoCE v2 (2)",
+		WHY("%s: gid_type %u is not IB (0), RoCE v1 (1) or RoCE v2 (2)", name,
 		    (unsigned int)ep->gid_type);
 		return false;
 	}
 	if (!rk_mtu_bytes(ep->mtu)) {
-		WHY("HELLO: mtu %u is not an MTU (1..5 for 256..4096 bytes)",
+		WHY("%s: mtu %u is not an MTU (1..5 for 256..4096 bytes)", name,
 		    (unsigned int)ep->mtu);
 		return false;
 	}
 	if (ep->qpn > 0xffffff) {
-		WHY("HELLO: qpn 0x%x does not fit in 24 bits", ep->qpn);
+		WHY("%s: qpn 0x%x does not fit in 24 bits", name, ep->qpn);
 		return false;
 	}
 	if (ep->psn > 0xffffff) {
-		WHY("HELLO: psn 0x%x does not fit in 24 bits", ep->psn);
+		WHY("%s: psn 0x%x does not fit in 24 bits", name, ep->psn);
 		return false;
 	}
 	return true;
@@ -169,7 +192,9 @@ static void get_buf(const uint8_t *p, struct rk_wire_buf *b)
 	b->offset = get_u64(p + 32);
 }
 
-static void put_hello(uint8_t *p, const struct rk_endpoint *ep, const struct rk_wire_buf *b)
+/* The endpoint fields of a HELLO or BENCH_SETUP (bytes 12..51 of p, the
+ * message). */
+static void put_endpoint(uint8_t *p, const struct rk_endpoint *ep)
 {
 	p[12] = (uint8_t)ep->transport;
 	p[13] = ep->link_layer;
@@ -182,10 +207,9 @@ static void put_hello(uint8_t *p, const struct rk_endpoint *ep, const struct rk_
 	put_u32(p + 28, ep->qkey);
 	put_u32(p + 32, ep->gid_index);
 	memcpy(p + 36, ep->gid.raw, sizeof(ep->gid.raw));
-	put_buf(p + HELLO_BUF_OFF, b);
 }
 
-static void get_hello(const uint8_t *p, struct rk_endpoint *ep, struct rk_wire_buf *b)
+static void get_endpoint(const uint8_t *p, struct rk_endpoint *ep)
 {
 	ep->transport = (enum rk_transport)p[12];
 	ep->link_layer = p[13];
@@ -197,54 +221,272 @@ static void get_hello(const uint8_t *p, struct rk_endpoint *ep, struct rk_wire_b
 	ep->qkey = get_u32(p + 28);
 	ep->gid_index = get_u32(p + 32);
 	memcpy(ep->gid.raw, p + 36, sizeof(ep->gid.raw));
-	get_buf(p + HELLO_BUF_OFF, b);
 }
 
-int rk_wire_encode(const struct rk_msg *msg, uint8_t *buf, size_t buf_len)
+/* The endpoint, then its reserved bytes 18-19, which must be 0. */
+static bool endpoint_in(enum rk_msg_type type, const uint8_t *p, struct rk_endpoint *ep,
+			char *why, size_t why_len)
 {
-	size_t len = rk_wire_len(msg->type);
-	size_t text_len = 0;
+	uint16_t reserved = get_u16(p + 18);
 
-	if (!len)
-		return -EINVAL;
+	get_endpoint(p, ep);
+	if (!endpoint_ok(type, ep, why, why_len))
+		return false;
+	if (reserved) {
+		WHY("%s: reserved bytes 18-19 are 0x%04x, must be 0", rk_msg_type_str(type),
+		    reserved);
+		return false;
+	}
+	return true;
+}
+
+/* ---- the benchmark's messages ---- */
+
+static bool bench_setup_ok(const struct rk_wire_bench_setup *s, char *why, size_t why_len)
+{
+	if (!endpoint_ok(RK_MSG_BENCH_SETUP, &s->ep, why, why_len))
+		return false;
+	if (s->test > RK_BENCH_CMP_SWAP) {
+		WHY("BENCH_SETUP: test %u is not send (0) .. cmp-swap (%d)", s->test,
+		    RK_BENCH_CMP_SWAP);
+		return false;
+	}
+	if (s->mode > RK_BENCH_LAT) {
+		WHY("BENCH_SETUP: mode %u is not bw (0) or lat (1)", s->mode);
+		return false;
+	}
+	if (s->transport > RK_UD) {
+		WHY("BENCH_SETUP: transport %u is not RC (0), UC (1) or UD (2)", s->transport);
+		return false;
+	}
+	if (s->bidir > 1) {
+		WHY("BENCH_SETUP: bidir %u is not 0 or 1", s->bidir);
+		return false;
+	}
+	if (s->qps < 1 || s->qps > RK_BENCH_MAX_QPS) {
+		WHY("BENCH_SETUP: qps %u is outside 1..%d", s->qps, RK_BENCH_MAX_QPS);
+		return false;
+	}
+	if (s->qp >= s->qps) {
+		WHY("BENCH_SETUP: qp %u is not below qps %u", s->qp, s->qps);
+		return false;
+	}
+	if (s->max_size < 1 || s->max_size > RK_BENCH_MAX_SIZE) {
+		WHY("BENCH_SETUP: max_size %u is outside 1..%u", s->max_size, RK_BENCH_MAX_SIZE);
+		return false;
+	}
+	return true;
+}
+
+static bool bench_round_ok(const struct rk_wire_bench_round *r, char *why, size_t why_len)
+{
+	if (r->size < 1 || r->size > RK_BENCH_MAX_SIZE) {
+		WHY("BENCH_ROUND: size %u is outside 1..%u", r->size, RK_BENCH_MAX_SIZE);
+		return false;
+	}
+	if (r->iters > UINT32_MAX) {
+		WHY("BENCH_ROUND: iters %" PRIu64 " is above %u", r->iters, UINT32_MAX);
+		return false;
+	}
+	return true;
+}
+
+static bool bench_result_ok(const struct rk_wire_bench_result *r, char *why, size_t why_len)
+{
+	if (r->qp >= RK_BENCH_MAX_QPS) {
+		WHY("BENCH_RESULT: qp %u is not below %d", r->qp, RK_BENCH_MAX_QPS);
+		return false;
+	}
+	return true;
+}
+
+/* A field of a message's layout: its offset, its width in bytes (1, 2, 4
+ * or 8) and the struct member it is. One table per message serves encoding
+ * and decoding both, so the two cannot drift apart. */
+struct wire_field {
+	uint8_t off, width;
+	void *val;
+};
+
+#define WIRE_FIELD(o, member) {(o), sizeof(member), &(member)}
+#define BENCH_MAX_FIELDS 10
+
+static void put_fields(uint8_t *p, const struct wire_field *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *d = p + f[i].off;
+
+		switch (f[i].width) {
+		case 1: *d = *(const uint8_t *)f[i].val; break;
+		case 2: put_u16(d, *(const uint16_t *)f[i].val); break;
+		case 4: put_u32(d, *(const uint32_t *)f[i].val); break;
+		default: put_u64(d, *(const uint64_t *)f[i].val); break;
+		}
+	}
+}
+
+static void get_fields(const uint8_t *p, const struct wire_field *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *s = p + f[i].off;
+
+		switch (f[i].width) {
+		case 1: *(uint8_t *)f[i].val = *s; break;
+		case 2: *(uint16_t *)f[i].val = get_u16(s); break;
+		case 4: *(uint32_t *)f[i].val = get_u32(s); break;
+		default: *(uint64_t *)f[i].val = get_u64(s); break;
+		}
+	}
+}
+
+/* The layout of a bench message's fields into f (BENCH_MAX_FIELDS at
+ * most); the count, 0 for a message with none. A BENCH_SETUP's endpoint,
+ * bench_version and reserved bytes are apart. */
+static size_t bench_layout(struct rk_msg *m, struct wire_field *f)
+{
+	struct rk_wire_bench_setup *s = &m->u.bench_setup;
+	struct rk_wire_bench_round *r = &m->u.bench_round;
+	struct rk_wire_bench_result *res = &m->u.bench_result;
+	const struct wire_field setup[] = {
+		WIRE_FIELD(SETUP_BUF_OFF, s->buf_addr), WIRE_FIELD(60, s->buf_len),
+		WIRE_FIELD(68, s->rkey), WIRE_FIELD(72, s->max_size), WIRE_FIELD(78, s->test),
+		WIRE_FIELD(79, s->mode), WIRE_FIELD(80, s->transport), WIRE_FIELD(81, s->bidir),
+		WIRE_FIELD(82, s->qps), WIRE_FIELD(84, s->qp),
+	};
+	const struct wire_field round[] = {
+		WIRE_FIELD(12, r->round), WIRE_FIELD(16, r->size), WIRE_FIELD(20, r->duration_ms),
+		WIRE_FIELD(24, r->iters),
+	};
+	const struct wire_field result[] = {
+		WIRE_FIELD(12, res->round), WIRE_FIELD(16, res->qp),
+		WIRE_FIELD(20, res->elapsed_ns), WIRE_FIELD(28, res->completed),
+		WIRE_FIELD(36, res->received),
+	};
+	_Static_assert(sizeof(setup) / sizeof(setup[0]) <= BENCH_MAX_FIELDS, "bench fields");
+
+	switch (m->type) {
+	case RK_MSG_BENCH_SETUP:
+		memcpy(f, setup, sizeof(setup));
+		return sizeof(setup) / sizeof(setup[0]);
+	case RK_MSG_BENCH_ROUND:
+		memcpy(f, round, sizeof(round));
+		return sizeof(round) / sizeof(round[0]);
+	case RK_MSG_BENCH_RESULT:
+		memcpy(f, result, sizeof(result));
+		return sizeof(result) / sizeof(result[0]);
+	default:
+		return 0;
+	}
+}
+
+/* A bench message's fields behind the header. */
+static void put_bench(uint8_t *p, const struct rk_msg *msg)
+{
+	struct wire_field f[BENCH_MAX_FIELDS];
+	struct rk_msg m = *msg;
+	size_t n = bench_layout(&m, f);
+
+	put_fields(p, f, n);
+	if (m.type == RK_MSG_BENCH_SETUP) {
+		put_endpoint(p, &m.u.bench_setup.ep);
+		put_u16(p + 76, RK_WIRE_BENCH_VERSION);
+	}
+}
+
+/* A BENCH_SETUP's endpoint, bench_version and reserved bytes (its other
+ * fields already read), each checked. */
+static int get_bench_setup(const uint8_t *p, struct rk_msg *m, char *why, size_t why_len)
+{
+	uint16_t version = get_u16(p + 76), reserved = get_u16(p + 86);
+
+	/* The version first: another may lay out the rest differently. */
+	if (version != RK_WIRE_BENCH_VERSION) {
+		WHY("BENCH_SETUP: bench_version %u, this side speaks %d (run the same rdmakit on "
+		    "both sides)",
+		    version, RK_WIRE_BENCH_VERSION);
+		return -EPROTONOSUPPORT;
+	}
+	if (!endpoint_in(RK_MSG_BENCH_SETUP, p, &m->u.bench_setup.ep, why, why_len))
+		return -EBADMSG;
+	if (reserved) {
+		WHY("BENCH_SETUP: reserved bytes 86-87 are 0x%04x, must be 0", reserved);
+		return -EBADMSG;
+	}
+	return bench_setup_ok(&m->u.bench_setup, why, why_len) ? 0 : -EBADMSG;
+}
+
+/* A bench message's fields, each checked: 0, -EBADMSG, or -EPROTONOSUPPORT
+ * for a BENCH_SETUP of another bench_version. */
+static int get_bench(const uint8_t *p, struct rk_msg *m, char *why, size_t why_len)
+{
+	struct wire_field f[BENCH_MAX_FIELDS];
+	size_t n = bench_layout(m, f);
+
+	get_fields(p, f, n);
+	switch (m->type) {
+	case RK_MSG_BENCH_SETUP:
+		return get_bench_setup(p, m, why, why_len);
+	case RK_MSG_BENCH_ROUND:
+		return bench_round_ok(&m->u.bench_round, why, why_len) ? 0 : -EBADMSG;
+	case RK_MSG_BENCH_RESULT:
+		return bench_result_ok(&m->u.bench_result, why, why_len) ? 0 : -EBADMSG;
+	default:
+		return 0;
+	}
+}
+
+/* ---- encoding ---- */
+
+/* ERROR text: longer text is cut to leave room for the NUL; control bytes
+ * would make the peer refuse the message as garbled. The length to send, or
+ * -EINVAL. */
+static int error_text_len(const char *text)
+{
+	size_t len = strnlen(text, RK_WIRE_ERROR_TEXT);
+
+	if (len == RK_WIRE_ERROR_TEXT)
+		len--;
+	for (size_t i = 0; i < len; i++)
+		if (!is_print((uint8_t)text[i]))
+			return -EINVAL;
+	return (int)len;
+}
+
+/* What one side may send, the other accepts: the same checks as decoding. */
+static bool encodable(const struct rk_msg *msg)
+{
 	switch (msg->type) {
 	case RK_MSG_HELLO:
-		if (!endpoint_ok(&msg->u.hello.ep, NULL, 0) ||
-		    !buf_ok(msg->type, &msg->u.hello.buf, NULL, 0))
-			return -EINVAL;
-		break;
+		return endpoint_ok(msg->type, &msg->u.hello.ep, NULL, 0) &&
+		       buf_ok(msg->type, &msg->u.hello.buf, NULL, 0);
 	case RK_MSG_CM_HELLO:
-		if (!buf_ok(msg->type, &msg->u.cm, NULL, 0))
-			return -EINVAL;
-		break;
+		return buf_ok(msg->type, &msg->u.cm, NULL, 0);
 	case RK_MSG_ERROR:
-		/* Longer text is cut to leave room for the NUL; control bytes
-		 * would make the peer refuse the message as garbled. */
-		text_len = strnlen(msg->u.error.text, RK_WIRE_ERROR_TEXT);
-		if (text_len == RK_WIRE_ERROR_TEXT)
-			text_len--;
-		for (size_t i = 0; i < text_len; i++)
-			if (!is_print((uint8_t)msg->u.error.text[i]))
-				return -EINVAL;
-		break;
+		return error_text_len(msg->u.error.text) >= 0;
+	case RK_MSG_BENCH_SETUP:
+		return bench_setup_ok(&msg->u.bench_setup, NULL, 0);
+	case RK_MSG_BENCH_ROUND:
+		return bench_round_ok(&msg->u.bench_round, NULL, 0);
+	case RK_MSG_BENCH_RESULT:
+		return bench_result_ok(&msg->u.bench_result, NULL, 0);
 	case RK_MSG_SYNC:
 	case RK_MSG_AUTH_BEGIN:
 	case RK_MSG_AUTH_CHALLENGE:
 	case RK_MSG_AUTH_RESPONSE:
 	case RK_MSG_AUTH_OK:
-		break;
+	case RK_MSG_BENCH_FIN:
+		return true;
 	}
-	if (buf_len < len)
-		return -ENOSPC;
+	return false;
+}
 
-	memset(buf, 0, len);
-	put_u32(buf, RK_WIRE_MAGIC);
-	put_u16(buf + 4, RK_WIRE_VERSION);
-	put_u16(buf + 6, (uint16_t)msg->type);
-	put_u32(buf + 8, (uint32_t)len);
+/* The fields behind the header. */
+static void put_body(const struct rk_msg *msg, uint8_t *buf)
+{
 	switch (msg->type) {
 	case RK_MSG_HELLO:
-		put_hello(buf, &msg->u.hello.ep, &msg->u.hello.buf);
+		put_endpoint(buf, &msg->u.hello.ep);
+		put_buf(buf + HELLO_BUF_OFF, &msg->u.hello.buf);
 		break;
 	case RK_MSG_CM_HELLO:
 		put_buf(buf + CM_HELLO_BUF_OFF, &msg->u.cm);
@@ -255,7 +497,7 @@ int rk_wire_encode(const struct rk_msg *msg, uint8_t *buf, size_t buf_len)
 		break;
 	case RK_MSG_ERROR:
 		put_u32(buf + 12, (uint32_t)msg->u.error.code);
-		memcpy(buf + 16, msg->u.error.text, text_len);
+		memcpy(buf + 16, msg->u.error.text, (size_t)error_text_len(msg->u.error.text));
 		break;
 	case RK_MSG_AUTH_BEGIN:
 	case RK_MSG_AUTH_CHALLENGE:
@@ -263,7 +505,30 @@ int rk_wire_encode(const struct rk_msg *msg, uint8_t *buf, size_t buf_len)
 	case RK_MSG_AUTH_OK:
 		memcpy(buf + RK_WIRE_HDR_LEN, msg->u.auth.data, RK_WIRE_AUTH_DATA);
 		break;
+	case RK_MSG_BENCH_SETUP:
+	case RK_MSG_BENCH_ROUND:
+	case RK_MSG_BENCH_RESULT:
+	case RK_MSG_BENCH_FIN:
+		put_bench(buf, msg);
+		break;
 	}
+}
+
+int rk_wire_encode(const struct rk_msg *msg, uint8_t *buf, size_t buf_len)
+{
+	size_t len = rk_wire_len(msg->type);
+
+	if (!len || !encodable(msg))
+		return -EINVAL;
+	if (buf_len < len)
+		return -ENOSPC;
+
+	memset(buf, 0, len);
+	put_u32(buf, RK_WIRE_MAGIC);
+	put_u16(buf + 4, RK_WIRE_VERSION);
+	put_u16(buf + 6, (uint16_t)msg->type);
+	put_u32(buf + 8, (uint32_t)len);
+	put_body(msg, buf);
 	return (int)len;
 }
 
@@ -354,10 +619,61 @@ static bool error_text_ok(const uint8_t *p, char *why, size_t why_len)
 	return true;
 }
 
+/* HELLO's fields: the endpoint, the buffer, then the reserved bytes. */
+static bool get_hello(const uint8_t *p, struct rk_msg *msg, char *why, size_t why_len)
+{
+	uint16_t reserved = get_u16(p + 18);
+
+	get_endpoint(p, &msg->u.hello.ep);
+	get_buf(p + HELLO_BUF_OFF, &msg->u.hello.buf);
+	if (!endpoint_ok(msg->type, &msg->u.hello.ep, why, why_len) ||
+	    !buf_ok(msg->type, &msg->u.hello.buf, why, why_len))
+		return false;
+	if (reserved) {
+		WHY("HELLO: reserved bytes 18-19 are 0x%04x, must be 0", reserved);
+		return false;
+	}
+	return true;
+}
+
+/* The fields behind a checked header, each checked: 0, -EBADMSG, or
+ * -EPROTONOSUPPORT (a BENCH_SETUP of another bench_version). */
+static int get_body(const uint8_t *buf, struct rk_msg *msg, char *why, size_t why_len)
+{
+	switch (msg->type) {
+	case RK_MSG_HELLO:
+		return get_hello(buf, msg, why, why_len) ? 0 : -EBADMSG;
+	case RK_MSG_CM_HELLO:
+		get_buf(buf + CM_HELLO_BUF_OFF, &msg->u.cm);
+		return buf_ok(msg->type, &msg->u.cm, why, why_len) ? 0 : -EBADMSG;
+	case RK_MSG_SYNC:
+		msg->u.sync.step = get_u32(buf + 12);
+		msg->u.sync.status = (int32_t)get_u32(buf + 16);
+		return 0;
+	case RK_MSG_ERROR:
+		if (!error_text_ok(buf + 16, why, why_len))
+			return -EBADMSG;
+		msg->u.error.code = (int32_t)get_u32(buf + 12);
+		memcpy(msg->u.error.text, buf + 16, RK_WIRE_ERROR_TEXT);
+		return 0;
+	case RK_MSG_AUTH_BEGIN:
+	case RK_MSG_AUTH_CHALLENGE:
+	case RK_MSG_AUTH_RESPONSE:
+	case RK_MSG_AUTH_OK:
+		memcpy(msg->u.auth.data, buf + RK_WIRE_HDR_LEN, RK_WIRE_AUTH_DATA);
+		return 0;
+	case RK_MSG_BENCH_SETUP:
+	case RK_MSG_BENCH_ROUND:
+	case RK_MSG_BENCH_RESULT:
+	case RK_MSG_BENCH_FIN:
+		return get_bench(buf, msg, why, why_len);
+	}
+	return -EBADMSG; /* not reached: the header check knows the types */
+}
+
 int rk_wire_decode(const uint8_t *buf, size_t n, struct rk_msg *msg_p, char *why, size_t why_len)
 {
 	struct rk_msg msg;
-	uint16_t reserved;
 	size_t len;
 	int ret;
 
@@ -375,41 +691,9 @@ int rk_wire_decode(const uint8_t *buf, size_t n, struct rk_msg *msg_p, char *why
 		    n - len);
 		return -EBADMSG;
 	}
-
-	switch (msg.type) {
-	case RK_MSG_HELLO:
-		get_hello(buf, &msg.u.hello.ep, &msg.u.hello.buf);
-		if (!endpoint_ok(&msg.u.hello.ep, why, why_len) ||
-		    !buf_ok(msg.type, &msg.u.hello.buf, why, why_len))
-			return -EBADMSG;
-		reserved = get_u16(buf + 18);
-		if (reserved) {
-			WHY("HELLO: reserved bytes 18-19 are 0x%04x, must be 0", reserved);
-			return -EBADMSG;
-		}
-		break;
-	case RK_MSG_CM_HELLO:
-		get_buf(buf + CM_HELLO_BUF_OFF, &msg.u.cm);
-		if (!buf_ok(msg.type, &msg.u.cm, why, why_len))
-			return -EBADMSG;
-		break;
-	case RK_MSG_SYNC:
-		msg.u.sync.step = get_u32(buf + 12);
-		msg.u.sync.status = (int32_t)get_u32(buf + 16);
-		break;
-	case RK_MSG_ERROR:
-		if (!error_text_ok(buf + 16, why, why_len))
-			return -EBADMSG;
-		msg.u.error.code = (int32_t)get_u32(buf + 12);
-		memcpy(msg.u.error.text, buf + 16, RK_WIRE_ERROR_TEXT);
-		break;
-	case RK_MSG_AUTH_BEGIN:
-	case RK_MSG_AUTH_CHALLENGE:
-	case RK_MSG_AUTH_RESPONSE:
-	case RK_MSG_AUTH_OK:
-		memcpy(msg.u.auth.data, buf + RK_WIRE_HDR_LEN, RK_WIRE_AUTH_DATA);
-		break;
-	}
+	ret = get_body(buf, &msg, why, why_len);
+	if (ret)
+		return ret;
 	*msg_p = msg;
 	return 0;
 }

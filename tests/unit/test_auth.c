@@ -11,7 +11,8 @@
 #include <unistd.h>
 
 #include <rdmakit/auth.h>
-#include <rdmakit/exchange.h>
+#include <rdmakit/ctl.h>
+#include <rdmakit/tcp.h>
 #include <rdmakit/log.h>
 
 #include "unit.h"

@@ -1,15 +1,15 @@
-/* rdmakit: the control channel between two sides, and the out-of-band TCP
- * exchange.
+/* rdmakit: the control channel between two sides.
  *
  * A control channel carries the wire messages of wire.h. Two kinds exist:
- * a TCP connection (the out-of-band exchange of LID, GID, QPN, PSN, MTU and
- * buffer, as ibv_rc_pingpong and perftest do), and, after an RDMA CM
- * connection, SEND/RECV of those messages on the connected QP itself (cm.h).
- * Sync points on the channel keep two sides' steps in order.
+ * a TCP connection (tcp.h: the out-of-band exchange of LID, GID, QPN, PSN,
+ * MTU and buffer, as ibv_rc_pingpong and perftest do), and, after an RDMA CM
+ * connection, SEND/RECV of those messages on the connected QP itself
+ * (ctl_qp.h). Sync points on the channel keep two sides' steps in order.
  */
-#ifndef RDMAKIT_EXCHANGE_H
-#define RDMAKIT_EXCHANGE_H
+#ifndef RDMAKIT_CTL_H
+#define RDMAKIT_CTL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <rdmakit/wire.h>
@@ -36,18 +36,6 @@ struct rk_ctl {
 	int fd;            /* TCP: the socket; -1 otherwise */
 	void *priv;
 };
-
-/* Listen for TCP control connections on port (all addresses when bind_ip is
- * NULL). *fd_p is the listening socket. */
-int rk_tcp_listen(const char *bind_ip, uint16_t port, int *fd_p);
-
-/* Accept one control connection within timeout_ms (-1: wait forever). */
-int rk_tcp_accept(int listen_fd, int timeout_ms, struct rk_ctl **ctl_p);
-
-/* Connect to host:port. While nothing listens there yet (refused, or
- * unreachable for now), keep trying every 200 ms for up to retry_ms, then give
- * up with -ETIMEDOUT and a message that says so. */
-int rk_tcp_connect(const char *host, uint16_t port, int retry_ms, struct rk_ctl **ctl_p);
 
 /* Send one message. */
 int rk_ctl_send(struct rk_ctl *ctl, const struct rk_msg *msg);

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <rdmakit/exchange.h>
+#include <rdmakit/tcp.h>
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
 

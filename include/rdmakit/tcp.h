@@ -1,0 +1,30 @@
+/* rdmakit: the out-of-band TCP exchange: a control channel (ctl.h) over a
+ * TCP connection, as ibv_rc_pingpong and perftest exchange their addresses.
+ */
+#ifndef RDMAKIT_TCP_H
+#define RDMAKIT_TCP_H
+
+#include <stdint.h>
+
+#include <rdmakit/ctl.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Listen for TCP control connections on port (all addresses when bind_ip is
+ * NULL). *fd_p is the listening socket. */
+int rk_tcp_listen(const char *bind_ip, uint16_t port, int *fd_p);
+
+/* Accept one control connection within timeout_ms (-1: wait forever). */
+int rk_tcp_accept(int listen_fd, int timeout_ms, struct rk_ctl **ctl_p);
+
+/* Connect to host:port. While nothing listens there yet (refused, or
+ * unreachable for now), keep trying every 200 ms for up to retry_ms, then give
+ * up with -ETIMEDOUT and a message that says so. */
+int rk_tcp_connect(const char *host, uint16_t port, int retry_ms, struct rk_ctl **ctl_p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,18 @@
+/* rdmakit: the library's version. */
+#ifndef RDMAKIT_VERSION_H
+#define RDMAKIT_VERSION_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RDMAKIT_VERSION_MAJOR 0
+#define RDMAKIT_VERSION_MINOR 1
+
+/* The library's version as "MAJOR.MINOR.PATCH". */
+const char *rk_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,266 @@
+/* The benchmark's posting and polling: batches of requests as one doorbell
+ * (the ibv_wr_* API or ibv_post_send lists), the end-of-round SEND, receives,
+ * and completions in batches. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rdmakit/error.h>
+#include <rdmakit/log.h>
+#include <rdmakit/status.h>
+
+#include "bench_int.h"
+
+/* The wr_id of request p of QP i: signaled when it is every se-th or the
+ * round's last, its wr_id then says how many requests its completion covers
+ * (never 0); 0 for an unsignaled one. */
+static inline uint64_t take_signal(struct bqp *q, uint32_t i, uint64_t p, uint32_t se)
+{
+	uint64_t id;
+
+	q->unsig++;
+	if ((p + 1) % se != 0 && p + 1 != q->target)
+		return 0;
+	id = (uint64_t)i << 48 | q->unsig;
+	q->unsig = 0;
+	return id;
+}
+
+/* Post n requests on QP i as one doorbell. */
+int bench_post_batch(struct rk_bench *b, uint32_t i, uint32_t n, uint32_t size, bool inl)
+{
+	struct bqp *q = &b->q[i];
+	uint32_t se = b->se;
+	enum rk_bench_test t = b->info.test;
+	int ret;
+
+	/* Inline requests go through ibv_post_send: the rxe provider of
+	 * rdma-core 44 leaves the WQE's residual length at 0 in
+	 * ibv_wr_set_inline_data() (fixed upstream later), and the request then
+	 * fails with IBV_WC_LOC_QP_OP_ERR. */
+	if (q->qpx && !inl) {
+		struct ibv_qp_ex *x = q->qpx;
+		uint64_t addr = (uintptr_t)out_slot(b, i);
+
+		ibv_wr_start(x);
+		for (uint32_t k = 0; k < n; k++) {
+			uint64_t p = q->posted + k, id = take_signal(q, i, p, se);
+
+			x->wr_id = id;
+			x->wr_flags = id ? IBV_SEND_SIGNALED : 0;
+			switch (t) {
+			case RK_BENCH_SEND: ibv_wr_send(x); break;
+			case RK_BENCH_WRITE: ibv_wr_rdma_write(x, q->rkey, q->raddr); break;
+			case RK_BENCH_READ: ibv_wr_rdma_read(x, q->rkey, q->raddr); break;
+			case RK_BENCH_FETCH_ADD:
+				ibv_wr_atomic_fetch_add(x, q->rkey, q->raddr, 1);
+				break;
+			case RK_BENCH_CMP_SWAP:
+				ibv_wr_atomic_cmp_swp(x, q->rkey, q->raddr, p, p + 1);
+				break;
+			}
+			if (q->ah)
+				ibv_wr_set_ud_addr(x, q->ah, q->remote.qpn,
+						   q->remote.qkey ? q->remote.qkey : RK_DEFAULT_QKEY);
+			ibv_wr_set_sge(x, b->mr->mr->lkey, addr, is_atomic(t) ? 8 : size);
+		}
+		ret = ibv_wr_complete(x);
+	} else {
+		struct ibv_send_wr *bad;
+
+		for (uint32_t k = 0; k < n; k++) {
+			struct ibv_send_wr *w = &q->wr[k];
+			uint64_t p = q->posted + k, id = take_signal(q, i, p, se);
+
+			w->wr_id = id;
+			w->send_flags = id ? IBV_SEND_SIGNALED : 0;
+			if (inl)
+				w->send_flags |= IBV_SEND_INLINE;
+			q->sge[k].length = is_atomic(t) ? 8 : size;
+			if (t == RK_BENCH_CMP_SWAP) {
+				w->wr.atomic.compare_add = p;
+				w->wr.atomic.swap = p + 1;
+			}
+		}
+		q->wr[n - 1].next = NULL;
+		ret = ibv_post_send(q->qp->qp, &q->wr[0], &bad);
+		if (n < MAX_POST_LIST)
+			q->wr[n - 1].next = &q->wr[n];
+	}
+	if (ret) {
+		ret = rk_verbs_err(ret);
+		rk_error("post %u %s requests on QP 0x%x: %s (%" PRIu64 " outstanding, send queue "
+			 "%u)", n, rk_bench_test_str(t), q->qp->qp->qp_num, rk_strerror(ret),
+			 q->posted - q->completed, b->info.tx_depth);
+		return ret;
+	}
+	q->posted += n;
+	return 0;
+}
+
+/* The SEND with immediate that ends a SEND round on QP i: its immediate is
+ * the number of messages sent, so the receiver knows what to expect. */
+int bench_post_sentinel(struct rk_bench *b, uint32_t i)
+{
+	struct bqp *q = &b->q[i];
+	uint32_t imm = htonl((uint32_t)q->completed);
+	uint64_t id = WRID_SENTINEL | (uint64_t)i << 48;
+	int ret;
+
+	if (q->qpx) {
+		ibv_wr_start(q->qpx);
+		q->qpx->wr_id = id;
+		q->qpx->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_send_imm(q->qpx, imm);
+		if (q->ah)
+			ibv_wr_set_ud_addr(q->qpx, q->ah, q->remote.qpn,
+					   q->remote.qkey ? q->remote.qkey : RK_DEFAULT_QKEY);
+		ibv_wr_set_sge(q->qpx, b->mr->mr->lkey, (uintptr_t)out_slot(b, i), 1);
+		ret = ibv_wr_complete(q->qpx);
+	} else {
+		struct ibv_send_wr w = q->wr[0], *bad;
+		struct ibv_sge sge = q->sge[0];
+
+		sge.length = 1;
+		w.sg_list = &sge;
+		w.next = NULL;
+		w.wr_id = id;
+		w.opcode = IBV_WR_SEND_WITH_IMM;
+		w.imm_data = imm;
+		w.send_flags = IBV_SEND_SIGNALED;
+		ret = ibv_post_send(q->qp->qp, &w, &bad);
+	}
+	if (ret) {
+		ret = rk_verbs_err(ret);
+		rk_error("post the end-of-round SEND on QP 0x%x: %s", q->qp->qp->qp_num,
+			 rk_strerror(ret));
+		return ret;
+	}
+	q->sentinel_posted = true;
+	return 0;
+}
+
+int bench_post_recvs(struct rk_bench *b, uint32_t i, uint32_t n)
+{
+	struct bqp *q = &b->q[i];
+	struct ibv_recv_wr *bad;
+	int ret;
+
+	while (n) {
+		uint32_t k = n < b->info.post_list ? n : b->info.post_list;
+
+		if (k > MAX_POST_LIST)
+			k = MAX_POST_LIST;
+		q->rwr[k - 1].next = NULL;
+		ret = ibv_post_recv(q->qp->qp, &q->rwr[0], &bad);
+		if (k < MAX_POST_LIST)
+			q->rwr[k - 1].next = &q->rwr[k];
+		if (ret) {
+			ret = rk_verbs_err(ret);
+			rk_error("post %u receives on QP 0x%x: %s", k, q->qp->qp->qp_num,
+				 rk_strerror(ret));
+			return ret;
+		}
+		q->rq_out += k;
+		n -= k;
+	}
+	return 0;
+}
+
+const char *bench_test_verb(enum rk_bench_test t)
+{
+	static const char *const v[] = {"SEND", "RDMA WRITE", "RDMA READ", "FETCH_ADD",
+					"CMP_SWAP"};
+
+	return v[t];
+}
+
+/* A failed poll of the worker's send or receive CQ (ibv_poll_cq's n):
+ * logged, naming the CQ; -EIO. Out of the polling loops' way. */
+static int poll_failed(int n, const char *which)
+{
+	rk_error("poll the %s CQ: %s", which, rk_strerror(rk_verbs_err(n)));
+	return -EIO;
+}
+
+/* Completions of this worker's requests. */
+int bench_poll_send(struct bworker *w, int *got_p)
+{
+	struct rk_bench *b = w->b;
+	int n = ibv_poll_cq(w->scq->cq, (int)b->info.cq_batch, w->wc);
+
+	if (n < 0)
+		return poll_failed(n, "send");
+	for (int k = 0; k < n; k++) {
+		const struct ibv_wc *wc = &w->wc[k];
+		struct bqp *q;
+
+		if (wc->status != IBV_WC_SUCCESS)
+			return rk_wc_check(wc, bench_test_verb(b->info.test));
+		if (WRID_QP(wc->wr_id) >= b->info.qps) {
+			rk_error("completion with an unknown wr_id 0x%" PRIx64, wc->wr_id);
+			return -EPROTO;
+		}
+		q = &b->q[WRID_QP(wc->wr_id)];
+		q->carry = 0;
+		if (wc->wr_id & WRID_SENTINEL)
+			q->sentinel_done = true;
+		else
+			q->completed += WRID_COUNT(wc->wr_id);
+	}
+	*got_p = n;
+	return 0;
+}
+
+/* Top the worker's receive queues up again, in post lists. */
+int bench_refill_recvs(struct bworker *w)
+{
+	struct rk_bench *b = w->b;
+
+	for (uint32_t i = w->first; i < w->first + w->count; i++) {
+		struct bqp *q = &b->q[i];
+		uint32_t room = b->info.rx_depth - q->rq_out;
+
+		if (room >= b->info.post_list) {
+			int ret = bench_post_recvs(b, i, room - room % b->info.post_list);
+
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* Receive completions; with refill, keeps the receive queues topped up (a
+ * ping-pong refills after its answer is posted, off the critical path). */
+int bench_poll_recv(struct bworker *w, int *got_p, bool refill)
+{
+	struct rk_bench *b = w->b;
+	int n = ibv_poll_cq(w->rcq->cq, (int)b->info.cq_batch, w->wc);
+
+	if (n < 0)
+		return poll_failed(n, "receive");
+	for (int k = 0; k < n; k++) {
+		const struct ibv_wc *wc = &w->wc[k];
+		struct bqp *q;
+
+		if (wc->status != IBV_WC_SUCCESS)
+			return rk_wc_check(wc, "receive");
+		if (wc->wr_id >= b->info.qps) {
+			rk_error("receive completion with an unknown wr_id 0x%" PRIx64, wc->wr_id);
+			return -EPROTO;
+		}
+		q = &b->q[wc->wr_id];
+		q->rq_out--;
+		if (wc->wc_flags & IBV_WC_WITH_IMM) {
+			q->got_sentinel = true;
+			q->expected = ntohl(wc->imm_data);
+		} else {
+			q->received++;
+		}
+	}
+	*got_p = n;
+	return n > 0 && refill ? bench_refill_recvs(w) : 0;
+}

@@ -26,6 +26,8 @@ struct rk_port_info {
 	uint8_t lmc;
 	uint8_t active_width;
 	uint8_t active_speed;
+	uint32_t active_speed_ex; /* active_speed with the extended speeds (XDR and later)
+				     where libibverbs reports them, else active_speed */
 	int gid_tbl_len;
 	uint16_t pkey_tbl_len;
 };
@@ -87,6 +89,9 @@ void rk_device_close(struct rk_device *dev);
 /* Re-query one port (its state can change at run time) into dev->ports and *info_p. */
 int rk_port_refresh(struct rk_device *dev, uint8_t port_num, struct rk_port_info *info_p);
 
+/* Check that port_num exists: -EINVAL, logged with the ports there are, when not. */
+int rk_port_check(const struct rk_device *dev, uint8_t port_num);
+
 /* Check that port_num exists and is ACTIVE; log what to do when not
  * (-EINVAL no such port, -ENETDOWN not active). */
 int rk_port_check_active(const struct rk_device *dev, uint8_t port_num);
@@ -122,6 +127,35 @@ int rk_async_log_start(struct rk_device *dev);
 const char *rk_port_state_str(enum ibv_port_state state);
 const char *rk_link_layer_str(uint8_t link_layer);
 const char *rk_atomic_cap_str(enum ibv_atomic_cap cap);
+
+/* A port's link as ibv_query_port() reports it: active speed and width decoded as
+ * ibv_devinfo does, and the nominal signalling rate (lanes x per-lane speed, as
+ * ibstat's "Rate"). */
+struct rk_link_rate {
+	uint32_t speed;         /* active_speed_ex: IBV_SPEED_SDR (1) .. 256 (XDR) */
+	uint8_t width;          /* active_width: 1 (1X), 2 (4X), 4 (8X), 8 (12X), 16 (2X) */
+	const char *speed_name; /* "SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR",
+				   "XDR"; "unknown" */
+	double lane_gbps;       /* per lane: 2.5 .. 200; 0 when the speed is unknown */
+	int lanes;              /* 1, 2, 4, 8 or 12; 0 when the width is unknown */
+	double gbps;            /* lanes * lane_gbps; 0 when either is unknown */
+	bool meaningful;        /* a real, active link: a result may be graded against it */
+	const char *note;       /* when !meaningful, why ("" otherwise) */
+};
+
+/* Per-lane speed in Gb/s of an active_speed value (0: unknown); *name_p (may be
+ * NULL) gets its name or "unknown". */
+double rk_speed_lane_gbps(uint32_t speed, const char **name_p);
+
+/* Lanes of an active_width value, 0 when unknown. */
+int rk_width_lanes(uint8_t width);
+
+/* The link rate of port port_num of dev (as last queried: rk_port_refresh() to
+ * re-query). Not meaningful, with a note saying why, when the port is not
+ * ACTIVE, the speed or width is unknown, or the device is emulated (Soft-RoCE
+ * and Soft-iWARP take a nominal figure from their netdev). -EINVAL (logged) when
+ * there is no such port. */
+int rk_port_link_rate(const struct rk_device *dev, uint8_t port_num, struct rk_link_rate *rate_p);
 
 /* Path MTU in bytes (IBV_MTU_1024 -> 1024), 0 when out of range. */
 int rk_mtu_bytes(enum ibv_mtu mtu);

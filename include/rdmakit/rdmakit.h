@@ -12,6 +12,7 @@
 #include <rdmakit/qp.h>
 #include <rdmakit/ops.h>
 #include <rdmakit/status.h>
+#include <rdmakit/counters.h>
 #include <rdmakit/pattern.h>
 #include <rdmakit/wire.h>
 #include <rdmakit/exchange.h>

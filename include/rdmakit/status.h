@@ -17,6 +17,12 @@ const char *rk_wc_status_name(enum ibv_wc_status status);
 /* What to check for this status, one sentence; "" for IBV_WC_SUCCESS. */
 const char *rk_wc_status_hint(enum ibv_wc_status status);
 
+/* The port counters (sysfs hw_counters or counters; rxe's, mlx5's and the IB
+ * port counters' names) that move when a completion fails with this status, for
+ * a report to cite next to the hint (rk_counters_cite()). A NULL-terminated
+ * list, empty (never NULL) where no counter is known to tell. */
+const char *const *rk_wc_status_counters(enum ibv_wc_status status);
+
 /* "SEND", "RDMA_WRITE", "RECV_RDMA_WITH_IMM", ... */
 const char *rk_wc_opcode_name(enum ibv_wc_opcode opcode);
 

@@ -22,10 +22,14 @@ struct cli_dev_opts {
 
 #define CLI_DEV_OPTS_DEFAULT {.device = NULL, .port = 1, .gid_index = -1}
 
-#define CLI_DEV_OPTS(o)                                                                          \
+/* Device and port only, for commands that address no peer (no GID). */
+#define CLI_DEV_PORT_OPTS(o)                                                                     \
 	{"device", 'd', RK_OPT_STRING, &(o)->device, 0, 0, "DEV",                                \
 	 "RDMA device (default: the first one)"},                                                \
-		{"ib-port", 'i', RK_OPT_COUNT, &(o)->port, 1, 255, "PORT", "device port"},        \
+		{"ib-port", 'i', RK_OPT_COUNT, &(o)->port, 1, 255, "PORT", "device port"}
+
+#define CLI_DEV_OPTS(o)                                                                          \
+	CLI_DEV_PORT_OPTS(o),                                                                    \
 		{"gid-index", 'g', RK_OPT_INT, &(o)->gid_index, -1, 255, "IDX",                   \
 		 "GID index; -1 chooses a RoCE v2 GID by itself"}
 
@@ -72,8 +76,14 @@ void cli_conn_opts(struct rk_conn_opts *co, bool server, const char *host, uint6
 int cli_parse(const char *cmd, const char *usage, const char *description,
 	      const struct rk_opt *opts, int argc, char **argv, int *first_arg_p);
 
+/* cli_parse() for a command that takes no positional argument: one is refused
+ * with a message. Returns -1 to continue, or the exit code. */
+int cli_parse_noargs(const char *cmd, const char *usage, const char *description,
+		     const struct rk_opt *opts, int argc, char **argv);
+
 /* Subcommands. */
 int cmd_devices(int argc, char **argv);
+int cmd_counters(int argc, char **argv);
 int cmd_loopback(int argc, char **argv);
 int cmd_rc(int argc, char **argv);
 int cmd_bench(int argc, char **argv);

@@ -17,9 +17,10 @@ struct devices_opts {
 static const char usage_text[] = "rdmakit devices [-d DEV] [--json]";
 static const char description[] =
 	"Show RDMA devices: node GUID, firmware, limits, atomic capability, device memory\n"
-	"size, and per port the state, link layer, MTU, LID and the GID table with each\n"
-	"entry's type (IB, RoCE v1, RoCE v2), IP address and netdev, and which GID\n"
-	"rdmakit would choose by itself.";
+	"size, and per port the state, link layer, MTU, LID, the link's active speed and\n"
+	"width and its rate in Gb/s (said when it is not a real link's: a port not ACTIVE,\n"
+	"an emulated device), and the GID table with each entry's type (IB, RoCE v1,\n"
+	"RoCE v2), IP address and netdev, and which GID rdmakit would choose by itself.";
 
 static void guid_str(uint64_t guid, char *buf, size_t len)
 {
@@ -53,9 +54,27 @@ static json_object *gid_json(const struct rk_gid_entry *e)
 	return g;
 }
 
+static json_object *link_json(const struct rk_link_rate *r)
+{
+	json_object *l = json_object_new_object();
+	char width[8];
+
+	snprintf(width, sizeof(width), "%dX", r->lanes);
+	add_int(l, "active_speed", r->speed);
+	add_str(l, "speed", r->speed_name);
+	json_object_object_add(l, "lane_gbps", json_object_new_double(r->lane_gbps));
+	add_int(l, "active_width", r->width);
+	json_object_object_add(l, "width", r->lanes ? json_object_new_string(width) : NULL);
+	json_object_object_add(l, "rate_gbps", json_object_new_double(r->gbps));
+	json_object_object_add(l, "rate_meaningful", json_object_new_boolean(r->meaningful));
+	json_object_object_add(l, "note", r->meaningful ? NULL : json_object_new_string(r->note));
+	return l;
+}
+
 static int port_json(struct rk_device *dev, const struct rk_port_info *pi, json_object **out)
 {
 	json_object *p = json_object_new_object(), *gids = json_object_new_array();
+	struct rk_link_rate rate;
 	struct rk_gid_table *t;
 	struct rk_gid_choice c;
 	int ret;
@@ -68,6 +87,13 @@ static int port_json(struct rk_device *dev, const struct rk_port_info *pi, json_
 	add_int(p, "lid", pi->lid);
 	add_int(p, "sm_lid", pi->sm_lid);
 	add_int(p, "gid_table_size", pi->gid_tbl_len);
+	ret = rk_port_link_rate(dev, pi->port_num, &rate);
+	if (ret) {
+		json_object_put(gids);
+		json_object_put(p);
+		return ret;
+	}
+	json_object_object_add(p, "link", link_json(&rate));
 	ret = rk_gid_table_read(dev, pi->port_num, &t);
 	if (ret) {
 		json_object_put(gids);
@@ -171,6 +197,16 @@ static json_object *jget(json_object *o, const char *k)
 	return v;
 }
 
+static void link_text(json_object *l)
+{
+	json_object *note = jget(l, "note");
+
+	printf("    link %s %s, %.1f Gb/s per lane: %.1f Gb/s%s%s\n", jstr(l, "width"),
+	       jstr(l, "speed"), json_object_get_double(jget(l, "lane_gbps")),
+	       json_object_get_double(jget(l, "rate_gbps")), note ? "; " : "",
+	       note ? json_object_get_string(note) : "");
+}
+
 static void print_text(json_object *doc)
 {
 	json_object *devs = jget(doc, "devices");
@@ -203,6 +239,7 @@ static void print_text(json_object *doc)
 			       " (max %" PRId64 "), LID %" PRId64 "\n",
 			       jint(p, "port"), jstr(p, "state"), jstr(p, "link_layer"),
 			       jint(p, "active_mtu"), jint(p, "max_mtu"), jint(p, "lid"));
+			link_text(jget(p, "link"));
 			printf("    %-5s %-8s %-8s %-40s %s\n", "GID", "type", "netdev", "gid", "ip");
 			for (size_t k = 0; k < json_object_array_length(gids); k++) {
 				json_object *g = json_object_array_get_idx(gids, k);
@@ -229,15 +266,11 @@ int cmd_devices(int argc, char **argv)
 	};
 	json_object *doc, *devs;
 	char **names = NULL;
-	int first, ret, n = 0;
+	int ret, n = 0;
 
-	ret = cli_parse("devices", usage_text, description, opts, argc, argv, &first);
+	ret = cli_parse_noargs("devices", usage_text, description, opts, argc, argv);
 	if (ret >= 0)
 		return ret;
-	if (first < argc) {
-		fprintf(stderr, "rdmakit devices: unexpected argument '%s'\n", argv[first]);
-		return CLI_USAGE;
-	}
 	if (!o.device) {
 		ret = rk_device_names(&names, &n);
 		if (ret)

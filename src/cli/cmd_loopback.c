@@ -298,15 +298,11 @@ int cmd_loopback(int argc, char **argv)
 		RK_OPT_END,
 	};
 	struct loopback lb = {.o = &o};
-	int first, ret;
+	int ret;
 
-	ret = cli_parse("loopback", usage_text, description, opts, argc, argv, &first);
+	ret = cli_parse_noargs("loopback", usage_text, description, opts, argc, argv);
 	if (ret >= 0)
 		return ret;
-	if (first < argc) {
-		fprintf(stderr, "rdmakit loopback: unexpected argument '%s'\n", argv[first]);
-		return CLI_USAGE;
-	}
 	if (o.sge > o.size) {
 		fprintf(stderr, "rdmakit loopback: option --sge: %" PRIu64
 				" pieces do not fit in %" PRIu64 " bytes\n",

@@ -390,15 +390,11 @@ int cmd_qp_states(int argc, char **argv)
 	};
 	static struct rk_qps_report rep;
 	struct cli_dev d;
-	int first, ret;
+	int ret;
 
-	ret = cli_parse("qp-states", usage_text, description, opts, argc, argv, &first);
+	ret = cli_parse_noargs("qp-states", usage_text, description, opts, argc, argv);
 	if (ret >= 0)
 		return ret;
-	if (first < argc) {
-		fprintf(stderr, "rdmakit qp-states: unexpected argument '%s'\n", argv[first]);
-		return CLI_USAGE;
-	}
 	ret = cli_dev_open(&o.dev, NULL, &d);
 	if (ret)
 		return CLI_FAILED;

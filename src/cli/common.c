@@ -55,6 +55,18 @@ int cli_parse(const char *cmd, const char *usage, const char *description,
 	return -1;
 }
 
+int cli_parse_noargs(const char *cmd, const char *usage, const char *description,
+		     const struct rk_opt *opts, int argc, char **argv)
+{
+	int first, ret = cli_parse(cmd, usage, description, opts, argc, argv, &first);
+
+	if (ret < 0 && first < argc) {
+		fprintf(stderr, "rdmakit %s: unexpected argument '%s'\n", cmd, argv[first]);
+		return CLI_USAGE;
+	}
+	return ret;
+}
+
 int cli_check_role_args(const char *cmd, bool server, int argc, char **argv, int first)
 {
 	if (server && first < argc) {

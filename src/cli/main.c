@@ -12,6 +12,7 @@ struct command {
 
 static const struct command commands[] = {
 	{"devices", cmd_devices, "devices, ports, GID tables (type and IP), device memory, caps"},
+	{"counters", cmd_counters, "a port's counters and hw_counters; --watch shows deltas"},
 	{"loopback", cmd_loopback, "two RC QPs on one device: SEND, WRITE and READ, checked"},
 	{"rc", cmd_rc, "RC client/server over TCP exchange or RDMA CM: every operation"},
 	{"bench", cmd_bench, "bandwidth, message rate and latency, like perftest; data checked"},

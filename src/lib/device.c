@@ -70,6 +70,11 @@ static void port_from_attr(uint8_t port_num, const struct ibv_port_attr *pa,
 	pi->lmc = pa->lmc;
 	pi->active_width = pa->active_width;
 	pi->active_speed = pa->active_speed;
+#ifdef RDMAKIT_HAVE_ACTIVE_SPEED_EX
+	pi->active_speed_ex = pa->active_speed_ex ? pa->active_speed_ex : pa->active_speed;
+#else
+	pi->active_speed_ex = pa->active_speed;
+#endif
 	pi->gid_tbl_len = pa->gid_tbl_len;
 	pi->pkey_tbl_len = pa->pkey_tbl_len;
 }
@@ -235,11 +240,9 @@ int rk_port_refresh(struct rk_device *dev, uint8_t port_num, struct rk_port_info
 	struct rk_port_info pi;
 	int ret;
 
-	if (port_num < 1 || port_num > dev->info.phys_port_cnt) {
-		rk_error("%s has no port %u (ports 1..%u)", dev->info.name, port_num,
-			 dev->info.phys_port_cnt);
-		return -EINVAL;
-	}
+	ret = rk_port_check(dev, port_num);
+	if (ret)
+		return ret;
 	ret = query_port(dev->ctx, dev->info.name, port_num, &pi);
 	if (ret)
 		return ret;
@@ -256,15 +259,21 @@ const struct rk_port_info *rk_device_port(const struct rk_device *dev, uint8_t p
 	return &dev->ports[port_num - 1];
 }
 
+int rk_port_check(const struct rk_device *dev, uint8_t port_num)
+{
+	if (rk_device_port(dev, port_num))
+		return 0;
+	rk_error("%s has no port %u (ports 1..%u)", dev->info.name, port_num,
+		 dev->info.phys_port_cnt);
+	return -EINVAL;
+}
+
 int rk_port_check_active(const struct rk_device *dev, uint8_t port_num)
 {
 	const struct rk_port_info *pi = rk_device_port(dev, port_num);
 
-	if (!pi) {
-		rk_error("%s has no port %u (ports 1..%u)", dev->info.name, port_num,
-			 dev->info.phys_port_cnt);
-		return -EINVAL;
-	}
+	if (!pi)
+		return rk_port_check(dev, port_num);
 	if (pi->state != IBV_PORT_ACTIVE) {
 		rk_error("%s port %u is %s, not ACTIVE%s", dev->info.name, port_num,
 			 rk_port_state_str(pi->state),

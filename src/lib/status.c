@@ -9,56 +9,73 @@
 struct name_hint {
 	const char *name;
 	const char *hint;
+	const char *const *counters; /* port counters that explain it, NULL-terminated */
 };
 
-#define ENTRY(e, h) [e] = {#e, h}
+#define ENTRY(e, h) [e] = {#e, h, NULL}
+/* The same with the counters (sysfs hw_counters or counters, any driver's names) that
+ * move when this happens: rxe's, mlx5's and the IB port counters'. Absent names are
+ * harmless: a device shows the ones it has. */
+#define ENTRY_C(e, h, ...) [e] = {#e, h, (const char *const[]){__VA_ARGS__, NULL}}
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct name_hint wc_status[] = {
 	ENTRY(IBV_WC_SUCCESS, ""),
-	ENTRY(IBV_WC_LOC_LEN_ERR,
+	ENTRY_C(IBV_WC_LOC_LEN_ERR,
 	      "a message did not fit: the receive buffer posted is smaller than what the peer "
-	      "sent, or a send is longer than the port MTU on UD"),
-	ENTRY(IBV_WC_LOC_QP_OP_ERR,
+	      "sent, or a send is longer than the port MTU on UD",
+	      "resp_local_length_error"),
+	ENTRY_C(IBV_WC_LOC_QP_OP_ERR,
 	      "the local QP could not run this request: too many SGEs, inline data over the "
 	      "QP's limit, an operation the QP type does not support, or its port went down "
-	      "(look for IBV_EVENT_PORT_ERR)"),
+	      "(look for IBV_EVENT_PORT_ERR)",
+	      "link_downed", "req_cqe_error"),
 	ENTRY(IBV_WC_LOC_EEC_OP_ERR, "local EE context error (reliable datagram; unused today)"),
 	ENTRY(IBV_WC_LOC_PROT_ERR,
 	      "a local SGE is outside its MR, uses the wrong lkey, or the MR belongs to another "
 	      "PD"),
-	ENTRY(IBV_WC_WR_FLUSH_ERR,
+	ENTRY_C(IBV_WC_WR_FLUSH_ERR,
 	      "flushed: the QP went to the error state (an earlier request failed, or it was "
-	      "moved to ERR) and outstanding requests were cancelled"),
+	      "moved to ERR) and outstanding requests were cancelled",
+	      "req_cqe_flush_error", "resp_cqe_flush_error"),
 	ENTRY(IBV_WC_MW_BIND_ERR, "memory window bind failed: check the MR's MW_BIND access"),
-	ENTRY(IBV_WC_BAD_RESP_ERR,
+	ENTRY_C(IBV_WC_BAD_RESP_ERR,
 	      "the peer answered with an unexpected transport opcode: peer confused or a "
-	      "mismatched PSN"),
+	      "mismatched PSN",
+	      "rcvd_seq_err", "packet_seq_err", "out_of_sequence"),
 	ENTRY(IBV_WC_LOC_ACCESS_ERR,
 	      "local access violation: a local MR lacks LOCAL_WRITE for data written into it "
 	      "(receives, READ and atomic results)"),
-	ENTRY(IBV_WC_REM_INV_REQ_ERR,
+	ENTRY_C(IBV_WC_REM_INV_REQ_ERR,
 	      "the peer found the request invalid: its receive buffer is too small, the "
-	      "operation is not enabled on its QP, or the length is over its limits"),
-	ENTRY(IBV_WC_REM_ACCESS_ERR,
+	      "operation is not enabled on its QP, or the length is over its limits",
+	      "req_remote_invalid_request", "resp_local_length_error"),
+	ENTRY_C(IBV_WC_REM_ACCESS_ERR,
 	      "the peer's MR lacks the access flag for this operation, or the rkey/address is "
-	      "outside it"),
-	ENTRY(IBV_WC_REM_OP_ERR,
+	      "outside it",
+	      "req_remote_access_errors", "resp_remote_access_errors"),
+	ENTRY_C(IBV_WC_REM_OP_ERR,
 	      "the peer could not complete the operation: a fault on its side (for example its "
-	      "receive buffer's lkey was bad)"),
-	ENTRY(IBV_WC_RETRY_EXC_ERR,
+	      "receive buffer's lkey was bad)",
+	      "resp_cqe_error"),
+	ENTRY_C(IBV_WC_RETRY_EXC_ERR,
 	      "no answer from the peer: its process is gone, the link is down, or the GID/route "
-	      "is wrong (mismatched GID index, unreachable address)"),
-	ENTRY(IBV_WC_RNR_RETRY_EXC_ERR,
+	      "is wrong (mismatched GID index, unreachable address)",
+	      "retry_exceeded_err", "completer_retry_err", "send_err",
+	      "local_ack_timeout_err", "req_transport_retries_exceeded", "link_downed"),
+	ENTRY_C(IBV_WC_RNR_RETRY_EXC_ERR,
 	      "the peer posted no receive in time (receiver not ready): post receives before "
-	      "the sender sends"),
+	      "the sender sends",
+	      "retry_rnr_exceeded_err", "rcvd_rnr_err", "send_rnr_err",
+	      "rnr_nak_retry_err", "req_rnr_retries_exceeded", "out_of_buffer"),
 	ENTRY(IBV_WC_LOC_RDD_VIOL_ERR, "reliable datagram domain violation (unused today)"),
 	ENTRY(IBV_WC_REM_INV_RD_REQ_ERR, "invalid reliable datagram request at the peer"),
 	ENTRY(IBV_WC_REM_ABORT_ERR, "the peer aborted the operation"),
 	ENTRY(IBV_WC_INV_EECN_ERR, "invalid EE context number (reliable datagram)"),
 	ENTRY(IBV_WC_INV_EEC_STATE_ERR, "invalid EE context state (reliable datagram)"),
 	ENTRY(IBV_WC_FATAL_ERR, "fatal device error: the device or driver must be reset"),
-	ENTRY(IBV_WC_RESP_TIMEOUT_ERR, "the peer's response timed out"),
+	ENTRY_C(IBV_WC_RESP_TIMEOUT_ERR, "the peer's response timed out",
+	      "local_ack_timeout_err"),
 	ENTRY(IBV_WC_GENERAL_ERR, "a general error the device did not classify; see dmesg"),
 	ENTRY(IBV_WC_TM_ERR, "tag matching error"),
 	ENTRY(IBV_WC_TM_RNDV_INCOMPLETE, "tag matching rendezvous incomplete"),
@@ -141,6 +158,15 @@ const char *rk_wc_status_name(enum ibv_wc_status status)
 const char *rk_wc_status_hint(enum ibv_wc_status status)
 {
 	return hint_of(wc_status, COUNT(wc_status), status);
+}
+
+const char *const *rk_wc_status_counters(enum ibv_wc_status status)
+{
+	static const char *const none[] = {NULL};
+
+	if ((unsigned int)status < COUNT(wc_status) && wc_status[status].counters)
+		return wc_status[status].counters;
+	return none;
 }
 
 const char *rk_async_event_name(enum ibv_event_type type)

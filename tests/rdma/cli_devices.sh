@@ -7,6 +7,7 @@ run 0 "$RDMAKIT" devices
 has "$out" "port 1"
 has "$out" "GID"
 has "$out" "device memory"
+has "$out" "Gb/s per lane"
 cat "$out"
 
 run 0 "$RDMAKIT" devices --json
@@ -24,6 +25,16 @@ for dev in devs:
     for g in p["gids"]:
         assert g["type"] in ("IB", "RoCE v1", "RoCE v2"), g["type"]
         assert len(g["gid"]) == 39, g["gid"]
+    for p in dev["ports"]:
+        l = p["link"]
+        for k in ("active_speed", "speed", "lane_gbps", "active_width", "width", "rate_gbps",
+                  "rate_meaningful", "note"):
+            assert k in l, (k, l)
+        lanes = {"1X": 1, "2X": 2, "4X": 4, "8X": 8, "12X": 12}.get(l["width"], 0)
+        assert abs(l["rate_gbps"] - lanes * l["lane_gbps"]) < 1e-9, l
+        assert l["rate_meaningful"] == (l["note"] is None), l
+        if p["state"] != "ACTIVE":
+            assert not l["rate_meaningful"] and "not ACTIVE" in l["note"], l
 '
 
 # On Soft-RoCE: an active Ethernet port, device memory 0, and a RoCE v2 GID
@@ -46,12 +57,18 @@ v2 = {g['ip']: g for g in p['gids'] if g['type'] == 'RoCE v2'}
 for ip in '$ips'.split():
     assert ip in v2, (ip, sorted(v2))
     assert v2[ip]['netdev'] == '$netdev', v2[ip]
+link = p['link']
+assert link['rate_gbps'] > 0, link
+assert link['rate_meaningful'] is False, link
+assert 'emulated device (Soft-RoCE)' in link['note'], link
 chosen = p['default_gid']
 assert chosen['type'] == 'RoCE v2', chosen
 g = [x for x in p['gids'] if x['index'] == chosen['index']][0]
 assert not g['gid'].startswith('fe80'), ('link-local chosen', g)
 assert g['ip'] in '$ips'.split(), (g, '$ips')
 "
+	run 0 "$RDMAKIT" devices -d "$dev"
+	has "$out" "emulated device (Soft-RoCE)"
 	;;
 esac
 

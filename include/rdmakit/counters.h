@@ -1,0 +1,117 @@
+/* rdmakit: a port's counters, as the kernel exposes them in sysfs.
+ *
+ * Two groups live under /sys/class/infiniband/DEV/ports/N/:
+ *   counters/     the InfiniBand port counters (PMA: port_xmit_data, link_downed, ...);
+ *                 many RoCE drivers, rxe among them, have none
+ *   hw_counters/  the driver's own (rxe: rdma_sends, retry_exceeded_err, ...; mlx5:
+ *                 out_of_sequence, local_ack_timeout_err, ...), what `rdma statistic` shows
+ * rk_counters_read() takes a snapshot of both, rk_counters_diff() the change between
+ * two snapshots. A device that exposes neither group gives an empty snapshot with
+ * groups == 0: not an error, callers say so once.
+ */
+#ifndef RDMAKIT_COUNTERS_H
+#define RDMAKIT_COUNTERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#include <rdmakit/device.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RK_COUNTER_NAME_MAX 64
+
+enum rk_counter_group {
+	RK_COUNTERS_PORT = 0, /* ports/N/counters */
+	RK_COUNTERS_HW = 1,   /* ports/N/hw_counters */
+};
+
+#define RK_COUNTER_GROUPS 2
+
+struct rk_counter {
+	char name[RK_COUNTER_NAME_MAX];
+	enum rk_counter_group group;
+	uint64_t value;
+};
+
+/* One reading of a port's counters. */
+struct rk_counters {
+	char device[64];
+	uint8_t port;
+	uint64_t taken_ns;     /* CLOCK_MONOTONIC when read */
+	unsigned int groups;   /* bit (1u << group) for each group directory found */
+	int skipped;	       /* files left out: unreadable, or not a number */
+	int n;
+	struct rk_counter *v;  /* sorted by group, then name */
+};
+
+/* One counter's change between two snapshots. */
+struct rk_counter_delta {
+	const char *name;      /* points into the later snapshot */
+	enum rk_counter_group group;
+	uint64_t before, after;
+	int64_t delta;	       /* after - before; negative when the counter went back (reset) */
+	bool is_new;	       /* absent from the earlier snapshot (before taken as 0) */
+};
+
+struct rk_counters_delta {
+	uint64_t interval_ns;  /* between the two snapshots */
+	int n;
+	struct rk_counter_delta *v; /* in the later snapshot's order */
+};
+
+/* "counters" or "hw_counters": the sysfs directory the group comes from. */
+const char *rk_counter_group_str(enum rk_counter_group group);
+
+/* Parse the text of one counter file: decimal digits, then optional blanks and a
+ * newline. Returns 0, -EINVAL when it is not a number ("N/A", "-1", "", "12abc"),
+ * -ERANGE when it overflows 64 bits. *value_p is set only on success. */
+int rk_counter_parse(const char *text, uint64_t *value_p);
+
+/* Snapshot port port_num of dev (it must exist: -EINVAL, logged, otherwise).
+ * Unreadable files and values that are not numbers are left out (debug log) and
+ * counted in skipped; hw_counters/lifespan (a setting, not a counter) is ignored.
+ * Free with rk_counters_free(). *snap_p is set only on success. */
+int rk_counters_read(const struct rk_device *dev, uint8_t port_num, struct rk_counters **snap_p);
+
+/* The same from a port directory (a sysfs port such as
+ * /sys/class/infiniband/rxe0/ports/1, or a copy of one). A missing directory is
+ * -ENOENT, a file there -ENOTDIR (logged); missing groups are not errors. device and port only label it. */
+int rk_counters_read_dir(const char *port_dir, const char *device, uint8_t port_num,
+			 struct rk_counters **snap_p);
+
+/* Free a snapshot. NULL is ignored. */
+void rk_counters_free(struct rk_counters *snap);
+
+/* The value of counter name in group, or -ENOENT when the snapshot has none. */
+int rk_counters_get(const struct rk_counters *snap, enum rk_counter_group group,
+		    const char *name, uint64_t *value_p);
+
+/* Changes from before to after (same device and port). nonzero_only keeps only the
+ * counters that changed. The delta points into after: keep after alive while using
+ * it. Free with rk_counters_delta_free(). *delta_p is set only on success. */
+int rk_counters_diff(const struct rk_counters *before, const struct rk_counters *after,
+		     bool nonzero_only, struct rk_counters_delta **delta_p);
+
+/* Free a delta. NULL is ignored. */
+void rk_counters_delta_free(struct rk_counters_delta *delta);
+
+/* The change of counter name (any group) in delta, or NULL when it has none. */
+const struct rk_counter_delta *rk_counters_delta_find(const struct rk_counters_delta *delta,
+						      const char *name);
+
+/* The counters that explain a failed completion (rk_wc_status_counters()), as
+ * they moved in delta: "retry_exceeded_err +1, send_err +7" into buf. Counters
+ * that did not move are left out. Returns how many were cited (0: none moved,
+ * buf ""). */
+int rk_counters_cite(const struct rk_counters_delta *delta, enum ibv_wc_status status, char *buf,
+		     size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,260 @@
+/* rdmakit counters: a port's counters (sysfs counters/ and hw_counters/, what
+ * `rdma statistic` shows), once or, with --watch, their changes per interval
+ * until SIGINT or SIGTERM. The engine is rk_counters_*; this file prints. */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct counters_opts {
+	struct cli_dev_opts dev;
+	bool json;
+	uint64_t watch; /* seconds; 0: print once */
+	uint64_t count; /* intervals under --watch; 0: until stopped */
+};
+
+static const char usage_text[] =
+	"rdmakit counters [-d DEV] [-i PORT] [--json] [--watch SEC [-n N]]";
+static const char description[] =
+	"Show a port's counters: the InfiniBand port counters (sysfs ports/N/counters)\n"
+	"and the driver's hw_counters (what `rdma statistic` shows; rxe: rdma_sends,\n"
+	"retry_exceeded_err, ...). --watch SEC prints the counters that changed in each\n"
+	"interval, until Ctrl-C (SIGINT) or SIGTERM ends it (exit 0) or N intervals are done.\n"
+	"With --json, one document, or under --watch one JSON object per line.";
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static const char *no_counters_note(const struct rk_counters *s, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s port %u exposes no counters (no ports/%u/counters or "
+			   "ports/%u/hw_counters in sysfs)", s->device, s->port, s->port, s->port);
+	return buf;
+}
+
+static json_object *snapshot_json(const struct rk_counters *s)
+{
+	json_object *doc = json_object_new_object(), *groups = json_object_new_object();
+	char note[160];
+
+	json_object_object_add(doc, "device", json_object_new_string(s->device));
+	json_object_object_add(doc, "port", json_object_new_int(s->port));
+	for (int g = 0; g < RK_COUNTER_GROUPS; g++) {
+		json_object *grp;
+
+		if (!(s->groups & (1u << g)))
+			continue;
+		grp = json_object_new_object();
+		for (int i = 0; i < s->n; i++)
+			if (s->v[i].group == (enum rk_counter_group)g)
+				json_object_object_add(grp, s->v[i].name,
+						       json_object_new_int64((int64_t)s->v[i].value));
+		json_object_object_add(groups, rk_counter_group_str((enum rk_counter_group)g), grp);
+	}
+	json_object_object_add(doc, "groups", groups);
+	json_object_object_add(doc, "skipped", json_object_new_int(s->skipped));
+	json_object_object_add(doc, "note", s->groups ? NULL :
+				json_object_new_string(no_counters_note(s, note, sizeof(note))));
+	return doc;
+}
+
+static void snapshot_text(const struct rk_counters *s)
+{
+	char note[160];
+
+	if (!s->groups) {
+		printf("%s\n", no_counters_note(s, note, sizeof(note)));
+		return;
+	}
+	printf("%s port %u\n", s->device, s->port);
+	for (int g = 0; g < RK_COUNTER_GROUPS; g++) {
+		int shown = 0;
+
+		if (!(s->groups & (1u << g)))
+			continue;
+		printf("  %s\n", rk_counter_group_str((enum rk_counter_group)g));
+		for (int i = 0; i < s->n; i++)
+			if (s->v[i].group == (enum rk_counter_group)g) {
+				printf("    %-32s %" PRIu64 "\n", s->v[i].name, s->v[i].value);
+				shown++;
+			}
+		if (!shown)
+			printf("    (none readable)\n");
+	}
+	if (s->skipped)
+		printf("  (%d file%s left out: unreadable or not a number; RDMAKIT_LOG=debug "
+		       "names them)\n", s->skipped, s->skipped == 1 ? "" : "s");
+}
+
+/* One interval's changes: a text line, or one JSON object on one line. */
+static void interval_print(const struct counters_opts *o, uint64_t i,
+			   const struct rk_counters_delta *d)
+{
+	double sec = (double)d->interval_ns / 1e9;
+
+	if (o->json) {
+		json_object *line = json_object_new_object(), *groups = json_object_new_object();
+		char text[32];
+
+		snprintf(text, sizeof(text), "%.3f", sec);
+		json_object_object_add(line, "interval", json_object_new_int64((int64_t)i));
+		json_object_object_add(line, "seconds", json_object_new_double_s(sec, text));
+		for (int k = 0; k < d->n; k++) {
+			const char *gname = rk_counter_group_str(d->v[k].group);
+			json_object *grp;
+
+			if (!json_object_object_get_ex(groups, gname, &grp)) {
+				grp = json_object_new_object();
+				json_object_object_add(groups, gname, grp);
+			}
+			json_object_object_add(grp, d->v[k].name,
+					       json_object_new_int64(d->v[k].delta));
+		}
+		json_object_object_add(line, "deltas", groups);
+		puts(json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN |
+								  JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(line);
+	} else {
+		printf("interval %" PRIu64 "  %.2f s ", i, sec);
+		for (int k = 0; k < d->n; k++)
+			printf("%s %s %+" PRId64, k ? "," : "", d->v[k].name, d->v[k].delta);
+		printf("%s\n", d->n ? "" : " no change");
+	}
+	fflush(stdout);
+}
+
+static void watch_end_print(const struct counters_opts *o, uint64_t done, int sig)
+{
+	const char *why = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "count";
+
+	if (o->json) {
+		json_object *line = json_object_new_object();
+
+		json_object_object_add(line, "end", json_object_new_string(why));
+		json_object_object_add(line, "intervals", json_object_new_int64((int64_t)done));
+		puts(json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN));
+		json_object_put(line);
+	} else if (sig) {
+		printf("stopped by %s after %" PRIu64 " interval%s\n", why, done,
+		       done == 1 ? "" : "s");
+	} else {
+		printf("done: %" PRIu64 " interval%s\n", done, done == 1 ? "" : "s");
+	}
+	fflush(stdout);
+}
+
+/* Sleep sec seconds unless SIGINT or SIGTERM comes (they are blocked except
+ * inside ppoll, so none is lost between the check and the wait). */
+static void wait_interval(uint64_t sec, const sigset_t *waitmask)
+{
+	struct timespec ts = {.tv_sec = (time_t)sec};
+
+	if (!stop_signal)
+		ppoll(NULL, 0, &ts, waitmask);
+}
+
+/* Print the changes every o->watch seconds from *first on. Returns the exit code. */
+static int watch(const struct counters_opts *o, const struct rk_device *dev,
+		 struct rk_counters *first)
+{
+	struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+	struct rk_counters *prev = first, *next;
+	struct rk_counters_delta *d;
+	sigset_t block, waitmask;
+	uint64_t done = 0;
+	int ret = 0;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &waitmask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	if (!o->json)
+		printf("watching %s port %u every %" PRIu64 " s (Ctrl-C stops)\n", prev->device,
+		       prev->port, o->watch);
+	fflush(stdout);
+	while (!o->count || done < o->count) {
+		wait_interval(o->watch, &waitmask);
+		if (stop_signal)
+			break;
+		ret = rk_counters_read(dev, prev->port, &next);
+		if (!ret) {
+			ret = rk_counters_diff(prev, next, true, &d);
+			rk_counters_free(prev);
+			prev = next;
+		}
+		if (ret)
+			break;
+		interval_print(o, ++done, d);
+		rk_counters_delta_free(d);
+	}
+	rk_counters_free(prev);
+	if (!ret)
+		watch_end_print(o, done, stop_signal);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigprocmask(SIG_SETMASK, &waitmask, NULL);
+	if (ret)
+		fprintf(stderr, "rdmakit counters: reading the counters failed after %" PRIu64
+				" interval%s: %s\n", done, done == 1 ? "" : "s", rk_strerror(ret));
+	return ret ? CLI_FAILED : CLI_OK;
+}
+
+int cmd_counters(int argc, char **argv)
+{
+	struct counters_opts o = {.dev = CLI_DEV_OPTS_DEFAULT};
+	const struct rk_opt opts[] = {
+		CLI_DEV_PORT_OPTS(&o.dev),
+		{"json", 'j', RK_OPT_FLAG, &o.json, 0, 0, NULL,
+		 "print one JSON document (under --watch: one object per line)"},
+		{"watch", 0, RK_OPT_COUNT, &o.watch, 1, 86400, "SEC",
+		 "print the changes every SEC seconds until SIGINT or SIGTERM"},
+		{"count", 'n', RK_OPT_COUNT, &o.count, 1, 1000000000, "N",
+		 "with --watch: stop after N intervals"},
+		RK_OPT_END,
+	};
+	struct rk_counters *snap;
+	struct rk_device *dev;
+	char note[160];
+	int ret;
+
+	ret = cli_parse_noargs("counters", usage_text, description, opts, argc, argv);
+	if (ret >= 0)
+		return ret;
+	if (o.count && !o.watch) {
+		fprintf(stderr, "rdmakit counters: --count counts --watch intervals: give --watch "
+				"SEC too\n");
+		return CLI_USAGE;
+	}
+	if (rk_device_open(o.dev.device, &dev))
+		return CLI_FAILED;
+	ret = rk_counters_read(dev, (uint8_t)o.dev.port, &snap);
+	if (ret) {
+		rk_device_close(dev);
+		return CLI_FAILED;
+	}
+	if (o.watch && !snap->groups) {
+		/* Nothing will ever change: say so once instead of printing empty intervals. */
+		printf("%s: nothing to watch\n", no_counters_note(snap, note, sizeof(note)));
+		rk_counters_free(snap);
+	} else if (o.watch) {
+		ret = watch(&o, dev, snap);
+	} else {
+		if (o.json)
+			cli_json_print(snapshot_json(snap));
+		else
+			snapshot_text(snap);
+		rk_counters_free(snap);
+	}
+	rk_device_close(dev);
+	return ret;
+}

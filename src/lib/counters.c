@@ -1,0 +1,302 @@
+/* A port's counters from sysfs: snapshots, deltas, and citing the counters
+ * that explain a failed completion. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdmakit/counters.h>
+#include <rdmakit/log.h>
+#include <rdmakit/status.h>
+
+#define SYSFS_IB "/sys/class/infiniband"
+
+static const char *const group_dirs[RK_COUNTER_GROUPS] = {
+	[RK_COUNTERS_PORT] = "counters",
+	[RK_COUNTERS_HW] = "hw_counters",
+};
+
+const char *rk_counter_group_str(enum rk_counter_group group)
+{
+	if ((unsigned int)group < RK_COUNTER_GROUPS)
+		return group_dirs[group];
+	return "unknown";
+}
+
+int rk_counter_parse(const char *text, uint64_t *value_p)
+{
+	uint64_t v = 0;
+	const char *p = text;
+
+	if (!text || !isdigit((unsigned char)*p))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*p); p++) {
+		unsigned int d = (unsigned int)(*p - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	while (*p == ' ' || *p == '\t' || *p == '\n')
+		p++;
+	if (*p)
+		return -EINVAL;
+	*value_p = v;
+	return 0;
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Read one counter file into *value_p. 1: left out (said at debug level). */
+static int read_value(int dirfd, const char *dir, const char *name, uint64_t *value_p)
+{
+	char buf[64];
+	ssize_t len;
+	int fd, ret;
+
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rk_debug("counter %s/%s: cannot open: %m; left out", dir, name);
+		return 1;
+	}
+	len = read(fd, buf, sizeof(buf) - 1);
+	if (len < 0) {
+		rk_debug("counter %s/%s: cannot read: %m; left out", dir, name);
+		close(fd);
+		return 1;
+	}
+	close(fd);
+	buf[len] = '\0';
+	ret = rk_counter_parse(buf, value_p);
+	if (ret) {
+		buf[strcspn(buf, "\n")] = '\0';
+		rk_debug("counter %s/%s: '%s' is not a number; left out", dir, name, buf);
+		return 1;
+	}
+	return 0;
+}
+
+static int add_counter(struct rk_counters *s, int *cap, enum rk_counter_group group,
+		       const char *name, uint64_t value)
+{
+	if (s->n == *cap) {
+		int ncap = *cap ? *cap * 2 : 32;
+		struct rk_counter *v = realloc(s->v, (size_t)ncap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		*cap = ncap;
+	}
+	snprintf(s->v[s->n].name, sizeof(s->v[s->n].name), "%s", name);
+	s->v[s->n].group = group;
+	s->v[s->n].value = value;
+	s->n++;
+	return 0;
+}
+
+/* Read every counter file of one group directory. A missing directory is no error. */
+static int read_group(struct rk_counters *s, int *cap, const char *port_dir,
+		      enum rk_counter_group group)
+{
+	char dir[512];
+	struct dirent *e;
+	DIR *d;
+	int ret = 0;
+
+	snprintf(dir, sizeof(dir), "%s/%s", port_dir, group_dirs[group]);
+	d = opendir(dir);
+	if (!d) {
+		if (errno != ENOENT)
+			rk_debug("counters %s: cannot open: %m; left out", dir);
+		return 0;
+	}
+	s->groups |= 1u << group;
+	while (!ret && (e = readdir(d))) {
+		uint64_t value;
+
+		if (e->d_name[0] == '.')
+			continue;
+		/* hw_counters/lifespan is how long the kernel caches the values (ms). */
+		if (group == RK_COUNTERS_HW && !strcmp(e->d_name, "lifespan"))
+			continue;
+		if (strlen(e->d_name) >= RK_COUNTER_NAME_MAX ||
+		    read_value(dirfd(d), dir, e->d_name, &value)) {
+			s->skipped++;
+			continue;
+		}
+		ret = add_counter(s, cap, group, e->d_name, value);
+	}
+	closedir(d);
+	return ret;
+}
+
+static int counter_cmp(const void *a, const void *b)
+{
+	const struct rk_counter *x = a, *y = b;
+
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+int rk_counters_read_dir(const char *port_dir, const char *device, uint8_t port_num,
+			 struct rk_counters **snap_p)
+{
+	struct rk_counters *s;
+	struct stat st;
+	int cap = 0, ret;
+
+	if (stat(port_dir, &st)) {
+		rk_error("counters of %s port %u: %s: %m", device, port_num, port_dir);
+		return -ENOENT;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		rk_error("counters of %s port %u: %s is not a directory", device, port_num,
+			 port_dir);
+		return -ENOTDIR;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	snprintf(s->device, sizeof(s->device), "%s", device);
+	s->port = port_num;
+	s->taken_ns = monotonic_ns();
+	for (int g = 0; g < RK_COUNTER_GROUPS; g++) {
+		ret = read_group(s, &cap, port_dir, (enum rk_counter_group)g);
+		if (ret) {
+			rk_counters_free(s);
+			return ret;
+		}
+	}
+	if (s->n > 1)
+		qsort(s->v, (size_t)s->n, sizeof(*s->v), counter_cmp);
+	*snap_p = s;
+	return 0;
+}
+
+int rk_counters_read(const struct rk_device *dev, uint8_t port_num, struct rk_counters **snap_p)
+{
+	char dir[256];
+	int ret = rk_port_check(dev, port_num);
+
+	if (ret)
+		return ret;
+	snprintf(dir, sizeof(dir), SYSFS_IB "/%s/ports/%u", dev->info.name, port_num);
+	return rk_counters_read_dir(dir, dev->info.name, port_num, snap_p);
+}
+
+void rk_counters_free(struct rk_counters *snap)
+{
+	if (!snap)
+		return;
+	free(snap->v);
+	free(snap);
+}
+
+static const struct rk_counter *find(const struct rk_counters *s, enum rk_counter_group group,
+				     const char *name)
+{
+	struct rk_counter key = {.group = group};
+
+	snprintf(key.name, sizeof(key.name), "%s", name);
+	if (!s->n)
+		return NULL;
+	return bsearch(&key, s->v, (size_t)s->n, sizeof(*s->v), counter_cmp);
+}
+
+int rk_counters_get(const struct rk_counters *snap, enum rk_counter_group group,
+		    const char *name, uint64_t *value_p)
+{
+	const struct rk_counter *c = find(snap, group, name);
+
+	if (!c)
+		return -ENOENT;
+	*value_p = c->value;
+	return 0;
+}
+
+int rk_counters_diff(const struct rk_counters *before, const struct rk_counters *after,
+		     bool nonzero_only, struct rk_counters_delta **delta_p)
+{
+	struct rk_counters_delta *d;
+
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->v = calloc(after->n ? (size_t)after->n : 1, sizeof(*d->v));
+	if (!d->v) {
+		free(d);
+		return -ENOMEM;
+	}
+	d->interval_ns = after->taken_ns > before->taken_ns ? after->taken_ns - before->taken_ns
+							    : 0;
+	for (int i = 0; i < after->n; i++) {
+		const struct rk_counter *a = &after->v[i];
+		const struct rk_counter *b = find(before, a->group, a->name);
+		struct rk_counter_delta c = {
+			.name = a->name, .group = a->group, .before = b ? b->value : 0,
+			.after = a->value, .is_new = !b,
+		};
+
+		c.delta = (int64_t)(c.after - c.before);
+		if (nonzero_only && !c.delta)
+			continue;
+		d->v[d->n++] = c;
+	}
+	*delta_p = d;
+	return 0;
+}
+
+void rk_counters_delta_free(struct rk_counters_delta *delta)
+{
+	if (!delta)
+		return;
+	free(delta->v);
+	free(delta);
+}
+
+const struct rk_counter_delta *rk_counters_delta_find(const struct rk_counters_delta *delta,
+						      const char *name)
+{
+	for (int i = 0; i < delta->n; i++)
+		if (!strcmp(delta->v[i].name, name))
+			return &delta->v[i];
+	return NULL;
+}
+
+int rk_counters_cite(const struct rk_counters_delta *delta, enum ibv_wc_status status, char *buf,
+		     size_t len)
+{
+	size_t off = 0;
+	int cited = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (const char *const *n = rk_wc_status_counters(status); *n; n++) {
+		const struct rk_counter_delta *c = rk_counters_delta_find(delta, *n);
+
+		if (!c || !c->delta)
+			continue;
+		if (off < len) {
+			int w = snprintf(buf + off, len - off, "%s%s %+lld", cited ? ", " : "",
+					 c->name, (long long)c->delta);
+
+			off += w > 0 ? (size_t)w : 0;
+		}
+		cited++;
+	}
+	return cited;
+}

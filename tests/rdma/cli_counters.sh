@@ -1,0 +1,183 @@
+#!/bin/sh
+# rdmakit counters, as a user runs it: text, --json, the deltas a known amount
+# of traffic leaves (rxe's rdma_sends/rdma_recvs count SENDs completed and
+# received), --watch until SIGINT/SIGTERM or --count, and bad input.
+RDMAKIT=$1
+. "$(dirname "$0")/lib.sh"
+
+watch_out=$(mktemp) watch_err=$(mktemp)
+trap 'rm -f "$out" "$err" "$watch_out" "$watch_err"' EXIT
+
+# wait_for FILE TEXT SECONDS: until FILE contains TEXT (1 when it never does).
+wait_for() {
+	i=0
+	while ! grep -qF -- "$2" "$1"; do
+		i=$((i + 1))
+		if [ "$i" -gt $(($3 * 5)) ]; then
+			echo "FAIL: no '$2' in $3 s; got:"
+			sed 's/^/  | /' "$1" | head -20
+			fails=$((fails + 1))
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
+# stop_watch PID SIGNAL: send SIGNAL to the background watch PID; it must exit 0.
+stop_watch() {
+	kill -"$2" "$1"
+	wait "$1"
+	rc=$?
+	cat "$watch_out"
+	if [ "$rc" -ne 0 ]; then
+		echo "FAIL: counters --watch exited $rc on SIG$2, expected 0"
+		sed 's/^/  stderr: /' "$watch_err"
+		fails=$((fails + 1))
+	fi
+}
+
+# lines FILE PATTERN: how many lines of FILE match PATTERN.
+lines() { grep -c -- "$2" "$1"; }
+
+run 0 "$RDMAKIT" devices --json
+dev=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["devices"][0]["name"])' "$out")
+echo "# first device: $dev"
+
+run 0 "$RDMAKIT" counters
+cat "$out"
+has "$out" "$dev port 1"
+
+run 0 "$RDMAKIT" counters -d "$dev" -i 1 --json
+json "
+assert d['device'] == '$dev' and d['port'] == 1, (d['device'], d['port'])
+assert d['skipped'] == 0, d['skipped']
+groups = d['groups']
+assert set(groups) <= {'counters', 'hw_counters'}, groups.keys()
+if not groups:
+    assert 'exposes no counters' in d['note'], d['note']
+for g in groups.values():
+    for k, v in g.items():
+        assert isinstance(v, int) and v >= 0, (k, v)
+"
+
+# On Soft-RoCE: hw_counters only (no IB port counters), without lifespan (a
+# setting); and a SEND counted once at each end, so the deltas of a loopback
+# run are exactly its SEND count (its WRITEs and READs are not counted there).
+case "$dev" in
+rxe*)
+	json "
+hw = d['groups']['hw_counters']
+for k in ('rdma_sends', 'rdma_recvs', 'sent_pkts', 'rcvd_pkts', 'retry_exceeded_err',
+          'rcvd_rnr_err', 'send_rnr_err', 'retry_rnr_exceeded_err'):
+    assert k in hw, (k, sorted(hw))
+assert 'lifespan' not in hw
+assert 'counters' not in d['groups'], d['groups'].keys()
+assert d['note'] is None, d['note']
+"
+	has "$out" "hw_counters"
+	before=$(mktemp) after=$(mktemp)
+	for n in 7 13; do
+		"$RDMAKIT" counters --json >"$before"
+		run 0 "$RDMAKIT" loopback -n $n -s 64k --json
+		json "
+send = [s for s in d['steps'] if s['op'] == 'SEND'][0]
+assert send['ok'] and send['checked'] == $n, send
+"
+		"$RDMAKIT" counters --json >"$after"
+		if "$PY" -c "
+import json, sys
+a = json.load(open(sys.argv[1]))['groups']['hw_counters']
+b = json.load(open(sys.argv[2]))['groups']['hw_counters']
+d = {k: b[k] - a[k] for k in b if b[k] != a[k]}
+print('# deltas of loopback -n $n:', d)
+assert d.get('rdma_sends') == $n, ('rdma_sends', d.get('rdma_sends'), $n)
+assert d.get('rdma_recvs') == $n, ('rdma_recvs', d.get('rdma_recvs'), $n)
+assert d.get('sent_pkts', 0) > 0, d
+assert d.get('retry_exceeded_err', 0) == 0, d
+" "$before" "$after"; then
+			echo "ok: rdma_sends and rdma_recvs moved by $n"
+		else
+			echo "FAIL: counter deltas of loopback -n $n"
+			fails=$((fails + 1))
+		fi
+	done
+	rm -f "$before" "$after"
+
+	# --watch --json: one object per line; traffic in the middle shows in the
+	# intervals' deltas, in sum exactly; SIGTERM ends it with exit 0.
+	"$RDMAKIT" counters --watch 1 --json >"$watch_out" 2>"$watch_err" &
+	pid=$!
+	wait_for "$watch_out" '"interval":1' 60
+	run 0 "$RDMAKIT" loopback -n 5
+	n0=$(lines "$watch_out" '"interval"')
+	wait_for "$watch_out" "\"interval\":$((n0 + 2))," 60
+	stop_watch "$pid" TERM
+	"$PY" -c "
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+end = rows[-1]
+assert end['end'] == 'SIGTERM' and end['intervals'] == len(rows) - 1, end
+sends = recvs = 0
+for i, r in enumerate(rows[:-1]):
+    assert r['interval'] == i + 1, r
+    assert 0.5 < r['seconds'] < 30, r
+    hw = r['deltas'].get('hw_counters', {})
+    sends += hw.get('rdma_sends', 0)
+    recvs += hw.get('rdma_recvs', 0)
+assert (sends, recvs) == (5, 5), (sends, recvs)
+" "$watch_out" || { echo "FAIL: --watch --json records"; fails=$((fails + 1)); }
+	;;
+esac
+
+# --watch in text: intervals until SIGINT, then a last line and exit 0; the
+# SENDs of a loopback run in the middle show as "rdma_sends +N" (on rxe).
+"$RDMAKIT" counters --watch 1 >"$watch_out" 2>"$watch_err" &
+pid=$!
+wait_for "$watch_out" "watching $dev port 1 every 1 s" 60
+wait_for "$watch_out" "interval 1 " 60
+run 0 "$RDMAKIT" loopback -n 3
+n0=$(lines "$watch_out" '^interval ')
+wait_for "$watch_out" "interval $((n0 + 2)) " 60
+stop_watch "$pid" INT
+case "$dev" in
+rxe*)
+	sends=$(awk '/^interval /{for (i = 1; i < NF; i++) if ($i == "rdma_sends") {
+		v = $(i + 1); gsub(/[+,]/, "", v); s += v } } END { print s + 0 }' "$watch_out")
+	[ "$sends" = 3 ] ||
+		{ echo "FAIL: text intervals sum rdma_sends to '$sends', expected 3"; fails=$((fails + 1)); }
+	;;
+esac
+tail -n 1 "$watch_out" | grep -q "^stopped by SIGINT after [0-9]* intervals\$" ||
+	{ echo "FAIL: last line: $(tail -n 1 "$watch_out")"; fails=$((fails + 1)); }
+
+# --count ends the watch by itself.
+run 0 "$RDMAKIT" counters --watch 1 -n 2
+cat "$out"
+[ "$(lines "$out" '^interval ')" -eq 2 ] ||
+	{ echo "FAIL: expected 2 intervals, got $(lines "$out" '^interval ')"; fails=$((fails + 1)); }
+has "$out" "done: 2 intervals"
+
+# Bad input: named, refused, non-zero.
+run 1 "$RDMAKIT" counters -d nosuchdev0
+has "$err" "no RDMA device named 'nosuchdev0'"
+run 2 "$RDMAKIT" counters -i 0
+has "$err" "--ib-port"
+run 1 "$RDMAKIT" counters -i 99
+has "$err" "has no port 99"
+run 2 "$RDMAKIT" counters --watch 0
+has "$err" "option --watch: 0 is outside the range"
+run 2 "$RDMAKIT" counters --watch junk
+has "$err" "option --watch: 'junk' is not a number"
+run 2 "$RDMAKIT" counters --watch
+has "$err" "needs a value"
+run 2 "$RDMAKIT" counters -n 3
+has "$err" "give --watch"
+run 2 "$RDMAKIT" counters extra
+has "$err" "unexpected argument 'extra'"
+run 2 "$RDMAKIT" counters --bogus
+has "$err" "unknown option --bogus"
+run 0 "$RDMAKIT" counters --help
+has "$out" "--watch SEC"
+run 0 "$RDMAKIT" --help
+has "$out" "counters"
+finish

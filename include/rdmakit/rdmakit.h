@@ -20,6 +20,7 @@
 #include <rdmakit/conn.h>
 #include <rdmakit/bench.h>
 #include <rdmakit/qp_states.h>
+#include <rdmakit/loopback.h>
 #include <rdmakit/share.h>
 #include <rdmakit/stats.h>
 #include <rdmakit/ping.h>

@@ -115,11 +115,7 @@ static void cli_loopback_event(const struct rk_loopback_result *r, enum rk_loopb
 
 static int cli_loopback_run(const struct loopback_opts *o)
 {
-	struct cli_loopback c = {
-		.o = o,
-		.seen = {.size = o->size, .count = o->count, .sge = (uint32_t)o->sge,
-			 .events = o->events},
-	};
+	struct cli_loopback c = {.o = o};
 	struct rk_loopback_opts lo = {
 		.device = o->dev.device, .port_num = (uint8_t)o->dev.port,
 		.gid_index = (int)o->dev.gid_index, .size = o->size, .count = o->count,
@@ -130,6 +126,8 @@ static int cli_loopback_run(const struct loopback_opts *o)
 	int ret;
 
 	ret = rk_loopback_run(&lo, &r);
+	if (ret && !c.seen.connected)
+		return CLI_FAILED; /* nothing ran: the engine said why on stderr */
 	if (o->json)
 		cli_json_print(cli_loopback_json(ret ? &c.seen : &r, ret));
 	else if (!ret)

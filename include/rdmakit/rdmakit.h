@@ -25,6 +25,7 @@
 #include <rdmakit/bench.h>
 #include <rdmakit/bench_stats.h>
 #include <rdmakit/qp_states.h>
+#include <rdmakit/loopback.h>
 #include <rdmakit/share.h>
 #include <rdmakit/stats.h>
 #include <rdmakit/ping.h>

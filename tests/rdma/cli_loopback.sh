@@ -31,6 +31,10 @@ run 1 "$RDMAKIT" loopback -d nosuchdev0
 has "$err" "no RDMA device named 'nosuchdev0'"
 run 1 "$RDMAKIT" loopback -i 2
 has "$err" "no port 2"
+# A run that cannot start prints no document, also with --json.
+run 1 "$RDMAKIT" loopback -d nosuchdev0 --json
+has "$err" "no RDMA device named 'nosuchdev0'"
+[ -s "$out" ] && { echo "FAIL: loopback --json printed a document for a run that never started"; fails=$((fails + 1)); }
 run 0 "$RDMAKIT" loopback --help
 has "$out" "(default: 4096)"
 finish

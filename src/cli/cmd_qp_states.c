@@ -91,6 +91,106 @@ static json_object *wr_json(const struct rk_qps_report *rep, int i)
 	return j;
 }
 
+static json_object *row_json(const struct rk_qps_report *rep, int i)
+{
+	const struct rk_qps_row *row = &rep->rows[i];
+	json_object *j = json_object_new_object(), *q;
+
+	json_object_object_add(j, "state", json_object_new_string(rk_qp_state_str(row->state)));
+	json_object_object_add(j, "label", json_object_new_string(row->label));
+	json_object_object_add(j, "spec", json_object_new_string(row->spec));
+	json_object_object_add(j, "entered", json_object_new_boolean(row->modify_ret == 0));
+	json_object_object_add(j, "enter_ret", json_object_new_int(row->modify_ret));
+	json_object_object_add(j, "queried", json_object_new_string(rk_qp_state_str(row->queried)));
+	json_object_object_add(j, "spec_accepts_recv",
+			       json_object_new_boolean(spec_accepts(row->state, false)));
+	json_object_object_add(j, "spec_accepts_send",
+			       json_object_new_boolean(spec_accepts(row->state, true)));
+	json_object_object_add(j, "recv", wr_json(rep, row->recv_wr));
+	json_object_object_add(j, "send", wr_json(rep, row->send_wr));
+	json_object_object_add(j, "incoming", wr_json(rep, row->incoming_wr));
+	if (row->nqueued) {
+		q = json_object_new_array();
+		for (int k = 0; k < row->nqueued; k++)
+			json_object_array_add(q, wr_json(rep, row->queued[k]));
+		json_object_object_add(
+			j, row->state == IBV_QPS_SQD ? "queued_before" : "outstanding", q);
+	}
+	if (row->state == IBV_QPS_SQD) {
+		json_object_object_add(j, "sq_drained_event",
+				       json_object_new_boolean(row->drained_event));
+		json_object_object_add(j, "kick", wr_json(rep, row->kick_wr));
+	}
+	json_object_object_add(j, "completions_here", json_object_new_int(row->completions_here));
+	return j;
+}
+
+static json_object *sqe_json(const struct rk_qps_report *rep, int i)
+{
+	const struct rk_qps_sqe *s = &rep->sqe[i];
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "transport",
+			       json_object_new_string(rk_transport_str(s->transport)));
+	json_object_object_add(j, "post_ret", json_object_new_int(s->post_ret));
+	json_object_object_add(j, "completed", json_object_new_boolean(s->completed));
+	if (s->completed)
+		json_object_object_add(j, "status",
+				       json_object_new_string(short_status(s->status)));
+	json_object_object_add(j, "state_after",
+			       json_object_new_string(rk_qp_state_str(s->state_after)));
+	json_object_object_add(j, "sqe_reached",
+			       json_object_new_boolean(s->state_after == IBV_QPS_SQE));
+	if (s->tried_resume) {
+		json_object_object_add(j, "resume_ret", json_object_new_int(s->resume_ret));
+		json_object_object_add(j, "state_final",
+				       json_object_new_string(rk_qp_state_str(s->state_final)));
+	}
+	return j;
+}
+
+static json_object *transition_json(const struct rk_qps_report *rep, int i)
+{
+	const struct rk_qps_transition *t = &rep->transitions[i];
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "from", json_object_new_string(rk_qp_state_str(t->from)));
+	json_object_object_add(j, "to", json_object_new_string(rk_qp_state_str(t->to)));
+	json_object_object_add(j, "rule_allows", json_object_new_boolean(t->spec_allows));
+	json_object_object_add(j, "accepted", json_object_new_boolean(t->ret == 0));
+	json_object_object_add(j, "ret", json_object_new_int(t->ret));
+	json_object_object_add(j, "errno", json_object_new_string(rk_qps_errno_name(t->ret)));
+	json_object_object_add(j, "state_after", json_object_new_string(rk_qp_state_str(t->after)));
+	return j;
+}
+
+static json_object *event_json(const struct rk_qps_report *rep, int i)
+{
+	const struct rk_qps_event *e = &rep->events[i];
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "during", json_object_new_string(rep->rows[e->row].label));
+	json_object_object_add(j, "subject_state",
+			       json_object_new_string(rk_qp_state_str(e->subject_state)));
+	if (e->is_async) {
+		json_object_object_add(j, "async",
+				       json_object_new_string(rk_async_event_name(e->async_type)));
+	} else {
+		json_object_object_add(j, "status",
+				       json_object_new_string(short_status(e->status)));
+		if (e->wr >= 0) {
+			const struct rk_qps_wr *r = &rep->wrs[e->wr];
+
+			json_object_object_add(
+				j, "on", json_object_new_string(r->on_peer ? "peer" : "subject"));
+			json_object_object_add(j, "what", json_object_new_string(r->what));
+			json_object_object_add(j, "posted_in",
+					       json_object_new_string(rep->rows[r->row].label));
+		}
+	}
+	return j;
+}
+
 static json_object *report_json(const struct rk_qps_report *rep, int result)
 {
 	json_object *doc = json_object_new_object(), *rows = json_object_new_array();
@@ -100,111 +200,17 @@ static json_object *report_json(const struct rk_qps_report *rep, int result)
 	json_object_object_add(doc, "device", json_object_new_string(rep->device));
 	json_object_object_add(doc, "subject_qpn", json_object_new_int64(rep->subject_qpn));
 	json_object_object_add(doc, "peer_qpn", json_object_new_int64(rep->peer_qpn));
-	for (int i = 0; i < rep->nrows; i++) {
-		const struct rk_qps_row *row = &rep->rows[i];
-		json_object *j = json_object_new_object(), *q;
-
-		json_object_object_add(j, "state",
-				       json_object_new_string(rk_qp_state_str(row->state)));
-		json_object_object_add(j, "label", json_object_new_string(row->label));
-		json_object_object_add(j, "spec", json_object_new_string(row->spec));
-		json_object_object_add(j, "entered", json_object_new_boolean(row->modify_ret == 0));
-		json_object_object_add(j, "enter_ret", json_object_new_int(row->modify_ret));
-		json_object_object_add(j, "queried",
-				       json_object_new_string(rk_qp_state_str(row->queried)));
-		json_object_object_add(j, "spec_accepts_recv",
-				       json_object_new_boolean(spec_accepts(row->state, false)));
-		json_object_object_add(j, "spec_accepts_send",
-				       json_object_new_boolean(spec_accepts(row->state, true)));
-		json_object_object_add(j, "recv", wr_json(rep, row->recv_wr));
-		json_object_object_add(j, "send", wr_json(rep, row->send_wr));
-		json_object_object_add(j, "incoming", wr_json(rep, row->incoming_wr));
-		if (row->nqueued) {
-			q = json_object_new_array();
-			for (int k = 0; k < row->nqueued; k++)
-				json_object_array_add(q, wr_json(rep, row->queued[k]));
-			json_object_object_add(
-				j, row->state == IBV_QPS_SQD ? "queued_before" : "outstanding", q);
-		}
-		if (row->state == IBV_QPS_SQD) {
-			json_object_object_add(j, "sq_drained_event",
-					       json_object_new_boolean(row->drained_event));
-			json_object_object_add(j, "kick", wr_json(rep, row->kick_wr));
-		}
-		json_object_object_add(j, "completions_here",
-				       json_object_new_int(row->completions_here));
-		json_object_array_add(rows, j);
-	}
+	for (int i = 0; i < rep->nrows; i++)
+		json_object_array_add(rows, row_json(rep, i));
 	json_object_object_add(doc, "rows", rows);
-	for (int i = 0; i < rep->nsqe; i++) {
-		const struct rk_qps_sqe *s = &rep->sqe[i];
-		json_object *j = json_object_new_object();
-
-		json_object_object_add(j, "transport",
-				       json_object_new_string(rk_transport_str(s->transport)));
-		json_object_object_add(j, "post_ret", json_object_new_int(s->post_ret));
-		json_object_object_add(j, "completed", json_object_new_boolean(s->completed));
-		if (s->completed)
-			json_object_object_add(j, "status",
-					       json_object_new_string(short_status(s->status)));
-		json_object_object_add(j, "state_after",
-				       json_object_new_string(rk_qp_state_str(s->state_after)));
-		json_object_object_add(j, "sqe_reached",
-				       json_object_new_boolean(s->state_after == IBV_QPS_SQE));
-		if (s->tried_resume) {
-			json_object_object_add(j, "resume_ret", json_object_new_int(s->resume_ret));
-			json_object_object_add(
-				j, "state_final",
-				json_object_new_string(rk_qp_state_str(s->state_final)));
-		}
-		json_object_array_add(sqe, j);
-	}
+	for (int i = 0; i < rep->nsqe; i++)
+		json_object_array_add(sqe, sqe_json(rep, i));
 	json_object_object_add(doc, "sqe", sqe);
-	for (int i = 0; i < rep->ntransitions; i++) {
-		const struct rk_qps_transition *t = &rep->transitions[i];
-		json_object *j = json_object_new_object();
-
-		json_object_object_add(j, "from", json_object_new_string(rk_qp_state_str(t->from)));
-		json_object_object_add(j, "to", json_object_new_string(rk_qp_state_str(t->to)));
-		json_object_object_add(j, "rule_allows", json_object_new_boolean(t->spec_allows));
-		json_object_object_add(j, "accepted", json_object_new_boolean(t->ret == 0));
-		json_object_object_add(j, "ret", json_object_new_int(t->ret));
-		json_object_object_add(j, "errno",
-				       json_object_new_string(rk_qps_errno_name(t->ret)));
-		json_object_object_add(j, "state_after",
-				       json_object_new_string(rk_qp_state_str(t->after)));
-		json_object_array_add(trans, j);
-	}
+	for (int i = 0; i < rep->ntransitions; i++)
+		json_object_array_add(trans, transition_json(rep, i));
 	json_object_object_add(doc, "transitions", trans);
-	for (int i = 0; i < rep->nevents; i++) {
-		const struct rk_qps_event *e = &rep->events[i];
-		json_object *j = json_object_new_object();
-
-		json_object_object_add(j, "during",
-				       json_object_new_string(rep->rows[e->row].label));
-		json_object_object_add(j, "subject_state",
-				       json_object_new_string(rk_qp_state_str(e->subject_state)));
-		if (e->is_async) {
-			json_object_object_add(
-				j, "async",
-				json_object_new_string(rk_async_event_name(e->async_type)));
-		} else {
-			json_object_object_add(j, "status",
-					       json_object_new_string(short_status(e->status)));
-			if (e->wr >= 0) {
-				const struct rk_qps_wr *r = &rep->wrs[e->wr];
-
-				json_object_object_add(
-					j, "on",
-					json_object_new_string(r->on_peer ? "peer" : "subject"));
-				json_object_object_add(j, "what", json_object_new_string(r->what));
-				json_object_object_add(
-					j, "posted_in",
-					json_object_new_string(rep->rows[r->row].label));
-			}
-		}
-		json_object_array_add(events, j);
-	}
+	for (int i = 0; i < rep->nevents; i++)
+		json_object_array_add(events, event_json(rep, i));
 	json_object_object_add(doc, "events", events);
 	json_object_object_add(doc, "result", json_object_new_string(result ? "failed" : "ok"));
 	return doc;
@@ -237,79 +243,48 @@ static int count_status(const struct rk_qps_report *rep, const struct rk_qps_row
 	return n;
 }
 
-static void print_text(const struct rk_qps_report *rep)
+/* The SQD row's extra lines: the sends queued before it, the doorbell, SQE. */
+static void print_sqd_row(const struct rk_qps_report *rep, const struct rk_qps_row *row)
 {
-	char a[160], b[160], c[160];
+	char a[160];
+	int done_sqd = 0;
 
-	printf("qp-states on %s: subject QP 0x%x, peer QP 0x%x (RC, connected to each other)\n",
-	       rep->device, rep->subject_qpn, rep->peer_qpn);
-	printf("Posts are the raw ibv_post_recv/ibv_post_send: what the device itself does.\n\n");
-	printf("%-17s %-34s %-34s %s\n", "STATE", "RECV POSTED HERE", "SEND POSTED HERE",
-	       "PEER'S SEND POSTED HERE");
-	for (int i = 0; i < rep->nrows; i++) {
-		const struct rk_qps_row *row = &rep->rows[i];
+	for (int k = 0; k < row->nqueued; k++) {
+		const struct rk_qps_wr *r = &rep->wrs[row->queued[k]];
 
-		if (row->modify_ret) {
-			printf("%-17s could not be entered: %s\n", row->label,
-			       rk_strerror(row->modify_ret));
-			continue;
-		}
-		if (row->recv_wr < 0 && row->send_wr < 0)
-			printf("%-17s (no posts) completions while here: %d\n", row->label,
-			       row->completions_here);
-		else
-			printf("%-17s %-34s %-34s %s\n", row->label,
-			       rk_qps_fate_str(rep, row->recv_wr, a, sizeof(a)),
-			       rk_qps_fate_str(rep, row->send_wr, b, sizeof(b)),
-			       incoming_str(rep, i, c, sizeof(c)));
-		if (row->state == IBV_QPS_SQD) {
-			int done_sqd = 0;
-
-			for (int k = 0; k < row->nqueued; k++) {
-				const struct rk_qps_wr *r = &rep->wrs[row->queued[k]];
-
-				done_sqd += r->completed && r->completed_in == IBV_QPS_SQD;
-			}
-			printf("%-17s %d sends queued in RTS just before SQD: %d SUCCESS (%d of "
-			       "them "
-			       "completed after the QP entered SQD); IBV_EVENT_SQ_DRAINED: %s\n",
-			       "", row->nqueued, count_status(rep, row, IBV_WC_SUCCESS), done_sqd,
-			       row->drained_event ? "yes" : "no");
-			if (row->kick_wr >= 0) {
-				const struct rk_qps_wr *sq = &rep->wrs[row->send_wr];
-
-				printf("%-17s the send posted in SQD had not run 1.5 s after SQD "
-				       "-> RTS; "
-				       "the next send posted in RTS: %s; the SQD send then: %s\n",
-				       "", rk_qps_fate_str(rep, row->kick_wr, a, sizeof(a)),
-				       sq->delivered ? "ran" : "still not run");
-			}
-			for (int k = 0; k < rep->nsqe; k++) {
-				const struct rk_qps_sqe *s = &rep->sqe[k];
-
-				snprintf(a, sizeof(a), "SQE (%s)", rk_transport_str(s->transport));
-				printf("%-17s a send with an invalid lkey: %s; the QP then queried "
-				       "%s%s\n",
-				       a, s->completed ? short_status(s->status) : "no completion",
-				       rk_qp_state_str(s->state_after),
-				       s->state_after == IBV_QPS_SQE
-					       ? (s->resume_ret ? ", SQE -> RTS refused"
-								: ", SQE -> RTS accepted")
-					       : " (SQE not reached)");
-			}
-		}
-		if (row->state == IBV_QPS_ERR)
-			printf("%-17s %d requests outstanding when ERR was entered: %d "
-			       "WR_FLUSH_ERR\n",
-			       "", row->nqueued, count_status(rep, row, IBV_WC_WR_FLUSH_ERR));
+		done_sqd += r->completed && r->completed_in == IBV_QPS_SQD;
 	}
-	printf("\nWhat the IB spec says:\n");
-	for (int i = 0; i < rep->nrows; i++)
-		if (rep->rows[i].recv_wr >= 0 && rep->rows[i].state != IBV_QPS_RTS)
-			printf("  %-6s %s\n", rk_qp_state_str(rep->rows[i].state),
-			       rep->rows[i].spec);
-	printf("  SQE    entered by the device on a send-queue error of a UD or UC QP (RC goes to "
-	       "ERR); SQE -> RTS resumes\n");
+	printf("%-17s %d sends queued in RTS just before SQD: %d SUCCESS (%d of "
+	       "them "
+	       "completed after the QP entered SQD); IBV_EVENT_SQ_DRAINED: %s\n",
+	       "", row->nqueued, count_status(rep, row, IBV_WC_SUCCESS), done_sqd,
+	       row->drained_event ? "yes" : "no");
+	if (row->kick_wr >= 0) {
+		const struct rk_qps_wr *sq = &rep->wrs[row->send_wr];
+
+		printf("%-17s the send posted in SQD had not run 1.5 s after SQD "
+		       "-> RTS; "
+		       "the next send posted in RTS: %s; the SQD send then: %s\n",
+		       "", rk_qps_fate_str(rep, row->kick_wr, a, sizeof(a)),
+		       sq->delivered ? "ran" : "still not run");
+	}
+	for (int k = 0; k < rep->nsqe; k++) {
+		const struct rk_qps_sqe *s = &rep->sqe[k];
+
+		snprintf(a, sizeof(a), "SQE (%s)", rk_transport_str(s->transport));
+		printf("%-17s a send with an invalid lkey: %s; the QP then queried "
+		       "%s%s\n",
+		       a, s->completed ? short_status(s->status) : "no completion",
+		       rk_qp_state_str(s->state_after),
+		       s->state_after == IBV_QPS_SQE
+			       ? (s->resume_ret ? ", SQE -> RTS refused" : ", SQE -> RTS accepted")
+			       : " (SQE not reached)");
+	}
+}
+
+static void print_transitions(const struct rk_qps_report *rep)
+{
+	char a[160], b[160];
 
 	printf("\nTransitions tried with ibv_modify_qp on fresh QPs (RULE: the IB state table as "
 	       "the Linux verbs core encodes it):\n");
@@ -327,10 +302,14 @@ static void print_text(const struct rk_qps_report *rep)
 		printf("%-16s %-8s %s%s\n", a, t->spec_allows ? "allowed" : "refused", b,
 		       (t->ret == 0) != t->spec_allows ? "   <- differs from the rule" : "");
 	}
+}
 
-	printf("\nDifferences from the spec seen on %s:\n", rep->device);
+static void print_differences(const struct rk_qps_report *rep)
+{
+	char a[160];
 	int diffs = 0;
 
+	printf("\nDifferences from the spec seen on %s:\n", rep->device);
 	for (int i = 0; i < rep->nrows; i++) {
 		const struct rk_qps_row *row = &rep->rows[i];
 		int ids[2] = {row->recv_wr, row->send_wr};
@@ -378,6 +357,50 @@ static void print_text(const struct rk_qps_report *rep)
 		}
 	if (!diffs)
 		printf("  none\n");
+}
+
+static void print_text(const struct rk_qps_report *rep)
+{
+	char a[160], b[160], c[160];
+
+	printf("qp-states on %s: subject QP 0x%x, peer QP 0x%x (RC, connected to each other)\n",
+	       rep->device, rep->subject_qpn, rep->peer_qpn);
+	printf("Posts are the raw ibv_post_recv/ibv_post_send: what the device itself does.\n\n");
+	printf("%-17s %-34s %-34s %s\n", "STATE", "RECV POSTED HERE", "SEND POSTED HERE",
+	       "PEER'S SEND POSTED HERE");
+	for (int i = 0; i < rep->nrows; i++) {
+		const struct rk_qps_row *row = &rep->rows[i];
+
+		if (row->modify_ret) {
+			printf("%-17s could not be entered: %s\n", row->label,
+			       rk_strerror(row->modify_ret));
+			continue;
+		}
+		if (row->recv_wr < 0 && row->send_wr < 0)
+			printf("%-17s (no posts) completions while here: %d\n", row->label,
+			       row->completions_here);
+		else
+			printf("%-17s %-34s %-34s %s\n", row->label,
+			       rk_qps_fate_str(rep, row->recv_wr, a, sizeof(a)),
+			       rk_qps_fate_str(rep, row->send_wr, b, sizeof(b)),
+			       incoming_str(rep, i, c, sizeof(c)));
+		if (row->state == IBV_QPS_SQD)
+			print_sqd_row(rep, row);
+		if (row->state == IBV_QPS_ERR)
+			printf("%-17s %d requests outstanding when ERR was entered: %d "
+			       "WR_FLUSH_ERR\n",
+			       "", row->nqueued, count_status(rep, row, IBV_WC_WR_FLUSH_ERR));
+	}
+	printf("\nWhat the IB spec says:\n");
+	for (int i = 0; i < rep->nrows; i++)
+		if (rep->rows[i].recv_wr >= 0 && rep->rows[i].state != IBV_QPS_RTS)
+			printf("  %-6s %s\n", rk_qp_state_str(rep->rows[i].state),
+			       rep->rows[i].spec);
+	printf("  SQE    entered by the device on a send-queue error of a UD or UC QP (RC goes to "
+	       "ERR); SQE -> RTS resumes\n");
+
+	print_transitions(rep);
+	print_differences(rep);
 }
 
 int cmd_qp_states(int argc, char **argv)

@@ -420,12 +420,13 @@ static bool wait_drained(struct walk *w, int ms)
 	return false;
 }
 
-static int walk_states(struct walk *w)
+/* RESET, INIT, RTR and RTS: what each state does with sends and receives. */
+static int walk_to_rts(struct walk *w)
 {
 	struct rk_qps_report *rep = w->rep;
 	struct rk_qps_row *row;
 	struct rk_endpoint ep;
-	int list[12], ret, n;
+	int list[3];
 
 	rk_qp_local_endpoint(w->p, &ep);
 
@@ -465,8 +466,16 @@ static int walk_states(struct walk *w)
 	list[2] = -1;
 	drain(w, 4000, all_completed, list);
 	drain(w, 400, NULL, NULL);
+	return 0;
+}
 
-	/* SQD: large sends in flight when the drain starts. */
+/* SQD: large sends in flight when the drain starts, then back to RTS. */
+static int walk_sqd(struct walk *w)
+{
+	struct rk_qps_report *rep = w->rep;
+	struct rk_qps_row *row;
+	int list[QUEUED_SENDS + 1], ret, n;
+
 	w->row = rep->nrows; /* the queued sends belong to the SQD row */
 	for (n = 0; n < QUEUED_SENDS; n++)
 		list[n] = post_send(w, false, true, "queued send", S_SEND_SLOT);
@@ -499,9 +508,17 @@ static int walk_states(struct walk *w)
 		drain(w, 3000, all_completed, list);
 	}
 	drain(w, 300, NULL, NULL);
+	return 0;
+}
 
-	/* ERR: outstanding receives and sends (the peer, in ERR itself, never
-	 * answers the sends) are flushed. */
+/* ERR: outstanding receives and sends (the peer, in ERR itself, never
+ * answers the sends) are flushed; then RESET empties the queues. */
+static int walk_err(struct walk *w)
+{
+	struct rk_qps_report *rep = w->rep;
+	struct rk_qps_row *row;
+	int list[6], ret, n;
+
 	ret = rk_qp_to_err(w->p);
 	if (ret)
 		return ret;
@@ -532,8 +549,15 @@ static int walk_states(struct walk *w)
 	if (row->modify_ret)
 		return row->modify_ret;
 	drain(w, 300, NULL, NULL);
+	return 0;
+}
 
-	/* RTS again: recovery through RESET, INIT, RTR, RTS on both sides. */
+/* RTS again: recovery through RESET, INIT, RTR, RTS on both sides. */
+static int walk_recovered(struct walk *w)
+{
+	struct rk_qps_row *row;
+	int list[3], ret;
+
 	ret = rk_qp_recover(w->s);
 	if (!ret)
 		ret = rk_qp_recover(w->p);
@@ -552,6 +576,20 @@ static int walk_states(struct walk *w)
 	drain(w, 4000, all_delivered, list);
 	drain(w, 200, NULL, NULL);
 	return 0;
+}
+
+static int walk_states(struct walk *w)
+{
+	int ret;
+
+	ret = walk_to_rts(w);
+	if (!ret)
+		ret = walk_sqd(w);
+	if (!ret)
+		ret = walk_err(w);
+	if (!ret)
+		ret = walk_recovered(w);
+	return ret;
 }
 
 /* ---- transitions the spec forbids, tried on fresh QPs ---- */

@@ -22,29 +22,11 @@ printf 'rdmakit test secret' >"$dir/open"
 chmod 600 "$dir/good" "$dir/same" "$dir/other" "$dir/empty"
 chmod 644 "$dir/open"
 
-# pair WANT_SERVER WANT_CLIENT "SERVER ARGS" "CLIENT ARGS": as in cli_rc.sh.
-pair() {
-	ws=$1 wc=$2 sargs=$3 cargs=$4
-	PORT=$((PORT + 1))
-	# shellcheck disable=SC2086
-	"$RDMAKIT" rc --server -p "$PORT" --wait 30 $sargs >"$srv_out" 2>&1 &
-	spid=$!
-	start=$(date +%s)
-	# shellcheck disable=SC2086
-	"$RDMAKIT" rc "$IP" -p "$PORT" $cargs >"$cli_out" 2>&1
-	gc=$?
-	wait "$spid"
-	gs=$?
-	took=$(($(date +%s) - start))
-	if [ "$gs" -ne "$ws" ] || [ "$gc" -ne "$wc" ] || [ "$took" -gt "$BOUND" ]; then
-		echo "FAIL: server '$sargs' exited $gs (want $ws), client '$cargs' exited $gc" \
-			"(want $wc), in ${took}s (bound ${BOUND}s)"
-		sed 's/^/  server: /' "$srv_out" | tail -15
-		sed 's/^/  client: /' "$cli_out" | tail -15
-		fails=$((fails + 1))
-		return 1
-	fi
-	echo "ok: server [$sargs] client [$cargs] -> $gs/$gc in ${took}s"
+# rc_pair WANT_SERVER WANT_CLIENT "SERVER ARGS" "CLIENT ARGS": as in cli_rc.sh,
+# every run within BOUND seconds.
+PAIR_BOUND=$BOUND
+rc_pair() {
+	pair "$1" "$2" "$RDMAKIT rc --server -p @PORT@ --wait 30 $3" "$RDMAKIT rc $IP -p @PORT@ $4"
 }
 
 # lacks FILE TEXT: FILE does not contain TEXT.
@@ -59,25 +41,25 @@ lacks() {
 
 for conn in "" "--cm"; do
 	# The right secret on both sides (two copies of one file): the whole flow.
-	pair 0 0 "$conn --auth-file $dir/good" "$conn --op all --auth-file $dir/same" &&
+	rc_pair 0 0 "$conn --auth-file $dir/good" "$conn --op all --auth-file $dir/same" &&
 	has "$cli_out" "every byte checked: OK" && has "$srv_out" "every byte checked: OK" &&
 	has "$cli_out" "server exposes 4096 bytes"
 
 	# A wrong secret: refused by the server, told to the client, which never
 	# learns the buffer.
-	pair 1 1 "$conn --auth-file $dir/good" "$conn --op write --auth-file $dir/other" &&
+	rc_pair 1 1 "$conn --auth-file $dir/good" "$conn --op write --auth-file $dir/other" &&
 	has "$srv_out" "authentication failed: its response does not match this server's shared secret" &&
 	has "$cli_out" "the server refused: authentication failed (wrong shared secret" &&
 	lacks "$cli_out" "server exposes" && lacks "$srv_out" "exposing"
 
 	# No secret on the client; the server requires one.
-	pair 1 1 "$conn --auth-file $dir/good" "$conn --op read" &&
+	rc_pair 1 1 "$conn --auth-file $dir/good" "$conn --op read" &&
 	has "$srv_out" "this server requires" &&
 	has "$cli_out" "the server requires a shared secret: start the client with --auth-file" &&
 	lacks "$cli_out" "server exposes"
 
 	# A secret on the client only: the server cannot authenticate; both say so.
-	pair 1 1 "$conn" "$conn --op read --auth-file $dir/good" &&
+	rc_pair 1 1 "$conn" "$conn --op read --auth-file $dir/good" &&
 	has "$srv_out" "authenticates with a shared secret (--auth-file), and this server has none" &&
 	has "$cli_out" "the server has no shared secret: start it with --auth-file too"
 done
@@ -85,12 +67,12 @@ done
 # Authenticated, then refused for what it asks: with CM the request is judged
 # only after the secret, so the refusal travels on the control channel.
 for conn in "" "--cm"; do
-	pair 1 1 "$conn --op read --auth-file $dir/good" "$conn --op write --auth-file $dir/same" &&
+	rc_pair 1 1 "$conn --op read --auth-file $dir/good" "$conn --op write --auth-file $dir/same" &&
 	has "$cli_out" "serves only read" && lacks "$cli_out" "server exposes"
 done
 
 # --json still one valid document with authentication on.
-pair 0 0 "--json --auth-file $dir/good" "--json --op read --auth-file $dir/same" && {
+rc_pair 0 0 "--json --auth-file $dir/good" "--json --op read --auth-file $dir/same" && {
 	cp "$cli_out" "$out"
 	json 'assert d["result"] == "ok", d'
 }

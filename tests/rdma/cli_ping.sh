@@ -16,49 +16,8 @@ for tool in rping udaddy ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong; do
 	command -v $tool >/dev/null || { echo "FAIL: $tool (rdma-core) is not installed"; exit 1; }
 done
 
-# Wait (up to 10 s) until FILE shows TEXT: a server is listening.
-ready() {
-	i=0
-	while [ $i -lt 100 ]; do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	echo "FAIL: the server never printed '$2':"
-	sed 's/^/  | /' "$1" | head -20
-	fails=$((fails + 1))
-	return 1
-}
-
-# pair WANT_SERVER WANT_CLIENT "SERVER CMD" "CLIENT CMD" [READY-TEXT]: the
-# server in the background (outputs in $srv_out), then the client ($cli_out)
-# once the server printed READY-TEXT (or at once: our clients retry); both
-# exit codes checked. Commands are word-split; "@PORT@" is a fresh port.
-pair() {
-	ws=$1 wc=$2
-	PORT=$((PORT + 1))
-	scmd=$(echo "$3" | sed "s/@PORT@/$PORT/g")
-	ccmd=$(echo "$4" | sed "s/@PORT@/$PORT/g")
-	start=$(date +%s)
-	# shellcheck disable=SC2086
-	timeout 60 $scmd >"$srv_out" 2>&1 &
-	spid=$!
-	[ -n "$5" ] && ready "$srv_out" "$5"
-	# shellcheck disable=SC2086
-	timeout 60 $ccmd >"$cli_out" 2>&1
-	gc=$?
-	wait "$spid"
-	gs=$?
-	took=$(($(date +%s) - start))
-	if [ "$gs" -ne "$ws" ] || [ "$gc" -ne "$wc" ]; then
-		echo "FAIL: server [$scmd] exited $gs (want $ws), client [$ccmd] exited $gc (want $wc)"
-		sed 's/^/  server: /' "$srv_out" | tail -15
-		sed 's/^/  client: /' "$cli_out" | tail -15
-		fails=$((fails + 1))
-		return 1
-	fi
-	echo "ok: server [$scmd] / client [$ccmd] -> $gs/$gc in ${took}s"
-}
+# pair (tests/rdma/lib.sh), each side bounded by 60 s.
+PAIR_TIMEOUT=60
 
 R="$RDMAKIT"
 W="waiting for"

@@ -11,35 +11,16 @@ PORT=$((20000 + $$ % 10000))
 srv_out=$(mktemp) cli_out=$(mktemp)
 trap 'rm -f "$out" "$err" "$srv_out" "$cli_out"' EXIT
 
-# pair WANT_SERVER WANT_CLIENT "SERVER ARGS" "CLIENT ARGS": run a server in the
-# background and a client against it; check both exit codes. The client is
-# started right away: it retries until the server listens.
-pair() {
-	ws=$1 wc=$2 sargs=$3 cargs=$4
-	PORT=$((PORT + 1))
-	# shellcheck disable=SC2086
-	"$RDMAKIT" rc --server -p "$PORT" --wait 30 $sargs >"$srv_out" 2>&1 &
-	spid=$!
-	start=$(date +%s)
-	# shellcheck disable=SC2086
-	"$RDMAKIT" rc "$IP" -p "$PORT" $cargs >"$cli_out" 2>&1
-	gc=$?
-	wait "$spid"
-	gs=$?
-	took=$(($(date +%s) - start))
-	if [ "$gs" -ne "$ws" ] || [ "$gc" -ne "$wc" ]; then
-		echo "FAIL: server '$sargs' exited $gs (want $ws), client '$cargs' exited $gc (want $wc)"
-		sed 's/^/  server: /' "$srv_out" | tail -15
-		sed 's/^/  client: /' "$cli_out" | tail -15
-		fails=$((fails + 1))
-		return 1
-	fi
-	echo "ok: server [$sargs] client [$cargs] -> $gs/$gc in ${took}s"
+# rc_pair WANT_SERVER WANT_CLIENT "SERVER ARGS" "CLIENT ARGS": an rc server
+# and a client against it (pair in lib.sh). The client is started right
+# away: it retries until the server listens.
+rc_pair() {
+	pair "$1" "$2" "$RDMAKIT rc --server -p @PORT@ --wait 30 $3" "$RDMAKIT rc $IP -p @PORT@ $4"
 }
 
 # one_case CONN EV OP SIZE SGE: one pair of the matrix and its checks.
 one_case() {
-	pair 0 0 "$1 $2 -s $4 --sge $5" "$1 $2 --op $3 -s $4 --sge $5" || return 0
+	rc_pair 0 0 "$1 $2 -s $4 --sge $5" "$1 $2 --op $3 -s $4 --sge $5" || return 0
 	has "$cli_out" "every byte checked: OK"
 	has "$srv_out" "every byte checked: OK"
 }
@@ -87,16 +68,16 @@ matrix() {
 	for conn in "" "--cm"; do
 		for ev in "" "--events"; do
 			for op in fetch-add cmp-swap; do
-				pair 0 0 "$conn $ev -s 8" "$conn $ev --op $op -s 8" || continue
+				rc_pair 0 0 "$conn $ev -s 8" "$conn $ev --op $op -s 8" || continue
 				has "$srv_out" "as expected"
 			done
-			pair 0 0 "$conn $ev" "$conn $ev --op all" || continue
+			rc_pair 0 0 "$conn $ev" "$conn $ev --op all" || continue
 			for s in 1 2 3 4 5; do has "$cli_out" "step $s/5"; done
 			has "$srv_out" "word 1001 -> 2000"
 		done
 	done
 	# --json on both sides: one document each, with every step checked.
-	pair 0 0 "--json -s 4k" "--json --op all -s 4k --sge 2" &&
+	rc_pair 0 0 "--json -s 4k" "--json --op all -s 4k --sge 2" &&
 	for f in "$srv_out" "$cli_out"; do
 		cp "$f" "$out"
 		json '
@@ -112,27 +93,27 @@ faults() {
 	# A wrong rkey: the client gets the remote access error and its hint,
 	# the server hears the step failed; both end within seconds.
 	for conn in "" "--cm"; do
-		pair 1 1 "$conn" "$conn --op write --inject wrong-rkey" &&
+		rc_pair 1 1 "$conn" "$conn --op write --inject wrong-rkey" &&
 		has "$cli_out" "IBV_WC_REM_ACCESS_ERR" && has "$cli_out" "rkey"
 		[ "$took" -le 15 ] || { echo "FAIL: took ${took}s"; fails=$((fails + 1)); }
 	done
 	# The server withholds the remote access flag: READ refused by its HCA.
-	pair 1 1 "--inject no-access" "--op read" &&
+	rc_pair 1 1 "--inject no-access" "--op read" &&
 	has "$cli_out" "IBV_WC_REM_ACCESS_ERR" && has "$cli_out" "access flag"
 	# Just past the end of the exposed buffer.
-	pair 1 1 "" "--op read --inject outside" && has "$cli_out" "IBV_WC_REM_ACCESS_ERR"
+	rc_pair 1 1 "" "--op read --inject outside" && has "$cli_out" "IBV_WC_REM_ACCESS_ERR"
 	# The server only serves what it was told to.
-	pair 1 1 "--op read" "--op write" && has "$cli_out" "serves only read"
+	rc_pair 1 1 "--op read" "--op write" && has "$cli_out" "serves only read"
 	# A client asking for more than the server exposes.
-	pair 1 1 "-s 4k" "-s 8k --op write" && has "$cli_out" "exposes 4096 bytes"
+	rc_pair 1 1 "-s 4k" "-s 8k --op write" && has "$cli_out" "exposes 4096 bytes"
 	for conn in "" "--cm"; do
-		pair 1 1 "$conn -s 4k" "$conn -s 8k --op read" && has "$cli_out" "exposes 4096"
+		rc_pair 1 1 "$conn -s 4k" "$conn -s 8k --op read" && has "$cli_out" "exposes 4096"
 	done
 
 	# Device memory: rxe has none. dm is refused plainly; auto falls back.
 	run 1 "$RDMAKIT" rc --server --mem dm -p "$PORT"
 	has "$err" "no device memory (max_dm_size 0)"
-	pair 0 0 "--mem auto" "--op all" && has "$srv_out" "fell back" &&
+	rc_pair 0 0 "--mem auto" "--op all" && has "$srv_out" "fell back" &&
 		has "$srv_out" "has no device memory (max_dm_size 0): using host memory, as asked" &&
 		if grep -q "error:" "$srv_out"; then
 			echo "FAIL: --mem auto logged an error while falling back as asked:"
@@ -211,7 +192,7 @@ dm() {
 	fi
 	for conn in "" "--cm"; do
 		for op in send write write-imm read fetch-add cmp-swap all; do
-			pair 0 0 "$conn --mem dm -s 4k" "$conn --op $op -s 4k" &&
+			rc_pair 0 0 "$conn --mem dm -s 4k" "$conn --op $op -s 4k" &&
 			has "$srv_out" "device memory"
 		done
 	done

@@ -49,6 +49,60 @@ $1
 	fi
 }
 
+# pair WANT_SERVER WANT_CLIENT "SERVER CMD" "CLIENT CMD" [READY-TEXT]: the
+# server in the background (stdout and stderr in $srv_out), then the client
+# once the server printed READY-TEXT (or at once: our clients retry); both
+# exit codes checked, and the time against $PAIR_BOUND seconds when set.
+# Commands are word-split; "@PORT@" is a fresh port. The client's output goes
+# to $cli_out, its stderr to $cli_err when that is set (else with stdout).
+# $PAIR_TIMEOUT (when set) bounds each side with timeout(1).
+pair() {
+	ws=$1 wc=$2
+	PORT=$((PORT + 1))
+	scmd=$(echo "$3" | sed "s/@PORT@/$PORT/g")
+	ccmd=$(echo "$4" | sed "s/@PORT@/$PORT/g")
+	tmo=${PAIR_TIMEOUT:+timeout $PAIR_TIMEOUT}
+	start=$(date +%s)
+	# shellcheck disable=SC2086
+	$tmo $scmd >"$srv_out" 2>&1 &
+	spid=$!
+	[ -n "$5" ] && ready "$srv_out" "$5"
+	# shellcheck disable=SC2086
+	if [ -n "${cli_err:-}" ]; then
+		$tmo $ccmd >"$cli_out" 2>"$cli_err"
+	else
+		$tmo $ccmd >"$cli_out" 2>&1
+	fi
+	gc=$?
+	wait "$spid"
+	gs=$?
+	took=$(($(date +%s) - start))
+	if [ "$gs" -ne "$ws" ] || [ "$gc" -ne "$wc" ] || [ "$took" -gt "${PAIR_BOUND:-999999}" ]; then
+		echo "FAIL: server [$scmd] exited $gs (want $ws), client [$ccmd] exited $gc" \
+			"(want $wc), in ${took}s${PAIR_BOUND:+ (bound ${PAIR_BOUND}s)}"
+		sed 's/^/  server: /' "$srv_out" | tail -15
+		sed 's/^/  client: /' "$cli_out" | tail -15
+		[ -z "${cli_err:-}" ] || sed 's/^/  client stderr: /' "$cli_err" | tail -15
+		fails=$((fails + 1))
+		return 1
+	fi
+	echo "ok: server [$scmd] / client [$ccmd] -> $gs/$gc in ${took}s"
+}
+
+# ready FILE TEXT: wait (up to 10 s) until FILE shows TEXT: a server is listening.
+ready() {
+	i=0
+	while [ $i -lt 100 ]; do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "FAIL: the server never printed '$2':"
+	sed 's/^/  | /' "$1" | head -20
+	fails=$((fails + 1))
+	return 1
+}
+
 finish() {
 	if [ "$fails" -ne 0 ]; then
 		echo "$fails check(s) failed"

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Guest 2 of the kernel test "kernel_io" (guest 1 runs server.sh):
 #   load:     insmod rkblk.ko; /dev/rkblk-ctl appears
-#   fio:      verify=crc32c random write then read, iodepth 32 (256 MiB) and
-#             1 (64 MiB), block sizes 4 KiB to 128 KiB at random (4 KiB ones alone
+#   fio:      verify=crc32c random write then read, iodepth 32 and 1, 256
+#             MiB each, block sizes 4 KiB to 128 KiB at random (4 KiB ones alone
 #             take too long under emulation: ~600 IOPS at iodepth 32 on a
 #             loaded 2-core host), zero errors; the two at once, each on
 #             its own disk (session)
@@ -17,9 +17,10 @@ RDMAKIT=$1 SWAPCHECK=$2 KO=$(echo "$3" | sed "s/@KVER@/$(uname -r)/") W=$4
 . "$(dirname "$0")/lib.sh"
 SRV=198.18.0.1 ME=198.18.0.2
 FIO_MB=${RDMAKIT_KERNEL_FIO_MB:-256}
-# iodepth 1 moves a quarter of that: each of its I/Os waits out a whole
-# round trip of the emulated wire (tens of ms), 256 MiB of them took 400 s.
-FIO_QD1_MB=${RDMAKIT_KERNEL_FIO_QD1_MB:-64}
+# iodepth 1 the same by default (the issue asks for 256 MiB at each depth);
+# each of its I/Os waits out a round trip of the emulated wire (tens of ms),
+# so it runs beside iodepth 32 and the swap workload, not after them.
+FIO_QD1_MB=${RDMAKIT_KERNEL_FIO_QD1_MB:-$FIO_MB}
 FIO_BS=${RDMAKIT_KERNEL_FIO_BS:-4k-128k}
 SWAP_MB=${RDMAKIT_KERNEL_SWAP_MB:-96}
 t00=$(now)

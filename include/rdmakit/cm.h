@@ -105,6 +105,13 @@ void rk_cm_disconnect(struct rk_cm *cm, int timeout_ms);
  * for the peer's next message. */
 bool rk_cm_peer_left(struct rk_cm *cm);
 
+/* Wait up to timeout_ms for the peer to disconnect (answered with our own
+ * disconnect); other events are dropped with a debug line. True when it did.
+ * For the side that received the last message of a flow: tearing down at
+ * once can lose the ACK of that message, and the peer's SEND then ends in
+ * IBV_WC_RETRY_EXC_ERR; the sender, whose SEND completed, leaves first. */
+bool rk_cm_wait_peer_left(struct rk_cm *cm, int timeout_ms);
+
 /* Destroy the connection or listener. Its QP (rk_qp_destroy()) and the PD,
  * CQs and MRs made on cm->dev must be freed first. NULL is ignored. */
 void rk_cm_destroy(struct rk_cm *cm);

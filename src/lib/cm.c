@@ -1080,6 +1080,29 @@ bool rk_cm_peer_left(struct rk_cm *cm)
 	return left;
 }
 
+bool rk_cm_wait_peer_left(struct rk_cm *cm, int timeout_ms)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	struct cm_event ev;
+
+	if (!cm || !cm->channel || !cm->connected)
+		return false;
+	for (;;) {
+		int ret = cm_get_event(cm->channel, ms_left(deadline), &ev);
+
+		if (ret) {
+			rk_debug("%s did not disconnect within %d ms", cm->peer_addr, timeout_ms);
+			return false;
+		}
+		if (ev.type == RDMA_CM_EVENT_DISCONNECTED)
+			break;
+		rk_debug("ignoring %s on %s", rk_cm_event_name(ev.type), cm->peer_addr);
+	}
+	rdma_disconnect(cm->id); /* answer it */
+	cm->connected = false;
+	return true;
+}
+
 void rk_cm_disconnect(struct rk_cm *cm, int timeout_ms)
 {
 	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;

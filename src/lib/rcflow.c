@@ -709,6 +709,10 @@ static int run(struct rc *rc)
 		ret = run_step(rc, i);
 	if (!ret)
 		ret = rk_ctl_sync(rc->conn->ctl, 1000, 0, rc->conn->timeout_ms);
+	/* Over CM the last SYNC travels on the QP: the client, which may have
+	 * read the server's before its ACK left, lets the server go first. */
+	if (!ret && !rc->o->server && rc->conn->cm)
+		rk_cm_wait_peer_left(rc->conn->cm, 2000);
 	return ret;
 }
 

@@ -2,8 +2,7 @@
 # The whole test suite, from a fresh machine: installs what it needs, builds
 # with warnings as errors, runs the unit tests on the host and the device tests
 # (CTest label "rdma") against a real RDMA device when the host has one, else
-# inside the Soft-RoCE guest (scripts/softroce), all in one guest boot, in the
-# background beside the later stages; then
+# inside the Soft-RoCE guest (scripts/softroce), all in one guest boot; then
 # the wire tests and the kernel tests (rkblk module against rdmakit memserver),
 # each booting two guests of its own.
 # Then: the unit tests under valgrind (in the unit step), the whole suite again
@@ -37,18 +36,13 @@ summary+=("unit: $(grep -E 'tests passed' "$build/unit.log" | tail -1)")
 if rk_has_rdma_device; then
 	echo "== device tests (native: $(ls /sys/class/infiniband | tr '\n' ' '))"
 	ctest -L rdma --output-on-failure | tee "$build/rdma.log" || status=1
-	summary+=("device: $(grep -E 'tests passed' "$build/rdma.log" | tail -1 || echo 'no result')")
 else
-	# A guest of its own, in the background beside the wire, kernel and
-	# ASan/UBSan stages: each guest often waits (on the wire, on timers)
-	# while another computes; one after another they left a CPU idle a
-	# quarter of the time. Its log is shown after the ASan/UBSan stage.
-	echo "== device tests (Soft-RoCE guest: rxe0 on 198.18.0.1), in the background"
+	echo "== device tests (Soft-RoCE guest: rxe0 on 198.18.0.1)"
 	"$root/scripts/softroce" setup
-	("$root/scripts/softroce" run -- sh -c 'rdma link show; ctest -L rdma --output-on-failure' \
-		>"$build/rdma.log" 2>&1) &
-	device_pid=$!
+	"$root/scripts/softroce" run -- sh -c 'rdma link show; ctest -L rdma --output-on-failure' |
+		tee "$build/rdma.log" || status=1
 fi
+summary+=("device: $(grep -E 'tests passed' "$build/rdma.log" | tail -1 || echo 'no result')")
 
 # The wire tests (label "wire", tests/wire): two Soft-RoCE guests on a virtual
 # wire, tshark capturing RoCE v2 between them. They boot their own guests
@@ -106,13 +100,6 @@ else
 		tee "$asan/rdma.log" || status=1
 fi
 summary+=("device, ASan/UBSan: $(grep -E 'tests passed' "$asan/rdma.log" | tail -1 || echo 'no result')")
-
-if [ -n "${device_pid:-}" ]; then
-	echo "== device tests (started before the wire stage)"
-	wait "$device_pid" || status=1
-	cat "$build/rdma.log"
-	summary+=("device: $(grep -E 'tests passed' "$build/rdma.log" | tail -1 || echo 'no result')")
-fi
 
 echo "== fuzzing (started before the ASan/UBSan stage)"
 wait "$fuzz_pid" || status=1

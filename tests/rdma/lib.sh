@@ -103,6 +103,13 @@ ready() {
 	return 1
 }
 
+# plain_only: true in the plain run, false in the sanitized one
+# (RDMAKIT_SANITIZED=1), for a case whose code paths other cases of the same
+# script already run there: `plain_only && pair ...`.
+plain_only() {
+	[ "${RDMAKIT_SANITIZED:-0}" != 1 ]
+}
+
 finish() {
 	if [ "$fails" -ne 0 ]; then
 		echo "$fails check(s) failed"

@@ -54,12 +54,14 @@ assert c['left_out'] == 0 and c['note'] is None and c['seconds'] > 0, c"
 			fails=$((fails + 1))
 		fi
 	done
-	# bench: SEND bandwidth, 300 messages of 64 bytes in one round; the
+	# bench: SEND bandwidth, 300 messages of 64 bytes in one round, and the
+	# SEND with immediate that ends the round on each QP (2 QPs: 302); the
 	# round's counters under its row, and in its JSON result.
 	pair 0 0 "$RDMAKIT bench --server -p @PORT@ -w 30" \
-		"$RDMAKIT bench $IP -p @PORT@ -t send -s 64 -n 300 --json" || return 0
-	deltas "$cli_out" "bench send -n 300" "
-assert (hw.get('rdma_sends'), hw.get('rdma_recvs')) == (300, 300), hw"
+		"$RDMAKIT bench $IP -p @PORT@ -t send -s 64 -n 150 -q 2 --json" || return 0
+	deltas "$cli_out" "bench send -n 150 -q 2" "
+assert (hw.get('rdma_sends'), hw.get('rdma_recvs')) == (302, 302), hw
+assert d['results'][0]['messages'] == 300, d['results'][0]['messages']"
 	has "$srv_out" "   port counters ($dev port 1, port-wide, "
 	# ud -n 6: 6 datagrams, each echoed: 12 SENDs and 12 receives.
 	pair 0 0 "$RDMAKIT ud --server -p @PORT@ -w 30 -n 6 --json" \

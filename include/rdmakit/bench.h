@@ -30,6 +30,7 @@
 
 #include <rdmakit/bench_stats.h>
 #include <rdmakit/conn.h>
+#include <rdmakit/counters.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -162,6 +163,9 @@ struct rk_bench_result {
 	bool checked_here;       /* this side checked something after the round */
 	char check[200];         /* what this side checked, and how it came out */
 	char peer_check[120];    /* the peer's verdict ("" when it checked nothing) */
+	/* The port's counters over this round (the server: from waiting for it),
+	 * success or not: port-wide. */
+	struct rk_run_counters counters;
 };
 
 struct rk_bench;
@@ -175,7 +179,8 @@ const struct rk_bench_info *rk_bench_get_info(const struct rk_bench *b);
 
 /* Run one round. Client: round says what. Server: round is ignored; it waits
  * for the client's next round and returns 1 (no result) when the client has
- * finished. A failed check of what arrived is -EBADMSG on both sides. */
+ * finished. A failed check of what arrived is -EBADMSG on both sides.
+ * res->counters is filled also when the round fails. */
 int rk_bench_run(struct rk_bench *b, const struct rk_bench_round *round,
 		 struct rk_bench_result *res);
 

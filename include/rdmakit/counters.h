@@ -45,6 +45,8 @@ struct rk_counters {
 	uint64_t taken_ns;     /* CLOCK_MONOTONIC when read */
 	unsigned int groups;   /* bit (1u << group) for each group directory found */
 	int skipped;	       /* files left out: unreadable, or not a number */
+	uint32_t lifespan_ms;  /* hw_counters/lifespan: the kernel serves values up to
+				  this old (0: none seen) */
 	int n;
 	struct rk_counter *v;  /* sorted by group, then name */
 };
@@ -110,6 +112,91 @@ const struct rk_counter_delta *rk_counters_delta_find(const struct rk_counters_d
  * buf ""). */
 int rk_counters_cite(const struct rk_counters_delta *delta, enum ibv_wc_status status, char *buf,
 		     size_t len);
+
+/* ---- A run's counters: what an engine (bench, rc, ping, ud) saw move ----
+ *
+ * Counters are per port and shared by everything on the device: every QP of
+ * every process on the port counts, and when both ends of a run share one
+ * device, both ends' traffic shows in each side's deltas ("port-wide").
+ * Self-contained (no pointers to follow): a result struct carries it by value. */
+
+#define RK_RUN_COUNTERS_MAX 64
+#define RK_RUN_FAILURES_MAX 8
+/* Slots for the completion statuses rk_wc_check() counts (status.h). */
+#define RK_WC_STATUS_SLOTS 32
+
+enum rk_run_counters_state {
+	RK_RUN_COUNTERS_UNREAD = 0, /* the run ended before its device was known, or
+				       reading failed (error says why) */
+	RK_RUN_COUNTERS_NONE,       /* the port exposes no counters */
+	RK_RUN_COUNTERS_READ,       /* read before and after: v[] holds the changes */
+};
+
+struct rk_run_counter {
+	char name[RK_COUNTER_NAME_MAX];
+	enum rk_counter_group group;
+	int64_t delta;
+};
+
+/* A failed completion logged (rk_wc_check()) in this process during the run. */
+struct rk_run_failure {
+	enum ibv_wc_status status;
+	uint32_t count;
+};
+
+struct rk_run_counters {
+	enum rk_run_counters_state state;
+	int error;             /* UNREAD: 0 (not reached) or the reading's negative errno */
+	char device[64];
+	uint8_t port;
+	uint64_t interval_ns;  /* between the two readings */
+	int n;                 /* counters that changed, in v[] (sorted by group, name) */
+	int left_out;          /* changes beyond RK_RUN_COUNTERS_MAX */
+	struct rk_run_counter v[RK_RUN_COUNTERS_MAX];
+	int nfailures;         /* in order of status */
+	struct rk_run_failure failures[RK_RUN_FAILURES_MAX];
+	/* private: the first reading, between start and stop */
+	struct rk_counters *before_;
+	uint32_t wc_failed_[RK_WC_STATUS_SLOTS];
+};
+
+/* Take the first reading of dev's port port_num and note the failed
+ * completions logged so far; c is cleared first (a reading of an earlier
+ * start is dropped). A port without counters is not an error (state NONE at
+ * stop). c must be zeroed, or have been started before. Returns 0 or the
+ * reading's negative errno (kept in c->error, and logged: a run does not
+ * fail for its counters). */
+int rk_run_counters_start(struct rk_run_counters *c, const struct rk_device *dev,
+			  uint8_t port_num);
+
+/* Take the second reading (after waiting out the kernel's hw_counters cache,
+ * lifespan, so that everything the run did is in it) and keep the non-zero
+ * changes and the failed completions since start. Nothing when start was
+ * not called or failed; calling it twice is harmless. The device may be
+ * closed by now. */
+void rk_run_counters_stop(struct rk_run_counters *c);
+
+/* Drop the first reading without a second (c keeps state UNREAD). */
+void rk_run_counters_discard(struct rk_run_counters *c);
+
+/* The pure part of stop: c's changes from before to after (state READ, or
+ * NONE when after has no group). Failures are left as they are. */
+void rk_run_counters_fill(struct rk_run_counters *c, const struct rk_counters *before,
+			  const struct rk_counters *after);
+
+/* The change of counter name (any group) in c, or NULL. */
+const struct rk_run_counter *rk_run_counters_find(const struct rk_run_counters *c,
+						  const char *name);
+
+/* c's changes as text: "rdma_recvs +20, rdma_sends +20" ("" when none).
+ * Returns how many were written (all of c->n unless len is too short). */
+int rk_run_counters_str(const struct rk_run_counters *c, char *buf, size_t len);
+
+/* As rk_counters_cite(), from a run's changes: the counters that explain a
+ * failure with status ("retry_exceeded_err +1, completer_retry_err +7").
+ * Returns how many were cited. */
+int rk_run_counters_cite(const struct rk_run_counters *c, enum ibv_wc_status status, char *buf,
+			 size_t len);
 
 #ifdef __cplusplus
 }

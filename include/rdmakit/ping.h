@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
+#include <rdmakit/counters.h>
 #include <rdmakit/gid.h>
 #include <rdmakit/qp.h>
 #include <rdmakit/stats.h>
@@ -113,6 +114,9 @@ struct rk_ping_result {
 	uint64_t bad_round;      /* its round, from 0 */
 	bool peer_left;          /* rping server: the client disconnected */
 	int error;               /* 0, or the run's negative errno */
+	/* The port's counters from when the device was known (before the QP
+	 * connects) to the end of the run, success or not: port-wide. */
+	struct rk_run_counters counters;
 };
 
 /* Native ping (above). The client sends opts->count pings of opts->size

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rdmakit/counters.h>
 #include <rdmakit/gid.h>
 #include <rdmakit/wire.h>
 
@@ -126,6 +127,9 @@ struct rk_rcflow_result {
 	int nsteps;             /* steps in the flow */
 	int done;               /* steps recorded in steps[] */
 	struct rk_rcflow_step steps[RK_RCFLOW_MAX_STEPS];
+	/* The port's counters from when the device was known (before the QP
+	 * connects) to the end of the run, success or not: port-wide. */
+	struct rk_run_counters counters;
 };
 
 /* Run the server or the client as opts says; *result is zeroed, then filled.

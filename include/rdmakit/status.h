@@ -40,10 +40,15 @@ const char *rk_cm_event_hint(enum rdma_cm_event_type type);
  * remote errors, -EIO otherwise. */
 int rk_wc_errno(enum ibv_wc_status status);
 
+/* How many failed completions with status rk_wc_check() has logged in this
+ * process so far, all threads together (0 for IBV_WC_SUCCESS). A run's
+ * counters (rk_run_counters_stop()) name the statuses that failed during it. */
+uint32_t rk_wc_failures(enum ibv_wc_status status);
+
 /* Log a failed completion once, with its name and hint, and return
  * rk_wc_errno() of it (0 for success, nothing logged). what names the
  * operation in the message (NULL: "work request"; a failed completion
- * carries no valid opcode). */
+ * carries no valid opcode). Counted for rk_wc_failures(). */
 int rk_wc_check(const struct ibv_wc *wc, const char *what);
 
 #ifdef __cplusplus

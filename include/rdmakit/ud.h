@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rdmakit/counters.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -78,6 +80,9 @@ struct rk_ud_result {
 	bool checked;        /* every datagram's bytes were checked */
 	double elapsed_us;   /* first datagram to last answer (client), or the whole
 				serving time (server) */
+	/* The port's counters from when the QP was made to the end of the run,
+	 * success or not: port-wide. */
+	struct rk_run_counters counters;
 };
 
 enum rk_ud_event_kind {

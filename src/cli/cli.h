@@ -81,6 +81,18 @@ int cli_parse(const char *cmd, const char *usage, const char *description,
 int cli_parse_noargs(const char *cmd, const char *usage, const char *description,
 		     const struct rk_opt *opts, int argc, char **argv);
 
+/* The port counters a run moved (report_counters.c), for every command that
+ * reports a run: one line "port counters (DEV port N, port-wide, S s): name
+ * +N, ..." (a port without counters says so once per process), then for each
+ * failed completion of the run its name, hint and the counters that explain
+ * it. Nothing when the run never read them. */
+void cli_counters_text(const struct rk_run_counters *c, const char *indent);
+
+/* The same as a JSON object {device, port, scope, seconds, deltas: {group:
+ * {name: N}}, left_out, failures: [{status, count, hint, counters}], note};
+ * NULL (JSON null) when the run never read them. */
+json_object *cli_counters_json(const struct rk_run_counters *c);
+
 /* Subcommands. */
 int cmd_devices(int argc, char **argv);
 int cmd_counters(int argc, char **argv);

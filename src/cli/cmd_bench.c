@@ -359,7 +359,19 @@ static json_object *result_json(const struct rk_bench_info *in, const struct rk_
 	json_object_object_add(j, "checked_here", json_object_new_boolean(r->checked_here));
 	json_object_object_add(j, "check", json_object_new_string(r->check));
 	json_object_object_add(j, "peer_check", json_object_new_string(r->peer_check));
+	json_object_object_add(j, "counters", cli_counters_json(&r->counters));
 	return j;
+}
+
+/* A round's port counters in text, under its row; and a failed round's in
+ * JSON, in the document (a round that succeeded has them in its result). */
+static void round_counters(const struct report *rp, const struct rk_bench_result *r, bool failed)
+{
+	if (rp->o->json && failed)
+		json_object_object_add(rp->doc, "failed_round_counters",
+				       cli_counters_json(&r->counters));
+	else if (!rp->o->json && !rp->o->csv)
+		cli_counters_text(&r->counters, "   ");
 }
 
 /* ---- options ---- */
@@ -525,6 +537,7 @@ static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_
 			break;
 		if (ret) {
 			status = CLI_FAILED;
+			round_counters(rp, &res, true);
 			break;
 		}
 		if (o->json)
@@ -533,6 +546,7 @@ static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_
 			csv_row(rp->info, &res);
 		else
 			print_row(rp, &res);
+		round_counters(rp, &res, false);
 	}
 	return status;
 }

@@ -162,6 +162,7 @@ static void summary_text(const struct ping_view *v, const struct rk_ping_result 
 		       "%.1f us (mean %.1f)\n",
 		       v->who, r->rounds, r->rounds == 1 ? "" : "s", r->size, what, st.min,
 		       st.median, st.p99, st.max, st.mean);
+	cli_counters_text(&r->counters, "");
 	if (r->error) {
 		printf("%s: FAILED after %zu round%s (%s)\n", v->who, r->rounds,
 		       r->rounds == 1 ? "" : "s", rk_strerror(r->error));
@@ -227,6 +228,7 @@ static json_object *summary_json(const struct ping_view *v, const struct rk_ping
 		json_object_object_add(doc, "peer_disconnected", json_object_new_boolean(true));
 	if (r->first_unchecked)
 		json_object_object_add(doc, "first_round_unchecked", json_object_new_boolean(true));
+	json_object_object_add(doc, "counters", cli_counters_json(&r->counters));
 	json_object_object_add(doc, "result", json_object_new_string(r->error ? "failed" : "ok"));
 	if (r->error)
 		json_object_object_add(doc, "error", json_object_new_string(rk_strerror(r->error)));

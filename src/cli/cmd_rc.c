@@ -170,6 +170,7 @@ static json_object *report_json(const struct rc_opts *o, const struct rk_rcflow_
 	for (int i = 0; i < r->done; i++)
 		json_object_array_add(steps, step_json(&r->steps[i], i));
 	json_object_object_add(doc, "steps", steps);
+	json_object_object_add(doc, "counters", cli_counters_json(&r->counters));
 	json_object_object_add(doc, "result", json_object_new_string(result ? "failed" : "ok"));
 	if (result)
 		json_object_object_add(doc, "error", json_object_new_string(rk_strerror(result)));
@@ -329,6 +330,8 @@ int cmd_rc(int argc, char **argv)
 	if (!res)
 		return CLI_FAILED;
 	ret = rk_rcflow_run(&f, res);
+	if (!o.json)
+		cli_counters_text(&res->counters, "");
 	if (o.json)
 		cli_json_print(report_json(&o, res, ret));
 	else if (!ret)

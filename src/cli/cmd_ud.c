@@ -101,6 +101,7 @@ static json_object *report_json(const struct ud_opts *o, const struct rk_ud_resu
 	json_object_object_add(doc, "received", json_object_new_int64((int64_t)r->received));
 	json_object_object_add(doc, "validated", json_object_new_boolean(!result && r->checked));
 	json_object_object_add(doc, "elapsed_us", json_object_new_double(r->elapsed_us));
+	json_object_object_add(doc, "counters", cli_counters_json(&r->counters));
 	json_object_object_add(doc, "result", json_object_new_string(result ? "failed" : "ok"));
 	if (result)
 		json_object_object_add(doc, "error", json_object_new_string(rk_strerror(result)));
@@ -111,6 +112,7 @@ static void report_text(const struct ud_opts *o, const struct rk_ud_result *r, i
 {
 	const char *who = o->server ? "server" : "client";
 
+	cli_counters_text(&r->counters, "");
 	if (result) {
 		printf("%s: FAILED (%s)\n", who, rk_strerror(result));
 		return;

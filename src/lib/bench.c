@@ -431,13 +431,19 @@ static int run_round(struct rk_bench *b, const struct rk_bench_round *round,
 int rk_bench_run(struct rk_bench *b, const struct rk_bench_round *round,
 		 struct rk_bench_result *res)
 {
+	struct rk_run_counters counters = {0};
 	int ret;
 
+	memset(&res->counters, 0, sizeof(res->counters));
 	if (b->rounds == UINT32_MAX) {
 		rk_error("bench: the session with %s has ended", b->conn->peer);
 		return -ENOTCONN;
 	}
+	/* run_round() clears res: the round's counters go in after it. */
+	rk_run_counters_start(&counters, b->conn->dev, b->conn->port_num);
 	ret = run_round(b, round, res);
+	rk_run_counters_stop(&counters);
+	res->counters = counters;
 	if (ret < 0)
 		b->rounds = UINT32_MAX; /* over: nothing more to tell the peer */
 	return ret;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <rdmakit/counters.h>
+#include <rdmakit/error.h>
 #include <rdmakit/log.h>
 #include <rdmakit/status.h>
 
@@ -130,8 +131,11 @@ static int read_group(struct rk_counters *s, int *cap, const char *port_dir,
 		if (e->d_name[0] == '.')
 			continue;
 		/* hw_counters/lifespan is how long the kernel caches the values (ms). */
-		if (group == RK_COUNTERS_HW && !strcmp(e->d_name, "lifespan"))
+		if (group == RK_COUNTERS_HW && !strcmp(e->d_name, "lifespan")) {
+			if (!read_value(dirfd(d), dir, e->d_name, &value))
+				s->lifespan_ms = value > 60000 ? 60000 : (uint32_t)value;
 			continue;
+		}
 		if (strlen(e->d_name) >= RK_COUNTER_NAME_MAX ||
 		    read_value(dirfd(d), dir, e->d_name, &value)) {
 			s->skipped++;
@@ -277,6 +281,19 @@ const struct rk_counter_delta *rk_counters_delta_find(const struct rk_counters_d
 	return NULL;
 }
 
+/* Append "name +N" to buf (", " before all but the first). */
+static void append_change(char *buf, size_t len, size_t *off, int nth, const char *name,
+			  int64_t delta)
+{
+	int w;
+
+	if (*off >= len)
+		return;
+	w = snprintf(buf + *off, len - *off, "%s%s %+lld", nth ? ", " : "", name,
+		     (long long)delta);
+	*off += w > 0 ? (size_t)w : 0;
+}
+
 int rk_counters_cite(const struct rk_counters_delta *delta, enum ibv_wc_status status, char *buf,
 		     size_t len)
 {
@@ -290,13 +307,142 @@ int rk_counters_cite(const struct rk_counters_delta *delta, enum ibv_wc_status s
 
 		if (!c || !c->delta)
 			continue;
-		if (off < len) {
-			int w = snprintf(buf + off, len - off, "%s%s %+lld", cited ? ", " : "",
-					 c->name, (long long)c->delta);
+		append_change(buf, len, &off, cited++, c->name, c->delta);
+	}
+	return cited;
+}
 
-			off += w > 0 ? (size_t)w : 0;
+/* ---- a run's counters ---- */
+
+void rk_run_counters_discard(struct rk_run_counters *c)
+{
+	rk_counters_free(c->before_);
+	c->before_ = NULL;
+}
+
+int rk_run_counters_start(struct rk_run_counters *c, const struct rk_device *dev,
+			  uint8_t port_num)
+{
+	char dir[256];
+	int ret;
+
+	rk_run_counters_discard(c);
+	memset(c, 0, sizeof(*c));
+	snprintf(c->device, sizeof(c->device), "%s", dev->info.name);
+	c->port = port_num;
+	for (int s = 0; s < RK_WC_STATUS_SLOTS; s++)
+		c->wc_failed_[s] = rk_wc_failures((enum ibv_wc_status)s);
+	snprintf(dir, sizeof(dir), SYSFS_IB "/%s/ports/%u", c->device, port_num);
+	ret = rk_counters_read_dir(dir, c->device, port_num, &c->before_);
+	if (ret) {
+		rk_debug("counters of %s port %u not read: %s; the report goes without them",
+			 c->device, port_num, rk_strerror(ret));
+		c->error = ret;
+	}
+	return ret;
+}
+
+void rk_run_counters_fill(struct rk_run_counters *c, const struct rk_counters *before,
+			  const struct rk_counters *after)
+{
+	c->n = c->left_out = 0;
+	c->interval_ns = after->taken_ns > before->taken_ns ? after->taken_ns - before->taken_ns
+							    : 0;
+	c->state = after->groups ? RK_RUN_COUNTERS_READ : RK_RUN_COUNTERS_NONE;
+	for (int i = 0; i < after->n; i++) {
+		const struct rk_counter *a = &after->v[i];
+		const struct rk_counter *b = find(before, a->group, a->name);
+		int64_t delta = (int64_t)(a->value - (b ? b->value : 0));
+
+		if (!delta)
+			continue;
+		if (c->n == RK_RUN_COUNTERS_MAX) {
+			c->left_out++;
+			continue;
 		}
-		cited++;
+		snprintf(c->v[c->n].name, sizeof(c->v[c->n].name), "%s", a->name);
+		c->v[c->n].group = a->group;
+		c->v[c->n].delta = delta;
+		c->n++;
+	}
+}
+
+/* The failed completions logged since start, in order of status. */
+static void note_failures(struct rk_run_counters *c)
+{
+	c->nfailures = 0;
+	for (int s = 0; s < RK_WC_STATUS_SLOTS && c->nfailures < RK_RUN_FAILURES_MAX; s++) {
+		uint32_t now = rk_wc_failures((enum ibv_wc_status)s);
+
+		if (now == c->wc_failed_[s])
+			continue;
+		c->failures[c->nfailures].status = (enum ibv_wc_status)s;
+		c->failures[c->nfailures].count = now - c->wc_failed_[s];
+		c->nfailures++;
+	}
+}
+
+void rk_run_counters_stop(struct rk_run_counters *c)
+{
+	struct rk_counters *after;
+	char dir[256];
+	int ret;
+
+	if (!c->before_)
+		return;
+	/* A read within lifespan of another (anyone's) gets the kernel's cached
+	 * values: wait it out (and a jiffy or two) so the run's end is in them. */
+	if (c->before_->lifespan_ms)
+		usleep((useconds_t)(c->before_->lifespan_ms + 10) * 1000);
+	note_failures(c);
+	snprintf(dir, sizeof(dir), SYSFS_IB "/%s/ports/%u", c->device, c->port);
+	ret = rk_counters_read_dir(dir, c->device, c->port, &after);
+	if (ret) {
+		rk_debug("counters of %s port %u not read after the run: %s", c->device, c->port,
+			 rk_strerror(ret));
+		c->error = ret;
+	} else {
+		rk_run_counters_fill(c, c->before_, after);
+		rk_counters_free(after);
+	}
+	rk_run_counters_discard(c);
+}
+
+const struct rk_run_counter *rk_run_counters_find(const struct rk_run_counters *c,
+						  const char *name)
+{
+	for (int i = 0; i < c->n; i++)
+		if (!strcmp(c->v[i].name, name))
+			return &c->v[i];
+	return NULL;
+}
+
+int rk_run_counters_str(const struct rk_run_counters *c, char *buf, size_t len)
+{
+	size_t off = 0;
+	int i;
+
+	if (!len)
+		return 0;
+	buf[0] = '\0';
+	for (i = 0; i < c->n && off < len; i++)
+		append_change(buf, len, &off, i, c->v[i].name, c->v[i].delta);
+	return off < len ? i : i - 1;
+}
+
+int rk_run_counters_cite(const struct rk_run_counters *c, enum ibv_wc_status status, char *buf,
+			 size_t len)
+{
+	size_t off = 0;
+	int cited = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (const char *const *n = rk_wc_status_counters(status); *n; n++) {
+		const struct rk_run_counter *r = rk_run_counters_find(c, *n);
+
+		if (r)
+			append_change(buf, len, &off, cited++, r->name, r->delta);
 	}
 	return cited;
 }

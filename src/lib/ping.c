@@ -84,6 +84,7 @@ void ping_pause(const struct ping_run *r, uint64_t round)
 
 int ping_finish(struct ping_run *r, int ret)
 {
+	rk_run_counters_stop(&r->res->counters);
 	r->res->error = ret;
 	return ret;
 }
@@ -117,6 +118,7 @@ void rk_ping_result_free(struct rk_ping_result *result)
 	if (!result)
 		return;
 	free(result->us);
+	rk_run_counters_discard(&result->counters);
 	result->us = NULL;
 	result->rounds = result->cap = 0;
 }
@@ -133,9 +135,10 @@ static int native_prepare(struct rk_conn *conn, struct rk_wire_buf *req, int *qp
 			  void *arg)
 {
 	struct native *n = arg;
-	const struct rk_ping_result *res = n->r->res;
+	struct rk_ping_result *res = n->r->res;
 	int ret;
 
+	rk_run_counters_start(&res->counters, conn->dev, conn->port_num);
 	ret = rk_mr_alloc(conn->pd, 2 * (size_t)res->size, IBV_ACCESS_LOCAL_WRITE, &n->mr);
 	if (ret)
 		return ret;
@@ -168,6 +171,7 @@ static int native_on_request(struct rk_conn *conn, const struct rk_wire_buf *req
 			 req->size, RK_PING_MAX_SIZE, req->len, req->offset);
 		return -EINVAL;
 	}
+	rk_run_counters_start(&res->counters, conn->dev, conn->port_num);
 	res->size = req->size;
 	res->count = req->len;
 	res->validate = (req->offset & PING_REQ_VALIDATE) || n->r->o.validate;

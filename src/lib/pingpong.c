@@ -225,6 +225,7 @@ static int pp_setup(struct pp *p)
 			   p->ctl->local_ip[0] ? p->ctl->local_ip : NULL, &p->d);
 	if (ret)
 		return ret;
+	rk_run_counters_start(&r->res->counters, p->d.dev, p->d.port_num);
 	pi = rk_device_port(p->d.dev, p->d.port_num);
 	if (r->o.transport == RK_UD && r->res->size > (uint32_t)rk_mtu_bytes(pi->active_mtu)) {
 		rk_error("a UD message of %u bytes does not fit the port's MTU of %d bytes: a "

@@ -155,6 +155,7 @@ static int on_request(struct rk_conn *conn, const struct rk_wire_buf *req,
 	char name[16];
 	int remote, access, ret;
 
+	rk_run_counters_start(&rc->res->counters, conn->dev, conn->port_num);
 	rc->res->op = req->op;
 	if (build_flow(rc)) {
 		snprintf(reason, reason_len, "unknown operation code %u", req->op);
@@ -209,6 +210,7 @@ static int prepare(struct rk_conn *conn, struct rk_wire_buf *req, int *qp_access
 	struct rc *rc = arg;
 	int ret;
 
+	rk_run_counters_start(&rc->res->counters, conn->dev, conn->port_num);
 	ret = rk_region_alloc(conn->dev, conn->pd, rc->o->size, IBV_ACCESS_LOCAL_WRITE, false,
 			      false, NULL, &rc->buf);
 	if (ret)
@@ -737,6 +739,7 @@ int rk_rcflow_run(const struct rk_rcflow_opts *opts, struct rk_rcflow_result *re
 	if (!rc.scratch)
 		return -ENOMEM;
 	ret = run(&rc);
+	rk_run_counters_stop(&result->counters);
 	rk_conn_close(rc.conn);
 	free(rc.scratch);
 	return ret;

@@ -131,6 +131,7 @@ static int rping_setup(struct rping *p)
 	uint32_t size = p->r->res->size;
 	int ret;
 
+	rk_run_counters_start(&p->r->res->counters, p->cm->dev, p->cm->port_num);
 	ret = rk_pd_alloc(p->cm->dev, &p->pd);
 	if (!ret)
 		ret = rk_cq_create(p->cm->dev, 64, o->events, &p->cq);

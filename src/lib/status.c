@@ -1,8 +1,10 @@
 /* Names and hints for completion statuses, opcodes, async and CM events.
  * Tables indexed by the enum, with an "UNKNOWN(n)" fallback. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
+#include <rdmakit/counters.h>
 #include <rdmakit/status.h>
 #include <rdmakit/log.h>
 
@@ -237,10 +239,25 @@ int rk_wc_errno(enum ibv_wc_status status)
 	}
 }
 
+/* Failed completions rk_wc_check() logged, per status, in this process (all
+ * threads): rk_run_counters_start()/stop() take the difference. */
+static _Atomic uint32_t wc_failed[RK_WC_STATUS_SLOTS];
+
+_Static_assert(COUNT(wc_status) <= RK_WC_STATUS_SLOTS, "RK_WC_STATUS_SLOTS too small");
+
+uint32_t rk_wc_failures(enum ibv_wc_status status)
+{
+	if ((unsigned int)status >= RK_WC_STATUS_SLOTS)
+		return 0;
+	return atomic_load_explicit(&wc_failed[status], memory_order_relaxed);
+}
+
 int rk_wc_check(const struct ibv_wc *wc, const char *what)
 {
 	if (wc->status == IBV_WC_SUCCESS)
 		return 0;
+	if ((unsigned int)wc->status < RK_WC_STATUS_SLOTS)
+		atomic_fetch_add_explicit(&wc_failed[wc->status], 1, memory_order_relaxed);
 	rk_error("%s (wr_id %llu) on QP 0x%x failed: %s, vendor error 0x%x: %s",
 		 what ? what : "work request", (unsigned long long)wc->wr_id,
 		 wc->qp_num, rk_wc_status_name(wc->status), wc->vendor_err,

@@ -160,6 +160,7 @@ static int ud_setup(struct ud *u, uint32_t qkey, int nrecv)
 	size_t size = u->o->size;
 	int ret;
 
+	rk_run_counters_start(&u->res->counters, u->sel.dev, u->sel.port_num);
 	u->nrecv = nrecv < UD_RECV_SLOTS ? nrecv : UD_RECV_SLOTS;
 	u->nsend = UD_SEND_SLOTS;
 	qa.max_recv_wr = (uint32_t)u->nrecv;
@@ -897,6 +898,7 @@ int rk_ud_run(const struct rk_ud_opts *opts, struct rk_ud_result *result)
 		return ret;
 	u.port = opts->port ? opts->port : opts->cm ? RK_UD_CM_PORT : RK_DEFAULT_PORT;
 	ret = opts->server ? run_server(&u) : run_client(&u);
+	rk_run_counters_stop(&result->counters);
 	ud_free(&u);
 	return ret;
 }

@@ -1,12 +1,74 @@
 #!/bin/sh
 # rdmakit counters, as a user runs it: text, --json, the deltas a known amount
 # of traffic leaves (rxe's rdma_sends/rdma_recvs count SENDs completed and
-# received), --watch until SIGINT/SIGTERM or --count, and bad input.
+# received), --watch until SIGINT/SIGTERM or --count, and bad input; and the
+# counters in the reports of ping, rc, bench and ud.
 RDMAKIT=$1
 . "$(dirname "$0")/lib.sh"
 
-watch_out=$(mktemp) watch_err=$(mktemp)
-trap 'rm -f "$out" "$err" "$watch_out" "$watch_err"' EXIT
+IP=${RDMAKIT_TEST_IP:-198.18.0.1}
+PORT=$((40000 + $$ % 10000))
+watch_out=$(mktemp) watch_err=$(mktemp) srv_out=$(mktemp) cli_out=$(mktemp)
+trap 'rm -f "$out" "$err" "$watch_out" "$watch_err" "$srv_out" "$cli_out"' EXIT
+
+# deltas FILE SIDE PYTHON: check the "counters" of the JSON report in FILE;
+# 'c' is that object, 'hw' its hw_counters deltas.
+deltas() {
+	if ! "$PY" -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d['counters'] if 'counters' in d else d['results'][0]['counters']
+assert c['scope'] == 'port-wide' and c['port'] == 1, c
+hw = c['deltas'].get('hw_counters', {})
+print('# $2 deltas:', c['deltas'])
+$3
+" "$1"; then
+		echo "FAIL: $2 counters: $3"
+		sed 's/^/  | /' "$1" | head -60
+		fails=$((fails + 1))
+	fi
+}
+
+# run_reports: the counters in the reports of runs whose SENDs are known
+# exactly. Both ends share the device, so each side's port-wide deltas hold
+# both sides' SENDs and receives.
+run_reports() {
+	# ping -n 7: 7 pings and 7 pongs, each a SEND and a receive; the
+	# exchange and the sync points go over TCP.
+	pair 0 0 "$RDMAKIT ping --server -p @PORT@ -w 30 --json" \
+		"$RDMAKIT ping $IP -p @PORT@ -n 7 --json" || return 0
+	for f in "$srv_out" "$cli_out"; do
+		deltas "$f" "ping -n 7" "
+assert (hw.get('rdma_sends'), hw.get('rdma_recvs')) == (14, 14), hw
+assert hw.get('sent_pkts', 0) >= 14 and c['failures'] == [], c
+assert c['left_out'] == 0 and c['note'] is None and c['seconds'] > 0, c"
+	done
+	# rc --op send, in text: one SEND, seen by each side.
+	pair 0 0 "$RDMAKIT rc --server -p @PORT@ --wait 30" "$RDMAKIT rc $IP -p @PORT@ --op send" ||
+		return 0
+	for f in "$srv_out" "$cli_out"; do
+		has "$f" "port counters ($dev port 1, port-wide, " || continue
+		if ! grep "^port counters" "$f" | grep -qE "rdma_recvs \+1, rdma_sends \+1(,|\$)"; then
+			echo "FAIL: rc --op send: no 'rdma_recvs +1, rdma_sends +1' in:"
+			sed 's/^/  | /' "$f"
+			fails=$((fails + 1))
+		fi
+	done
+	# bench: SEND bandwidth, 300 messages of 64 bytes in one round, and the
+	# SEND with immediate that ends the round on each QP (2 QPs: 302); the
+	# round's counters under its row, and in its JSON result.
+	pair 0 0 "$RDMAKIT bench --server -p @PORT@ -w 30" \
+		"$RDMAKIT bench $IP -p @PORT@ -t send -s 64 -n 150 -q 2 --json" || return 0
+	deltas "$cli_out" "bench send -n 150 -q 2" "
+assert (hw.get('rdma_sends'), hw.get('rdma_recvs')) == (302, 302), hw
+assert d['results'][0]['messages'] == 300, d['results'][0]['messages']"
+	has "$srv_out" "   port counters ($dev port 1, port-wide, "
+	# ud -n 6: 6 datagrams, each echoed: 12 SENDs and 12 receives.
+	pair 0 0 "$RDMAKIT ud --server -p @PORT@ -w 30 -n 6 --json" \
+		"$RDMAKIT ud $IP -p @PORT@ -n 6 --json" || return 0
+	deltas "$srv_out" "ud -n 6" "
+assert (hw.get('rdma_sends'), hw.get('rdma_recvs')) == (12, 12), hw"
+}
 
 # wait_for FILE TEXT SECONDS: until FILE contains TEXT (1 when it never does).
 wait_for() {
@@ -102,6 +164,7 @@ assert d.get('retry_exceeded_err', 0) == 0, d
 		fi
 	done
 	rm -f "$before" "$after"
+	run_reports
 
 	# --watch --json: one object per line; traffic in the middle shows in the
 	# intervals' deltas, in sum exactly; SIGTERM ends it with exit 0.

@@ -94,7 +94,11 @@ faults() {
 	# the server hears the step failed; both end within seconds.
 	for conn in "" "--cm"; do
 		rc_pair 1 1 "$conn" "$conn --op write --inject wrong-rkey" &&
-		has "$cli_out" "IBV_WC_REM_ACCESS_ERR" && has "$cli_out" "rkey"
+		has "$cli_out" "IBV_WC_REM_ACCESS_ERR" && has "$cli_out" "rkey" &&
+		# The report's counters; rxe counts no remote access errors, and says so.
+		has "$cli_out" "port counters (" &&
+		has "$cli_out" "IBV_WC_REM_ACCESS_ERR: the peer's MR lacks the access flag" &&
+		has "$cli_out" "none of the counters that tell of it moved on"
 		[ "$took" -le 15 ] || { echo "FAIL: took ${took}s"; fails=$((fails + 1)); }
 	done
 	# The server withholds the remote access flag: READ refused by its HCA.

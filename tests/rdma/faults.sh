@@ -62,13 +62,19 @@ start_server -s 64M
 ( while ! grep -q exposing "$srv_out"; do sleep 0.1; done; sleep 0.2; kill -9 "$spid" ) &
 client --op write -s 64M -t 30
 finish_case
-expect "peer killed mid-transfer" 60 "$cli_out" "IBV_WC_RETRY_EXC_ERR" "no answer from the peer"
+# The report's counters: the hint cites the transport retries (rxe's names).
+expect "peer killed mid-transfer" 60 "$cli_out" "IBV_WC_RETRY_EXC_ERR" "no answer from the peer" \
+	"port counters ($DEV port 1, port-wide, " "counters: retry_exceeded_err +1, completer_retry_err +"
 
 # 2. No receive posted, RNR retries limited to 1.
 start_server --inject no-recv
 client --op send --rnr-retry 1
 finish_case
-expect "no receive posted" 15 "$cli_out" "IBV_WC_RNR_RETRY_EXC_ERR" "posted no receive"
+# ... and here the RNR counters: one retry, so the second RNR NAK ends it.
+expect "no receive posted" 15 "$cli_out" "IBV_WC_RNR_RETRY_EXC_ERR" "posted no receive" \
+	"counters: retry_rnr_exceeded_err +1, rcvd_rnr_err +2, send_rnr_err +2"
+expect "no receive posted (server)" 15 "$srv_out" "port counters ($DEV port 1, port-wide, " \
+	"send_rnr_err +2"
 
 # 3. Wrong rkey.
 start_server

@@ -96,6 +96,7 @@ static void test_read_dir(void **state)
 	assert_int_equal(v, 5);
 	assert_int_equal(rk_counters_get(s, RK_COUNTERS_PORT, "rdma_sends", &v), -ENOENT);
 	assert_int_equal(rk_counters_get(s, RK_COUNTERS_HW, "lifespan", &v), -ENOENT);
+	assert_int_equal(s->lifespan_ms, 10);
 	rk_counters_free(s);
 
 	/* A port with neither group: an empty snapshot, not an error. */
@@ -103,6 +104,7 @@ static void test_read_dir(void **state)
 	assert_int_equal(s->groups, 0);
 	assert_int_equal(s->n, 0);
 	assert_int_equal(s->skipped, 0);
+	assert_int_equal(s->lifespan_ms, 0);
 	rk_counters_free(s);
 
 	assert_int_equal(nftw(root, remove_entry, 8, FTW_DEPTH | FTW_PHYS), 0);
@@ -187,6 +189,124 @@ static void test_cite(void **state)
 	/* A short buffer is cut, never overrun. */
 	assert_int_equal(rk_counters_cite(&d, IBV_WC_RETRY_EXC_ERR, tiny, sizeof(tiny)), 2);
 	assert_string_equal(tiny, "retry_e");
+}
+
+/* A run's changes: only those that moved, by value, sorted as the snapshot. */
+static void test_run_fill(void **state)
+{
+	struct rk_counter b[] = {
+		C("link_downed", RK_COUNTERS_PORT, 3),
+		C("rdma_sends", RK_COUNTERS_HW, 10),
+		C("retry_exceeded_err", RK_COUNTERS_HW, 4),
+		C("send_err", RK_COUNTERS_HW, 9),
+	};
+	struct rk_counter a[] = {
+		C("link_downed", RK_COUNTERS_PORT, 3),
+		C("rdma_recvs", RK_COUNTERS_HW, 20), /* new: from 0 */
+		C("rdma_sends", RK_COUNTERS_HW, 30),
+		C("retry_exceeded_err", RK_COUNTERS_HW, 5),
+		C("send_err", RK_COUNTERS_HW, 2), /* went back: reset */
+	};
+	struct rk_counters before = {.taken_ns = 1000, .groups = 3, .n = 4, .v = b};
+	struct rk_counters after = {.taken_ns = 500001000, .groups = 3, .n = 5, .v = a};
+	struct rk_run_counters c = {0};
+	const struct rk_run_counter *r;
+	char buf[256], tiny[20];
+
+	rk_run_counters_fill(&c, &before, &after);
+	assert_int_equal(c.state, RK_RUN_COUNTERS_READ);
+	assert_true(c.interval_ns == 500000000);
+	assert_int_equal(c.n, 4);
+	assert_int_equal(c.left_out, 0);
+	assert_string_equal(c.v[0].name, "rdma_recvs");
+	assert_int_equal(c.v[0].group, RK_COUNTERS_HW);
+	assert_int_equal(c.v[0].delta, 20);
+	r = rk_run_counters_find(&c, "rdma_sends");
+	assert_non_null(r);
+	assert_int_equal(r->delta, 20);
+	r = rk_run_counters_find(&c, "send_err");
+	assert_non_null(r);
+	assert_int_equal(r->delta, -7);
+	assert_null(rk_run_counters_find(&c, "link_downed")); /* did not move */
+
+	assert_int_equal(rk_run_counters_str(&c, buf, sizeof(buf)), 4);
+	assert_string_equal(buf, "rdma_recvs +20, rdma_sends +20, retry_exceeded_err +1, "
+				 "send_err -7");
+	/* Cut, never overrun; the count says how many fit whole. */
+	assert_int_equal(rk_run_counters_str(&c, tiny, sizeof(tiny)), 1);
+	assert_string_equal(tiny, "rdma_recvs +20, rdm");
+	assert_int_equal(rk_run_counters_str(&c, tiny, 0), 0);
+
+	/* The hint's citation: the counters of that status that moved. */
+	assert_int_equal(rk_run_counters_cite(&c, IBV_WC_RETRY_EXC_ERR, buf, sizeof(buf)), 2);
+	assert_string_equal(buf, "retry_exceeded_err +1, send_err -7");
+	assert_int_equal(rk_run_counters_cite(&c, IBV_WC_RNR_RETRY_EXC_ERR, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+
+	/* No change at all, then a port without counters. */
+	rk_run_counters_fill(&c, &before, &before);
+	assert_int_equal(c.state, RK_RUN_COUNTERS_READ);
+	assert_int_equal(c.n, 0);
+	assert_int_equal(rk_run_counters_str(&c, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+	before.groups = after.groups = 0;
+	before.n = after.n = 0;
+	rk_run_counters_fill(&c, &before, &after);
+	assert_int_equal(c.state, RK_RUN_COUNTERS_NONE);
+	assert_int_equal(c.n, 0);
+}
+
+/* More changes than a run keeps: counted, not lost silently. */
+static void test_run_left_out(void **state)
+{
+	enum { N = RK_RUN_COUNTERS_MAX + 5 };
+	struct rk_counter b[N], a[N];
+	struct rk_counters before = {.groups = 2, .n = N, .v = b};
+	struct rk_counters after = {.groups = 2, .n = N, .v = a};
+	struct rk_run_counters c = {0};
+
+	for (int i = 0; i < N; i++) {
+		snprintf(b[i].name, sizeof(b[i].name), "c%03d", i);
+		snprintf(a[i].name, sizeof(a[i].name), "c%03d", i);
+		b[i].group = a[i].group = RK_COUNTERS_HW;
+		b[i].value = 100;
+		a[i].value = 100 + (uint64_t)i + 1;
+	}
+	rk_run_counters_fill(&c, &before, &after);
+	assert_int_equal(c.n, RK_RUN_COUNTERS_MAX);
+	assert_int_equal(c.left_out, 5);
+	assert_string_equal(c.v[RK_RUN_COUNTERS_MAX - 1].name, "c063");
+	assert_int_equal(c.v[RK_RUN_COUNTERS_MAX - 1].delta, RK_RUN_COUNTERS_MAX);
+}
+
+/* Failed completions are counted per status as rk_wc_check() logs them;
+ * a device whose port has no sysfs directory leaves the run's counters
+ * unread with the error, and stop does nothing. */
+static void test_run_unread(void **state)
+{
+	struct ibv_wc wc = {.status = IBV_WC_RETRY_EXC_ERR, .qp_num = 0x11};
+	struct rk_device dev = {0};
+	struct rk_run_counters c = {0};
+	uint32_t n0 = rk_wc_failures(IBV_WC_RETRY_EXC_ERR);
+	uint32_t r0 = rk_wc_failures(IBV_WC_RNR_RETRY_EXC_ERR);
+
+	assert_int_equal(rk_wc_check(&wc, "test"), -ETIMEDOUT);
+	assert_int_equal(rk_wc_check(&wc, "test"), -ETIMEDOUT);
+	assert_int_equal(rk_wc_failures(IBV_WC_RETRY_EXC_ERR), n0 + 2);
+	assert_int_equal(rk_wc_failures(IBV_WC_RNR_RETRY_EXC_ERR), r0);
+	wc.status = IBV_WC_SUCCESS;
+	assert_int_equal(rk_wc_check(&wc, "test"), 0);
+	assert_int_equal(rk_wc_failures(IBV_WC_SUCCESS), 0);
+	assert_int_equal(rk_wc_failures((enum ibv_wc_status)999), 0);
+
+	snprintf(dev.info.name, sizeof(dev.info.name), "rk_no_such_dev9");
+	assert_int_equal(rk_run_counters_start(&c, &dev, 1), -ENOENT);
+	assert_int_equal(c.state, RK_RUN_COUNTERS_UNREAD);
+	assert_int_equal(c.error, -ENOENT);
+	assert_string_equal(c.device, "rk_no_such_dev9");
+	rk_run_counters_stop(&c);
+	assert_int_equal(c.state, RK_RUN_COUNTERS_UNREAD);
+	assert_int_equal(c.nfailures, 0);
 }
 
 static bool listed(const char *const *list, const char *name)
@@ -290,6 +410,9 @@ int main(void)
 		cmocka_unit_test(test_read_dir),
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_cite),
+		cmocka_unit_test(test_run_fill),
+		cmocka_unit_test(test_run_left_out),
+		cmocka_unit_test(test_run_unread),
 		cmocka_unit_test(test_status_counters),
 		cmocka_unit_test(test_speed_width),
 		cmocka_unit_test(test_link_rate),

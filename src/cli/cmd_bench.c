@@ -474,7 +474,7 @@ static json_object *interval_json(const struct rk_bench_interval *iv, bool lat)
 
 static void interval_text(const struct rk_bench_interval *iv, bool lat)
 {
-	printf(" [%3u] %7.2f-%-7.2f s %10" PRIu64 " %s", iv->index, iv->start_s, iv->end_s,
+	printf(" [%3u] %7.2f-%7.2f s %10" PRIu64 " %s", iv->index, iv->start_s, iv->end_s,
 	       iv->msgs, lat ? "iters" : "msgs ");
 	if (iv->status)
 		printf("  FAILED: %s\n", iv->error);
@@ -503,6 +503,21 @@ static void on_interval(const struct rk_bench_interval *iv, void *arg)
 		interval_text(iv, lat);
 	}
 	fflush(stdout);
+}
+
+/* The engine's callbacks: the progress line on a terminal (not with
+ * interval records), intervals to on_interval, and the stop request. */
+static void soak_hooks(const struct bench_cli *o, struct report *rp, struct rk_bench_opts *bo)
+{
+	rp->tty = isatty(STDOUT_FILENO) && !o->json && !o->csv;
+	if (rp->tty && !o->interval) {
+		bo->progress = on_progress;
+		bo->progress_arg = rp;
+	}
+	bo->interval_ms = (uint32_t)o->interval * 1000;
+	bo->interval = on_interval;
+	bo->interval_arg = rp;
+	bo->stop = &stop_signal;
 }
 
 static const char *stop_text(const struct rk_bench_result *r)
@@ -699,6 +714,7 @@ static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_
 	int ret, status = CLI_OK;
 
 	rp->info = rk_bench_get_info(b);
+	soak_signals(true);
 	if (o->json) {
 		rp->doc = info_json(rp->info, o);
 		rp->results = json_object_new_array();
@@ -735,6 +751,7 @@ static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_
 		if (!o->server && (res.stopped || stop_signal))
 			break;
 	}
+	soak_signals(false);
 	return status;
 }
 
@@ -792,8 +809,7 @@ int cmd_bench(int argc, char **argv)
 		{"iters", 'n', RK_OPT_COUNT, &o.iters, 1, UINT32_MAX, "N",
 		 "iterations per QP and size (client; default 5000 for bw, 1000 for lat)"},
 		{"duration", 'D', RK_OPT_INT, &o.duration, 0, 3600, "SEC",
-		 "run each size this many seconds instead of --iters; 0: one size until Ctrl-C "
-		 "or SIGTERM (client)"},
+		 "run each size SEC seconds instead of --iters; 0: until stopped (client)"},
 		{"interval", 'I', RK_OPT_COUNT, &o.interval, 1, 3600, "SEC",
 		 "soak: a record every SEC seconds, the lowest and highest in the summary "
 		 "(client, with --duration)"},
@@ -848,15 +864,7 @@ int cmd_bench(int argc, char **argv)
 		return CLI_USAGE;
 
 	fill_bench_opts(&o, &p, argv[first], &bo);
-	rp.tty = isatty(STDOUT_FILENO) && !o.json && !o.csv;
-	if (rp.tty && !o.interval) {
-		bo.progress = on_progress;
-		bo.progress_arg = &rp;
-	}
-	bo.interval_ms = (uint32_t)o.interval * 1000;
-	bo.interval = on_interval;
-	bo.interval_arg = &rp;
-	bo.stop = &stop_signal;
+	soak_hooks(&o, &rp, &bo);
 	if (!o.json && !o.csv && o.server)
 		printf("bench server: waiting for a client on port %" PRIu64 " (%s)\n", o.port,
 		       o.cm ? "RDMA CM" : "TCP exchange");
@@ -865,10 +873,8 @@ int cmd_bench(int argc, char **argv)
 	ret = rk_bench_connect(&bo, &b);
 	if (ret)
 		return CLI_FAILED;
-	soak_signals(true);
 	status = run_rounds(b, &rp, &p);
 	rk_bench_close(b);
-	soak_signals(false);
 	report_end(&rp, status);
 	return status;
 }

@@ -105,6 +105,7 @@ struct soak {
 	uint64_t cut_msgs;      /* messages (latency: iterations) by the last cut */
 	uint64_t seen;          /* messages by the last look (for a failed interval) */
 	uint32_t index;
+	uint64_t tk_looked, tk_gap; /* latency: ticks() at the last look, 10 ms of them */
 	bool halted;            /* a stop request ended this side's loop */
 	bool stopped, by_peer;  /* a stop request came this round (this side's, the peer's) */
 	bool listening;         /* server: the client may still take a BENCH_FIN */

@@ -109,19 +109,21 @@ static inline int lat_mark(struct rk_bench *b, uint64_t i, uint64_t *tk_prev)
 
 /* The pinger, before iteration i: 1 to go on (the clock marked), 0 when
  * the round is over (its iterations, its time, or a stop request), or a
- * negative errno. Every 64 iterations it reads the clock (a read costs as
- * much as a tenth of an iteration on a VM) and, when due, looks for stop
- * requests and cuts an interval; what that takes is left out of the
- * samples (the mark is made again after it). */
+ * negative errno. Every 64 iterations, or 10 ms after the last look where
+ * iterations are slow, it reads the clock (a read costs as much as a tenth
+ * of an iteration on a VM) and, when due, looks for stop requests and cuts
+ * an interval; what that takes is left out of the samples (the mark is made
+ * again after it). */
 static inline int lat_next(struct rk_bench *b, const struct rk_bench_round *r, uint64_t i,
 			   uint64_t deadline, uint64_t *tk_prev)
 {
-	uint64_t now = 0;
+	uint64_t now = 0, tk = ticks();
 	int ret;
 
 	if (r->iters && i == r->iters)
 		return 0;
-	if (i % 64 == 0) {
+	if (i % 64 == 0 || tk - b->soak.tk_looked > b->soak.tk_gap) {
+		b->soak.tk_looked = tk;
 		now = now_ns();
 		b->soak.seen = i;
 		if (r->duration_ms && now >= deadline)
@@ -144,13 +146,15 @@ static inline int lat_next(struct rk_bench *b, const struct rk_bench_round *r, u
 	return 1;
 }
 
-/* The ponger, every 64 iterations: a server asked to stop tells the client. */
+/* The ponger, every 64 iterations or 10 ms: a server asked to stop tells
+ * the client. */
 static inline int lat_pong_look(struct rk_bench *b, uint64_t i)
 {
-	uint64_t now;
+	uint64_t now, tk = ticks();
 
-	if (i % 64)
+	if (i % 64 && tk - b->soak.tk_looked <= b->soak.tk_gap)
 		return 0;
+	b->soak.tk_looked = tk;
 	now = now_ns();
 	return soak_due(b, now) ? soak_look(b, now) : 0;
 }

@@ -35,6 +35,8 @@ void soak_begin(struct rk_bench *b, const struct rk_bench_round *r, bool measuri
 	s->cut_msgs = 0;
 	s->seen = 0;
 	s->index = 0;
+	s->tk_looked = b->tk0;
+	s->tk_gap = (uint64_t)(10e6 / b->tick_est);
 	s->halted = s->stopped = s->by_peer = false;
 	s->listening = b->info.server;
 	s->told = false;

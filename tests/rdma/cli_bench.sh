@@ -73,17 +73,20 @@ print('ok: %d interval records, %d %s in all as the round counted' % (len(ivs), 
 " "$out" || { echo "FAIL: soak records:"; sed 's/^/  | /' "$out" | head -30; fails=$((fails + 1)); }
 }
 
-# bg_pair "SERVER ARGS" "CLIENT ARGS": both in the background (bounded by
-# timeout 120), client --json lines into $out (stderr $err), server text
-# into $srv_out; pids in $spid and $cpid.
+# bg_pair "SERVER ARGS" "CLIENT ARGS": both in the background, client --json
+# lines into $out (stderr $err), server text into $srv_out; pids in $spid and
+# $cpid (rdmakit's own: timeout(1) would turn a forwarded signal into its
+# own exit status), a watchdog kills both after 120 s.
 bg_pair() {
 	PORT=$((PORT + 1))
 	# shellcheck disable=SC2086
-	timeout 120 "$RDMAKIT" bench --server -p "$PORT" --wait 60 --timeout 60 $1 >"$srv_out" 2>&1 &
+	"$RDMAKIT" bench --server -p "$PORT" --wait 60 --timeout 60 $1 >"$srv_out" 2>&1 &
 	spid=$!
 	# shellcheck disable=SC2086
-	timeout 120 "$RDMAKIT" bench "$IP" -p "$PORT" --timeout 60 --json $2 >"$out" 2>"$err" &
+	"$RDMAKIT" bench "$IP" -p "$PORT" --timeout 60 --json $2 >"$out" 2>"$err" &
 	cpid=$!
+	(sleep 120; kill -9 "$spid" "$cpid" 2>/dev/null) &
+	wpid=$!
 }
 
 # records N: wait (up to 60 s) until the client printed N interval records.
@@ -106,6 +109,7 @@ ended() {
 	gc=$?
 	wait "$spid"
 	gs=$?
+	kill "$wpid" 2>/dev/null
 	if [ "$gs" -ne "$1" ] || [ "$gc" -ne "$2" ]; then
 		echo "FAIL [$3]: server exited $gs (want $1), client $gc (want $2)"
 		sed 's/^/  server: /' "$srv_out" | tail -15
@@ -151,6 +155,7 @@ assert r['stopped'] and r['stopped_by'] == 'the peer' and r['peer_check'] == 'pa
 	ip link set "$NETDEV" up
 	kill "$spid" 2>/dev/null
 	wait "$spid"
+	kill "$wpid" 2>/dev/null
 	sleep 1 # the port comes back ACTIVE
 	if [ "$gc" -ne 1 ]; then
 		echo "FAIL [link down]: the client exited $gc, want 1"

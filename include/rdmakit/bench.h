@@ -110,7 +110,7 @@ struct rk_bench_interval {
 	struct rk_bench_lat lat; /* latency: its iterations' statistics */
 	bool last;               /* the round's last (ends at the round's end) */
 	int status;              /* 0, or the negative errno that failed the round in it */
-	char error[200];         /* failed: what, the completion status by name */
+	char error[320];         /* failed: what, the completion status by name, and its hint */
 };
 
 /* A round's intervals in brief: the lowest and highest interval by

@@ -24,6 +24,7 @@
 #ifndef RDMAKIT_BENCH_H
 #define RDMAKIT_BENCH_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -86,6 +87,42 @@ struct rk_bench_progress {
 	double rate;     /* bytes per second so far */
 };
 
+/* A round's duration_ms for "until stopped": the round ends on a stop
+ * request (rk_bench_opts.stop, or the server's) and nothing else. */
+#define RK_BENCH_UNTIL_STOPPED UINT32_MAX
+
+/* One interval of a round (rk_bench_opts.interval_ms), as the side that
+ * measures saw it: the client, and in a bidirectional run the server too
+ * (each its own direction). Intervals are cut at interval_ms, 2 x
+ * interval_ms, ... from the round's start; the last one runs from the last
+ * cut to the round's end (its last completion): partial when a stop request
+ * or the duration ended the round between two cuts, and never empty of time
+ * (a cut that falls on the round's end is not made). So the messages (and
+ * bytes) of a round's intervals add up to the round's own, exactly. */
+struct rk_bench_interval {
+	uint32_t round;
+	uint32_t size;
+	uint32_t index;          /* from 0 within the round */
+	double start_s, end_s;   /* seconds from the round's start */
+	uint64_t msgs;           /* bandwidth: messages completed in it (all this
+				    side's QPs); latency: iterations */
+	uint64_t bytes;          /* msgs x size */
+	double bw, msg_rate;     /* bytes and messages per second over it */
+	struct rk_bench_lat lat; /* latency: its iterations' statistics */
+	bool last;               /* the round's last (ends at the round's end) */
+	int status;              /* 0, or the negative errno that failed the round in it */
+	char error[320];         /* failed: what, the completion status by name, and its hint */
+};
+
+/* A round's intervals in brief: the lowest and highest interval by
+ * bandwidth (latency: by p99), over every interval that ran at least half
+ * interval_ms (a short last one, cut off by a stop, would say little). */
+struct rk_bench_interval_range {
+	uint32_t count;          /* intervals reported */
+	uint32_t ranked;         /* of those, ranked for min and max */
+	struct rk_bench_interval min, max;
+};
+
 struct rk_bench_opts {
 	struct rk_conn_opts conn; /* server/host/port/cm/device/GID/timeouts; the
 				     engine sets transport and QP caps itself */
@@ -103,6 +140,17 @@ struct rk_bench_opts {
 	/* called about every 200 ms during a round, from the engine's loop */
 	void (*progress)(const struct rk_bench_progress *p, void *arg);
 	void *progress_arg;
+	/* Soak runs: an interval report every interval_ms (0: none), from the
+	 * engine's loop on the side that measures. */
+	uint32_t interval_ms;
+	void (*interval)(const struct rk_bench_interval *iv, void *arg);
+	void *interval_arg;
+	/* A stop request, set (non-zero) from a signal handler: the running
+	 * round ends as if its time were up, counted and checked as ever, and
+	 * the result says it was stopped. A server that is asked to stop tells
+	 * the client (BENCH_FIN during a round), which ends the round the same
+	 * way and runs no more. NULL: none. Looked at about every 200 ms. */
+	const volatile sig_atomic_t *stop;
 };
 
 /* What was set up, for the report's header. */
@@ -166,6 +214,9 @@ struct rk_bench_result {
 	/* The port's counters over this round (the server: from waiting for it),
 	 * success or not: port-wide. */
 	struct rk_run_counters counters;
+	bool stopped;            /* a stop request ended the round early */
+	bool stopped_by_peer;    /* ... the peer's (its BENCH_FIN) */
+	struct rk_bench_interval_range intervals; /* interval_ms set, this side measuring */
 };
 
 struct rk_bench;
@@ -177,10 +228,14 @@ int rk_bench_connect(const struct rk_bench_opts *opts, struct rk_bench **bench_p
 /* What was set up. */
 const struct rk_bench_info *rk_bench_get_info(const struct rk_bench *b);
 
-/* Run one round. Client: round says what. Server: round is ignored; it waits
- * for the client's next round and returns 1 (no result) when the client has
- * finished. A failed check of what arrived is -EBADMSG on both sides.
- * res->counters is filled also when the round fails. */
+/* Run one round. Client: round says what (duration_ms may be
+ * RK_BENCH_UNTIL_STOPPED). Server: round is ignored; it waits for the
+ * client's next round and returns 1 (no result) when the client has
+ * finished. A failed check of what arrived is -EBADMSG on both sides. A
+ * round that fails in its loop reports a last interval with the error
+ * (interval_ms set) before it returns the error. After a stopped round
+ * (res->stopped) the client should run no more rounds. res->counters is
+ * filled also when the round fails. */
 int rk_bench_run(struct rk_bench *b, const struct rk_bench_round *round,
 		 struct rk_bench_result *res);
 

@@ -27,6 +27,10 @@ struct rk_ctl_ops {
 	 * closed (with *got_p saying how many came). */
 	int (*recv)(struct rk_ctl *ctl, uint8_t *buf, size_t len, int timeout_ms, size_t *got_p);
 	void (*close)(struct rk_ctl *ctl);
+	/* Whether a message has begun to arrive, waiting up to timeout_ms (0:
+	 * a look, no wait): 1, 0, or a negative errno. A signal may end the
+	 * wait early (0). */
+	int (*pending)(struct rk_ctl *ctl, int timeout_ms);
 };
 
 struct rk_ctl {
@@ -46,6 +50,13 @@ int rk_ctl_send(struct rk_ctl *ctl, const struct rk_msg *msg);
  * -ECONNABORTED. Errors: -ETIMEDOUT, -ECONNRESET (closed, also mid-message),
  * -EBADMSG / -EPROTONOSUPPORT (malformed), each logged once naming the peer. */
 int rk_ctl_recv(struct rk_ctl *ctl, int timeout_ms, struct rk_msg *msg_p);
+
+/* Whether a message has begun to arrive (rk_ctl_recv would not wait for
+ * its start), waiting up to timeout_ms (0: only a look): 1, 0 when none
+ * came (not logged; a signal may end the wait early), or a negative errno
+ * (-ECONNRESET: the channel is gone), logged. For a loop that must go on
+ * while it listens for the peer. */
+int rk_ctl_pending(struct rk_ctl *ctl, int timeout_ms);
 
 /* Receive one message and require its type; -EPROTO for another type. */
 int rk_ctl_expect(struct rk_ctl *ctl, enum rk_msg_type type, int timeout_ms,

@@ -32,7 +32,8 @@
  *                 24 u64 iters                                              (32 bytes)
  *   BENCH_RESULT  12 u32 round      16 u32 qp        20 u64 elapsed_ns
  *                 28 u64 completed  36 u64 received                         (44 bytes)
- *   BENCH_FIN     the header alone: the client has no more rounds           (12 bytes)
+ *   BENCH_FIN     the header alone: the client has no more rounds; from the   (12 bytes)
+ *                 server during a round: it was asked to stop, end the round
  *
  * RDMA CM carries a shorter form in its private data (56 bytes at most on
  * RC): the header, then buf_addr, buf_len, rkey, buf_flags, op, size, offset
@@ -126,7 +127,7 @@ struct rk_wire_bench_setup {
 struct rk_wire_bench_round {
 	uint32_t round;         /* from 0 */
 	uint32_t size;          /* 1..RK_BENCH_MAX_SIZE */
-	uint32_t duration_ms;   /* 0 when iters is set */
+	uint32_t duration_ms;   /* 0 when iters is set; UINT32_MAX: until stopped */
 	uint64_t iters;         /* per QP, at most UINT32_MAX; 0 when duration_ms is set */
 };
 

@@ -3,6 +3,7 @@
  * options and the report: a table like perftest's, --json or --csv. */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,8 @@ struct bench_cli {
 	const char *transport;
 	const char *sizes;
 	uint64_t iters;
-	uint64_t duration;
+	int64_t duration;     /* -1: not given; 0: until stopped */
+	uint64_t interval;    /* soak: a record every this many seconds; 0: none */
 	uint64_t qps;
 	uint64_t threads;
 	bool bidir;
@@ -54,7 +56,11 @@ static const char description[] =
 	"Bandwidth counts messages x size from the first post to the last completion;\n"
 	"latency is half the round trip of a SEND/WRITE ping-pong and the full round\n"
 	"trip of a READ or atomic. Inline data, post lists, selective signaling, batched\n"
-	"polling and the ibv_wr_* API are chosen from what the device grants, and shown.";
+	"polling and the ibv_wr_* API are chosen from what the device grants, and shown.\n"
+	"Soak: --duration 0 runs until Ctrl-C or SIGTERM (either side; the summary is\n"
+	"printed and the exit status is 0); --interval SEC prints a record every SEC\n"
+	"seconds (bandwidth and message rate, or latency p50/p99) and the summary gives\n"
+	"the lowest and highest interval. A failed interval names the error; exit 1.";
 
 /* ---- sizes ---- */
 
@@ -122,6 +128,10 @@ struct report {
 	bool progress_shown;
 	bool tty;
 };
+
+/* soak: below, with the options they serve */
+static void soak_row_text(const struct report *rp, const struct rk_bench_result *r);
+static void soak_result_json(json_object *j, const struct rk_bench_result *r, bool lat);
 
 static const char *test_title(enum rk_bench_test t)
 {
@@ -204,6 +214,9 @@ static void on_progress(const struct rk_bench_progress *p, void *arg)
 		printf("\r  %u bytes: %" PRIu64 "/%" PRIu64 " messages (%.0f%%), %.1f s, %.2f MiB/s",
 		       p->size, p->done, p->total, 100.0 * (double)p->done / (double)p->total,
 		       p->elapsed_s, p->rate / MIB);
+	else if (p->duration_s * 1000 >= RK_BENCH_UNTIL_STOPPED)
+		printf("\r  %u bytes: %" PRIu64 " messages, %.1f s (until stopped), %.2f MiB/s",
+		       p->size, p->done, p->elapsed_s, p->rate / MIB);
 	else
 		printf("\r  %u bytes: %" PRIu64 " messages, %.1f of %.0f s, %.2f MiB/s", p->size,
 		       p->done, p->elapsed_s, p->duration_s, p->rate / MIB);
@@ -245,6 +258,7 @@ static void print_row(struct report *rp, const struct rk_bench_result *r)
 		printf(" %-8u %-11" PRIu64 " (answered; the client times it)  ok: %s\n",
 		       r->round.size, r->iters, verdict(r));
 	}
+	soak_row_text(rp, r);
 	fflush(stdout);
 }
 
@@ -360,6 +374,7 @@ static json_object *result_json(const struct rk_bench_info *in, const struct rk_
 	json_object_object_add(j, "check", json_object_new_string(r->check));
 	json_object_object_add(j, "peer_check", json_object_new_string(r->peer_check));
 	json_object_object_add(j, "counters", cli_counters_json(&r->counters));
+	soak_result_json(j, r, in->mode == RK_BENCH_LAT);
 	return j;
 }
 
@@ -372,6 +387,202 @@ static void round_counters(const struct report *rp, const struct rk_bench_result
 				       cli_counters_json(&r->counters));
 	else if (!rp->o->json && !rp->o->csv)
 		cli_counters_text(&r->counters, "   ");
+}
+
+/* ---- soak: intervals, the summary of them, stop signals ---- */
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+/* SIGINT and SIGTERM end the run through the engine's stop request (a
+ * second one kills: SA_RESETHAND). on: install; else restore. */
+static void soak_signals(bool on)
+{
+	static struct sigaction old_int, old_term;
+	struct sigaction sa = {.sa_handler = on_stop_signal, .sa_flags = SA_RESETHAND};
+
+	if (on) {
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, &old_int);
+		sigaction(SIGTERM, &sa, &old_term);
+	} else {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+	}
+}
+
+static uint32_t soak_duration_ms(const struct bench_cli *o)
+{
+	if (o->duration == 0)
+		return RK_BENCH_UNTIL_STOPPED;
+	return o->duration > 0 ? (uint32_t)o->duration * 1000 : 0;
+}
+
+/* --interval and --duration 0, beyond their ranges: CLI_OK, or CLI_USAGE
+ * after saying what is wrong. */
+static int check_soak_opts(const struct bench_cli *o, int nsizes)
+{
+	const char *why = NULL;
+	char buf[120];
+
+	if (o->server && o->interval)
+		why = "option --interval: the client measures and prints the intervals; "
+		      "give it to the client";
+	else if (o->server)
+		return CLI_OK;
+	else if (o->interval && o->duration < 0)
+		why = "option --interval: needs --duration SEC (0: until stopped); a run of "
+		      "--iters has no intervals";
+	else if (o->interval && o->csv)
+		why = "option --interval: records are text or --json lines, not CSV";
+	else if (o->duration == 0 && nsizes > 1)
+		why = "--duration 0 runs one size until stopped: give one size";
+	else if (o->duration == 0 && o->bidir)
+		why = "--duration 0 is not for --bidir (the server's direction ends by the "
+		      "duration)";
+	if (!why && o->interval && o->duration > 0 && (int64_t)o->interval > o->duration) {
+		snprintf(buf, sizeof(buf), "option --interval: %" PRIu64 " s is longer than "
+			 "--duration %" PRId64 " s", o->interval, o->duration);
+		why = buf;
+	}
+	if (!why)
+		return CLI_OK;
+	fprintf(stderr, "rdmakit bench: %s\n", why);
+	return CLI_USAGE;
+}
+
+static json_object *interval_json(const struct rk_bench_interval *iv, bool lat)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "index", json_object_new_int64(iv->index));
+	json_object_object_add(j, "start_s", jdouble(iv->start_s));
+	json_object_object_add(j, "end_s", jdouble(iv->end_s));
+	json_object_object_add(j, lat ? "iterations" : "messages",
+			       json_object_new_int64((int64_t)iv->msgs));
+	json_object_object_add(j, "bytes", json_object_new_int64((int64_t)iv->bytes));
+	json_object_object_add(j, "bw_MiBps", jdouble(iv->bw / MIB));
+	json_object_object_add(j, "msg_rate_Mpps", jdouble(iv->msg_rate / 1e6));
+	if (lat && !iv->status) {
+		json_object *l = json_object_new_object();
+
+		json_object_object_add(l, "samples", json_object_new_int64((int64_t)iv->lat.samples));
+		json_object_object_add(l, "min", jdouble(iv->lat.min));
+		json_object_object_add(l, "p50", jdouble(iv->lat.median));
+		json_object_object_add(l, "p99", jdouble(iv->lat.p99));
+		json_object_object_add(l, "max", jdouble(iv->lat.max));
+		json_object_object_add(j, "latency_us", l);
+	}
+	json_object_object_add(j, "last", json_object_new_boolean(iv->last));
+	json_object_object_add(j, "ok", json_object_new_boolean(!iv->status));
+	if (iv->status)
+		json_object_object_add(j, "error", json_object_new_string(iv->error));
+	return j;
+}
+
+static void interval_text(const struct rk_bench_interval *iv, bool lat)
+{
+	printf(" [%3u] %7.2f-%7.2f s %10" PRIu64 " %s", iv->index, iv->start_s, iv->end_s,
+	       iv->msgs, lat ? "iters" : "msgs ");
+	if (iv->status)
+		printf("  FAILED: %s\n", iv->error);
+	else if (lat)
+		printf("  p50 %.2f us  p99 %.2f us  max %.2f us\n", iv->lat.median, iv->lat.p99,
+		       iv->lat.max);
+	else
+		printf("  %10.2f MiB/s  %.6f Mpps\n", iv->bw / MIB, iv->msg_rate / 1e6);
+}
+
+/* The engine's interval callback: a text line, or a JSON object on a line. */
+static void on_interval(const struct rk_bench_interval *iv, void *arg)
+{
+	struct report *rp = arg;
+	bool lat = rp->info->mode == RK_BENCH_LAT;
+
+	if (rp->o->json) {
+		json_object *j = interval_json(iv, lat);
+
+		json_object_object_add(j, "record", json_object_new_string("interval"));
+		json_object_object_add(j, "size", json_object_new_int64(iv->size));
+		puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN |
+							JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(j);
+	} else {
+		interval_text(iv, lat);
+	}
+	fflush(stdout);
+}
+
+/* The engine's callbacks: the progress line on a terminal (not with
+ * interval records), intervals to on_interval, and the stop request. */
+static void soak_hooks(const struct bench_cli *o, struct report *rp, struct rk_bench_opts *bo)
+{
+	rp->tty = isatty(STDOUT_FILENO) && !o->json && !o->csv;
+	if (rp->tty && !o->interval) {
+		bo->progress = on_progress;
+		bo->progress_arg = rp;
+	}
+	bo->interval_ms = (uint32_t)o->interval * 1000;
+	bo->interval = on_interval;
+	bo->interval_arg = rp;
+	bo->stop = &stop_signal;
+}
+
+static const char *stop_text(const struct rk_bench_result *r)
+{
+	if (r->stopped_by_peer)
+		return "the peer";
+	return stop_signal == SIGTERM ? "SIGTERM" : stop_signal == SIGINT ? "SIGINT" : "a signal";
+}
+
+/* Under a result's row: its intervals in brief and how it was stopped. */
+static void soak_row_text(const struct report *rp, const struct rk_bench_result *r)
+{
+	const struct rk_bench_interval_range *g = &r->intervals;
+
+	if (g->ranked && rp->info->mode == RK_BENCH_LAT)
+		printf("  intervals: %u of %" PRIu64 " s; p99 lowest %.2f us (p50 %.2f) in [%u], "
+		       "highest %.2f us (p50 %.2f) in [%u]\n", g->count, rp->o->interval,
+		       g->min.lat.p99, g->min.lat.median, g->min.index, g->max.lat.p99,
+		       g->max.lat.median, g->max.index);
+	else if (g->ranked)
+		printf("  intervals: %u of %" PRIu64 " s; lowest %.2f MiB/s (%.6f Mpps) in [%u], "
+		       "highest %.2f MiB/s (%.6f Mpps) in [%u]\n", g->count, rp->o->interval,
+		       g->min.bw / MIB, g->min.msg_rate / 1e6, g->min.index, g->max.bw / MIB,
+		       g->max.msg_rate / 1e6, g->max.index);
+	else if (g->count)
+		printf("  intervals: %u, none of them a full half interval to rank\n", g->count);
+	if (r->stopped)
+		printf("  stopped by %s after %.2f s\n", stop_text(r), r->seconds);
+}
+
+/* A result's soak fields in its JSON object. */
+static void soak_result_json(json_object *j, const struct rk_bench_result *r, bool lat)
+{
+	const struct rk_bench_interval_range *g = &r->intervals;
+
+	if (r->round.duration_ms == RK_BENCH_UNTIL_STOPPED)
+		json_object_object_add(j, "duration_ms", json_object_new_int64(0));
+	json_object_object_add(j, "until_stopped", json_object_new_boolean(
+				       r->round.duration_ms == RK_BENCH_UNTIL_STOPPED));
+	json_object_object_add(j, "stopped", json_object_new_boolean(r->stopped));
+	if (r->stopped)
+		json_object_object_add(j, "stopped_by", json_object_new_string(stop_text(r)));
+	if (g->count) {
+		json_object *k = json_object_new_object();
+
+		json_object_object_add(k, "count", json_object_new_int64(g->count));
+		json_object_object_add(k, "ranked", json_object_new_int64(g->ranked));
+		if (g->ranked) {
+			json_object_object_add(k, "min", interval_json(&g->min, lat));
+			json_object_object_add(k, "max", interval_json(&g->max, lat));
+		}
+		json_object_object_add(j, "intervals", k);
+	}
 }
 
 /* ---- options ---- */
@@ -393,7 +604,7 @@ static int choose(const char *opt, const char *text, const char *const *names, i
 
 static int check_server_opts(const struct bench_cli *o)
 {
-	if (o->test || o->mode || o->transport || o->sizes || o->iters || o->duration ||
+	if (o->test || o->mode || o->transport || o->sizes || o->iters || o->duration >= 0 ||
 	    o->qps != 1 || o->bidir || o->threads != 1) {
 		fprintf(stderr, "rdmakit bench: the server learns the test, mode, transport, sizes, "
 				"iterations, duration, QPs and direction from the client, and "
@@ -424,7 +635,7 @@ static int check_client_opts(struct bench_cli *o, struct bench_plan *p)
 	    (o->mode && choose("mode", o->mode, modes, 2, &p->mode)) ||
 	    (o->transport && choose("transport", o->transport, transports, 3, &p->tr)))
 		return CLI_USAGE;
-	if (o->iters && o->duration) {
+	if (o->iters && o->duration >= 0) {
 		fprintf(stderr, "rdmakit bench: give --iters or --duration, not both\n");
 		return CLI_USAGE;
 	}
@@ -455,7 +666,7 @@ static int check_client_opts(struct bench_cli *o, struct bench_plan *p)
 			return CLI_USAGE;
 		}
 	}
-	if (!o->iters && !o->duration)
+	if (!o->iters && o->duration < 0)
 		o->iters = p->mode == RK_BENCH_LAT ? 1000 : 5000;
 	return CLI_OK;
 }
@@ -472,9 +683,11 @@ static int check_opts(struct bench_cli *o, struct bench_plan *p)
 	}
 	if (choose("wr-api", o->wr_api, wr_apis, 3, &p->wr))
 		return CLI_USAGE;
-	if (o->server)
-		return check_server_opts(o) ? CLI_USAGE : CLI_OK;
-	return check_client_opts(o, p);
+	if (o->server && check_server_opts(o))
+		return CLI_USAGE;
+	if (!o->server && check_client_opts(o, p) != CLI_OK)
+		return CLI_USAGE;
+	return check_soak_opts(o, p->nsizes);
 }
 
 /* The engine's options from the command's. */
@@ -513,6 +726,7 @@ static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_
 	int ret, status = CLI_OK;
 
 	rp->info = rk_bench_get_info(b);
+	soak_signals(true);
 	if (o->json) {
 		rp->doc = info_json(rp->info, o);
 		rp->results = json_object_new_array();
@@ -529,7 +743,7 @@ static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_
 		if (!o->server) {
 			round.size = p->sizes[i];
 			round.iters = o->iters;
-			round.duration_ms = (uint32_t)o->duration * 1000;
+			round.duration_ms = soak_duration_ms(o);
 		}
 		ret = rk_bench_run(b, &round, &res);
 		clear_progress(rp);
@@ -547,7 +761,11 @@ static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_
 		else
 			print_row(rp, &res);
 		round_counters(rp, &res, false);
+		/* Stopped: no more rounds (a server serves until the client's FIN). */
+		if (!o->server && (res.stopped || stop_signal))
+			break;
 	}
+	soak_signals(false);
 	return status;
 }
 
@@ -557,7 +775,14 @@ static void report_end(const struct report *rp, int status)
 {
 	const struct bench_cli *o = rp->o;
 
-	if (o->json) {
+	if (o->json && o->interval) {
+		/* After the interval lines, the document on a line of its own. */
+		json_object_object_add(rp->doc, "ok", json_object_new_boolean(status == CLI_OK));
+		json_object_object_add(rp->doc, "record", json_object_new_string("summary"));
+		puts(json_object_to_json_string_ext(rp->doc, JSON_C_TO_STRING_PLAIN |
+								     JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(rp->doc);
+	} else if (o->json) {
 		json_object_object_add(rp->doc, "ok", json_object_new_boolean(status == CLI_OK));
 		cli_json_print(rp->doc);
 	} else if (!o->csv) {
@@ -576,6 +801,7 @@ int cmd_bench(int argc, char **argv)
 		.inline_max = -1,
 		.yield_after = -1,
 		.ack_timeout = -1,
+		.duration = -1,
 		.wr_api = "auto",
 		.timeout = 10,
 	};
@@ -596,8 +822,11 @@ int cmd_bench(int argc, char **argv)
 		 "2 for lat, 8 for atomics)"},
 		{"iters", 'n', RK_OPT_COUNT, &o.iters, 1, UINT32_MAX, "N",
 		 "iterations per QP and size (client; default 5000 for bw, 1000 for lat)"},
-		{"duration", 'D', RK_OPT_COUNT, &o.duration, 1, 3600, "SEC",
-		 "run each size this many seconds instead of --iters (client)"},
+		{"duration", 'D', RK_OPT_INT, &o.duration, 0, 3600, "SEC",
+		 "run each size SEC seconds instead of --iters; 0: until stopped (client)"},
+		{"interval", 'I', RK_OPT_COUNT, &o.interval, 1, 3600, "SEC",
+		 "soak: a record every SEC seconds, the lowest and highest in the summary "
+		 "(client, with --duration)"},
 		{"qps", 'q', RK_OPT_COUNT, &o.qps, 1, RK_BENCH_MAX_QPS, "N",
 		 "queue pairs, bandwidth only (client)"},
 		{"threads", 0, RK_OPT_COUNT, &o.threads, 1, RK_BENCH_MAX_THREADS, "N",
@@ -649,11 +878,7 @@ int cmd_bench(int argc, char **argv)
 		return CLI_USAGE;
 
 	fill_bench_opts(&o, &p, argv[first], &bo);
-	rp.tty = isatty(STDOUT_FILENO) && !o.json && !o.csv;
-	if (rp.tty) {
-		bo.progress = on_progress;
-		bo.progress_arg = &rp;
-	}
+	soak_hooks(&o, &rp, &bo);
 	if (!o.json && !o.csv && o.server)
 		printf("bench server: waiting for a client on port %" PRIu64 " (%s)\n", o.port,
 		       o.cm ? "RDMA CM" : "TCP exchange");

@@ -365,8 +365,12 @@ static int finish_round(struct rk_bench *b, const struct rk_bench_round *r,
 	struct rk_ctl *ctl = b->conn->ctl;
 	int ret, verdict, wait_ms;
 
-	/* The passive side waits as long as the run may take. */
-	wait_ms = b->wait_ms * 6 + (int)r->duration_ms;
+	/* The passive side waits as long as the run may take: until stopped, no
+	 * bound (the server listens for its own stop request meanwhile). */
+	if (r->duration_ms == RK_BENCH_UNTIL_STOPPED)
+		wait_ms = b->info.server ? -1 : b->wait_ms * 6;
+	else
+		wait_ms = b->wait_ms * 6 + (int)r->duration_ms;
 	ret = bench_exchange_results(b, wait_ms);
 	if (ret)
 		return ret;
@@ -383,6 +387,9 @@ static int finish_round(struct rk_bench *b, const struct rk_bench_round *r,
 		return verdict;
 	snprintf(res->peer_check, sizeof(res->peer_check), "passed");
 	bench_fill_result(b, r, res, initiator, b->peer_elapsed_ns);
+	res->stopped = b->soak.stopped;
+	res->stopped_by_peer = b->soak.by_peer;
+	res->intervals = b->soak.range;
 	return 0;
 }
 
@@ -415,7 +422,9 @@ static int run_round(struct rk_bench *b, const struct rk_bench_round *round,
 	b->t0 = now_ns();
 	b->tk0 = ticks();
 	b->next_progress = b->t0 + PROGRESS_NS;
+	soak_begin(b, &r, lat ? !in->server : initiator);
 	ret = run_loops(b, &r, initiator, receiving);
+	soak_end(b, &r, ret);
 	if (ret) {
 		rk_ctl_send_error(ctl, ret, "the %s's round failed: %s",
 				  in->server ? "server" : "client", rk_strerror(ret));
@@ -479,5 +488,6 @@ void rk_bench_close(struct rk_bench *b)
 	free(b->q);
 	free(b->lat);
 	free(b->samples);
+	soak_free(b);
 	free(b);
 }

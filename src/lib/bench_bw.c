@@ -67,6 +67,36 @@ static void bw_progress(struct bworker *w, uint64_t now, uint64_t total)
 	bench_progress(b, w->r, now, done, total);
 }
 
+/* The first worker, when soak_due: stop requests, and an interval with
+ * every worker's count. 1 when this side stops. */
+static int bw_soak(struct bworker *w)
+{
+	struct rk_bench *b = w->b;
+	uint64_t now = now_ns(), done = 0;
+	int ret, halted;
+
+	halted = soak_look(b, now);
+	if (halted < 0)
+		return halted;
+	for (uint32_t k = 0; k < b->nworkers; k++)
+		done += __atomic_load_n(&b->w[k].done, __ATOMIC_RELAXED);
+	ret = soak_cut(b, w->r, now, done);
+	return ret ? ret : halted;
+}
+
+/* Time is up or a stop came: one more request where the last was
+ * unsignaled, so that every request is accounted for by a completion. */
+static void cut_targets(struct bworker *w)
+{
+	for (uint32_t i = w->first; i < w->first + w->count; i++) {
+		struct bqp *q = &w->b->q[i];
+		uint64_t t = q->posted + (q->unsig ? 1 : 0);
+
+		if (t < q->target)
+			q->target = t;
+	}
+}
+
 static int add_sample(struct bworker *w, uint64_t tk, uint64_t count)
 {
 	if (w->nsamples == w->samples_cap) {
@@ -134,10 +164,13 @@ static int bw_worker_run(struct bworker *w)
 	uint64_t total = r->iters * b->info.qps, last_count = 0;
 	uint64_t last_activity = b->t0, now = b->t0;
 	uint64_t idle_ns = (uint64_t)(lossy ? LOSSY_IDLE_MS : b->wait_ms) * 1000000ull;
-	bool stopping = !deadline;
+	bool stopping = !deadline, cut = false;
+	uint64_t tk_next_sample = 0, tk_sample_gap = 0;
 	uint32_t empty = 0;
 	int ret, got;
 
+	if (r->duration_ms == RK_BENCH_UNTIL_STOPPED)
+		tk_sample_gap = (uint64_t)(10e6 / b->tick_est);
 	for (;;) {
 		bool active = false;
 		uint64_t tk;
@@ -168,27 +201,36 @@ static int bw_worker_run(struct bworker *w)
 				last_count = c;
 				w->tk_last = tk;
 				__atomic_store_n(&w->done, c, __ATOMIC_RELAXED);
-				ret = add_sample(w, tk, c);
-				if (ret)
-					return ret;
+				/* Until stopped: a point per 10 ms at most, or the
+				 * samples would grow without end. */
+				if (tk >= tk_next_sample) {
+					ret = add_sample(w, tk, c);
+					if (ret)
+						return ret;
+					tk_next_sample = tk + tk_sample_gap;
+				}
 			}
 		} else if (receiving) {
 			__atomic_store_n(&w->done, worker_received(w), __ATOMIC_RELAXED);
 		}
-		if (w == b->w)
+		if (w == b->w) {
 			bw_progress(w, now, total);
+			if (soak_due(b, now)) {
+				ret = bw_soak(w);
+				if (ret < 0)
+					return ret;
+			}
+		}
 		if (active) {
 			last_activity = now;
 			empty = 0;
 		} else {
 			maybe_yield(b, ++empty);
 		}
-		if (!stopping && now >= deadline) {
-			/* Time is up: one more request where the last was unsignaled,
-			 * so that every request is accounted for by a completion. */
-			stopping = true;
-			for (uint32_t i = w->first; i < w->first + w->count; i++)
-				b->q[i].target = b->q[i].posted + (b->q[i].unsig ? 1 : 0);
+		if (!cut && ((deadline && now >= deadline) ||
+			     __atomic_load_n(&b->halt, __ATOMIC_RELAXED))) {
+			stopping = cut = true;
+			cut_targets(w);
 		}
 		if ((!sending || (stopping && sending_done(w, send_test))) &&
 		    (!receiving || receiving_done(w)))

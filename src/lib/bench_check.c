@@ -132,7 +132,8 @@ int bench_check_round(struct rk_bench *b, const struct rk_bench_round *r,
 	return 0;
 }
 
-/* Lock-step exchange of each QP's counts. */
+/* Lock-step exchange of each QP's counts (through the stop protocol:
+ * the server listens for its stop request until the client's first comes). */
 int bench_exchange_results(struct rk_bench *b, int wait_ms)
 {
 	struct rk_ctl *ctl = b->conn->ctl;
@@ -152,9 +153,9 @@ int bench_exchange_results(struct rk_bench *b, int wait_ms)
 		if (!b->info.server) {
 			ret = rk_ctl_send(ctl, &m);
 			if (!ret)
-				ret = rk_ctl_expect(ctl, RK_MSG_BENCH_RESULT, wait_ms, &p);
+				ret = soak_expect(b, RK_MSG_BENCH_RESULT, wait_ms, &p);
 		} else {
-			ret = rk_ctl_expect(ctl, RK_MSG_BENCH_RESULT, wait_ms, &p);
+			ret = soak_expect(b, RK_MSG_BENCH_RESULT, wait_ms, &p);
 			if (!ret)
 				ret = rk_ctl_send(ctl, &m);
 		}

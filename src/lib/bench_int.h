@@ -39,6 +39,8 @@
 #define LAT_STOP 0xffu
 #define INFLIGHT_BYTES RK_BENCH_INFLIGHT_BYTES
 #define PROGRESS_NS 200000000ull
+/* Stop requests and the peer's BENCH_FIN are looked for this often. */
+#define LOOK_NS 100000000ull
 /* Bandwidth's busy polling gives the CPU away after this many empty polls
  * in a row: on a software device (rxe, siw) the kernel threads that move the
  * packets need the CPU the pollers spin on. A knob (yield_after): on
@@ -92,6 +94,27 @@ struct bworker {
 	pthread_t tid;
 };
 
+/* A round's intervals and stop requests (bench_soak.c). Times in now_ns(). */
+struct soak {
+	bool measuring;         /* this side reports intervals this round */
+	bool lat;               /* ... of latency (iterations and their samples) */
+	uint64_t interval_ns;   /* 0: no intervals */
+	uint64_t deadline;      /* the round's end by its duration; UINT64_MAX: none */
+	uint64_t next_cut, next_look, next_event; /* next_event: the earlier */
+	uint64_t cut_ns;        /* the last cut (the round's start at first) */
+	uint64_t cut_msgs;      /* messages (latency: iterations) by the last cut */
+	uint64_t seen;          /* messages by the last look (for a failed interval) */
+	uint32_t index;
+	uint64_t tk_looked, tk_gap; /* latency: ticks() at the last look, 10 ms of them */
+	bool halted;            /* a stop request ended this side's loop */
+	bool stopped, by_peer;  /* a stop request came this round (this side's, the peer's) */
+	bool listening;         /* server: the client may still take a BENCH_FIN */
+	bool told;              /* server: sent its BENCH_FIN this round */
+	struct rk_bench_interval_range range;
+	uint64_t *scratch;      /* latency: an interval's samples, in ns */
+	size_t scratch_cap;
+};
+
 struct rk_bench {
 	struct rk_bench_opts o;
 	struct rk_conn *conn;
@@ -118,6 +141,11 @@ struct rk_bench {
 	uint32_t depth, plist, se;
 	uint64_t next_progress;
 	int wait_ms;          /* bound on waits for the peer */
+	struct soak soak;
+	int halt;             /* a stop request: the workers end the round (atomic) */
+	int wc_failed;        /* a completion failed: wc_status is its status (atomic) */
+	enum ibv_wc_status wc_status;
+	uint32_t wc_qpn;
 };
 
 static inline void maybe_yield(const struct rk_bench *b, uint32_t empty)
@@ -208,6 +236,29 @@ const char *bench_test_verb(enum rk_bench_test t);
 /* bench.c: the progress line, at most every PROGRESS_NS. */
 void bench_progress(struct rk_bench *b, const struct rk_bench_round *r, uint64_t now,
 		    uint64_t done, uint64_t total);
+
+/* bench_soak.c: a round's intervals and stop requests. soak_begin at the
+ * round's start; soak_look (when soak_due) ends this side's loop on a stop
+ * request or the server's BENCH_FIN (1; this side stops: every worker sees
+ * b->halt) and, on a server asked to stop, sends that BENCH_FIN; soak_cut
+ * (when due too) reports an interval with done messages or iterations so
+ * far; soak_end reports the round's last interval, failed when status is. */
+void soak_begin(struct rk_bench *b, const struct rk_bench_round *r, bool measuring);
+int soak_look(struct rk_bench *b, uint64_t now);
+int soak_cut(struct rk_bench *b, const struct rk_bench_round *r, uint64_t now, uint64_t done);
+void soak_end(struct rk_bench *b, const struct rk_bench_round *r, int status);
+/* The round's control messages through the stop protocol: the server waits
+ * listening for its stop request; the client takes the server's BENCH_FIN
+ * where it comes. Otherwise rk_ctl_expect(). wait_ms < 0: no bound. */
+int soak_expect(struct rk_bench *b, enum rk_msg_type type, int wait_ms, struct rk_msg *m);
+void soak_free(struct rk_bench *b);
+/* A failed completion, noted once per round for the failed interval. */
+void bench_note_wc(struct rk_bench *b, const struct ibv_wc *wc);
+
+static inline bool soak_due(const struct rk_bench *b, uint64_t now)
+{
+	return now >= b->soak.next_event;
+}
 
 /* bench_bw.c: a bandwidth round on every worker. */
 int bench_run_bw(struct rk_bench *b, const struct rk_bench_round *r, bool sending,

@@ -22,13 +22,6 @@ static bool wait_over(uint64_t *start_ns, uint64_t limit_ns)
 	return t - *start_ns > limit_ns;
 }
 
-/* Latency, duration mode: whether time is up, read every 64 iterations
- * (a clock read costs as much as a tenth of an iteration on a VM). */
-static bool lat_time_up(uint64_t i, uint64_t deadline)
-{
-	return i % 64 == 0 && now_ns() >= deadline;
-}
-
 /* Latency: the progress line, looked at every 256 iterations. */
 static void lat_progress(struct rk_bench *b, const struct rk_bench_round *r, uint64_t done)
 {
@@ -115,16 +108,55 @@ static inline int lat_mark(struct rk_bench *b, uint64_t i, uint64_t *tk_prev)
 }
 
 /* The pinger, before iteration i: 1 to go on (the clock marked), 0 when
- * the round is over, or -ENOMEM. */
+ * the round is over (its iterations, its time, or a stop request), or a
+ * negative errno. Every 64 iterations, or 10 ms after the last look where
+ * iterations are slow, it reads the clock (a read costs as much as a tenth
+ * of an iteration on a VM) and, when due, looks for stop requests and cuts
+ * an interval; what that takes is left out of the samples (the mark is made
+ * again after it). */
 static inline int lat_next(struct rk_bench *b, const struct rk_bench_round *r, uint64_t i,
 			   uint64_t deadline, uint64_t *tk_prev)
 {
+	uint64_t now = 0, tk = ticks();
 	int ret;
 
-	if (r->iters ? i == r->iters : lat_time_up(i, deadline))
+	if (r->iters && i == r->iters)
 		return 0;
+	if (i % 64 == 0 || tk - b->soak.tk_looked > b->soak.tk_gap) {
+		b->soak.tk_looked = tk;
+		now = now_ns();
+		b->soak.seen = i;
+		if (r->duration_ms && now >= deadline)
+			return 0;
+		if (soak_due(b, now)) {
+			ret = soak_look(b, now);
+			if (ret)
+				return ret < 0 ? ret : 0;
+		}
+	}
 	ret = lat_mark(b, i, tk_prev);
-	return ret ? ret : 1;
+	if (ret)
+		return ret;
+	if (now && soak_due(b, now)) {
+		ret = soak_cut(b, r, now, i);
+		*tk_prev = ticks();
+		if (ret)
+			return ret;
+	}
+	return 1;
+}
+
+/* The ponger, every 64 iterations or 10 ms: a server asked to stop tells
+ * the client. */
+static inline int lat_pong_look(struct rk_bench *b, uint64_t i)
+{
+	uint64_t now, tk = ticks();
+
+	if (i % 64 && tk - b->soak.tk_looked <= b->soak.tk_gap)
+		return 0;
+	b->soak.tk_looked = tk;
+	now = now_ns();
+	return soak_due(b, now) ? soak_look(b, now) : 0;
 }
 
 /* One spin of a wait for the peer; every 1024 spins, reap send completions
@@ -204,7 +236,9 @@ int bench_run_send_lat(struct rk_bench *b, const struct rk_bench_round *r, bool 
 			ret = post_one(b, 0, r->size, inl);
 			if (!ret)
 				ret = bench_refill_recvs(b->w);
-			if (ret)
+			if (!ret)
+				ret = lat_pong_look(b, i);
+			if (ret < 0)
 				return ret;
 		}
 		i++;
@@ -286,7 +320,9 @@ int bench_run_write_lat(struct rk_bench *b, const struct rk_bench_round *r, bool
 				break;
 			*out = want;
 			ret = post_one(b, 0, r->size, inl);
-			if (ret)
+			if (!ret)
+				ret = lat_pong_look(b, i);
+			if (ret < 0)
 				return ret;
 			q->received++;
 		} else {

@@ -197,8 +197,10 @@ int bench_poll_send(struct bworker *w, int *got_p)
 		const struct ibv_wc *wc = &w->wc[k];
 		struct bqp *q;
 
-		if (wc->status != IBV_WC_SUCCESS)
+		if (wc->status != IBV_WC_SUCCESS) {
+			bench_note_wc(b, wc);
 			return rk_wc_check(wc, bench_test_verb(b->info.test));
+		}
 		if (WRID_QP(wc->wr_id) >= b->info.qps) {
 			rk_error("completion with an unknown wr_id 0x%" PRIx64, wc->wr_id);
 			return -EPROTO;
@@ -246,8 +248,10 @@ int bench_poll_recv(struct bworker *w, int *got_p, bool refill)
 		const struct ibv_wc *wc = &w->wc[k];
 		struct bqp *q;
 
-		if (wc->status != IBV_WC_SUCCESS)
+		if (wc->status != IBV_WC_SUCCESS) {
+			bench_note_wc(b, wc);
 			return rk_wc_check(wc, "receive");
+		}
 		if (wc->wr_id >= b->info.qps) {
 			rk_error("receive completion with an unknown wr_id 0x%" PRIx64, wc->wr_id);
 			return -EPROTO;

@@ -91,6 +91,23 @@ int rk_ctl_recv(struct rk_ctl *ctl, int timeout_ms, struct rk_msg *msg_p)
 	return 0;
 }
 
+int rk_ctl_pending(struct rk_ctl *ctl, int timeout_ms)
+{
+	int ret;
+
+	if (!ctl->ops->pending) {
+		rk_error("control channel to %s: cannot tell whether a message waits",
+			 ctl->peer);
+		return -EOPNOTSUPP;
+	}
+	ret = ctl->ops->pending(ctl, timeout_ms);
+	if (ret == -ECONNRESET)
+		rk_error("%s closed the control connection", ctl->peer);
+	else if (ret < 0)
+		rk_error("look for a message from %s: %s", ctl->peer, rk_strerror(ret));
+	return ret;
+}
+
 int rk_ctl_expect(struct rk_ctl *ctl, enum rk_msg_type type, int timeout_ms,
 		  struct rk_msg *msg_p)
 {

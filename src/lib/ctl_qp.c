@@ -249,6 +249,26 @@ static int ctl_qp_recv(struct rk_ctl *ctl, uint8_t *buf, size_t len, int timeout
 	return 0;
 }
 
+/* A message staged, or a receive completed within timeout_ms (posting the
+ * channel's receive first, as a read would). */
+static int ctl_qp_pending(struct rk_ctl *ctl, int timeout_ms)
+{
+	struct ctl_qp *c = ctl_qp_of(ctl);
+	int ret;
+
+	if (c->staged_off < c->staged_len)
+		return 1;
+	ret = post_recv(c);
+	if (ret)
+		return ret;
+	ret = reap(c, c->recv_cq, timeout_ms);
+	if (ret == -ETIMEDOUT)
+		return 0;
+	if (ret)
+		return ret;
+	return c->staged_off < c->staged_len; /* (a SEND's completion, on a shared CQ) */
+}
+
 static void ctl_qp_close(struct rk_ctl *ctl)
 {
 	struct ctl_qp *c = ctl_qp_of(ctl);
@@ -262,6 +282,7 @@ static const struct rk_ctl_ops ctl_qp_ops = {
 	.send = ctl_qp_send,
 	.recv = ctl_qp_recv,
 	.close = ctl_qp_close,
+	.pending = ctl_qp_pending,
 };
 
 static void name_ends(struct ctl_qp *c)

@@ -109,6 +109,18 @@ static int tcp_recv(struct rk_ctl *ctl, uint8_t *buf, size_t len, int timeout_ms
 	return ret;
 }
 
+/* Readable (a message's bytes, or the peer's close: the read that follows
+ * tells which). A signal ends the wait: 0. */
+static int tcp_pending(struct rk_ctl *ctl, int timeout_ms)
+{
+	struct pollfd pfd = {.fd = ctl->fd, .events = POLLIN};
+	int n = poll(&pfd, 1, timeout_ms);
+
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	return n > 0;
+}
+
 static void tcp_close(struct rk_ctl *ctl)
 {
 	close(ctl->fd);
@@ -119,6 +131,7 @@ static const struct rk_ctl_ops tcp_ops = {
 	.send = tcp_send,
 	.recv = tcp_recv,
 	.close = tcp_close,
+	.pending = tcp_pending,
 };
 
 /* Wrap a connected socket: names of both ends, no Nagle (messages are small

@@ -101,6 +101,22 @@ run 2 "$RDMAKIT" bench --server --test send && has "$err" "the server learns the
 run 2 "$RDMAKIT" bench "$IP" --json --csv && has "$err" "exclude each other"
 run 2 "$RDMAKIT" bench "$IP" --wr-api maybe && has "$err" "option --wr-api"
 run 2 "$RDMAKIT" bench "$IP" --ack-timeout 32 && has "$err" "option --ack-timeout"
+# bench soak: --duration 0 and --interval
+run 2 "$RDMAKIT" bench "$IP" --duration 5 --interval 0 && has "$err" "option --interval: 0 is outside the range 1..3600"
+run 2 "$RDMAKIT" bench "$IP" --duration 5 --interval -1 && has "$err" "option --interval: '-1' is not a non-negative number"
+run 2 "$RDMAKIT" bench "$IP" --duration 5 --interval 1s && has "$err" "option --interval: '1s' is not a number"
+run 2 "$RDMAKIT" bench "$IP" --duration 5 --interval abc && has "$err" "option --interval: 'abc' is not a number"
+run 2 "$RDMAKIT" bench "$IP" --interval 1 && has "$err" "option --interval: needs --duration SEC (0: until stopped)"
+run 2 "$RDMAKIT" bench "$IP" --interval 1 -n 1000 && has "$err" "a run of --iters has no intervals"
+run 2 "$RDMAKIT" bench "$IP" --duration 2 --interval 5 && has "$err" "option --interval: 5 s is longer than --duration 2 s"
+run 2 "$RDMAKIT" bench "$IP" --duration 5 --interval 1 --csv && has "$err" "not CSV"
+run 2 "$RDMAKIT" bench "$IP" --duration -1 && has "$err" "option --duration: -1 is outside the range 0..3600"
+run 2 "$RDMAKIT" bench "$IP" --duration x && has "$err" "option --duration: 'x' is not a number"
+run 2 "$RDMAKIT" bench "$IP" --duration 0 --sizes 64,4k && has "$err" "--duration 0 runs one size until stopped"
+run 2 "$RDMAKIT" bench "$IP" --duration 0 --bidir && has "$err" "--duration 0 is not for --bidir"
+run 2 "$RDMAKIT" bench "$IP" --duration 0 -n 10 && has "$err" "not both"
+run 2 "$RDMAKIT" bench --server --interval 1 && has "$err" "give it to the client"
+run 2 "$RDMAKIT" bench --server --duration 0 && has "$err" "the server learns"
 
 # ping
 run 2 "$R" ping

@@ -2,7 +2,8 @@
 # rdmakit bench, server and client as a user runs them: every test and mode
 # moves real data and the side that was written, read, sent to or operated on
 # checks it (pattern, counts, the atomic word). Correctness, not timings.
-# Usage: cli_bench.sh RDMAKIT
+# Usage: cli_bench.sh RDMAKIT [soak]   (soak: --duration 0, --interval, stop
+# signals on either side, the link going down mid-run)
 RDMAKIT=$1
 . "$(dirname "$0")/lib.sh"
 
@@ -33,6 +34,153 @@ for r in rs:
     assert r['peer_check'] == 'passed', 'peer check: %r' % r['peer_check']
 "
 }
+
+# ---- soak: --duration 0, --interval, stop signals, the link going down ----
+
+# lines_sum: the --json output of a soak client ($out) is JSON lines: the
+# interval records, then the summary document; its intervals add up to the
+# round's total exactly. NREC: the records expected ("" for any). KEY:
+# messages (bandwidth) or iterations (latency).
+lines_sum() {
+	"$PY" -c "
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+ivs = [l for l in lines if l.get('record') == 'interval']
+s = lines[-1]
+assert s.get('record') == 'summary', 'the last line is not the summary: %r' % s
+r = s['results'][0]
+nrec, key = '$1', '$2'
+if nrec:
+    assert len(ivs) == int(nrec), 'expected %s interval records, got %d' % (nrec, len(ivs))
+assert [i['index'] for i in ivs] == list(range(len(ivs))), [i['index'] for i in ivs]
+assert all(i['ok'] for i in ivs), [i for i in ivs if not i['ok']]
+assert ivs[-1]['last'] and not any(i['last'] for i in ivs[:-1]), 'last flags'
+total = sum(i[key] for i in ivs)
+want = r['messages'] if key == 'messages' else r['iterations']
+assert total == want, 'intervals add up to %d %s, the round has %d' % (total, key, want)
+assert sum(i['bytes'] for i in ivs) == total * r['size'], 'bytes'
+for a, b in zip(ivs, ivs[1:]):
+    assert abs(a['end_s'] - b['start_s']) < 1e-6, 'interval %d ends at %f, %d starts at %f' % (a['index'], a['end_s'], b['index'], b['start_s'])
+k = r['intervals']
+assert k['count'] == len(ivs), k
+if k['ranked']:
+    v = 'p99' if key == 'iterations' else 'bw_MiBps'
+    lo = k['min']['latency_us'][v] if key == 'iterations' else k['min'][v]
+    hi = k['max']['latency_us'][v] if key == 'iterations' else k['max'][v]
+    assert 0 < lo <= hi, (lo, hi)
+$3
+print('ok: %d interval records, %d %s in all as the round counted' % (len(ivs), total, key))
+" "$out" || { echo "FAIL: soak records:"; sed 's/^/  | /' "$out" | head -30; fails=$((fails + 1)); }
+}
+
+# bg_pair "SERVER ARGS" "CLIENT ARGS": both in the background, client --json
+# lines into $out (stderr $err), server text into $srv_out; pids in $spid and
+# $cpid (rdmakit's own: timeout(1) would turn a forwarded signal into its
+# own exit status), a watchdog kills both after 120 s.
+bg_pair() {
+	PORT=$((PORT + 1))
+	# shellcheck disable=SC2086
+	"$RDMAKIT" bench --server -p "$PORT" --wait 60 --timeout 60 $1 >"$srv_out" 2>&1 &
+	spid=$!
+	# shellcheck disable=SC2086
+	"$RDMAKIT" bench "$IP" -p "$PORT" --timeout 60 --json $2 >"$out" 2>"$err" &
+	cpid=$!
+	(sleep 120; kill -9 "$spid" "$cpid" 2>/dev/null) &
+	wpid=$!
+}
+
+# records N: wait (up to 60 s) until the client printed N interval records.
+records() {
+	i=0
+	while [ $i -lt 600 ]; do
+		[ "$(grep -c '"record":"interval"' "$out")" -ge "$1" ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "FAIL: the client never printed $1 interval records:"
+	sed 's/^/  | /' "$out" "$err" | tail -20
+	fails=$((fails + 1))
+	return 1
+}
+
+# ended WANT_SERVER WANT_CLIENT WHAT: wait for both, check their exit codes.
+ended() {
+	wait "$cpid"
+	gc=$?
+	wait "$spid"
+	gs=$?
+	kill "$wpid" 2>/dev/null
+	if [ "$gs" -ne "$1" ] || [ "$gc" -ne "$2" ]; then
+		echo "FAIL [$3]: server exited $gs (want $1), client $gc (want $2)"
+		sed 's/^/  server: /' "$srv_out" | tail -15
+		sed 's/^/  client: /' "$out" | tail -10
+		sed 's/^/  client stderr: /' "$err" | tail -10
+		fails=$((fails + 1))
+		return 1
+	fi
+	echo "ok [$3]: server/client exited $gs/$gc"
+}
+
+soak_tests() {
+	# Six seconds in intervals of one: six records adding up to the round.
+	bench_pair "" "--test write -s 4k --duration 6 --interval 1" && lines_sum 6 messages "
+assert r['duration_ms'] == 6000 and not r['stopped'] and r['peer_check'] == 'passed', r
+assert 5.9 < ivs[-1]['end_s'] < 8, ivs[-1]
+assert k['ranked'] >= 5, k"
+	# Latency: intervals of iterations with their own p50/p99.
+	bench_pair "" "--test send --mode lat --duration 3 --interval 1" && lines_sum 3 iterations "
+assert all(i['latency_us']['p50'] <= i['latency_us']['p99'] for i in ivs), ivs"
+
+	# SIGINT to the client of a run until stopped: both end cleanly with a summary.
+	bg_pair "" "--test write -s 4k --duration 0 --interval 1"
+	records 2 && kill -INT "$cpid"
+	ended 0 0 "SIGINT to the client" && lines_sum "" messages "
+assert r['until_stopped'] and r['stopped'] and r['stopped_by'] == 'SIGINT', r
+assert s['ok'] is True, s" && has "$srv_out" "bench server: every size checked: OK"
+
+	# SIGTERM to the server: it tells the client, which ends the round and reports.
+	bg_pair "" "--test send -s 1k --duration 0 --interval 1"
+	records 2 && kill -TERM "$spid"
+	ended 0 0 "SIGTERM to the server" && lines_sum "" messages "
+assert r['stopped'] and r['stopped_by'] == 'the peer' and r['peer_check'] == 'passed', r" &&
+		has "$srv_out" "received" && has "$srv_out" "bench server: every size checked: OK"
+
+	# The link goes down mid-soak: a failed interval naming the error, exit 1.
+	DEV=$("$RDMAKIT" devices --json | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["devices"][0]["name"])')
+	NETDEV=$(rdma link show "$DEV/1" | sed -n 's/.*netdev \([^ ]*\).*/\1/p')
+	bg_pair "" "--test write -s 4k --duration 0 --interval 1"
+	records 2 && ip link set "$NETDEV" down
+	wait "$cpid"
+	gc=$?
+	ip link set "$NETDEV" up
+	kill "$spid" 2>/dev/null
+	wait "$spid"
+	kill "$wpid" 2>/dev/null
+	sleep 1 # the port comes back ACTIVE
+	if [ "$gc" -ne 1 ]; then
+		echo "FAIL [link down]: the client exited $gc, want 1"
+		sed 's/^/  client: /' "$out" | tail -10
+		sed 's/^/  client stderr: /' "$err" | tail -10
+		fails=$((fails + 1))
+	else
+		"$PY" -c "
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+ivs = [l for l in lines if l.get('record') == 'interval']
+bad = ivs[-1]
+assert len(ivs) >= 3 and all(i['ok'] for i in ivs[:-1]), ivs
+assert not bad['ok'] and bad['last'] and 'IBV_WC_' in bad['error'], bad
+assert lines[-1].get('record') == 'summary' and lines[-1]['ok'] is False, lines[-1]
+print('ok [link down]: interval %d failed: %s' % (bad['index'], bad['error']))
+" "$out" || { echo "FAIL [link down]:"; sed 's/^/  | /' "$out" "$err" | tail -20; fails=$((fails + 1)); }
+	fi
+}
+
+if [ "${2:-}" = soak ]; then
+	soak_tests
+	finish
+	exit 0
+fi
 
 N=100
 plain_only || echo "# sanitized run: the cases marked plain_only are left to the plain run"

@@ -39,6 +39,7 @@ struct bench_cli {
 	uint64_t wait;
 	bool json;
 	bool csv;
+	struct cli_gate_opts gate;
 };
 
 static const char usage_text[] =
@@ -55,6 +56,15 @@ static const char description[] =
 	"latency is half the round trip of a SEND/WRITE ping-pong and the full round\n"
 	"trip of a READ or atomic. Inline data, post lists, selective signaling, batched\n"
 	"polling and the ibv_wr_* API are chosen from what the device grants, and shown.";
+static const char epilog[] =
+	"thresholds (client): each size's result is graded; a figure equal to the limit meets it.\n"
+	"  --expect-bw RATE   average bandwidth at least RATE: 90Gb (10^9 bits/s), 11.5GB\n"
+	"                     (10^9 bytes/s), 1000MiB (2^20 bytes/s), or a bare number in --units\n"
+	"  --min-link-pct N   average bandwidth at least N% of the port's link rate, as\n"
+	"                     `rdmakit devices` shows it; where that rate is unknown or made up\n"
+	"                     (rxe, siw) the gate cannot be graded, and a gate not graded fails\n"
+	"  --max-lat-p99 US   latency p99 (the t_p99 column) at most US microseconds\n"
+	CLI_EXIT_HELP;
 
 /* ---- sizes ---- */
 
@@ -121,7 +131,24 @@ struct report {
 	json_object *doc, *results;
 	bool progress_shown;
 	bool tty;
+	const struct rk_gates *gates; /* the units, and the thresholds to grade */
+	json_object *gate_arr;        /* --json: the graded checks */
+	int gate_checks, gate_failed;
 };
+
+/* Bandwidth in the unit --units chose. */
+static double bw_shown(const struct report *rp, double bytes_per_s)
+{
+	return rk_bw_in(bytes_per_s, rp->gates->unit);
+}
+
+/* The share of the link rate, where that rate is a real link's; else -1. */
+static double link_pct(const struct report *rp, double bytes_per_s)
+{
+	const struct rk_link_rate *l = &rp->info->link;
+
+	return l->meaningful ? rk_link_pct(bytes_per_s, l->gbps) : -1;
+}
 
 static const char *test_title(enum rk_bench_test t)
 {
@@ -129,6 +156,20 @@ static const char *test_title(enum rk_bench_test t)
 					"CMP_SWAP"};
 
 	return v[t];
+}
+
+/* The link rate a bandwidth is a share of, or why there is none. */
+static void print_link(const struct report *rp)
+{
+	const struct rk_link_rate *l = &rp->info->link;
+
+	if (rp->info->mode != RK_BENCH_BW)
+		return;
+	if (l->meaningful)
+		printf("  link      %g Gb/s (%dX %s): bandwidth also as a share of it\n", l->gbps,
+		       l->lanes, l->speed_name);
+	else
+		printf("  link      rate unknown (%s)\n", l->note);
 }
 
 static void print_header(const struct report *rp)
@@ -176,13 +217,20 @@ static void print_header(const struct report *rp)
 	else
 		printf("  polling   busy, up to %u completions per poll, never yielding\n",
 		       in->cq_batch);
-	if (in->mode == RK_BENCH_BW)
-		printf(" %-10s %-12s %-16s %-18s %-14s %s\n", "#bytes", "#iterations",
-		       "BW peak[MiB/s]", "BW average[MiB/s]", "MsgRate[Mpps]", "check");
-	else
+	print_link(rp);
+	if (in->mode == RK_BENCH_BW) {
+		char peak[32], avg[32];
+		const char *unit = rk_bw_unit_str(rp->gates->unit);
+
+		snprintf(peak, sizeof(peak), "BW peak[%s]", unit);
+		snprintf(avg, sizeof(avg), "BW average[%s]", unit);
+		printf(" %-10s %-12s %-16s %-18s %-14s %s%s\n", "#bytes", "#iterations", peak, avg,
+		       "MsgRate[Mpps]", in->link.meaningful ? "link[%]  " : "", "check");
+	} else {
 		printf(" %-8s %-11s %-10s %-12s %-10s %-10s %-12s %-10s %s\n", "#bytes",
 		       "#iterations", "t_min[us]", "t_median[us]", "t_avg[us]", "t_p99[us]",
 		       "t_p99.9[us]", "t_max[us]", "check");
+	}
 	fflush(stdout);
 }
 
@@ -201,12 +249,13 @@ static void on_progress(const struct rk_bench_progress *p, void *arg)
 	if (p->elapsed_s < 1.0)
 		return;
 	if (p->total)
-		printf("\r  %u bytes: %" PRIu64 "/%" PRIu64 " messages (%.0f%%), %.1f s, %.2f MiB/s",
+		printf("\r  %u bytes: %" PRIu64 "/%" PRIu64 " messages (%.0f%%), %.1f s, %.2f %s",
 		       p->size, p->done, p->total, 100.0 * (double)p->done / (double)p->total,
-		       p->elapsed_s, p->rate / MIB);
+		       p->elapsed_s, bw_shown(rp, p->rate), rk_bw_unit_str(rp->gates->unit));
 	else
-		printf("\r  %u bytes: %" PRIu64 " messages, %.1f of %.0f s, %.2f MiB/s", p->size,
-		       p->done, p->elapsed_s, p->duration_s, p->rate / MIB);
+		printf("\r  %u bytes: %" PRIu64 " messages, %.1f of %.0f s, %.2f %s", p->size,
+		       p->done, p->elapsed_s, p->duration_s, bw_shown(rp, p->rate),
+		       rk_bw_unit_str(rp->gates->unit));
 	printf("\033[K");
 	fflush(stdout);
 	rp->progress_shown = true;
@@ -223,18 +272,21 @@ static void print_row(struct report *rp, const struct rk_bench_result *r)
 
 	clear_progress(rp);
 	if (in->mode == RK_BENCH_BW) {
-		char peak[32];
+		char peak[32], pct[16] = "";
 
 		if (r->initiator)
-			snprintf(peak, sizeof(peak), "%.2f", r->bw_peak / MIB);
+			snprintf(peak, sizeof(peak), "%.2f", bw_shown(rp, r->bw_peak));
 		else
 			snprintf(peak, sizeof(peak), "-");
-		printf(" %-10u %-12" PRIu64 " %-16s %-18.2f %-14.6f ok: %s\n", r->round.size,
-		       r->iters, peak, r->bw_avg / MIB, r->msg_rate / 1e6, verdict(r));
+		if (in->link.meaningful)
+			snprintf(pct, sizeof(pct), "%-8.1f ", link_pct(rp, r->bw_avg));
+		printf(" %-10u %-12" PRIu64 " %-16s %-18.2f %-14.6f %sok: %s\n", r->round.size,
+		       r->iters, peak, bw_shown(rp, r->bw_avg), r->msg_rate / 1e6, pct, verdict(r));
 		if (in->bidir)
 			printf(" %-10s %-12s %-16s %-18.2f %-14s (the peer's direction; both: %.2f "
-			       "MiB/s)\n", "", "", "", r->peer_bw_avg / MIB, "",
-			       (r->bw_avg + r->peer_bw_avg) / MIB);
+			       "%s)\n", "", "", "", bw_shown(rp, r->peer_bw_avg), "",
+			       bw_shown(rp, r->bw_avg + r->peer_bw_avg),
+			       rk_bw_unit_str(rp->gates->unit));
 	} else if (r->initiator) {
 		const struct rk_bench_lat *l = &r->lat;
 
@@ -248,16 +300,19 @@ static void print_row(struct report *rp, const struct rk_bench_result *r)
 	fflush(stdout);
 }
 
-static void csv_header(const struct rk_bench_info *in)
+/* The bandwidth columns are named for --units: bw_avg_MiBps, _GBps, _Gbps. */
+static void csv_header(const struct report *rp)
 {
-	(void)in;
-	printf("test,mode,transport,qps,size,iterations,messages,seconds,bw_peak_MiBps,"
-	       "bw_avg_MiBps,msg_rate_Mpps,lat_min_us,lat_median_us,lat_avg_us,lat_p99_us,"
-	       "lat_p999_us,lat_max_us,received,lost,check\n");
+	const char *u = rk_bw_unit_name(rp->gates->unit);
+
+	printf("test,mode,transport,qps,size,iterations,messages,seconds,bw_peak_%sps,"
+	       "bw_avg_%sps,msg_rate_Mpps,lat_min_us,lat_median_us,lat_avg_us,lat_p99_us,"
+	       "lat_p999_us,lat_max_us,received,lost,check\n", u, u);
 }
 
-static void csv_row(const struct rk_bench_info *in, const struct rk_bench_result *r)
+static void csv_row(const struct report *rp, const struct rk_bench_result *r)
 {
+	const struct rk_bench_info *in = rp->info;
 	const struct rk_bench_lat *l = &r->lat;
 	const char *v = verdict(r);
 
@@ -265,8 +320,8 @@ static void csv_row(const struct rk_bench_info *in, const struct rk_bench_result
 	       "%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",\"",
 	       rk_bench_test_str(in->test), rk_bench_mode_str(in->mode),
 	       rk_transport_str(in->transport), in->qps, r->round.size, r->iters, r->msgs,
-	       r->seconds, r->bw_peak / MIB, r->bw_avg / MIB, r->msg_rate / 1e6, l->min, l->median,
-	       l->avg, l->p99, l->p999, l->max, r->received, r->lost);
+	       r->seconds, bw_shown(rp, r->bw_peak), bw_shown(rp, r->bw_avg), r->msg_rate / 1e6,
+	       l->min, l->median, l->avg, l->p99, l->p999, l->max, r->received, r->lost);
 	for (; *v; v++)
 		putchar(*v == '"' ? '\'' : *v);
 	printf("\"\n");
@@ -362,6 +417,83 @@ static json_object *result_json(const struct rk_bench_info *in, const struct rk_
 	return j;
 }
 
+/* ---- units and thresholds ---- */
+
+/* The units and the link rate in the document's head; in each result, the
+ * bandwidth in the unit chosen, in bytes per second, and as a share of the link. */
+static void units_info_json(const struct report *rp)
+{
+	const struct rk_link_rate *l = &rp->info->link;
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(rp->doc, "units", json_object_new_string(
+						     rk_bw_unit_name(rp->gates->unit)));
+	json_object_object_add(j, "rate_gbps", jdouble(l->gbps));
+	json_object_object_add(j, "rate_meaningful", json_object_new_boolean(l->meaningful));
+	json_object_object_add(j, "note", l->meaningful ? NULL : json_object_new_string(l->note));
+	json_object_object_add(rp->doc, "link", j);
+}
+
+static void units_result_json(const struct report *rp, const struct rk_bench_result *r,
+			      json_object *j)
+{
+	double pct = link_pct(rp, r->bw_avg);
+
+	if (rp->info->mode != RK_BENCH_BW)
+		return;
+	json_object_object_add(j, "bw_unit", json_object_new_string(
+						     rk_bw_unit_str(rp->gates->unit)));
+	json_object_object_add(j, "bw_avg", jdouble(bw_shown(rp, r->bw_avg)));
+	json_object_object_add(j, "bw_peak", jdouble(bw_shown(rp, r->bw_peak)));
+	json_object_object_add(j, "bw_avg_Bps", jdouble(r->bw_avg));
+	json_object_object_add(j, "bw_peak_Bps", jdouble(r->bw_peak));
+	if (rp->info->bidir) {
+		json_object_object_add(j, "peer_bw_avg", jdouble(bw_shown(rp, r->peer_bw_avg)));
+		json_object_object_add(j, "peer_bw_avg_Bps", jdouble(r->peer_bw_avg));
+	}
+	json_object_object_add(j, "link_pct", pct >= 0 ? jdouble(pct) : NULL);
+}
+
+/* Grade one result against the thresholds: lines under its row (on stderr
+ * with --csv), or objects in the document's "gates". */
+static void grade_result(struct report *rp, const struct rk_bench_result *r)
+{
+	const struct rk_bench_info *in = rp->info;
+	struct rk_gate_figures f = {
+		.has_bw = in->mode == RK_BENCH_BW,
+		.bw = r->bw_avg,
+		.has_lat = in->mode == RK_BENCH_LAT && r->initiator,
+		.lat_p99_us = r->lat.p99,
+		.link_gbps = in->link.meaningful ? in->link.gbps : 0,
+		.link_note = in->link.note,
+	};
+	char label[32];
+
+	if (!rk_gates_any(rp->gates))
+		return;
+	if (rp->o->json && !rp->gate_arr)
+		rp->gate_arr = json_object_new_array();
+	snprintf(label, sizeof(label), "%u bytes", r->round.size);
+	rp->gate_failed += cli_gates_grade(rp->gates, &f, r->round.size, label,
+					   rp->o->csv ? stderr : stdout, rp->gate_arr,
+					   &rp->gate_checks);
+}
+
+/* The thresholds' verdict (a line, or the document's "gates_passed"): the
+ * exit status, CLI_GATE when the run worked but a check did not pass. */
+static int gates_end(struct report *rp, int status)
+{
+	const struct bench_cli *o = rp->o;
+
+	if (!rk_gates_any(rp->gates))
+		return status;
+	if (o->json && !rp->gate_arr)
+		rp->gate_arr = json_object_new_array();
+	return cli_gates_end(o->server ? "bench server" : "bench client", status, rp->gate_checks,
+			     rp->gate_failed, o->json ? NULL : o->csv ? stderr : stdout, rp->doc,
+			     rp->gate_arr);
+}
+
 /* ---- options ---- */
 
 static int choose(const char *opt, const char *text, const char *const *names, int n, int *out)
@@ -397,6 +529,7 @@ struct bench_plan {
 	int test, mode, tr, wr;
 	uint32_t sizes[MAX_SIZES];
 	int nsizes;
+	struct rk_gates gates; /* --units and the thresholds */
 };
 
 /* The client's options, each checked; defaults filled in (o->iters, the
@@ -448,6 +581,33 @@ static int check_client_opts(struct bench_cli *o, struct bench_plan *p)
 	return CLI_OK;
 }
 
+/* --units (either side) and the thresholds: the client's, each for the mode
+ * it grades. CLI_OK, or CLI_USAGE after saying what is wrong. */
+static int check_gate_opts(const struct bench_cli *o, struct bench_plan *p)
+{
+	const struct rk_gates *g = &p->gates;
+
+	if (cli_gates_parse("bench", &o->gate, &p->gates) != CLI_OK)
+		return CLI_USAGE;
+	if (!rk_gates_any(g))
+		return CLI_OK;
+	if (o->server) {
+		fprintf(stderr, "rdmakit bench: the client grades what it measured: give "
+				"--expect-bw, --min-link-pct and --max-lat-p99 to the client\n");
+		return CLI_USAGE;
+	}
+	if (p->mode != RK_BENCH_BW && (g->min_bw > 0 || g->min_link_pct > 0)) {
+		fprintf(stderr, "rdmakit bench: --expect-bw and --min-link-pct grade bandwidth "
+				"(--mode bw)\n");
+		return CLI_USAGE;
+	}
+	if (p->mode != RK_BENCH_LAT && g->max_lat_p99_us > 0) {
+		fprintf(stderr, "rdmakit bench: --max-lat-p99 grades latency (--mode lat)\n");
+		return CLI_USAGE;
+	}
+	return CLI_OK;
+}
+
 /* Options of either side, each checked: CLI_OK, or CLI_USAGE after saying
  * what is wrong. */
 static int check_opts(struct bench_cli *o, struct bench_plan *p)
@@ -461,8 +621,8 @@ static int check_opts(struct bench_cli *o, struct bench_plan *p)
 	if (choose("wr-api", o->wr_api, wr_apis, 3, &p->wr))
 		return CLI_USAGE;
 	if (o->server)
-		return check_server_opts(o) ? CLI_USAGE : CLI_OK;
-	return check_client_opts(o, p);
+		return check_server_opts(o) ? CLI_USAGE : check_gate_opts(o, p);
+	return check_client_opts(o, p) != CLI_OK ? CLI_USAGE : check_gate_opts(o, p);
 }
 
 /* The engine's options from the command's. */
@@ -503,10 +663,11 @@ static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_
 	rp->info = rk_bench_get_info(b);
 	if (o->json) {
 		rp->doc = info_json(rp->info, o);
+		units_info_json(rp);
 		rp->results = json_object_new_array();
 		json_object_object_add(rp->doc, "results", rp->results);
 	} else if (o->csv) {
-		csv_header(rp->info);
+		csv_header(rp);
 	} else {
 		print_header(rp);
 	}
@@ -527,12 +688,17 @@ static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_
 			status = CLI_FAILED;
 			break;
 		}
-		if (o->json)
-			json_object_array_add(rp->results, result_json(rp->info, &res));
-		else if (o->csv)
-			csv_row(rp->info, &res);
-		else
+		if (o->json) {
+			json_object *j = result_json(rp->info, &res);
+
+			units_result_json(rp, &res, j);
+			json_object_array_add(rp->results, j);
+		} else if (o->csv) {
+			csv_row(rp, &res);
+		} else {
 			print_row(rp, &res);
+		}
+		grade_result(rp, &res);
 	}
 	return status;
 }
@@ -617,15 +783,18 @@ int cmd_bench(int argc, char **argv)
 		 "server: give up when no client came in SEC seconds (0: wait forever)"},
 		{"json", 'j', RK_OPT_FLAG, &o.json, 0, 0, NULL, "print one JSON document"},
 		{"csv", 0, RK_OPT_FLAG, &o.csv, 0, 0, NULL, "print CSV, one row per size"},
+		CLI_UNITS_OPT(&o.gate),
+		CLI_BW_GATE_OPTS(&o.gate),
+		CLI_LAT_GATE_OPT(&o.gate),
 		RK_OPT_END,
 	};
 	struct bench_plan p = {.test = RK_BENCH_WRITE, .mode = RK_BENCH_BW, .tr = RK_RC, .wr = 2};
 	struct rk_bench_opts bo = {0};
-	struct report rp = {.o = &o};
+	struct report rp = {.o = &o, .gates = &p.gates};
 	struct rk_bench *b;
-	int first, ret, status;
+	int first, ret, status, gated;
 
-	ret = cli_parse("bench", usage_text, description, opts, argc, argv, &first);
+	ret = cli_parse_epilog("bench", usage_text, description, epilog, opts, argc, argv, &first);
 	if (ret >= 0)
 		return ret;
 	ret = cli_check_role_args("bench", o.server, argc, argv, first);
@@ -650,6 +819,7 @@ int cmd_bench(int argc, char **argv)
 		return CLI_FAILED;
 	status = run_rounds(b, &rp, &p);
 	rk_bench_close(b);
+	gated = gates_end(&rp, status);
 	report_end(&rp, status);
-	return status;
+	return gated;
 }

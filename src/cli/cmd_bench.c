@@ -704,10 +704,11 @@ static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_
 }
 
 /* The verdict: the JSON document's "ok" (and the document, printed), or the
- * last line of text. */
-static void report_end(const struct report *rp, int status)
+ * last line of text; the thresholds' before it. Returns the exit status. */
+static int report_end(struct report *rp, int status)
 {
 	const struct bench_cli *o = rp->o;
+	int gated = gates_end(rp, status);
 
 	if (o->json) {
 		json_object_object_add(rp->doc, "ok", json_object_new_boolean(status == CLI_OK));
@@ -716,6 +717,7 @@ static void report_end(const struct report *rp, int status)
 		printf("bench %s: %s\n", o->server ? "server" : "client",
 		       status == CLI_OK ? "every size checked: OK" : "FAILED");
 	}
+	return gated;
 }
 
 int cmd_bench(int argc, char **argv)
@@ -783,16 +785,14 @@ int cmd_bench(int argc, char **argv)
 		 "server: give up when no client came in SEC seconds (0: wait forever)"},
 		{"json", 'j', RK_OPT_FLAG, &o.json, 0, 0, NULL, "print one JSON document"},
 		{"csv", 0, RK_OPT_FLAG, &o.csv, 0, 0, NULL, "print CSV, one row per size"},
-		CLI_UNITS_OPT(&o.gate),
-		CLI_BW_GATE_OPTS(&o.gate),
-		CLI_LAT_GATE_OPT(&o.gate),
+		CLI_UNITS_OPT(&o.gate), CLI_BW_GATE_OPTS(&o.gate), CLI_LAT_GATE_OPT(&o.gate),
 		RK_OPT_END,
 	};
 	struct bench_plan p = {.test = RK_BENCH_WRITE, .mode = RK_BENCH_BW, .tr = RK_RC, .wr = 2};
 	struct rk_bench_opts bo = {0};
 	struct report rp = {.o = &o, .gates = &p.gates};
 	struct rk_bench *b;
-	int first, ret, status, gated;
+	int first, ret, status;
 
 	ret = cli_parse_epilog("bench", usage_text, description, epilog, opts, argc, argv, &first);
 	if (ret >= 0)
@@ -819,7 +819,5 @@ int cmd_bench(int argc, char **argv)
 		return CLI_FAILED;
 	status = run_rounds(b, &rp, &p);
 	rk_bench_close(b);
-	gated = gates_end(&rp, status);
-	report_end(&rp, status);
-	return gated;
+	return report_end(&rp, status);
 }

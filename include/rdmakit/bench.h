@@ -171,6 +171,8 @@ struct rk_bench_info {
 	uint32_t gid_index;
 	char gid[48];
 	int path_mtu;             /* bytes */
+	struct rk_link_rate link; /* the port's link rate: grade against it only
+				     when link.meaningful (not on rxe) */
 	uint32_t inline_asked;
 	uint32_t inline_granted;  /* what the provider granted the data QPs */
 	uint32_t tx_depth, rx_depth, post_list, signal_every, cq_batch;

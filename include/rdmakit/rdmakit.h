@@ -15,6 +15,8 @@
 #include <rdmakit/ops.h>
 #include <rdmakit/status.h>
 #include <rdmakit/counters.h>
+#include <rdmakit/units.h>
+#include <rdmakit/gate.h>
 #include <rdmakit/pattern.h>
 #include <rdmakit/wire.h>
 #include <rdmakit/ctl.h>

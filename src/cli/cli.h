@@ -10,8 +10,9 @@
 
 #include "opts.h"
 
-/* Exit codes: 0 success, 1 the run failed, 2 bad usage. */
-enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2 };
+/* Exit codes: 0 success, 1 the run failed, 2 bad usage, 3 the run worked but
+ * a threshold was missed or could not be graded (RK_EXIT_GATE, gate.h). */
+enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2, CLI_GATE = RK_EXIT_GATE };
 
 /* Device, port and GID options, shared by every command that uses a device. */
 struct cli_dev_opts {
@@ -76,6 +77,11 @@ void cli_conn_opts(struct rk_conn_opts *co, bool server, const char *host, uint6
 int cli_parse(const char *cmd, const char *usage, const char *description,
 	      const struct rk_opt *opts, int argc, char **argv, int *first_arg_p);
 
+/* cli_parse() with an epilog, printed after the options by --help. */
+int cli_parse_epilog(const char *cmd, const char *usage, const char *description,
+		     const char *epilog, const struct rk_opt *opts, int argc, char **argv,
+		     int *first_arg_p);
+
 /* cli_parse() for a command that takes no positional argument: one is refused
  * with a message. Returns -1 to continue, or the exit code. */
 int cli_parse_noargs(const char *cmd, const char *usage, const char *description,
@@ -92,6 +98,56 @@ void cli_counters_text(const struct rk_run_counters *c, const char *indent);
  * {name: N}}, left_out, failures: [{status, count, hint, counters}], note};
  * NULL (JSON null) when the run never read them. */
 json_object *cli_counters_json(const struct rk_run_counters *c);
+/* Units and thresholds (gate.h), as given, until cli_gates_parse() reads them. */
+struct cli_gate_opts {
+	const char *units;        /* "MiB" (NULL: the default), "GB", "Gb" */
+	const char *expect_bw;    /* RATE */
+	const char *min_link_pct; /* N */
+	const char *max_lat_p99;  /* US */
+	const char *max_rtt_p99;  /* US */
+};
+
+#define CLI_UNITS_OPT(o)                                                                         \
+	{"units", 0, RK_OPT_STRING, &(o)->units, 0, 0, "UNIT",                                   \
+	 "bandwidth in Gb (10^9 bits/s, as perftest's --report_gbits), GB (10^9 bytes/s) or "   \
+	 "MiB (2^20 bytes/s; the default)"}
+#define CLI_BW_GATE_OPTS(o)                                                                      \
+	{"expect-bw", 0, RK_OPT_STRING, &(o)->expect_bw, 0, 0, "RATE",                           \
+	 "client: exit 3 unless the average bandwidth is at least RATE (90Gb, 11GB, 1000MiB; "  \
+	 "a bare number is in --units)"},                                                        \
+		{"min-link-pct", 0, RK_OPT_STRING, &(o)->min_link_pct, 0, 0, "N",                \
+		 "client: exit 3 unless the average bandwidth is at least N% of the link rate "   \
+		 "(unknown on rxe: not graded, exit 3)"}
+#define CLI_LAT_GATE_OPT(o)                                                                      \
+	{"max-lat-p99", 0, RK_OPT_STRING, &(o)->max_lat_p99, 0, 0, "US",                         \
+	 "client, --mode lat: exit 3 unless the latency p99 is at most US microseconds"}
+#define CLI_RTT_GATE_OPT(o)                                                                      \
+	{"max-rtt-p99", 0, RK_OPT_STRING, &(o)->max_rtt_p99, 0, 0, "US",                         \
+	 "client: exit 3 unless the round-trip time p99 is at most US microseconds"}
+
+/* The exit statuses, for --help epilogs. */
+#define CLI_EXIT_HELP                                                                            \
+	"exit status: 0 the run worked (and met every threshold given); 1 the run failed;\n"     \
+	"2 bad usage; 3 (RK_EXIT_GATE) the run worked but a threshold was missed or could\n"    \
+	"not be graded."
+
+/* Read the units and thresholds of o into g (the gates left out are 0).
+ * CLI_OK, or CLI_USAGE after naming the option and the bad text. */
+int cli_gates_parse(const char *cmd, const struct cli_gate_opts *o, struct rk_gates *g);
+
+/* Grade f against g: each check as a line (" gate LABEL: ..." on out), or as
+ * JSON objects appended to arr (when not NULL) with "size" when size > 0.
+ * Returns how many checks did not pass; *checks_p (when not NULL) grows by
+ * how many were made. */
+int cli_gates_grade(const struct rk_gates *g, const struct rk_gate_figures *f, uint32_t size,
+		    const char *label, FILE *out, json_object *arr, int *checks_p);
+
+/* The end of a graded run: the text line (on out, when not NULL) or the JSON
+ * fields "gates" (arr, taken) and "gates_passed" (in doc, when not NULL).
+ * Returns the exit status: status itself unless the run worked and a check
+ * did not pass (CLI_GATE). */
+int cli_gates_end(const char *who, int status, int checks, int failed, FILE *out,
+		  json_object *doc, json_object *arr);
 
 /* Subcommands. */
 int cmd_devices(int argc, char **argv);

@@ -41,6 +41,7 @@ struct bench_cli {
 	uint64_t wait;
 	bool json;
 	bool csv;
+	struct cli_gate_opts gate;
 };
 
 static const char usage_text[] =
@@ -61,6 +62,15 @@ static const char description[] =
 	"printed and the exit status is 0); --interval SEC prints a record every SEC\n"
 	"seconds (bandwidth and message rate, or latency p50/p99) and the summary gives\n"
 	"the lowest and highest interval. A failed interval names the error; exit 1.";
+static const char epilog[] =
+	"thresholds (client): each size's result is graded; a figure equal to the limit meets it.\n"
+	"  --expect-bw RATE   average bandwidth at least RATE: 90Gb (10^9 bits/s), 11.5GB\n"
+	"                     (10^9 bytes/s), 1000MiB (2^20 bytes/s), or a bare number in --units\n"
+	"  --min-link-pct N   average bandwidth at least N% of the port's link rate, as\n"
+	"                     `rdmakit devices` shows it; where that rate is unknown or made up\n"
+	"                     (rxe, siw) the gate cannot be graded, and a gate not graded fails\n"
+	"  --max-lat-p99 US   latency p99 (the t_p99 column) at most US microseconds\n"
+	CLI_EXIT_HELP;
 
 /* ---- sizes ---- */
 
@@ -127,11 +137,27 @@ struct report {
 	json_object *doc, *results;
 	bool progress_shown;
 	bool tty;
+	const struct rk_gates *gates; /* the units, and the thresholds to grade */
+	json_object *gate_arr;        /* --json: the graded checks */
+	int gate_checks, gate_failed;
 };
 
 /* soak: below, with the options they serve */
 static void soak_row_text(const struct report *rp, const struct rk_bench_result *r);
 static void soak_result_json(json_object *j, const struct rk_bench_result *r, bool lat);
+/* Bandwidth in the unit --units chose. */
+static double bw_shown(const struct report *rp, double bytes_per_s)
+{
+	return rk_bw_in(bytes_per_s, rp->gates->unit);
+}
+
+/* The share of the link rate, where that rate is a real link's; else -1. */
+static double link_pct(const struct report *rp, double bytes_per_s)
+{
+	const struct rk_link_rate *l = &rp->info->link;
+
+	return l->meaningful ? rk_link_pct(bytes_per_s, l->gbps) : -1;
+}
 
 static const char *test_title(enum rk_bench_test t)
 {
@@ -139,6 +165,20 @@ static const char *test_title(enum rk_bench_test t)
 					"CMP_SWAP"};
 
 	return v[t];
+}
+
+/* The link rate a bandwidth is a share of, or why there is none. */
+static void print_link(const struct report *rp)
+{
+	const struct rk_link_rate *l = &rp->info->link;
+
+	if (rp->info->mode != RK_BENCH_BW)
+		return;
+	if (l->meaningful)
+		printf("  link      %g Gb/s (%dX %s): bandwidth also as a share of it\n", l->gbps,
+		       l->lanes, l->speed_name);
+	else
+		printf("  link      rate unknown (%s)\n", l->note);
 }
 
 static void print_header(const struct report *rp)
@@ -186,13 +226,20 @@ static void print_header(const struct report *rp)
 	else
 		printf("  polling   busy, up to %u completions per poll, never yielding\n",
 		       in->cq_batch);
-	if (in->mode == RK_BENCH_BW)
-		printf(" %-10s %-12s %-16s %-18s %-14s %s\n", "#bytes", "#iterations",
-		       "BW peak[MiB/s]", "BW average[MiB/s]", "MsgRate[Mpps]", "check");
-	else
+	print_link(rp);
+	if (in->mode == RK_BENCH_BW) {
+		char peak[32], avg[32];
+		const char *unit = rk_bw_unit_str(rp->gates->unit);
+
+		snprintf(peak, sizeof(peak), "BW peak[%s]", unit);
+		snprintf(avg, sizeof(avg), "BW average[%s]", unit);
+		printf(" %-10s %-12s %-16s %-18s %-14s %s%s\n", "#bytes", "#iterations", peak, avg,
+		       "MsgRate[Mpps]", in->link.meaningful ? "link[%]  " : "", "check");
+	} else {
 		printf(" %-8s %-11s %-10s %-12s %-10s %-10s %-12s %-10s %s\n", "#bytes",
 		       "#iterations", "t_min[us]", "t_median[us]", "t_avg[us]", "t_p99[us]",
 		       "t_p99.9[us]", "t_max[us]", "check");
+	}
 	fflush(stdout);
 }
 
@@ -211,15 +258,17 @@ static void on_progress(const struct rk_bench_progress *p, void *arg)
 	if (p->elapsed_s < 1.0)
 		return;
 	if (p->total)
-		printf("\r  %u bytes: %" PRIu64 "/%" PRIu64 " messages (%.0f%%), %.1f s, %.2f MiB/s",
+		printf("\r  %u bytes: %" PRIu64 "/%" PRIu64 " messages (%.0f%%), %.1f s, %.2f %s",
 		       p->size, p->done, p->total, 100.0 * (double)p->done / (double)p->total,
-		       p->elapsed_s, p->rate / MIB);
+		       p->elapsed_s, bw_shown(rp, p->rate), rk_bw_unit_str(rp->gates->unit));
 	else if (p->duration_s * 1000 >= RK_BENCH_UNTIL_STOPPED)
-		printf("\r  %u bytes: %" PRIu64 " messages, %.1f s (until stopped), %.2f MiB/s",
-		       p->size, p->done, p->elapsed_s, p->rate / MIB);
+		printf("\r  %u bytes: %" PRIu64 " messages, %.1f s (until stopped), %.2f %s",
+		       p->size, p->done, p->elapsed_s, bw_shown(rp, p->rate),
+		       rk_bw_unit_str(rp->gates->unit));
 	else
-		printf("\r  %u bytes: %" PRIu64 " messages, %.1f of %.0f s, %.2f MiB/s", p->size,
-		       p->done, p->elapsed_s, p->duration_s, p->rate / MIB);
+		printf("\r  %u bytes: %" PRIu64 " messages, %.1f of %.0f s, %.2f %s", p->size,
+		       p->done, p->elapsed_s, p->duration_s, bw_shown(rp, p->rate),
+		       rk_bw_unit_str(rp->gates->unit));
 	printf("\033[K");
 	fflush(stdout);
 	rp->progress_shown = true;
@@ -236,18 +285,21 @@ static void print_row(struct report *rp, const struct rk_bench_result *r)
 
 	clear_progress(rp);
 	if (in->mode == RK_BENCH_BW) {
-		char peak[32];
+		char peak[32], pct[16] = "";
 
 		if (r->initiator)
-			snprintf(peak, sizeof(peak), "%.2f", r->bw_peak / MIB);
+			snprintf(peak, sizeof(peak), "%.2f", bw_shown(rp, r->bw_peak));
 		else
 			snprintf(peak, sizeof(peak), "-");
-		printf(" %-10u %-12" PRIu64 " %-16s %-18.2f %-14.6f ok: %s\n", r->round.size,
-		       r->iters, peak, r->bw_avg / MIB, r->msg_rate / 1e6, verdict(r));
+		if (in->link.meaningful)
+			snprintf(pct, sizeof(pct), "%-8.1f ", link_pct(rp, r->bw_avg));
+		printf(" %-10u %-12" PRIu64 " %-16s %-18.2f %-14.6f %sok: %s\n", r->round.size,
+		       r->iters, peak, bw_shown(rp, r->bw_avg), r->msg_rate / 1e6, pct, verdict(r));
 		if (in->bidir)
 			printf(" %-10s %-12s %-16s %-18.2f %-14s (the peer's direction; both: %.2f "
-			       "MiB/s)\n", "", "", "", r->peer_bw_avg / MIB, "",
-			       (r->bw_avg + r->peer_bw_avg) / MIB);
+			       "%s)\n", "", "", "", bw_shown(rp, r->peer_bw_avg), "",
+			       bw_shown(rp, r->bw_avg + r->peer_bw_avg),
+			       rk_bw_unit_str(rp->gates->unit));
 	} else if (r->initiator) {
 		const struct rk_bench_lat *l = &r->lat;
 
@@ -262,16 +314,19 @@ static void print_row(struct report *rp, const struct rk_bench_result *r)
 	fflush(stdout);
 }
 
-static void csv_header(const struct rk_bench_info *in)
+/* The bandwidth columns are named for --units: bw_avg_MiBps, _GBps, _Gbps. */
+static void csv_header(const struct report *rp)
 {
-	(void)in;
-	printf("test,mode,transport,qps,size,iterations,messages,seconds,bw_peak_MiBps,"
-	       "bw_avg_MiBps,msg_rate_Mpps,lat_min_us,lat_median_us,lat_avg_us,lat_p99_us,"
-	       "lat_p999_us,lat_max_us,received,lost,check\n");
+	const char *u = rk_bw_unit_name(rp->gates->unit);
+
+	printf("test,mode,transport,qps,size,iterations,messages,seconds,bw_peak_%sps,"
+	       "bw_avg_%sps,msg_rate_Mpps,lat_min_us,lat_median_us,lat_avg_us,lat_p99_us,"
+	       "lat_p999_us,lat_max_us,received,lost,check\n", u, u);
 }
 
-static void csv_row(const struct rk_bench_info *in, const struct rk_bench_result *r)
+static void csv_row(const struct report *rp, const struct rk_bench_result *r)
 {
+	const struct rk_bench_info *in = rp->info;
 	const struct rk_bench_lat *l = &r->lat;
 	const char *v = verdict(r);
 
@@ -279,8 +334,8 @@ static void csv_row(const struct rk_bench_info *in, const struct rk_bench_result
 	       "%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",\"",
 	       rk_bench_test_str(in->test), rk_bench_mode_str(in->mode),
 	       rk_transport_str(in->transport), in->qps, r->round.size, r->iters, r->msgs,
-	       r->seconds, r->bw_peak / MIB, r->bw_avg / MIB, r->msg_rate / 1e6, l->min, l->median,
-	       l->avg, l->p99, l->p999, l->max, r->received, r->lost);
+	       r->seconds, bw_shown(rp, r->bw_peak), bw_shown(rp, r->bw_avg), r->msg_rate / 1e6,
+	       l->min, l->median, l->avg, l->p99, l->p999, l->max, r->received, r->lost);
 	for (; *v; v++)
 		putchar(*v == '"' ? '\'' : *v);
 	printf("\"\n");
@@ -466,6 +521,7 @@ static json_object *interval_json(const struct rk_bench_interval *iv, bool lat)
 			       json_object_new_int64((int64_t)iv->msgs));
 	json_object_object_add(j, "bytes", json_object_new_int64((int64_t)iv->bytes));
 	json_object_object_add(j, "bw_MiBps", jdouble(iv->bw / MIB));
+	json_object_object_add(j, "bw_Bps", jdouble(iv->bw));
 	json_object_object_add(j, "msg_rate_Mpps", jdouble(iv->msg_rate / 1e6));
 	if (lat && !iv->status) {
 		json_object *l = json_object_new_object();
@@ -484,7 +540,7 @@ static json_object *interval_json(const struct rk_bench_interval *iv, bool lat)
 	return j;
 }
 
-static void interval_text(const struct rk_bench_interval *iv, bool lat)
+static void interval_text(const struct report *rp, const struct rk_bench_interval *iv, bool lat)
 {
 	printf(" [%3u] %7.2f-%7.2f s %10" PRIu64 " %s", iv->index, iv->start_s, iv->end_s,
 	       iv->msgs, lat ? "iters" : "msgs ");
@@ -494,7 +550,8 @@ static void interval_text(const struct rk_bench_interval *iv, bool lat)
 		printf("  p50 %.2f us  p99 %.2f us  max %.2f us\n", iv->lat.median, iv->lat.p99,
 		       iv->lat.max);
 	else
-		printf("  %10.2f MiB/s  %.6f Mpps\n", iv->bw / MIB, iv->msg_rate / 1e6);
+		printf("  %10.2f %s  %.6f Mpps\n", bw_shown(rp, iv->bw),
+		       rk_bw_unit_str(rp->gates->unit), iv->msg_rate / 1e6);
 }
 
 /* The engine's interval callback: a text line, or a JSON object on a line. */
@@ -512,7 +569,7 @@ static void on_interval(const struct rk_bench_interval *iv, void *arg)
 							JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(j);
 	} else {
-		interval_text(iv, lat);
+		interval_text(rp, iv, lat);
 	}
 	fflush(stdout);
 }
@@ -550,10 +607,11 @@ static void soak_row_text(const struct report *rp, const struct rk_bench_result 
 		       g->min.lat.p99, g->min.lat.median, g->min.index, g->max.lat.p99,
 		       g->max.lat.median, g->max.index);
 	else if (g->ranked)
-		printf("  intervals: %u of %" PRIu64 " s; lowest %.2f MiB/s (%.6f Mpps) in [%u], "
-		       "highest %.2f MiB/s (%.6f Mpps) in [%u]\n", g->count, rp->o->interval,
-		       g->min.bw / MIB, g->min.msg_rate / 1e6, g->min.index, g->max.bw / MIB,
-		       g->max.msg_rate / 1e6, g->max.index);
+		printf("  intervals: %u of %" PRIu64 " s; lowest %.2f %s (%.6f Mpps) in [%u], "
+		       "highest %.2f %s (%.6f Mpps) in [%u]\n", g->count, rp->o->interval,
+		       bw_shown(rp, g->min.bw), rk_bw_unit_str(rp->gates->unit),
+		       g->min.msg_rate / 1e6, g->min.index, bw_shown(rp, g->max.bw),
+		       rk_bw_unit_str(rp->gates->unit), g->max.msg_rate / 1e6, g->max.index);
 	else if (g->count)
 		printf("  intervals: %u, none of them a full half interval to rank\n", g->count);
 	if (r->stopped)
@@ -583,6 +641,83 @@ static void soak_result_json(json_object *j, const struct rk_bench_result *r, bo
 		}
 		json_object_object_add(j, "intervals", k);
 	}
+}
+
+/* ---- units and thresholds ---- */
+
+/* The units and the link rate in the document's head; in each result, the
+ * bandwidth in the unit chosen, in bytes per second, and as a share of the link. */
+static void units_info_json(const struct report *rp)
+{
+	const struct rk_link_rate *l = &rp->info->link;
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(rp->doc, "units", json_object_new_string(
+						     rk_bw_unit_name(rp->gates->unit)));
+	json_object_object_add(j, "rate_gbps", jdouble(l->gbps));
+	json_object_object_add(j, "rate_meaningful", json_object_new_boolean(l->meaningful));
+	json_object_object_add(j, "note", l->meaningful ? NULL : json_object_new_string(l->note));
+	json_object_object_add(rp->doc, "link", j);
+}
+
+static void units_result_json(const struct report *rp, const struct rk_bench_result *r,
+			      json_object *j)
+{
+	double pct = link_pct(rp, r->bw_avg);
+
+	if (rp->info->mode != RK_BENCH_BW)
+		return;
+	json_object_object_add(j, "bw_unit", json_object_new_string(
+						     rk_bw_unit_str(rp->gates->unit)));
+	json_object_object_add(j, "bw_avg", jdouble(bw_shown(rp, r->bw_avg)));
+	json_object_object_add(j, "bw_peak", jdouble(bw_shown(rp, r->bw_peak)));
+	json_object_object_add(j, "bw_avg_Bps", jdouble(r->bw_avg));
+	json_object_object_add(j, "bw_peak_Bps", jdouble(r->bw_peak));
+	if (rp->info->bidir) {
+		json_object_object_add(j, "peer_bw_avg", jdouble(bw_shown(rp, r->peer_bw_avg)));
+		json_object_object_add(j, "peer_bw_avg_Bps", jdouble(r->peer_bw_avg));
+	}
+	json_object_object_add(j, "link_pct", pct >= 0 ? jdouble(pct) : NULL);
+}
+
+/* Grade one result against the thresholds: lines under its row (on stderr
+ * with --csv), or objects in the document's "gates". */
+static void grade_result(struct report *rp, const struct rk_bench_result *r)
+{
+	const struct rk_bench_info *in = rp->info;
+	struct rk_gate_figures f = {
+		.has_bw = in->mode == RK_BENCH_BW,
+		.bw = r->bw_avg,
+		.has_lat = in->mode == RK_BENCH_LAT && r->initiator,
+		.lat_p99_us = r->lat.p99,
+		.link_gbps = in->link.meaningful ? in->link.gbps : 0,
+		.link_note = in->link.note,
+	};
+	char label[32];
+
+	if (!rk_gates_any(rp->gates))
+		return;
+	if (rp->o->json && !rp->gate_arr)
+		rp->gate_arr = json_object_new_array();
+	snprintf(label, sizeof(label), "%u bytes", r->round.size);
+	rp->gate_failed += cli_gates_grade(rp->gates, &f, r->round.size, label,
+					   rp->o->csv ? stderr : stdout, rp->gate_arr,
+					   &rp->gate_checks);
+}
+
+/* The thresholds' verdict (a line, or the document's "gates_passed"): the
+ * exit status, CLI_GATE when the run worked but a check did not pass. */
+static int gates_end(struct report *rp, int status)
+{
+	const struct bench_cli *o = rp->o;
+
+	if (!rk_gates_any(rp->gates))
+		return status;
+	if (o->json && !rp->gate_arr)
+		rp->gate_arr = json_object_new_array();
+	return cli_gates_end(o->server ? "bench server" : "bench client", status, rp->gate_checks,
+			     rp->gate_failed, o->json ? NULL : o->csv ? stderr : stdout, rp->doc,
+			     rp->gate_arr);
 }
 
 /* ---- options ---- */
@@ -620,6 +755,7 @@ struct bench_plan {
 	int test, mode, tr, wr;
 	uint32_t sizes[MAX_SIZES];
 	int nsizes;
+	struct rk_gates gates; /* --units and the thresholds */
 };
 
 /* The client's options, each checked; defaults filled in (o->iters, the
@@ -671,6 +807,33 @@ static int check_client_opts(struct bench_cli *o, struct bench_plan *p)
 	return CLI_OK;
 }
 
+/* --units (either side) and the thresholds: the client's, each for the mode
+ * it grades. CLI_OK, or CLI_USAGE after saying what is wrong. */
+static int check_gate_opts(const struct bench_cli *o, struct bench_plan *p)
+{
+	const struct rk_gates *g = &p->gates;
+
+	if (cli_gates_parse("bench", &o->gate, &p->gates) != CLI_OK)
+		return CLI_USAGE;
+	if (!rk_gates_any(g))
+		return CLI_OK;
+	if (o->server) {
+		fprintf(stderr, "rdmakit bench: the client grades what it measured: give "
+				"--expect-bw, --min-link-pct and --max-lat-p99 to the client\n");
+		return CLI_USAGE;
+	}
+	if (p->mode != RK_BENCH_BW && (g->min_bw > 0 || g->min_link_pct > 0)) {
+		fprintf(stderr, "rdmakit bench: --expect-bw and --min-link-pct grade bandwidth "
+				"(--mode bw)\n");
+		return CLI_USAGE;
+	}
+	if (p->mode != RK_BENCH_LAT && g->max_lat_p99_us > 0) {
+		fprintf(stderr, "rdmakit bench: --max-lat-p99 grades latency (--mode lat)\n");
+		return CLI_USAGE;
+	}
+	return CLI_OK;
+}
+
 /* Options of either side, each checked: CLI_OK, or CLI_USAGE after saying
  * what is wrong. */
 static int check_opts(struct bench_cli *o, struct bench_plan *p)
@@ -687,7 +850,9 @@ static int check_opts(struct bench_cli *o, struct bench_plan *p)
 		return CLI_USAGE;
 	if (!o->server && check_client_opts(o, p) != CLI_OK)
 		return CLI_USAGE;
-	return check_soak_opts(o, p->nsizes);
+	if (check_soak_opts(o, p->nsizes) != CLI_OK)
+		return CLI_USAGE;
+	return check_gate_opts(o, p);
 }
 
 /* The engine's options from the command's. */
@@ -729,10 +894,11 @@ static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_
 	soak_signals(true);
 	if (o->json) {
 		rp->doc = info_json(rp->info, o);
+		units_info_json(rp);
 		rp->results = json_object_new_array();
 		json_object_object_add(rp->doc, "results", rp->results);
 	} else if (o->csv) {
-		csv_header(rp->info);
+		csv_header(rp);
 	} else {
 		print_header(rp);
 	}
@@ -754,12 +920,17 @@ static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_
 			round_counters(rp, &res, true);
 			break;
 		}
-		if (o->json)
-			json_object_array_add(rp->results, result_json(rp->info, &res));
-		else if (o->csv)
-			csv_row(rp->info, &res);
-		else
+		if (o->json) {
+			json_object *j = result_json(rp->info, &res);
+
+			units_result_json(rp, &res, j);
+			json_object_array_add(rp->results, j);
+		} else if (o->csv) {
+			csv_row(rp, &res);
+		} else {
 			print_row(rp, &res);
+		}
+		grade_result(rp, &res);
 		round_counters(rp, &res, false);
 		/* Stopped: no more rounds (a server serves until the client's FIN). */
 		if (!o->server && (res.stopped || stop_signal))
@@ -770,10 +941,11 @@ static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_
 }
 
 /* The verdict: the JSON document's "ok" (and the document, printed), or the
- * last line of text. */
-static void report_end(const struct report *rp, int status)
+ * last line of text; the thresholds' before it. Returns the exit status. */
+static int report_end(struct report *rp, int status)
 {
 	const struct bench_cli *o = rp->o;
+	int gated = gates_end(rp, status);
 
 	if (o->json && o->interval) {
 		/* After the interval lines, the document on a line of its own. */
@@ -789,6 +961,7 @@ static void report_end(const struct report *rp, int status)
 		printf("bench %s: %s\n", o->server ? "server" : "client",
 		       status == CLI_OK ? "every size checked: OK" : "FAILED");
 	}
+	return gated;
 }
 
 int cmd_bench(int argc, char **argv)
@@ -860,15 +1033,16 @@ int cmd_bench(int argc, char **argv)
 		 "server: give up when no client came in SEC seconds (0: wait forever)"},
 		{"json", 'j', RK_OPT_FLAG, &o.json, 0, 0, NULL, "print one JSON document"},
 		{"csv", 0, RK_OPT_FLAG, &o.csv, 0, 0, NULL, "print CSV, one row per size"},
+		CLI_UNITS_OPT(&o.gate), CLI_BW_GATE_OPTS(&o.gate), CLI_LAT_GATE_OPT(&o.gate),
 		RK_OPT_END,
 	};
 	struct bench_plan p = {.test = RK_BENCH_WRITE, .mode = RK_BENCH_BW, .tr = RK_RC, .wr = 2};
 	struct rk_bench_opts bo = {0};
-	struct report rp = {.o = &o};
+	struct report rp = {.o = &o, .gates = &p.gates};
 	struct rk_bench *b;
 	int first, ret, status;
 
-	ret = cli_parse("bench", usage_text, description, opts, argc, argv, &first);
+	ret = cli_parse_epilog("bench", usage_text, description, epilog, opts, argc, argv, &first);
 	if (ret >= 0)
 		return ret;
 	ret = cli_check_role_args("bench", o.server, argc, argv, first);
@@ -889,6 +1063,5 @@ int cmd_bench(int argc, char **argv)
 		return CLI_FAILED;
 	status = run_rounds(b, &rp, &p);
 	rk_bench_close(b);
-	report_end(&rp, status);
-	return status;
+	return report_end(&rp, status);
 }

@@ -37,6 +37,7 @@ struct ping_opts {
 	uint64_t timeout;
 	uint64_t wait;
 	bool json;
+	struct cli_gate_opts gate; /* --max-rtt-p99 */
 };
 
 /* What the printing needs besides the engine's result. */
@@ -45,6 +46,7 @@ struct ping_view {
 	enum proto proto;
 	enum rk_transport transport;
 	const char *who;
+	struct rk_gates gates;
 };
 
 static const char *const proto_names[] = {"native", "rping", "pingpong"};
@@ -251,6 +253,10 @@ static const char description[] =
 	"                    their TCP text exchange, then SEND/RECV turns; takes their options\n"
 	"                    (-d, -i, -g, -p, -s, -n, -m, -e, -c); no HOST means server\n"
 	"Each mode's options are listed with --proto MODE --help.";
+static const char epilog[] =
+	"threshold (client, every mode): --max-rtt-p99 US: the round-trip time p99 (the\n"
+	"summary's p99) at most US microseconds; a figure equal to the limit meets it.\n"
+	CLI_EXIT_HELP;
 
 static enum proto proto_of(const char *name, bool *ok)
 {
@@ -348,6 +354,43 @@ static int check_args(struct ping_view *v, struct ping_opts *o, const char **hos
 	return -1;
 }
 
+/* ---- thresholds ---- */
+
+/* --max-rtt-p99: the client's. -1 to go on, or CLI_USAGE after saying why. */
+static int check_gates(struct ping_view *v)
+{
+	if (cli_gates_parse("ping", &v->o->gate, &v->gates) != CLI_OK)
+		return CLI_USAGE;
+	if (v->o->server && rk_gates_any(&v->gates)) {
+		fprintf(stderr, "rdmakit ping: the client grades the round trips it timed: give "
+				"--max-rtt-p99 to the client\n");
+		return CLI_USAGE;
+	}
+	return -1;
+}
+
+/* Grade a run that worked against the thresholds: a line each (text), or
+ * the document's "gates" and "gates_passed". The exit status. */
+static int grade(const struct ping_view *v, const struct rk_ping_result *r, int status,
+		 json_object *doc)
+{
+	struct rk_gate_figures f = {0};
+	struct rk_rtt_stats st;
+	json_object *arr = doc ? json_object_new_array() : NULL;
+	int checks = 0, failed = 0;
+
+	if (!rk_gates_any(&v->gates)) {
+		json_object_put(arr);
+		return status;
+	}
+	if (status == CLI_OK) {
+		f.has_rtt = !rk_ping_result_stats(r, &st);
+		f.rtt_p99_us = f.has_rtt ? st.p99 : 0;
+		failed = cli_gates_grade(&v->gates, &f, 0, v->who, stdout, arr, &checks);
+	}
+	return cli_gates_end(v->who, status, checks, failed, doc ? NULL : stdout, doc, arr);
+}
+
 /* Run the mode's engine and print its result. */
 static int run(const struct ping_view *v, const char *host)
 {
@@ -363,7 +406,8 @@ static int run(const struct ping_view *v, const char *host)
 		.progress = on_progress, .arg = (void *)v,
 	};
 	struct rk_ping_result res;
-	int ret;
+	json_object *doc = NULL;
+	int ret, status;
 
 	if (v->proto == PROTO_NATIVE)
 		ret = rk_ping_run(&po, &res);
@@ -372,11 +416,14 @@ static int run(const struct ping_view *v, const char *host)
 	else
 		ret = rk_pingpong_run(&po, &res);
 	if (o->json)
-		cli_json_print(summary_json(v, &res));
+		doc = summary_json(v, &res);
 	else
 		summary_text(v, &res);
+	status = grade(v, &res, ret ? CLI_FAILED : CLI_OK, doc);
+	if (doc)
+		cli_json_print(doc);
 	rk_ping_result_free(&res);
-	return ret ? CLI_FAILED : CLI_OK;
+	return status;
 }
 
 #define OPT_PROTO(o)                                                                             \
@@ -413,6 +460,7 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		{"validate", 'V', RK_OPT_FLAG, &o.validate, 0, 0, NULL,
 		 "check every byte of every ping and pong"},
 		OPT_COMMON(&o),
+		CLI_RTT_GATE_OPT(&o.gate),
 		RK_OPT_END,
 	};
 	const struct rk_opt rping_opts[] = {
@@ -429,6 +477,7 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		{"validate", 'V', RK_OPT_FLAG, &o.validate, 0, 0, NULL,
 		 "client: compare each pong with its ping; server: check rping's pattern"},
 		OPT_COMMON(&o),
+		CLI_RTT_GATE_OPT(&o.gate),
 		RK_OPT_END,
 	};
 	const struct rk_opt pp_opts[] = {
@@ -449,6 +498,7 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		 "check received data: the pong is the ping; the server: each ping after the "
 		 "first is its last pong"},
 		OPT_COMMON(&o),
+		CLI_RTT_GATE_OPT(&o.gate),
 		RK_OPT_END,
 	};
 	int ret;
@@ -458,9 +508,9 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 	case PROTO_RPING: o.port = RK_RPING_DEFAULT_PORT; o.size = 64; o.count = 0; break;
 	default: o.port = RK_PP_DEFAULT_PORT; o.size = 4096; o.count = 1000; break;
 	}
-	ret = cli_parse("ping", usage_text, description,
-			v->proto == PROTO_NATIVE ? native_opts :
-			v->proto == PROTO_RPING ? rping_opts : pp_opts, argc, argv, first_p);
+	ret = cli_parse_epilog("ping", usage_text, description, epilog,
+			       v->proto == PROTO_NATIVE ? native_opts :
+			       v->proto == PROTO_RPING ? rping_opts : pp_opts, argc, argv, first_p);
 	*po = o;
 	return ret;
 }
@@ -491,6 +541,8 @@ int cmd_ping(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	ret = check_args(&v, &o, &host);
+	if (ret < 0)
+		ret = check_gates(&v);
 	if (ret >= 0)
 		return ret;
 	v.who = o.server ? "server" : "client";

@@ -44,10 +44,17 @@ void cli_json_print(json_object *doc)
 int cli_parse(const char *cmd, const char *usage, const char *description,
 	      const struct rk_opt *opts, int argc, char **argv, int *first_arg_p)
 {
+	return cli_parse_epilog(cmd, usage, description, NULL, opts, argc, argv, first_arg_p);
+}
+
+int cli_parse_epilog(const char *cmd, const char *usage, const char *description,
+		     const char *epilog, const struct rk_opt *opts, int argc, char **argv,
+		     int *first_arg_p)
+{
 	int ret = rk_opts_parse(cmd, opts, argc, argv, first_arg_p);
 
 	if (ret == 1) {
-		rk_opts_help(stdout, usage, description, opts);
+		rk_opts_help_epilog(stdout, usage, description, opts, epilog);
 		return CLI_OK;
 	}
 	if (ret)

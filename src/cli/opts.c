@@ -252,6 +252,12 @@ static void format_default(const struct rk_opt *o, char *buf, size_t len)
 void rk_opts_help(FILE *out, const char *usage, const char *description,
 		  const struct rk_opt *opts)
 {
+	rk_opts_help_epilog(out, usage, description, opts, NULL);
+}
+
+void rk_opts_help_epilog(FILE *out, const char *usage, const char *description,
+			 const struct rk_opt *opts, const char *epilog)
+{
 	fprintf(out, "usage: %s\n\n%s\n\noptions:\n", usage, description);
 	for (const struct rk_opt *o = opts; o->name; o++) {
 		char left[64], def[96];
@@ -267,4 +273,6 @@ void rk_opts_help(FILE *out, const char *usage, const char *description,
 		fprintf(out, "  %-28s %s%s\n", left, o->help, def);
 	}
 	fprintf(out, "  %-28s %s\n", "-h, --help", "show this help");
+	if (epilog)
+		fprintf(out, "\n%s\n", epilog);
 }

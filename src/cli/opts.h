@@ -61,4 +61,9 @@ int rk_opts_parse(const char *prog, const struct rk_opt *opts, int argc, char **
 void rk_opts_help(FILE *out, const char *usage, const char *description,
 		  const struct rk_opt *opts);
 
+/* rk_opts_help(), then epilog (when not NULL) after the options: what the
+ * options come to together, exit statuses. */
+void rk_opts_help_epilog(FILE *out, const char *usage, const char *description,
+			 const struct rk_opt *opts, const char *epilog);
+
 #endif

@@ -210,6 +210,9 @@ static int create_local(struct rk_bench *b)
 	in->device[0] = '\0';
 	snprintf(in->device, sizeof(in->device), "%s", dev->info.name);
 	in->port_num = b->conn->port_num;
+	ret = rk_port_link_rate(dev, in->port_num, &in->link); /* the port is open: 0 */
+	if (ret)
+		return ret;
 	in->has_gid = b->conn->has_gid;
 	if (in->has_gid) {
 		in->gid_index = b->conn->gid.index;

@@ -117,6 +117,28 @@ run 2 "$RDMAKIT" bench "$IP" --duration 0 --bidir && has "$err" "--duration 0 is
 run 2 "$RDMAKIT" bench "$IP" --duration 0 -n 10 && has "$err" "not both"
 run 2 "$RDMAKIT" bench --server --interval 1 && has "$err" "give it to the client"
 run 2 "$RDMAKIT" bench --server --duration 0 && has "$err" "the server learns"
+# bench: units and thresholds (RATE, N and US each named when bad)
+run 2 "$R" bench "$IP" --units gb && has "$err" "option --units: 'gb' is not one of Gb (10^9 bits/s), GB (10^9 bytes/s), MiB"
+run 2 "$R" bench "$IP" --units Mbit && has "$err" "option --units: 'Mbit' is not one of"
+run 2 "$R" bench "$IP" --expect-bw fast && has "$err" "option --expect-bw: 'fast' is not a rate (a number in MiB, or with a unit: 90Gb"
+run 2 "$R" bench "$IP" --units Gb --expect-bw 9x && has "$err" "option --expect-bw: '9x' is not a rate (a number in Gb,"
+run 2 "$R" bench "$IP" --expect-bw -5Gb && has "$err" "option --expect-bw: '-5Gb' is not a rate"
+run 2 "$R" bench "$IP" --expect-bw 100gb && has "$err" "option --expect-bw: '100gb' is not a rate"
+run 2 "$R" bench "$IP" --expect-bw 1e9 && has "$err" "option --expect-bw: '1e9' is not a rate"
+run 2 "$R" bench "$IP" --expect-bw 0Gb && has "$err" "option --expect-bw: '0Gb' is not above 0"
+run 2 "$R" bench "$IP" --expect-bw 2000000Gb && has "$err" "option --expect-bw: '2000000Gb' is above the maximum 1000000 Gb/s"
+run 2 "$R" bench "$IP" --expect-bw && has "$err" "needs a value"
+run 2 "$R" bench "$IP" --min-link-pct 101 && has "$err" "option --min-link-pct: '101' is above the maximum 100"
+run 2 "$R" bench "$IP" --min-link-pct -1 && has "$err" "option --min-link-pct: '-1' is not a number"
+run 2 "$R" bench "$IP" --min-link-pct 90% && has "$err" "option --min-link-pct: '90%' is not a number"
+run 2 "$R" bench "$IP" --mode lat --max-lat-p99 5us && has "$err" "option --max-lat-p99: '5us' is not a number"
+run 2 "$R" bench "$IP" --mode lat --max-lat-p99 0 && has "$err" "option --max-lat-p99: '0' is not above 0"
+run 2 "$R" bench "$IP" --max-lat-p99 10 && has "$err" "--max-lat-p99 grades latency (--mode lat)"
+run 2 "$R" bench "$IP" --mode lat --expect-bw 1Gb && has "$err" "--expect-bw and --min-link-pct grade bandwidth (--mode bw)"
+run 2 "$R" bench "$IP" --mode lat --min-link-pct 50 && has "$err" "grade bandwidth (--mode bw)"
+run 2 "$R" bench --server --expect-bw 1Gb && has "$err" "give --expect-bw, --min-link-pct and --max-lat-p99 to the client"
+run 0 "$R" bench --help && has "$out" "--expect-bw RATE" && has "$out" "3 (RK_EXIT_GATE)" &&
+	has "$out" "Gb (10^9 bits/s, as perftest's --report_gbits)"
 
 # ping
 run 2 "$R" ping
@@ -137,6 +159,16 @@ run 2 "$R" ping --proto pingpong -m 1000 "$IP"
 has "$err" "--mtu: 1000 is not"
 run 2 "$R" ping --server "$IP"
 has "$err" "takes no HOST"
+run 2 "$R" ping "$IP" --max-rtt-p99 abc && has "$err" "option --max-rtt-p99: 'abc' is not a number"
+run 2 "$R" ping "$IP" --max-rtt-p99 -3 && has "$err" "option --max-rtt-p99: '-3' is not a number"
+run 2 "$R" ping "$IP" --max-rtt-p99 2e9 && has "$err" "option --max-rtt-p99: '2e9' is not a number"
+run 2 "$R" ping "$IP" --max-rtt-p99 2000000000 && has "$err" "'2000000000' is above the maximum 1000000000"
+run 2 "$R" ping --server --max-rtt-p99 10 && has "$err" "give --max-rtt-p99 to the client"
+run 2 "$R" ping --proto pingpong --max-rtt-p99 10 && has "$err" "give --max-rtt-p99 to the client"
+run 2 "$R" ping --proto rping -s --max-rtt-p99 10 && has "$err" "give --max-rtt-p99 to the client"
+run 2 "$R" ping "$IP" --max-lat-p99 10 && has "$err" "unknown option --max-lat-p99"
+run 2 "$R" ping "$IP" --units Gb && has "$err" "unknown option --units"
+run 0 "$R" ping --help && has "$out" "--max-rtt-p99 US" && has "$out" "3 (RK_EXIT_GATE)"
 
 # ud
 run 2 "$R" ud

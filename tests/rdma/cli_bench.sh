@@ -35,6 +35,26 @@ for r in rs:
 "
 }
 
+# units_passed SIZE: a --units Gb --expect-bw 0.01MiB run: the figures in Gb/s
+# beside the raw bytes/s and MiB/s; rxe's link rate is made up from its
+# netdev, so no share of it; the one threshold met.
+units_passed() {
+	json "
+r = d['results'][0]
+assert d['units'] == 'Gb' and r['bw_unit'] == 'Gb/s', d
+assert r['bw_avg_Bps'] > 0 and abs(r['bw_avg'] * 1e9 / 8 - r['bw_avg_Bps']) <= 1e-9 * r['bw_avg_Bps'], r
+assert abs(r['bw_avg_Bps'] / 1048576 - r['bw_avg_MiBps']) <= 1e-9 * r['bw_avg_MiBps'], r
+assert abs(r['bw_peak'] * 1e9 / 8 - r['bw_peak_Bps']) <= 1e-9 * r['bw_peak_Bps'], r
+link = d['link']
+assert link['rate_meaningful'] is False and 'emulated device (Soft-RoCE)' in link['note'], link
+assert r['link_pct'] is None, r
+g = d['gates']
+assert d['ok'] is True and d['gates_passed'] is True and len(g) == 1, d
+assert g[0]['name'] == 'expect-bw' and g[0]['graded'] and g[0]['passed'] and g[0]['size'] == $1, g
+assert g[0]['unit'] == 'Gb/s' and abs(g[0]['limit'] - 0.01 * 1048576 * 8 / 1e9) < 1e-12, g
+assert abs(g[0]['figure'] - r['bw_avg']) <= 1e-9 * r['bw_avg'] and g[0]['figure'] > g[0]['limit'], g"
+}
+
 # ---- soak: --duration 0, --interval, stop signals, the link going down ----
 
 # lines_sum: the --json output of a soak client ($out) is JSON lines: the
@@ -226,7 +246,13 @@ plain_only && bench_pair "" "--transport uc --test send -s 4k -n $N" && iters $N
 bench_pair "" "--transport ud --test send -s 1k -n $N" && iters $N &&
 	has "$srv_out" "received $N of $N SENDs"
 bench_pair "" "--transport ud --test send --mode lat -n 50" && iters 50
-bench_pair "" "--transport uc --test write --mode lat -n 50" && iters 50
+# (with a latency p99 threshold far above rxe's: met, exit 0)
+bench_pair "" "--transport uc --test write --mode lat -n 50 --max-lat-p99 10000000" && iters 50 &&
+	json "
+g = d['gates']
+assert d['gates_passed'] is True and len(g) == 1, d
+assert g[0]['name'] == 'max-lat-p99' and g[0]['graded'] and g[0]['passed'] and g[0]['unit'] == 'us', g
+assert g[0]['figure'] == d['results'][0]['latency_us']['p99'] and g[0]['limit'] == 10000000, g"
 
 # Several QPs, both directions, RDMA CM, a duration, CSV.
 plain_only && bench_pair "" "--test fetch-add --qps 2 -n $N" && iters $N &&
@@ -253,13 +279,47 @@ assert r['iterations'] > 0 and r['messages'] >= 2 * r['iterations'] and r['peer_
 bench_pair "--cm" "--cm --test write -s 4k -n $N" && iters $N &&
 	json "assert d['connection'] == 'rdma_cm', d['connection']" &&
 	has "$srv_out" "last WRITE's 4096 bytes written match the pattern"
-plain_only && bench_pair "" "--test write -s 64 --duration 1" &&
+# (in Gb/s, with a rate far under rxe's: met, exit 0; see "Units and thresholds")
+bench_pair "" "--test write -s 64 --duration 1 --units Gb --expect-bw 0.01MiB" &&
 	json "
 r = d['results'][0]
 assert r['iterations'] > 0 and r['duration_ms'] == 1000 and r['peer_check'] == 'passed', r
-assert 0.9 < r['seconds'] < 5, r['seconds']"
+assert 0.9 < r['seconds'] < 5, r['seconds']" && units_passed 64
 bench_pair "" "--test write -s 64 --wr-api off --inline 0 -n 50 --post-list 4 --signal-every 8 --ack-timeout 18" &&
 	iters 50 && json "fp = d['fast_path']; assert fp['wr_api'] is False and fp['inline_granted'] == 0 and fp['post_list'] == 4 and fp['ack_timeout'] == 18, fp"
+
+# Units and thresholds (a rate far under rxe's is met: the --duration run
+# above). A rate far above rxe's, and a share of a link rate rxe does not
+# have: each threshold with its figure and limit, exit 3 (RK_EXIT_GATE), in
+# text. The client's Gb/s row against the server's MiB/s row of the same run.
+pair 0 3 "$RDMAKIT bench --server -p @PORT@ --wait 60 --timeout 60" \
+	"$RDMAKIT bench $IP -p @PORT@ --timeout 60 --test write -s 64k -n 100 --units Gb --expect-bw 1000Gb --min-link-pct 50" &&
+	has "$out" "BW average[Gb/s]" &&
+	has "$out" "link      rate unknown (emulated device (Soft-RoCE)" &&
+	has "$out" "gate 65536 bytes: expect-bw: " &&
+	has "$out" " Gb/s, limit at least 1000 Gb/s: MISSED" &&
+	has "$out" "gate 65536 bytes: min-link-pct: cannot grade (link rate unknown: emulated device (Soft-RoCE)" &&
+	has "$out" "limit at least 50 %: not passed" &&
+	has "$out" "bench client: thresholds: 2 of 2 not passed (exit status 3)" &&
+	has "$out" "bench client: every size checked: OK" &&
+	has "$srv_out" "BW average[MiB/s]" && {
+	gb=$(awk '$1 == 65536 { print $4 }' "$out")
+	mib=$(awk '$1 == 65536 { print $4 }' "$srv_out")
+	# Both rows print two decimals: 0.005 Gb/s is 0.6 MiB/s.
+	"$PY" -c "
+import sys
+gb, mib = float(sys.argv[1]), float(sys.argv[2])
+assert mib > 0 and abs(gb * 1e9 / 8 / 1048576 - mib) <= 0.05 * mib + 0.6, (gb, mib)
+" "$gb" "$mib" || { echo "FAIL: client $gb Gb/s is not the server's $mib MiB/s"; fails=$((fails + 1)); }
+}
+# A latency p99 far under rxe's: missed, in the JSON.
+pair 0 3 "$RDMAKIT bench --server -p @PORT@ --wait 60 --timeout 60" \
+	"$RDMAKIT bench $IP -p @PORT@ --timeout 60 --json --test write --mode lat -n 50 --max-lat-p99 0.001" &&
+	iters 50 && json "
+g = d['gates']
+assert d['gates_passed'] is False and len(g) == 1, d
+assert g[0]['name'] == 'max-lat-p99' and g[0]['graded'] and not g[0]['passed'] and g[0]['limit'] == 0.001, g
+assert g[0]['figure'] == d['results'][0]['latency_us']['p99'] > 0.001 and g[0]['size'] == 2, g"
 
 # Bad options: tests/cli/bad_options.sh (on the host).
 finish

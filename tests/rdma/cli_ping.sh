@@ -24,7 +24,9 @@ W="waiting for"
 
 ping_tests() {
 	# rdmakit with rdmakit: TCP exchange polled, RDMA CM with events.
-	pair 0 0 "$R ping --server -p @PORT@ -w 30" "$R ping $IP -p @PORT@ -n 5 -V -v --json" &&
+	# (with an RTT p99 threshold far above rxe's: met, exit 0)
+	pair 0 0 "$R ping --server -p @PORT@ -w 30" \
+		"$R ping $IP -p @PORT@ -n 5 -V -v --json --max-rtt-p99 10000000" &&
 	has "$srv_out" "data checked in every round: OK" && {
 		cp "$cli_out" "$out"
 		json '
@@ -33,8 +35,20 @@ assert d["rounds"] == 5 and d["validated"] is True, d
 t = d["rtt_us"]
 assert 0 < t["min"] <= t["median"] <= t["p99"] <= t["max"], t
 assert d["gid"]["type"] == "RoCE v2", d
+g = d["gates"]
+assert d["gates_passed"] is True and len(g) == 1, d
+assert g[0]["name"] == "max-rtt-p99" and g[0]["graded"] and g[0]["passed"], g
+assert g[0]["figure"] == t["p99"] and g[0]["limit"] == 10000000 and g[0]["unit"] == "us", g
 '
 	}
+	# An RTT p99 threshold far under rxe's: the threshold, the figure and the
+	# limit, and exit 3 (RK_EXIT_GATE); the server is not graded.
+	pair 0 3 "$R ping --server -p @PORT@ -w 30" "$R ping $IP -p @PORT@ -n 5 --max-rtt-p99 0.001" &&
+	has "$cli_out" "client: 5 rounds of 64 bytes, rtt min" &&
+	has "$cli_out" "gate client: max-rtt-p99: " &&
+	has "$cli_out" " us, limit at most 0.001 us: MISSED" &&
+	has "$cli_out" "client: thresholds: 1 of 1 not passed (exit status 3)" &&
+	has "$srv_out" "data not checked (use -V): OK"
 	pair 0 0 "$R ping --server --cm -e -p @PORT@ -w 30" "$R ping $IP --cm -e -p @PORT@ -n 5 -s 4k -V" &&
 	has "$cli_out" "5 rounds of 4096 bytes, rtt min" &&
 	has "$cli_out" "data checked in every round: OK" &&

@@ -5,10 +5,10 @@
 # ASan/UBSan), then the device tests (CTest label "rdma") against a real RDMA
 # device when the host has one, else in Soft-RoCE guests (scripts/softroce):
 # the plain and the ASan/UBSan build's at the same time, each in a guest of
-# its own; then the kernel tests (rkblk module against rdmakit memserver) and
-# the wire tests, each booting two guests; a bounded fuzz run (scripts/fuzz.sh,
-# build-fuzz) goes in the background. Ends with one line: N passed, N failed,
-# N skipped.
+# its own; the kernel tests (rkblk module against rdmakit memserver, two
+# guests) in the background from the start; then the wire tests (two guests);
+# a bounded fuzz run (scripts/fuzz.sh, build-fuzz) in the background. Ends
+# with one line: N passed, N failed, N skipped.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${RDMAKIT_BUILD_DIR:-$root/build}
@@ -59,6 +59,16 @@ device_tests() {
 	fi
 }
 
+# The kernel tests (label "kernel", tests/kernel): the rkblk module, built
+# by scripts/kmod.sh against the guest kernel's headers, against rdmakit
+# memserver in two Soft-RoCE guests (scripts/softroce run2): fio verify,
+# swap under a cgroup memory limit, memserver killed and back, memserver
+# lost, the rxe link deleted, isolation and --allow. Two guest boots, in the
+# background from the start: much of their time is waiting on the wire.
+echo "== kernel tests (rkblk module and rdmakit memserver, two Soft-RoCE guests), in the background"
+(ctest -L kernel --output-on-failure >"$build/kernel.log" 2>&1) &
+kernel_pid=$!
+
 echo "== unit tests (host), each also under valgrind memcheck (label valgrind)"
 ctest -LE 'rdma|wire|kernel' --output-on-failure | tee "$build/unit.log" || status=1
 summary+=("unit: $(grep -E 'tests passed' "$build/unit.log" | tail -1)")
@@ -103,21 +113,17 @@ else
 fi
 summary+=("device: $(grep -E 'tests passed' "$build/rdma.log" | tail -1 || echo 'no result')")
 
-# The kernel tests (label "kernel", tests/kernel): the rkblk module, built
-# by scripts/kmod.sh against the guest kernel's headers, against rdmakit
-# memserver in two Soft-RoCE guests (scripts/softroce run2): fio verify,
-# swap under a cgroup memory limit, memserver killed and back, memserver
-# lost, the rxe link deleted, isolation and --allow. Two guest boots.
-echo "== kernel tests (rkblk module and rdmakit memserver, two Soft-RoCE guests)"
-ctest -L kernel --output-on-failure | tee "$build/kernel.log" || status=1
-summary+=("kernel: $(grep -E 'tests passed' "$build/kernel.log" | tail -1 || echo 'no result')")
-
 # The wire tests (label "wire", tests/wire): two Soft-RoCE guests on a virtual
 # wire, tshark capturing RoCE v2 between them. They boot their own guests
 # (scripts/softroce run2), so they run here on the host, native device or not.
 echo "== wire tests (two Soft-RoCE guests on a virtual wire, tshark)"
 ctest -L wire --output-on-failure | tee "$build/wire.log" || status=1
 summary+=("wire: $(grep -E 'tests passed' "$build/wire.log" | tail -1 || echo 'no result')")
+
+echo "== kernel tests (started before the unit tests)"
+wait "$kernel_pid" || status=1
+cat "$build/kernel.log"
+summary+=("kernel: $(grep -E 'tests passed' "$build/kernel.log" | tail -1 || echo 'no result')")
 
 if [ $native = 0 ]; then
 	echo "== device tests, ASan/UBSan (started $(($(date +%s) - t0)) s ago, beside the others)"

@@ -62,6 +62,9 @@ struct rk_conn_opts {
 	/* Free what prepare/on_request made on conn->pd; called by
 	 * rk_conn_close() (also when setup fails) before the PD goes. */
 	void (*release)(struct rk_conn *conn, void *arg);
+	/* Server: called once it listens, before it waits for a client (a
+	 * failure before that is the server's own, not a client's). */
+	void (*on_listening)(void *arg);
 	void *arg;
 	/* A file with a shared secret (auth.h): the two sides prove they hold
 	 * it before the server sends its buffer's address and rkey; a side

@@ -17,6 +17,7 @@
 #include <rdmakit/counters.h>
 #include <rdmakit/units.h>
 #include <rdmakit/gate.h>
+#include <rdmakit/stop.h>
 #include <rdmakit/pattern.h>
 #include <rdmakit/wire.h>
 #include <rdmakit/ctl.h>

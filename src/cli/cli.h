@@ -2,6 +2,7 @@
 #ifndef RDMAKIT_CLI_H
 #define RDMAKIT_CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <json-c/json.h>
@@ -52,8 +53,39 @@ void cli_dev_close(struct cli_dev *d);
 /* A chosen GID as JSON: {index, type, gid, why}. */
 json_object *cli_gid_json(const struct rk_gid_choice *gid);
 
-/* Print a JSON document on stdout, pretty, once. Takes ownership. */
+/* Print a JSON document on stdout, pretty (on one line when cli_json_lines
+ * is set: a server with --persist prints one document per client). Takes
+ * ownership. */
 void cli_json_print(json_object *doc);
+extern bool cli_json_lines;
+
+/* SIGINT and SIGTERM set cli_stop_signal (a second one kills), and the
+ * library's waits for a client give up on it (stop.h); off restores them. */
+extern volatile sig_atomic_t cli_stop_signal;
+void cli_stop_signals(bool on);
+
+/* "SIGINT", "SIGTERM" or "a signal", for the signal that stopped the run. */
+const char *cli_stop_name(void);
+
+/* One client served by a --persist server: its exit status, after printing
+ * its report; CLI_STOPPED when a stop signal came while it waited for a
+ * client (nothing to report). *listened says the server got as far as
+ * waiting for a client (a failure before that is the server's own). */
+enum { CLI_STOPPED = -100 };
+typedef int (*cli_serve_fn)(void *arg, bool *listened);
+
+/* Serve one client after another with serve(arg) until SIGINT or SIGTERM;
+ * a client failing or vanishing only counts as failed. At the end a summary
+ * (a line "WHO: served N clients (F failed), stopped by SIGINT", or with json
+ * one line {"record": "persist", "served", "failed", "stopped_by"}); exit
+ * status 0, or the server's own failure's. */
+int cli_persist(const char *who, bool json, cli_serve_fn serve, void *arg);
+
+/* --persist is for a server, and waits until stopped (not with --wait SEC):
+ * 0, or -EINVAL after saying why. */
+int cli_persist_check(const char *cmd, bool persist, bool server, uint64_t wait_s);
+
+#define CLI_PERSIST_OPT(flag)                                                                    	{"persist", 0, RK_OPT_FLAG, (flag), 0, 0, NULL,                                          	 "server: serve one client after another until SIGINT or SIGTERM"}
 
 /* A server takes no positional argument; a client exactly one, the server's
  * address. Returns -1 when argv[first..] fits the role, else CLI_USAGE after

@@ -27,6 +27,7 @@ struct bench_cli {
 	const char *sizes;
 	uint64_t iters;
 	int64_t duration;     /* -1: not given; 0: until stopped */
+	bool persist;         /* server: one client after another until stopped */
 	uint64_t interval;    /* soak: a record every this many seconds; 0: none */
 	uint64_t qps;
 	uint64_t threads;
@@ -446,29 +447,8 @@ static void round_counters(const struct report *rp, const struct rk_bench_result
 
 /* ---- soak: intervals, the summary of them, stop signals ---- */
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop_signal(int sig)
-{
-	stop_signal = sig;
-}
-
-/* SIGINT and SIGTERM end the run through the engine's stop request (a
- * second one kills: SA_RESETHAND). on: install; else restore. */
-static void soak_signals(bool on)
-{
-	static struct sigaction old_int, old_term;
-	struct sigaction sa = {.sa_handler = on_stop_signal, .sa_flags = SA_RESETHAND};
-
-	if (on) {
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGINT, &sa, &old_int);
-		sigaction(SIGTERM, &sa, &old_term);
-	} else {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGTERM, &old_term, NULL);
-	}
-}
+/* SIGINT and SIGTERM end the run through the engine's stop request
+ * (cli_stop_signals(): a second one kills). */
 
 static uint32_t soak_duration_ms(const struct bench_cli *o)
 {
@@ -586,14 +566,14 @@ static void soak_hooks(const struct bench_cli *o, struct report *rp, struct rk_b
 	bo->interval_ms = (uint32_t)o->interval * 1000;
 	bo->interval = on_interval;
 	bo->interval_arg = rp;
-	bo->stop = &stop_signal;
+	bo->stop = &cli_stop_signal;
 }
 
 static const char *stop_text(const struct rk_bench_result *r)
 {
 	if (r->stopped_by_peer)
 		return "the peer";
-	return stop_signal == SIGTERM ? "SIGTERM" : stop_signal == SIGINT ? "SIGINT" : "a signal";
+	return cli_stop_name();
 }
 
 /* Under a result's row: its intervals in brief and how it was stopped. */
@@ -891,7 +871,7 @@ static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_
 	int ret, status = CLI_OK;
 
 	rp->info = rk_bench_get_info(b);
-	soak_signals(true);
+	cli_stop_signals(true);
 	if (o->json) {
 		rp->doc = info_json(rp->info, o);
 		units_info_json(rp);
@@ -933,10 +913,10 @@ static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_
 		grade_result(rp, &res);
 		round_counters(rp, &res, false);
 		/* Stopped: no more rounds (a server serves until the client's FIN). */
-		if (!o->server && (res.stopped || stop_signal))
+		if (!o->server && (res.stopped || cli_stop_signal))
 			break;
 	}
-	soak_signals(false);
+	cli_stop_signals(false);
 	return status;
 }
 
@@ -962,6 +942,45 @@ static int report_end(struct report *rp, int status)
 		       status == CLI_OK ? "every size checked: OK" : "FAILED");
 	}
 	return gated;
+}
+
+struct bench_run {
+	const struct bench_cli *o;
+	const struct bench_plan *p;
+	struct rk_bench_opts *bo;
+	bool listened; /* the server listened: a failure after it is a client's */
+};
+
+static void on_listening(void *arg)
+{
+	((struct bench_run *)arg)->listened = true;
+}
+
+/* Connect, run every round and report: the exit status, or CLI_STOPPED when
+ * a stop signal ended a --persist server's wait for a client. */
+static int serve_one(void *arg, bool *listened)
+{
+	struct bench_run *run = arg;
+	const struct bench_cli *o = run->o;
+	struct report rp = {.o = o, .gates = &run->p->gates};
+	struct rk_bench *b;
+	int ret, status;
+
+	soak_hooks(o, &rp, run->bo);
+	run->listened = false;
+	run->bo->conn.on_listening = on_listening;
+	run->bo->conn.arg = run;
+	if (!o->json && !o->csv && o->server)
+		printf("bench server: waiting for a client on port %" PRIu64 " (%s)\n", o->port,
+		       o->cm ? "RDMA CM" : "TCP exchange");
+	fflush(stdout);
+	ret = rk_bench_connect(run->bo, &b);
+	*listened = run->listened;
+	if (ret)
+		return ret == -EINTR && cli_stop_signal ? CLI_STOPPED : CLI_FAILED;
+	status = run_rounds(b, &rp, run->p);
+	rk_bench_close(b);
+	return report_end(&rp, status);
 }
 
 int cmd_bench(int argc, char **argv)
@@ -1034,13 +1053,14 @@ int cmd_bench(int argc, char **argv)
 		{"json", 'j', RK_OPT_FLAG, &o.json, 0, 0, NULL, "print one JSON document"},
 		{"csv", 0, RK_OPT_FLAG, &o.csv, 0, 0, NULL, "print CSV, one row per size"},
 		CLI_UNITS_OPT(&o.gate), CLI_BW_GATE_OPTS(&o.gate), CLI_LAT_GATE_OPT(&o.gate),
+		CLI_PERSIST_OPT(&o.persist),
 		RK_OPT_END,
 	};
 	struct bench_plan p = {.test = RK_BENCH_WRITE, .mode = RK_BENCH_BW, .tr = RK_RC, .wr = 2};
 	struct rk_bench_opts bo = {0};
-	struct report rp = {.o = &o, .gates = &p.gates};
-	struct rk_bench *b;
-	int first, ret, status;
+	struct bench_run run;
+	bool listened;
+	int first, ret;
 
 	ret = cli_parse_epilog("bench", usage_text, description, epilog, opts, argc, argv, &first);
 	if (ret >= 0)
@@ -1048,20 +1068,15 @@ int cmd_bench(int argc, char **argv)
 	ret = cli_check_role_args("bench", o.server, argc, argv, first);
 	if (ret >= 0)
 		return ret;
-	if (check_opts(&o, &p) != CLI_OK)
+	if (check_opts(&o, &p) != CLI_OK ||
+	    cli_persist_check("bench", o.persist, o.server, o.wait))
 		return CLI_USAGE;
 
 	fill_bench_opts(&o, &p, argv[first], &bo);
-	soak_hooks(&o, &rp, &bo);
-	if (!o.json && !o.csv && o.server)
-		printf("bench server: waiting for a client on port %" PRIu64 " (%s)\n", o.port,
-		       o.cm ? "RDMA CM" : "TCP exchange");
-	fflush(stdout);
-
-	ret = rk_bench_connect(&bo, &b);
-	if (ret)
-		return CLI_FAILED;
-	status = run_rounds(b, &rp, &p);
-	rk_bench_close(b);
-	return report_end(&rp, status);
+	run.o = &o;
+	run.p = &p;
+	run.bo = &bo;
+	if (o.persist)
+		return cli_persist("bench server", o.json, serve_one, &run);
+	return serve_one(&run, &listened);
 }

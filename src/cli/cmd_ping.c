@@ -9,6 +9,7 @@
  * Each protocol's own options are accepted in its mode, so rdmakit stands in
  * for rping or ibv_*_pingpong in existing scripts. This file parses options,
  * calls one engine and prints its result. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,6 +38,7 @@ struct ping_opts {
 	uint64_t timeout;
 	uint64_t wait;
 	bool json;
+	bool persist;
 	struct cli_gate_opts gate; /* --max-rtt-p99 */
 };
 
@@ -47,6 +49,7 @@ struct ping_view {
 	enum rk_transport transport;
 	const char *who;
 	struct rk_gates gates;
+	bool listened; /* the server listened: a failure after it is a client's */
 };
 
 static const char *const proto_names[] = {"native", "rping", "pingpong"};
@@ -130,8 +133,10 @@ static void print_addresses(const struct ping_view *v, const struct rk_ping_resu
 /* The engines' progress callback: text lines (none with --json). */
 static void on_progress(const struct rk_ping_progress *p, void *arg)
 {
-	const struct ping_view *v = arg;
+	struct ping_view *v = arg;
 
+	if (p->stage == RK_PING_LISTENING)
+		v->listened = true;
 	if (v->o->json)
 		return;
 	switch (p->stage) {
@@ -391,9 +396,17 @@ static int grade(const struct ping_view *v, const struct rk_ping_result *r, int 
 	return cli_gates_end(v->who, status, checks, failed, doc ? NULL : stdout, doc, arr);
 }
 
-/* Run the mode's engine and print its result. */
-static int run(const struct ping_view *v, const char *host)
+struct ping_run {
+	struct ping_view *v;
+	const char *host;
+};
+
+/* Run the mode's engine and print its result: the exit status, or
+ * CLI_STOPPED when a stop signal ended a --persist server's wait. */
+static int run(void *arg, bool *listened)
 {
+	struct ping_view *v = ((struct ping_run *)arg)->v;
+	const char *host = ((struct ping_run *)arg)->host;
 	const struct ping_opts *o = v->o;
 	struct rk_ping_opts po = {
 		.server = o->server, .host = host, .port = (uint16_t)o->port, .cm = o->cm,
@@ -409,12 +422,18 @@ static int run(const struct ping_view *v, const char *host)
 	json_object *doc = NULL;
 	int ret, status;
 
+	v->listened = false;
 	if (v->proto == PROTO_NATIVE)
 		ret = rk_ping_run(&po, &res);
 	else if (v->proto == PROTO_RPING)
 		ret = rk_rping_run(&po, &res);
 	else
 		ret = rk_pingpong_run(&po, &res);
+	*listened = v->listened;
+	if (ret == -EINTR && cli_stop_signal) {
+		rk_ping_result_free(&res);
+		return CLI_STOPPED;
+	}
 	if (o->json)
 		doc = summary_json(v, &res);
 	else
@@ -439,7 +458,8 @@ static int run(const struct ping_view *v, const char *host)
 		 "client: keep trying to connect this long; both: bound on every wait"},          \
 		{"wait", 'w', RK_OPT_COUNT, &(o)->wait, 0, 86400, "SEC",                          \
 		 "server: give up when no client came in SEC seconds (0: wait forever)"},         \
-		{"json", 'j', RK_OPT_FLAG, &(o)->json, 0, 0, NULL, "print one JSON document"}
+		{"json", 'j', RK_OPT_FLAG, &(o)->json, 0, 0, NULL, "print one JSON document"},  \
+		CLI_PERSIST_OPT(&(o)->persist)
 
 /* Parse with the option table of v->proto, after its defaults: those of
  * the program it speaks for. -1 to go on, or the exit code. */
@@ -522,9 +542,10 @@ int cmd_ping(int argc, char **argv)
 		.mtu = 1024, .rx_depth = 500, .transport = "rc",
 	};
 	struct ping_view v = {.o = &o};
+	struct ping_run pr;
 	const char *host;
 	int first, ret;
-	bool ok;
+	bool ok, listened;
 
 	v.proto = proto_of(o.proto, &ok);
 	if (!ok) {
@@ -545,6 +566,12 @@ int cmd_ping(int argc, char **argv)
 		ret = check_gates(&v);
 	if (ret >= 0)
 		return ret;
+	if (cli_persist_check("ping", o.persist, o.server, o.wait))
+		return CLI_USAGE;
 	v.who = o.server ? "server" : "client";
-	return run(&v, host);
+	pr.v = &v;
+	pr.host = host;
+	if (o.persist)
+		return cli_persist(v.who, o.json, run, &pr);
+	return run(&pr, &listened);
 }

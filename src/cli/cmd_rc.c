@@ -27,6 +27,8 @@ struct rc_opts {
 	uint64_t retry;
 	bool json;
 	const char *auth_file;
+	bool persist;
+	bool listened; /* the server listened: a failure after it is a client's */
 };
 
 static const char usage_text[] =
@@ -105,8 +107,12 @@ static void print_step(const struct rc_opts *o, const struct rk_rcflow_result *r
 static void on_event(const struct rk_rcflow_result *r, enum rk_rcflow_event ev, int step,
 		     void *arg)
 {
-	const struct rc_opts *o = arg;
+	struct rc_opts *o = arg;
 
+	if (ev == RK_RCFLOW_WAITING)
+		o->listened = true;
+	if (o->json)
+		return;
 	if (ev == RK_RCFLOW_WAITING)
 		printf("server: waiting for a client on port %" PRIu64 " (%s)\n", o->port,
 		       o->cm ? "RDMA CM" : "TCP exchange");
@@ -227,7 +233,8 @@ static int parse_inject(const struct rc_opts *o, struct rk_rcflow_opts *f)
 
 static int parse_choices(const struct rc_opts *o, struct rk_rcflow_opts *f)
 {
-	if (parse_mem(o, f) || parse_inject(o, f))
+	if (parse_mem(o, f) || parse_inject(o, f) ||
+	    cli_persist_check("rc", o->persist, o->server, o->wait))
 		return -EINVAL;
 	f->op = RK_RCFLOW_OP_ANY;
 	if (o->server && !strcmp(o->op, "any"))
@@ -269,8 +276,44 @@ static void flow_opts(struct rc_opts *o, const char *host, struct rk_rcflow_opts
 	f->rnr_retry = (uint8_t)o->rnr_retry;
 	f->retry = (uint8_t)o->retry;
 	f->auth_file = o->auth_file;
-	f->on_event = o->json ? NULL : on_event;
+	f->on_event = on_event;
 	f->arg = o;
+}
+
+struct rc_run {
+	struct rc_opts *o;
+	const struct rk_rcflow_opts *f;
+};
+
+/* Run the flow once and print its report: the exit status, or CLI_STOPPED
+ * when a stop signal ended a --persist server's wait for a client. */
+static int serve_one(void *arg, bool *listened)
+{
+	struct rc_run *run = arg;
+	const struct rc_opts *o = run->o;
+	struct rk_rcflow_result *res = malloc(sizeof(*res));
+	int ret;
+
+	if (!res)
+		return CLI_FAILED;
+	run->o->listened = false;
+	ret = rk_rcflow_run(run->f, res);
+	*listened = o->listened;
+	if (ret == -EINTR && cli_stop_signal) {
+		free(res);
+		return CLI_STOPPED;
+	}
+	if (!o->json)
+		cli_counters_text(&res->counters, "");
+	if (o->json)
+		cli_json_print(report_json(o, res, ret));
+	else if (!ret)
+		printf("%s: %d step%s done, every byte checked: OK\n", o->server ? "server" : "client",
+		       res->nsteps, res->nsteps > 1 ? "s" : "");
+	else
+		printf("%s: FAILED (%s)\n", o->server ? "server" : "client", rk_strerror(ret));
+	free(res);
+	return ret ? CLI_FAILED : CLI_OK;
 }
 
 int cmd_rc(int argc, char **argv)
@@ -311,11 +354,13 @@ int cmd_rc(int argc, char **argv)
 		{"auth-file", 0, RK_OPT_STRING, &o.auth_file, 0, 0, "PATH",
 		 "shared secret (mode 600): both sides prove they hold it before the server "
 		 "sends its buffer's address and rkey"},
+		CLI_PERSIST_OPT(&o.persist),
 		RK_OPT_END,
 	};
 	struct rk_rcflow_opts f = {0};
-	struct rk_rcflow_result *res;
+	struct rc_run run;
 	const char *host;
+	bool listened;
 	int ret;
 
 	ret = cli_parse_role("rc", usage_text, description, opts, argc, argv, &o.server, &host);
@@ -326,19 +371,9 @@ int cmd_rc(int argc, char **argv)
 	if (parse_choices(&o, &f))
 		return CLI_USAGE;
 	flow_opts(&o, host, &f);
-	res = malloc(sizeof(*res));
-	if (!res)
-		return CLI_FAILED;
-	ret = rk_rcflow_run(&f, res);
-	if (!o.json)
-		cli_counters_text(&res->counters, "");
-	if (o.json)
-		cli_json_print(report_json(&o, res, ret));
-	else if (!ret)
-		printf("%s: %d step%s done, every byte checked: OK\n", o.server ? "server" : "client",
-		       res->nsteps, res->nsteps > 1 ? "s" : "");
-	else
-		printf("%s: FAILED (%s)\n", o.server ? "server" : "client", rk_strerror(ret));
-	free(res);
-	return ret ? CLI_FAILED : CLI_OK;
+	run.o = &o;
+	run.f = &f;
+	if (o.persist)
+		return cli_persist("server", o.json, serve_one, &run);
+	return serve_one(&run, &listened);
 }

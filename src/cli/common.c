@@ -34,10 +34,14 @@ json_object *cli_gid_json(const struct rk_gid_choice *gid)
 	return g;
 }
 
+bool cli_json_lines;
+
 void cli_json_print(json_object *doc)
 {
-	puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
-							 JSON_C_TO_STRING_NOSLASHESCAPE));
+	int flags = cli_json_lines ? JSON_C_TO_STRING_PLAIN : JSON_C_TO_STRING_PRETTY;
+
+	puts(json_object_to_json_string_ext(doc, flags | JSON_C_TO_STRING_NOSLASHESCAPE));
+	fflush(stdout);
 	json_object_put(doc);
 }
 

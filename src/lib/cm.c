@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <rdmakit/cm.h>
+#include <rdmakit/stop.h>
 #include <rdmakit/error.h>
 #include <rdmakit/gid.h>
 #include <rdmakit/log.h>
@@ -251,6 +252,8 @@ static int cm_get_event(struct rdma_event_channel *ch, int timeout_ms, struct cm
 			break;
 		if (ret == 0)
 			return -ETIMEDOUT;
+		if (errno == EINTR && rk_stop_requested())
+			return -EINTR; /* a stop request (stop.h): not an error */
 		if (errno != EINTR) {
 			ret = -errno;
 			rk_error("wait for an RDMA CM event: %m");

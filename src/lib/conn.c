@@ -182,6 +182,8 @@ static int tcp_server(struct rk_conn *c, const struct rk_conn_opts *o)
 	if (ret)
 		return ret;
 	rk_info("waiting for a client on port %u", o->port);
+	if (o->on_listening)
+		o->on_listening(o->arg);
 	ret = rk_tcp_accept(c->listen_fd, o->accept_timeout_ms, &c->ctl);
 	if (ret)
 		return ret;
@@ -422,6 +424,8 @@ static int cm_server(struct rk_conn *c, const struct rk_conn_opts *o)
 	if (ret)
 		return ret;
 	rk_info("waiting for an RDMA CM client on port %u", o->port);
+	if (o->on_listening)
+		o->on_listening(o->arg);
 	ret = rk_cm_get_request(c->listener, o->accept_timeout_ms, &c->cm);
 	if (ret)
 		return ret;

@@ -131,6 +131,14 @@ struct native {
 	struct rk_mr *mr; /* [0, size): ping; [size, 2 size): pong */
 };
 
+/* The server listens: a client may connect now. */
+static void native_listening(void *arg)
+{
+	struct native *n = arg;
+
+	ping_report(n->r, RK_PING_LISTENING);
+}
+
 static int native_prepare(struct rk_conn *conn, struct rk_wire_buf *req, int *qp_access,
 			  void *arg)
 {
@@ -360,10 +368,9 @@ int rk_ping_run(const struct rk_ping_opts *opts, struct rk_ping_result *result)
 	co.prepare = native_prepare;
 	co.on_request = native_on_request;
 	co.release = native_release;
+	co.on_listening = native_listening;
 	co.arg = &n;
 	result->cm = opts->cm;
-	if (opts->server)
-		ping_report(&r, RK_PING_LISTENING);
 	ret = rk_conn_establish(&co, &c);
 	if (!ret) {
 		n.w.cq = c->cq;

@@ -656,6 +656,12 @@ static int check_opts(const struct rk_rcflow_opts *o)
 	return 0;
 }
 
+/* The server listens: a client may come now. */
+static void listening(void *arg)
+{
+	emit(arg, RK_RCFLOW_WAITING, -1);
+}
+
 static void conn_opts(struct rc *rc, struct rk_conn_opts *co, struct rk_path_attr *path)
 {
 	const struct rk_rcflow_opts *o = rc->o;
@@ -684,6 +690,7 @@ static void conn_opts(struct rc *rc, struct rk_conn_opts *co, struct rk_path_att
 	co->on_request = on_request;
 	co->auth_file = o->auth_file;
 	co->release = release;
+	co->on_listening = listening;
 	co->arg = rc;
 }
 
@@ -696,8 +703,6 @@ static int run(struct rc *rc)
 	int ret;
 
 	conn_opts(rc, &co, &path);
-	if (rc->o->server)
-		emit(rc, RK_RCFLOW_WAITING, -1);
 	ret = rk_conn_establish(&co, &rc->conn);
 	if (ret)
 		return ret;

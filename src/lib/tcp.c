@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rdmakit/stop.h>
 #include <rdmakit/tcp.h>
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
@@ -217,14 +218,15 @@ int rk_tcp_accept(int listen_fd, int timeout_ms, struct rk_ctl **ctl_p)
 
 	do
 		ret = poll(&pfd, 1, timeout_ms);
-	while (ret < 0 && errno == EINTR);
+	while (ret < 0 && errno == EINTR && !rk_stop_requested());
 	if (ret == 0) {
 		rk_error("no client connected within %d ms", timeout_ms);
 		return -ETIMEDOUT;
 	}
 	if (ret < 0) {
 		ret = -errno;
-		rk_error("wait for a client: %m");
+		if (ret != -EINTR) /* else a stop request: not an error */
+			rk_error("wait for a client: %m");
 		return ret;
 	}
 	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);

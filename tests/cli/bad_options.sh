@@ -60,6 +60,13 @@ has "$err" "--gid-index"
 run 2 "$RDMAKIT" rc "$IP" --mem dm
 run 2 "$RDMAKIT" rc
 has "$err" "give the server's address"
+# --persist: for a server, which waits until stopped
+run 2 "$R" rc "$IP" --persist && has "$err" "rdmakit rc: option --persist is for the server (--server)"
+run 2 "$R" rc --server --persist --wait 5 && has "$err" "--wait 5 is for a server of one client"
+run 2 "$R" ping "$IP" --persist && has "$err" "rdmakit ping: option --persist is for the server"
+run 2 "$R" ping --server --persist -w 3 && has "$err" "--wait 3 is for a server of one client"
+run 2 "$R" bench "$IP" --persist && has "$err" "rdmakit bench: option --persist is for the server"
+run 2 "$R" bench --server --persist --wait 9 && has "$err" "--wait 9 is for a server of one client"
 run 2 "$RDMAKIT" rc "$IP" --op bogus
 has "$err" "--op"
 run 2 "$RDMAKIT" rc "$IP" -p 70000

@@ -1,0 +1,101 @@
+/* --persist: a server that serves one client after another until SIGINT or
+ * SIGTERM (rc, ping, bench), and the stop signals it shares with bench's
+ * soak runs. */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+
+#include "cli.h"
+
+volatile sig_atomic_t cli_stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	cli_stop_signal = sig;
+}
+
+void cli_stop_signals(bool on)
+{
+	static struct sigaction old_int, old_term;
+	static int depth; /* a --persist server's loop around a bench run's */
+	/* SA_RESETHAND: a second signal kills a run that does not end. */
+	struct sigaction sa = {.sa_handler = on_stop_signal, .sa_flags = SA_RESETHAND};
+
+	if (on ? depth++ > 0 : --depth > 0)
+		return;
+	if (on) {
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, &old_int);
+		sigaction(SIGTERM, &sa, &old_term);
+		rk_stop_watch(&cli_stop_signal);
+	} else {
+		rk_stop_watch(NULL);
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+	}
+}
+
+const char *cli_stop_name(void)
+{
+	return cli_stop_signal == SIGTERM ? "SIGTERM" :
+	       cli_stop_signal == SIGINT  ? "SIGINT" :
+					    "a signal";
+}
+
+static void persist_summary(const char *who, bool json, unsigned served, unsigned failed)
+{
+	if (json) {
+		json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "record", json_object_new_string("persist"));
+		json_object_object_add(j, "served", json_object_new_int64(served));
+		json_object_object_add(j, "failed", json_object_new_int64(failed));
+		json_object_object_add(j, "stopped_by", json_object_new_string(cli_stop_name()));
+		cli_json_print(j);
+	} else {
+		printf("%s: served %u client%s (%u failed), stopped by %s\n", who, served,
+		       served == 1 ? "" : "s", failed, cli_stop_name());
+	}
+}
+
+int cli_persist(const char *who, bool json, cli_serve_fn serve, void *arg)
+{
+	unsigned served = 0, failed = 0;
+	int status = CLI_OK;
+
+	cli_json_lines = json;
+	cli_stop_signals(true);
+	while (!cli_stop_signal) {
+		bool listened = false;
+		int st = serve(arg, &listened);
+
+		if (st == CLI_STOPPED)
+			break;
+		if (!listened) { /* the server itself could not serve */
+			status = st;
+			break;
+		}
+		served++;
+		failed += st != CLI_OK;
+		fflush(stdout);
+	}
+	cli_stop_signals(false);
+	if (status == CLI_OK)
+		persist_summary(who, json, served, failed);
+	return status;
+}
+
+int cli_persist_check(const char *cmd, bool persist, bool server, uint64_t wait_s)
+{
+	if (persist && !server) {
+		fprintf(stderr, "rdmakit %s: option --persist is for the server (--server)\n", cmd);
+		return -EINVAL;
+	}
+	if (persist && wait_s) {
+		fprintf(stderr, "rdmakit %s: option --persist serves until SIGINT or SIGTERM; "
+				"--wait %" PRIu64 " is for a server of one client\n", cmd, wait_s);
+		return -EINVAL;
+	}
+	return 0;
+}

@@ -1,0 +1,101 @@
+#!/bin/sh
+# --persist: rc, ping and bench servers serve one client after another until
+# SIGINT or SIGTERM; a failing client is counted, not fatal; the server's own
+# failure (its port taken) ends it at once.
+# Usage: cli_persist.sh RDMAKIT
+RDMAKIT=$1
+. "$(dirname "$0")/lib.sh"
+
+IP=${RDMAKIT_TEST_IP:-198.18.0.1}
+PORT=$((40000 + $$ % 10000))
+srv=$(mktemp)
+trap 'rm -f "$out" "$err" "$srv" "$srv.err"; [ -n "${spid:-}" ] && kill "$spid" 2>/dev/null' EXIT
+
+# start_server TEXT CMD...: CMD in the background into $srv, until it prints TEXT.
+start_server() {
+	text=$1
+	shift
+	"$@" >"$srv" 2>&1 &
+	spid=$!
+	ready "$srv" "$text"
+}
+
+# stop_server SIGNAL: send it, the server must exit 0 within 20 s.
+stop_server() {
+	kill -"$1" "$spid"
+	i=0
+	while kill -0 "$spid" 2>/dev/null && [ $i -lt 200 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	wait "$spid"
+	rc=$?
+	spid=
+	if [ $rc -ne 0 ]; then
+		echo "FAIL: the server exited $rc after SIG$1, expected 0"
+		sed 's/^/  | /' "$srv" | tail -20
+		fails=$((fails + 1))
+		return 1
+	fi
+	echo "ok: the server exited 0 after SIG$1"
+}
+
+# waiting N TEXT: the server's output shows TEXT N times (it is back waiting).
+waiting() {
+	i=0
+	while [ "$(grep -c "$2" "$srv")" -lt "$1" ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ "$(grep -c "$2" "$srv")" -ge "$1" ] ||
+		{ echo "FAIL: '$2' not $1 times"; sed 's/^/  | /' "$srv" | tail; fails=$((fails + 1)); }
+}
+
+# rc: three clients in a row, one that fails (a wrong rkey), one more, SIGINT.
+P=$((PORT + 1))
+start_server "waiting for a client" "$RDMAKIT" rc --server --persist -p $P -s 64k
+for i in 1 2 3; do
+	run 0 "$RDMAKIT" rc "$IP" -p $P --op write -s 64k && has "$out" "every byte checked: OK"
+	waiting $((i + 1)) "server: waiting for a client"
+done
+run 1 "$RDMAKIT" rc "$IP" -p $P --op write --inject wrong-rkey
+waiting 5 "server: waiting for a client"
+run 0 "$RDMAKIT" rc "$IP" -p $P --op read -s 64k && has "$out" "every byte checked: OK"
+waiting 6 "server: waiting for a client"
+# A second server on the port fails at once: its own failure, not a client's.
+run 1 "$RDMAKIT" rc --server --persist -p $P && has "$err" "Address already in use"
+stop_server INT &&
+	has "$srv" "server: served 5 clients (1 failed), stopped by SIGINT"
+[ "$(grep -c 'every byte checked: OK' "$srv")" -eq 4 ] ||
+	{ echo "FAIL: 4 clients served OK expected"; fails=$((fails + 1)); }
+
+# ping (JSON lines: one document per client, then the summary record), SIGTERM.
+P=$((PORT + 2))
+"$RDMAKIT" ping --server --persist -p $P --json >"$srv" 2>"$srv.err" &
+spid=$!
+# (it prints nothing until a client came; the clients retry until it listens)
+for i in 1 2 3; do
+	run 0 "$RDMAKIT" ping "$IP" -p $P -n 5
+	waiting $i '^{'
+done
+stop_server TERM
+"$PY" -c "
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+docs = [l for l in lines if 'record' not in l]
+assert len(docs) == 3, 'expected 3 client documents, got %d' % len(docs)
+last = lines[-1]
+assert last == {'record': 'persist', 'served': 3, 'failed': 0, 'stopped_by': 'SIGTERM'}, last
+print('ok: ping --persist --json: 3 documents and', last)
+" "$srv" || { echo "FAIL: ping --persist --json"; sed 's/^/  | /' "$srv" | tail -20; fails=$((fails + 1)); }
+
+# bench: three clients, then SIGTERM while it waits.
+P=$((PORT + 3))
+start_server "waiting for a client" "$RDMAKIT" bench --server --persist -p $P
+for i in 1 2 3; do
+	run 0 "$RDMAKIT" bench "$IP" -p $P --test write -s 4k -n 50 && has "$out" "ok: peer checked"
+	waiting $((i + 1)) "bench server: waiting for a client"
+done
+stop_server TERM && has "$srv" "bench server: served 3 clients (0 failed), stopped by SIGTERM"
+
+finish

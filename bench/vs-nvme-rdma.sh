@@ -272,7 +272,7 @@ def fmt_ratio(a, b):
     return "%.2f [%.2f, %.2f]" % (r, ci[0], ci[1]) if ci else "%.2f" % r
 
 lines = []
-lines.append("rkblk vs nvme-rdma, two Soft-RoCE guests (rxe over virtio-net on a QEMU " + os.environ.get("SOFTROCE_WIRE", "dgram") + " wire, QEMU TCG, 2 vCPUs each), %s" % start)
+lines.append("rkblk vs nvme-rdma, two Soft-RoCE guests (rxe over virtio-net on a QEMU " + os.environ.get("SOFTROCE_WIRE", "unix") + " wire, QEMU TCG, 2 vCPUs each), %s" % start)
 lines.append("%s repetitions interleaved, fio %s s runs (libaio, direct, 2 s ramp), disks %s MiB, 2 queues, depth 128" % (reps, runtime, size))
 lines.append("medians; ratio = rkblk/nvme-rdma of the medians [95% bootstrap CI]; latency = fio completion latency")
 lines.append("")

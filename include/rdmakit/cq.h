@@ -47,7 +47,8 @@ struct rk_cq_ids {
 	bool has_early;
 	struct ibv_wc early;
 	/* Optional: asked about every 100 ms while nothing completes; true
-	 * ends the wait with -ECONNRESET (e.g. rk_cm_peer_left()). */
+	 * ends the wait with -ECONNRESET (e.g. rk_cm_peer_left()) after one
+	 * more 100 ms slice in which completions the peer caused still count. */
 	bool (*gone)(void *arg);
 	void *gone_arg;
 };

@@ -243,6 +243,7 @@ int rk_cq_wait_ids(struct rk_cq_ids *w, const uint64_t *want, int n, int timeout
 {
 	int64_t deadline = now_ms() + timeout_ms;
 	bool done[RK_CQ_WAIT_IDS_MAX] = {false};
+	bool gone_seen = false;
 	int left;
 
 	if (!w || !want || n < 1 || n > RK_CQ_WAIT_IDS_MAX)
@@ -256,8 +257,14 @@ int rk_cq_wait_ids(struct rk_cq_ids *w, const uint64_t *want, int n, int timeout
 			slice = 100;
 		ret = rk_cq_poll(w->cq, wc, 4, slice, &got);
 		if (ret == -ETIMEDOUT) {
-			if (w->gone && w->gone(w->gone_arg))
+			/* The peer left: one more slice for what it sent before it
+			 * did (rxe may post those completions after the CM event). */
+			if (gone_seen)
 				return -ECONNRESET;
+			if (w->gone && w->gone(w->gone_arg)) {
+				gone_seen = true;
+				continue;
+			}
 			if (now_ms() < deadline)
 				continue;
 			rk_error("%s: no completion within %d ms (peer gone or stuck?)", what,

@@ -123,6 +123,10 @@ int rk_async_event_wait(struct rk_device *dev, int timeout_ms, struct rk_async_e
  * rk_async_event_wait() on the same device. */
 int rk_async_log_start(struct rk_device *dev);
 
+/* Whether that thread saw IBV_EVENT_PORT_ERR on port_num and no
+ * IBV_EVENT_PORT_ACTIVE since; false when it does not run. */
+bool rk_device_port_down(const struct rk_device *dev, uint8_t port_num);
+
 /* Names of enum values, for printing. Never NULL. */
 const char *rk_port_state_str(enum ibv_port_state state);
 const char *rk_link_layer_str(uint8_t link_layer);

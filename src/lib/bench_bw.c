@@ -235,6 +235,9 @@ static int bw_worker_run(struct bworker *w)
 		if ((!sending || (stopping && sending_done(w, send_test))) &&
 		    (!receiving || receiving_done(w)))
 			break;
+		ret = bench_port_down(b, now - last_activity);
+		if (ret)
+			return ret;
 		if (now - last_activity > idle_ns) {
 			if (receiving && lossy && !sending && (stopping || now > deadline))
 				break; /* the rest is lost (UC/UD); counted after the round */

@@ -146,7 +146,11 @@ struct rk_bench {
 	int wc_failed;        /* a completion failed: wc_status is its status (atomic) */
 	enum ibv_wc_status wc_status;
 	uint32_t wc_qpn;
+	int port_down;        /* the round ended on IBV_EVENT_PORT_ERR (atomic) */
 };
+
+/* Nothing completed for this long with the port down: the round ends. */
+#define PORT_DOWN_GRACE_NS 1000000000ull
 
 static inline void maybe_yield(const struct rk_bench *b, uint32_t empty)
 {
@@ -254,6 +258,11 @@ int soak_expect(struct rk_bench *b, enum rk_msg_type type, int wait_ms, struct r
 void soak_free(struct rk_bench *b);
 /* A failed completion, noted once per round for the failed interval. */
 void bench_note_wc(struct rk_bench *b, const struct ibv_wc *wc);
+
+/* -ENETDOWN (logged once) when the async event thread saw this side's port
+ * go down: rxe may retry into a downed netdev without ever failing the
+ * request, so an idle wait must not last its whole --timeout. 0 otherwise. */
+int bench_port_down(struct rk_bench *b, uint64_t idle_ns);
 
 static inline bool soak_due(const struct rk_bench *b, uint64_t now)
 {

@@ -62,11 +62,16 @@ static int wait_send_done(struct rk_bench *b, uint32_t i, bool sentinel)
 		if (ret)
 			return ret;
 		maybe_yield(b, spin + 1);
-		if ((spin & 1023) == 1023 && wait_over(&start, (uint64_t)b->wait_ms * 1000000ull)) {
+		if ((spin & 1023) != 1023)
+			continue;
+		if (wait_over(&start, (uint64_t)b->wait_ms * 1000000ull)) {
 			rk_error("bench: QP 0x%x: no completion within %d ms", q->qp->qp->qp_num,
 				 b->wait_ms);
 			return -ETIMEDOUT;
 		}
+		ret = bench_port_down(b, now_ns() - start);
+		if (ret)
+			return ret;
 	}
 }
 
@@ -172,7 +177,9 @@ static inline int lat_spin(struct rk_bench *b, uint32_t spin, uint64_t *wait_sta
 	ret = bench_poll_send(b->w, &got);
 	if (ret)
 		return ret;
-	return wait_over(wait_start, (uint64_t)b->wait_ms * 1000000ull) ? 1 : 0;
+	if (wait_over(wait_start, (uint64_t)b->wait_ms * 1000000ull))
+		return 1;
+	return bench_port_down(b, now_ns() - *wait_start);
 }
 
 /* SEND latency: wait for the peer's next SEND (or its end-of-round one). */

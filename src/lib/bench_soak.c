@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <rdmakit/ctl.h>
+#include <rdmakit/device.h>
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
 #include <rdmakit/status.h>
@@ -43,6 +44,7 @@ void soak_begin(struct rk_bench *b, const struct rk_bench_round *r, bool measuri
 	memset(&s->range, 0, sizeof(s->range));
 	b->halt = 0;
 	b->wc_failed = 0;
+	b->port_down = 0;
 }
 
 static bool stop_asked(const struct rk_bench *b)
@@ -223,7 +225,11 @@ static uint64_t side_done(const struct rk_bench *b)
 /* What failed the round, for its last interval. */
 static void failure_text(const struct rk_bench *b, int status, char *buf, size_t len)
 {
-	if (__atomic_load_n(&b->wc_failed, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&b->port_down, __ATOMIC_RELAXED))
+		snprintf(buf, len, "%s on %s port %u: %s", rk_async_event_name(IBV_EVENT_PORT_ERR),
+			 b->conn->dev->info.name, b->conn->port_num,
+			 rk_async_event_hint(IBV_EVENT_PORT_ERR));
+	else if (__atomic_load_n(&b->wc_failed, __ATOMIC_RELAXED))
 		snprintf(buf, len, "%s on QP 0x%x: %s", rk_wc_status_name(b->wc_status),
 			 b->wc_qpn, rk_wc_status_hint(b->wc_status));
 	else
@@ -317,4 +323,15 @@ void bench_note_wc(struct rk_bench *b, const struct ibv_wc *wc)
 		return;
 	b->wc_status = wc->status;
 	b->wc_qpn = wc->qp_num;
+}
+
+int bench_port_down(struct rk_bench *b, uint64_t idle_ns)
+{
+	if (idle_ns < PORT_DOWN_GRACE_NS || !rk_device_port_down(b->conn->dev, b->conn->port_num))
+		return 0;
+	if (!__atomic_exchange_n(&b->port_down, 1, __ATOMIC_RELAXED))
+		rk_error("bench: %s port %u went down (%s) and nothing completed for %" PRIu64
+			 " ms since", b->conn->dev->info.name, b->conn->port_num,
+			 rk_async_event_name(IBV_EVENT_PORT_ERR), idle_ns / 1000000);
+	return -ENETDOWN;
 }

@@ -396,6 +396,7 @@ int rk_async_event_wait(struct rk_device *dev, int timeout_ms, struct rk_async_e
 struct rk_async_logger {
 	pthread_t thread;
 	int stop[2]; /* a pipe: writing to stop[1] ends the thread */
+	uint32_t down; /* bit n: port n went down and is not active again (atomic) */
 };
 
 static bool async_is_error(enum ibv_event_type t)
@@ -434,6 +435,10 @@ static void *async_log_thread(void *arg)
 			break;
 		if (!(pfd[0].revents & POLLIN) || rk_async_event_wait(dev, 0, &ev))
 			continue;
+		if (ev.has_port && ev.port_num < 32 && ev.type == IBV_EVENT_PORT_ERR)
+			__atomic_or_fetch(&dev->logger->down, 1u << ev.port_num, __ATOMIC_RELAXED);
+		if (ev.has_port && ev.port_num < 32 && ev.type == IBV_EVENT_PORT_ACTIVE)
+			__atomic_and_fetch(&dev->logger->down, ~(1u << ev.port_num), __ATOMIC_RELAXED);
 		if (ev.has_qp)
 			snprintf(where, sizeof(where), " on QP 0x%x", ev.qp_num);
 		else if (ev.has_port)
@@ -475,6 +480,13 @@ err_close_pipe:
 err_free_l:
 	free(l);
 	return ret;
+}
+
+bool rk_device_port_down(const struct rk_device *dev, uint8_t port_num)
+{
+	if (!dev->logger || port_num >= 32)
+		return false;
+	return __atomic_load_n(&dev->logger->down, __ATOMIC_RELAXED) & (1u << port_num);
 }
 
 static void async_log_stop(struct rk_device *dev)

@@ -96,7 +96,8 @@ print('ok: %d interval records, %d %s in all as the round counted' % (len(ivs), 
 # bg_pair "SERVER ARGS" "CLIENT ARGS": both in the background, client --json
 # lines into $out (stderr $err), server text into $srv_out; pids in $spid and
 # $cpid (rdmakit's own: timeout(1) would turn a forwarded signal into its
-# own exit status), a watchdog kills both after 120 s.
+# own exit status), a watchdog kills both after 120 s (its sleep writes
+# nowhere: ctest waits for every holder of the test's output to exit).
 bg_pair() {
 	PORT=$((PORT + 1))
 	# shellcheck disable=SC2086
@@ -105,7 +106,7 @@ bg_pair() {
 	# shellcheck disable=SC2086
 	"$RDMAKIT" bench "$IP" -p "$PORT" --timeout 60 --json $2 >"$out" 2>"$err" &
 	cpid=$!
-	(sleep 120; kill -9 "$spid" "$cpid" 2>/dev/null) &
+	(sleep 120; kill -9 "$spid" "$cpid") >/dev/null 2>&1 &
 	wpid=$!
 }
 
@@ -165,8 +166,11 @@ assert s['ok'] is True, s" && has "$srv_out" "bench server: every size checked: 
 assert r['stopped'] and r['stopped_by'] == 'the peer' and r['peer_check'] == 'passed', r" &&
 		has "$srv_out" "received" && has "$srv_out" "bench server: every size checked: OK"
 
-	# The link goes down mid-soak: a failed interval naming the error (the
-	# port's event, or the completion's status if that came first), exit 1.
+	# The link goes down mid-soak: a failed interval naming the error, exit 1.
+	# rxe fails the request at once (IBV_WC_LOC_QP_OP_ERR) or, in about one
+	# run of four, retries into the downed netdev without failing it: then
+	# the port's event ends the round after a second without completions,
+	# not the whole --timeout.
 	DEV=$("$RDMAKIT" devices --json | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["devices"][0]["name"])')
 	NETDEV=$(rdma link show "$DEV/1" | sed -n 's/.*netdev \([^ ]*\).*/\1/p')
 	bg_pair "" "--test write -s 4k --duration 0 --interval 1"
@@ -191,7 +195,8 @@ ivs = [l for l in lines if l.get('record') == 'interval']
 bad = ivs[-1]
 assert len(ivs) >= 3 and all(i['ok'] for i in ivs[:-1]), ivs
 assert not bad['ok'] and bad['last'], bad
-assert 'IBV_WC_' in bad['error'] or 'IBV_EVENT_PORT_ERR on ' in bad['error'], bad
+assert bad['error'].startswith(('IBV_WC_', 'IBV_EVENT_PORT_ERR on ')), bad
+assert bad['end_s'] - ivs[-2]['end_s'] < 30, (ivs[-2], bad)
 assert lines[-1].get('record') == 'summary' and lines[-1]['ok'] is False, lines[-1]
 print('ok [link down]: interval %d failed: %s' % (bad['index'], bad['error']))
 " "$out" || { echo "FAIL [link down]:"; sed 's/^/  | /' "$out" "$err" | tail -20; fails=$((fails + 1)); }

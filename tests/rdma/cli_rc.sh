@@ -25,19 +25,26 @@ one_case() {
 	has "$srv_out" "every byte checked: OK"
 }
 
-# The full product of connection method, completion mode, operation, size
-# and SGE count.
+# Every operation, size and SGE count over both connection methods (the
+# rkey and address travel differently); the completion mode, which only
+# changes how completions are waited for, alternates so that on each method
+# it meets every operation, every size and every SGE count (50 pairs where
+# the whole product was 100: each pair costs seconds in the emulated guest).
 full_matrix() {
 	for conn in "" "--cm"; do
-		for ev in "" "--events"; do
-			for op in send send-imm write write-imm read; do
-				for size in 1 4k 1M; do
-					for sge in 1 3; do
-						[ "$size" = 1 ] && [ "$sge" = 3 ] && continue
-						one_case "$conn" "$ev" "$op" "$size" "$sge"
-					done
+		i=0
+		for op in send send-imm write write-imm read; do
+			j=0
+			for size in 1 4k 1M; do
+				for sge in 1 3; do
+					[ "$size" = 1 ] && [ "$sge" = 3 ] && continue
+					ev=""
+					[ $(((i + j) % 2)) -eq 1 ] && ev="--events"
+					one_case "$conn" "$ev" "$op" "$size" "$sge"
+					j=$((j + 1))
 				done
 			done
+			i=$((i + 1))
 		done
 	done
 }
@@ -67,6 +74,8 @@ matrix() {
 	fi
 	for conn in "" "--cm"; do
 		for ev in "" "--events"; do
+			# Under ASan/UBSan two of the four: each method and mode once.
+			plain_only || [ "$conn$ev" = "" ] || [ "$conn$ev" = "--cm--events" ] || continue
 			for op in fetch-add cmp-swap; do
 				rc_pair 0 0 "$conn $ev -s 8" "$conn $ev --op $op -s 8" || continue
 				has "$srv_out" "as expected"

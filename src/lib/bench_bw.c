@@ -226,6 +226,9 @@ static int bw_worker_run(struct bworker *w)
 			empty = 0;
 		} else {
 			maybe_yield(b, ++empty);
+			ret = bench_port_down(b, now - last_activity);
+			if (ret)
+				return ret;
 		}
 		if (!cut && ((deadline && now >= deadline) ||
 			     __atomic_load_n(&b->halt, __ATOMIC_RELAXED))) {
@@ -235,9 +238,6 @@ static int bw_worker_run(struct bworker *w)
 		if ((!sending || (stopping && sending_done(w, send_test))) &&
 		    (!receiving || receiving_done(w)))
 			break;
-		ret = bench_port_down(b, now - last_activity);
-		if (ret)
-			return ret;
 		if (now - last_activity > idle_ns) {
 			if (receiving && lossy && !sending && (stopping || now > deadline))
 				break; /* the rest is lost (UC/UD); counted after the round */

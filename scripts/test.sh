@@ -46,6 +46,21 @@ san_env=(RDMAKIT_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1:exitcode=86
 	"LSAN_OPTIONS=suppressions=$root/tests/lsan.supp:print_suppressions=0:exitcode=86"
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86)
 
+# tally NAME LOG: the summary line of a stage, from its CTest log.
+tally() {
+	summary+=("$1: $(grep -E 'tests passed' "$2" | tail -1 || echo 'no result')")
+}
+
+# collect TITLE PID NAME LOG: wait for a stage run in the background, show its
+# log and the seconds since the device tests began, tally it.
+collect() {
+	echo "== $1"
+	wait "$2" || status=1
+	cat "$4"
+	echo "  ($(($(date +%s) - t0)) s)"
+	tally "$3" "$4"
+}
+
 # device_tests DIR LOG [ENV...]: every device test (label rdma) of the build in
 # DIR, natively or in a Soft-RoCE guest of its own, output into LOG.
 device_tests() {
@@ -71,7 +86,7 @@ kernel_pid=$!
 
 echo "== unit tests (host), each also under valgrind memcheck (label valgrind)"
 ctest -LE 'rdma|wire|kernel' --output-on-failure | tee "$build/unit.log" || status=1
-summary+=("unit: $(grep -E 'tests passed' "$build/unit.log" | tail -1)")
+tally unit "$build/unit.log"
 
 # In Soft-RoCE the plain and the ASan/UBSan device tests run at the same time,
 # each in a guest of its own (its own rxe0: counters and link faults of one
@@ -97,7 +112,7 @@ echo "== ASan/UBSan build ($asan, started in the background after the first buil
 wait "$asan_build_pid" || { tail -40 "$asan/build.log"; echo "FAIL: the ASan/UBSan build"; exit 1; }
 echo "== unit tests, ASan/UBSan (host)"
 (cd "$asan" && env "${san_env[@]}" ctest -L unit --output-on-failure) | tee "$asan/unit.log" || status=1
-summary+=("unit, ASan/UBSan: $(grep -E 'tests passed' "$asan/unit.log" | tail -1)")
+tally "unit, ASan/UBSan" "$asan/unit.log"
 if [ $native = 1 ]; then
 	echo "== device tests, ASan/UBSan${asan_skip:+ (all but: $asan_skip)}"
 	device_tests "$asan" "$asan/rdma.log" "${san_env[@]}" || status=1
@@ -106,32 +121,25 @@ else
 	echo "== device tests, ASan/UBSan${asan_skip:+ (all but: $asan_skip)}, in a second guest beside the first"
 	(device_tests "$asan" "$asan/rdma.log" "${san_env[@]}") &
 	asan_device_pid=$!
-	echo "== device tests (started $(($(date +%s) - t0)) s ago)"
-	wait "$device_pid" || status=1
-	cat "$build/rdma.log"
-	echo "  ($(($(date +%s) - t0)) s)"
+	collect "device tests (started $(($(date +%s) - t0)) s ago)" "$device_pid" device "$build/rdma.log"
 fi
-summary+=("device: $(grep -E 'tests passed' "$build/rdma.log" | tail -1 || echo 'no result')")
+[ $native = 0 ] || tally device "$build/rdma.log"
 
 # The wire tests (label "wire", tests/wire): two Soft-RoCE guests on a virtual
 # wire, tshark capturing RoCE v2 between them. They boot their own guests
 # (scripts/softroce run2), so they run here on the host, native device or not.
 echo "== wire tests (two Soft-RoCE guests on a virtual wire, tshark)"
 ctest -L wire --output-on-failure | tee "$build/wire.log" || status=1
-summary+=("wire: $(grep -E 'tests passed' "$build/wire.log" | tail -1 || echo 'no result')")
+tally wire "$build/wire.log"
 
-echo "== kernel tests (started before the unit tests)"
-wait "$kernel_pid" || status=1
-cat "$build/kernel.log"
-summary+=("kernel: $(grep -E 'tests passed' "$build/kernel.log" | tail -1 || echo 'no result')")
+collect "kernel tests (started before the unit tests)" "$kernel_pid" kernel "$build/kernel.log"
 
 if [ $native = 0 ]; then
-	echo "== device tests, ASan/UBSan (started $(($(date +%s) - t0)) s ago, beside the others)"
-	wait "$asan_device_pid" || status=1
-	cat "$asan/rdma.log"
-	echo "  ($(($(date +%s) - t0)) s)"
+	collect "device tests, ASan/UBSan (started $(($(date +%s) - t0)) s ago, beside the others)" \
+		"$asan_device_pid" "device, ASan/UBSan" "$asan/rdma.log"
+else
+	tally "device, ASan/UBSan" "$asan/rdma.log"
 fi
-summary+=("device, ASan/UBSan: $(grep -E 'tests passed' "$asan/rdma.log" | tail -1 || echo 'no result')")
 
 echo "== fuzzing (in the background since the device tests began)"
 wait "$fuzz_pid" || status=1

@@ -35,6 +35,39 @@ struct cli_dev_opts {
 		{"gid-index", 'g', RK_OPT_INT, &(o)->gid_index, -1, 255, "IDX",                   \
 		 "GID index; -1 chooses a RoCE v2 GID by itself"}
 
+/* The connection group, shared by every client/server command (like fabtests'
+ * CS_OPTS): the role, the port, TCP exchange or RDMA CM, and the two waits.
+ * A command keeps one in its options and points the rows below into it. */
+struct cli_conn_opts {
+	bool server;
+	uint64_t port;
+	bool cm;
+	uint64_t timeout; /* s: a client keeps trying to connect; both: bound on every wait */
+	uint64_t wait;    /* s: a server's wait for a client; 0: forever */
+};
+
+/* The rows one at a time, for a command whose help says more (flag: bool *,
+ * port: uint64_t *). */
+#define CLI_SERVER_OPT(flag) {"server", 'S', RK_OPT_FLAG, (flag), 0, 0, NULL, "be the server"}
+#define CLI_PORT_OPT(port, help) {"port", 'p', RK_OPT_COUNT, (port), 1, 65535, "PORT", (help)}
+#define CLI_CM_OPT(flag, help) {"cm", 'c', RK_OPT_FLAG, (flag), 0, 0, NULL, (help)}
+
+/* --server, --port and --cm as rc, bench and native ping have them. */
+#define CLI_CONN_OPTS(c)                                                                         \
+	CLI_SERVER_OPT(&(c)->server), CLI_PORT_OPT(&(c)->port, "TCP or RDMA CM port"),           \
+		CLI_CM_OPT(&(c)->cm, "connect with RDMA CM instead of the TCP exchange")
+
+/* --timeout (short letter key, or 0) and --wait. */
+#define CLI_WAIT_OPTS(c, key)                                                                    \
+	{"timeout", (key), RK_OPT_COUNT, &(c)->timeout, 1, 3600, "SEC",                          \
+	 "client: keep trying to connect this long; both: bound on every wait"},                 \
+		{"wait", 'w', RK_OPT_COUNT, &(c)->wait, 0, 86400, "SEC",                         \
+		 "server: give up when no client came in SEC seconds (0: wait forever)"}
+
+/* The output group: --json, one document on stdout. */
+#define CLI_JSON_OPT(flag)                                                                       \
+	{"json", 'j', RK_OPT_FLAG, (flag), 0, 0, NULL, "print one JSON document"}
+
 /* An opened device with a checked, active port and a chosen GID. */
 struct cli_dev {
 	struct rk_device *dev;
@@ -85,7 +118,9 @@ int cli_persist(const char *who, bool json, cli_serve_fn serve, void *arg);
  * 0, or -EINVAL after saying why. */
 int cli_persist_check(const char *cmd, bool persist, bool server, uint64_t wait_s);
 
-#define CLI_PERSIST_OPT(flag)                                                                    	{"persist", 0, RK_OPT_FLAG, (flag), 0, 0, NULL,                                          	 "server: serve one client after another until SIGINT or SIGTERM"}
+#define CLI_PERSIST_OPT(flag)                                                                    \
+	{"persist", 0, RK_OPT_FLAG, (flag), 0, 0, NULL,                                          \
+	 "server: serve one client after another until SIGINT or SIGTERM"}
 
 /* A server takes no positional argument; a client exactly one, the server's
  * address. Returns -1 when argv[first..] fits the role, else CLI_USAGE after

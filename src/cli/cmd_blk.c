@@ -20,7 +20,7 @@ static int blk_attach(int argc, char **argv)
 	uint64_t port = RK_MEM_DEFAULT_PORT, size = 0, queues = 0, depth = 0, delay = 0;
 	int64_t loss = -1;
 	const struct rk_opt opts[] = {
-		{"port", 'p', RK_OPT_COUNT, &port, 1, 65535, "PORT", "the memserver's port"},
+		CLI_PORT_OPT(&port, "the memserver's port"),
 		{"size", 's', RK_OPT_SIZE, &size, 4096, UINT64_MAX, "SIZE",
 		 "the disk's size (k, M, G; a multiple of 4096; required)"},
 		{"queues", 0, RK_OPT_COUNT, &queues, 1, RK_MEM_MAX_QUEUES, "N",

@@ -261,7 +261,7 @@ int cmd_devices(int argc, char **argv)
 	struct devices_opts o = {0};
 	const struct rk_opt opts[] = {
 		{"device", 'd', RK_OPT_STRING, &o.device, 0, 0, "DEV", "only this device"},
-		{"json", 'j', RK_OPT_FLAG, &o.json, 0, 0, NULL, "print one JSON document"},
+		CLI_JSON_OPT(&o.json),
 		RK_OPT_END,
 	};
 	json_object *doc, *devs;

@@ -154,7 +154,7 @@ int cmd_loopback(int argc, char **argv)
 		 "split each buffer into N scatter/gather pieces"},
 		{"events", 'e', RK_OPT_FLAG, &o.events, 0, 0, NULL,
 		 "sleep on a completion channel instead of polling"},
-		{"json", 'j', RK_OPT_FLAG, &o.json, 0, 0, NULL, "print one JSON document"},
+		CLI_JSON_OPT(&o.json),
 		RK_OPT_END,
 	};
 	int ret;

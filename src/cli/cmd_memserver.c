@@ -227,7 +227,7 @@ int cmd_memserver(int argc, char **argv)
 	struct memserver_opts o = {.port = RK_MEM_DEFAULT_PORT, .max_size = 1ull << 30,
 				   .max_clients = 16, .keep = 60};
 	const struct rk_opt opts[] = {
-		{"port", 'p', RK_OPT_COUNT, &o.port, 1, 65535, "PORT", "RDMA CM port to listen on"},
+		CLI_PORT_OPT(&o.port, "RDMA CM port to listen on"),
 		{"bind", 0, RK_OPT_STRING, &o.bind, 0, 0, "ADDR",
 		 "listen on this local address only (default: every IPv4 address)"},
 		{"max-size", 0, RK_OPT_SIZE, &o.max_size, 4096, UINT64_MAX, "SIZE",

@@ -408,7 +408,7 @@ int cmd_qp_states(int argc, char **argv)
 	struct qp_states_opts o = {.dev = CLI_DEV_OPTS_DEFAULT};
 	const struct rk_opt opts[] = {
 		CLI_DEV_OPTS(&o.dev),
-		{"json", 'j', RK_OPT_FLAG, &o.json, 0, 0, NULL, "print one JSON document"},
+		CLI_JSON_OPT(&o.json),
 		RK_OPT_END,
 	};
 	static struct rk_qps_report rep;

@@ -147,7 +147,7 @@ int cmd_share(int argc, char **argv)
 		 "worker, child or user processes"},
 		{"size", 's', RK_OPT_SIZE, &size, RK_SHARE_MIN_SIZE, RK_SHARE_MAX_SIZE, "BYTES",
 		 "bytes per RDMA operation (4k, 1M ...)"},
-		{"json", 'j', RK_OPT_FLAG, &json, 0, 0, NULL, "print one JSON document"},
+		CLI_JSON_OPT(&json),
 		RK_OPT_END,
 	};
 	struct rk_share_opts o = {0};

@@ -86,6 +86,12 @@ void cli_dev_close(struct cli_dev *d);
 /* A chosen GID as JSON: {index, type, gid, why}. */
 json_object *cli_gid_json(const struct rk_gid_choice *gid);
 
+/* Add key: value to a JSON object, one call each kind (the string is copied). */
+void cli_add_str(json_object *o, const char *key, const char *v);
+void cli_add_int(json_object *o, const char *key, int64_t v);
+void cli_add_bool(json_object *o, const char *key, bool v);
+void cli_add_double(json_object *o, const char *key, double v);
+
 /* Print a JSON document on stdout, pretty (on one line when cli_json_lines
  * is set: a server with --persist prints one document per client). Takes
  * ownership. */

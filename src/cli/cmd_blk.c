@@ -97,21 +97,20 @@ static json_object *disk_json(const struct rk_blk_disk *d)
 {
 	json_object *j = json_object_new_object();
 
-	json_object_object_add(j, "name", json_object_new_string(d->name));
-	json_object_object_add(j, "state", json_object_new_string(d->state));
-	json_object_object_add(j, "server", json_object_new_string(d->server));
-	json_object_object_add(j, "session", json_object_new_string(d->session));
-	json_object_object_add(j, "size", json_object_new_int64((int64_t)d->size));
-	json_object_object_add(j, "queues", json_object_new_int64((int64_t)d->queues));
-	json_object_object_add(j, "queue_depth", json_object_new_int64((int64_t)d->queue_depth));
-	json_object_object_add(j, "inflight", json_object_new_int64((int64_t)d->inflight));
-	json_object_object_add(j, "errors", json_object_new_int64((int64_t)d->errors));
-	json_object_object_add(j, "reconnects", json_object_new_int64((int64_t)d->reconnects));
-	json_object_object_add(j, "reconnect_delay",
-			       json_object_new_int64((int64_t)d->reconnect_delay));
-	json_object_object_add(j, "loss_timeout", json_object_new_int64((int64_t)d->loss_timeout));
+	cli_add_str(j, "name", d->name);
+	cli_add_str(j, "state", d->state);
+	cli_add_str(j, "server", d->server);
+	cli_add_str(j, "session", d->session);
+	cli_add_int(j, "size", (int64_t)d->size);
+	cli_add_int(j, "queues", (int64_t)d->queues);
+	cli_add_int(j, "queue_depth", (int64_t)d->queue_depth);
+	cli_add_int(j, "inflight", (int64_t)d->inflight);
+	cli_add_int(j, "errors", (int64_t)d->errors);
+	cli_add_int(j, "reconnects", (int64_t)d->reconnects);
+	cli_add_int(j, "reconnect_delay", (int64_t)d->reconnect_delay);
+	cli_add_int(j, "loss_timeout", (int64_t)d->loss_timeout);
 	if (d->missing[0])
-		json_object_object_add(j, "unreadable", json_object_new_string(d->missing));
+		cli_add_str(j, "unreadable", d->missing);
 	return j;
 }
 

@@ -188,21 +188,21 @@ static void add_stats(json_object *doc, const char *key, const struct rk_ping_re
 	if (rk_ping_result_stats(r, &st))
 		return;
 	t = json_object_new_object();
-	json_object_object_add(t, "min", json_object_new_double(st.min));
-	json_object_object_add(t, "median", json_object_new_double(st.median));
-	json_object_object_add(t, "p99", json_object_new_double(st.p99));
-	json_object_object_add(t, "max", json_object_new_double(st.max));
-	json_object_object_add(t, "mean", json_object_new_double(st.mean));
+	cli_add_double(t, "min", st.min);
+	cli_add_double(t, "median", st.median);
+	cli_add_double(t, "p99", st.p99);
+	cli_add_double(t, "max", st.max);
+	cli_add_double(t, "mean", st.mean);
 	json_object_object_add(doc, key, t);
 }
 
 static void add_connection(json_object *doc, const struct rk_ping_result *r)
 {
-	json_object_object_add(doc, "device", json_object_new_string(r->device));
-	json_object_object_add(doc, "peer", json_object_new_string(r->peer));
-	json_object_object_add(doc, "qpn", json_object_new_int64(r->qpn));
-	json_object_object_add(doc, "peer_qpn", json_object_new_int64(r->peer_qpn));
-	json_object_object_add(doc, "path_mtu", json_object_new_int(r->path_mtu));
+	cli_add_str(doc, "device", r->device);
+	cli_add_str(doc, "peer", r->peer);
+	cli_add_int(doc, "qpn", r->qpn);
+	cli_add_int(doc, "peer_qpn", r->peer_qpn);
+	cli_add_int(doc, "path_mtu", r->path_mtu);
 	if (r->has_gid)
 		json_object_object_add(doc, "gid", cli_gid_json(&r->gid));
 }
@@ -211,30 +211,29 @@ static json_object *summary_json(const struct ping_view *v, const struct rk_ping
 {
 	json_object *doc = json_object_new_object();
 
-	json_object_object_add(doc, "role", json_object_new_string(v->who));
-	json_object_object_add(doc, "proto", json_object_new_string(proto_names[v->proto]));
-	json_object_object_add(doc, "transport",
-			       json_object_new_string(rk_transport_str(v->transport)));
-	json_object_object_add(doc, "connection", json_object_new_string(r->cm ? "cm" : "tcp"));
+	cli_add_str(doc, "role", v->who);
+	cli_add_str(doc, "proto", proto_names[v->proto]);
+	cli_add_str(doc, "transport", rk_transport_str(v->transport));
+	cli_add_str(doc, "connection", r->cm ? "cm" : "tcp");
 	if (r->device[0])
 		add_connection(doc, r);
-	json_object_object_add(doc, "size", json_object_new_int64(r->size));
-	json_object_object_add(doc, "count", json_object_new_int64((int64_t)r->count));
-	json_object_object_add(doc, "rounds", json_object_new_int64((int64_t)r->rounds));
-	json_object_object_add(doc, "validated", json_object_new_boolean(r->checked));
+	cli_add_int(doc, "size", r->size);
+	cli_add_int(doc, "count", (int64_t)r->count);
+	cli_add_int(doc, "rounds", (int64_t)r->rounds);
+	cli_add_bool(doc, "validated", r->checked);
 	if (r->bad_offset >= 0) {
-		json_object_object_add(doc, "bad_round", json_object_new_int64((int64_t)r->bad_round + 1));
-		json_object_object_add(doc, "bad_offset", json_object_new_int64(r->bad_offset));
+		cli_add_int(doc, "bad_round", (int64_t)r->bad_round + 1);
+		cli_add_int(doc, "bad_offset", r->bad_offset);
 	}
 	add_stats(doc, v->o->conn.server ? "round_us" : "rtt_us", r);
 	if (r->peer_left)
-		json_object_object_add(doc, "peer_disconnected", json_object_new_boolean(true));
+		cli_add_bool(doc, "peer_disconnected", true);
 	if (r->first_unchecked)
-		json_object_object_add(doc, "first_round_unchecked", json_object_new_boolean(true));
+		cli_add_bool(doc, "first_round_unchecked", true);
 	json_object_object_add(doc, "counters", cli_counters_json(&r->counters));
-	json_object_object_add(doc, "result", json_object_new_string(r->error ? "failed" : "ok"));
+	cli_add_str(doc, "result", r->error ? "failed" : "ok");
 	if (r->error)
-		json_object_object_add(doc, "error", json_object_new_string(rk_strerror(r->error)));
+		cli_add_str(doc, "error", rk_strerror(r->error));
 	return doc;
 }
 

@@ -64,16 +64,14 @@ static json_object *report_json(const struct ud_opts *o, const struct rk_ud_resu
 {
 	json_object *doc = json_object_new_object();
 
-	json_object_object_add(doc, "role",
-			       json_object_new_string(o->conn.server ? "server" : "client"));
-	json_object_object_add(doc, "connection",
-			       json_object_new_string(o->conn.cm ? "cm" : "tcp"));
-	json_object_object_add(doc, "size", json_object_new_int64((int64_t)o->size));
-	json_object_object_add(doc, "count", json_object_new_int64((int64_t)o->count));
+	cli_add_str(doc, "role", o->conn.server ? "server" : "client");
+	cli_add_str(doc, "connection", o->conn.cm ? "cm" : "tcp");
+	cli_add_int(doc, "size", (int64_t)o->size);
+	cli_add_int(doc, "count", (int64_t)o->count);
 	if (r->has_qp) {
-		json_object_object_add(doc, "device", json_object_new_string(r->device));
-		json_object_object_add(doc, "qpn", json_object_new_int64(r->qpn));
-		json_object_object_add(doc, "qkey", json_object_new_int64(r->qkey));
+		cli_add_str(doc, "device", r->device);
+		cli_add_int(doc, "qpn", r->qpn);
+		cli_add_int(doc, "qkey", r->qkey);
 	}
 	if (o->conn.server) {
 		json_object *cl = json_object_new_array();
@@ -82,27 +80,27 @@ static json_object *report_json(const struct ud_opts *o, const struct rk_ud_resu
 			const struct rk_ud_peer *c = &r->clients[i];
 			json_object *j = json_object_new_object();
 
-			json_object_object_add(j, "addr", json_object_new_string(c->addr));
-			json_object_object_add(j, "qpn", json_object_new_int64(c->qpn));
-			json_object_object_add(j, "rdmakit", json_object_new_boolean(c->rdmakit));
-			json_object_object_add(j, "received", json_object_new_int64((int64_t)c->received));
-			json_object_object_add(j, "echoed", json_object_new_int64((int64_t)c->echoed));
+			cli_add_str(j, "addr", c->addr);
+			cli_add_int(j, "qpn", c->qpn);
+			cli_add_bool(j, "rdmakit", c->rdmakit);
+			cli_add_int(j, "received", (int64_t)c->received);
+			cli_add_int(j, "echoed", (int64_t)c->echoed);
 			json_object_array_add(cl, j);
 		}
 		json_object_object_add(doc, "clients", cl);
 	} else {
-		json_object_object_add(doc, "peer", json_object_new_string(r->peer));
-		json_object_object_add(doc, "peer_qpn", json_object_new_int64(r->peer_qpn));
-		json_object_object_add(doc, "peer_qkey", json_object_new_int64(r->peer_qkey));
-		json_object_object_add(doc, "sent", json_object_new_int64((int64_t)r->sent));
+		cli_add_str(doc, "peer", r->peer);
+		cli_add_int(doc, "peer_qpn", r->peer_qpn);
+		cli_add_int(doc, "peer_qkey", r->peer_qkey);
+		cli_add_int(doc, "sent", (int64_t)r->sent);
 	}
-	json_object_object_add(doc, "received", json_object_new_int64((int64_t)r->received));
-	json_object_object_add(doc, "validated", json_object_new_boolean(!result && r->checked));
-	json_object_object_add(doc, "elapsed_us", json_object_new_double(r->elapsed_us));
+	cli_add_int(doc, "received", (int64_t)r->received);
+	cli_add_bool(doc, "validated", !result && r->checked);
+	cli_add_double(doc, "elapsed_us", r->elapsed_us);
 	json_object_object_add(doc, "counters", cli_counters_json(&r->counters));
-	json_object_object_add(doc, "result", json_object_new_string(result ? "failed" : "ok"));
+	cli_add_str(doc, "result", result ? "failed" : "ok");
 	if (result)
-		json_object_object_add(doc, "error", json_object_new_string(rk_strerror(result)));
+		cli_add_str(doc, "error", rk_strerror(result));
 	return doc;
 }
 

@@ -26,12 +26,31 @@ json_object *cli_gid_json(const struct rk_gid_choice *gid)
 	json_object *g = json_object_new_object();
 	char text[64];
 
-	json_object_object_add(g, "index", json_object_new_int64(gid->index));
-	json_object_object_add(g, "type", json_object_new_string(rk_gid_type_str(gid->type)));
-	json_object_object_add(g, "gid", json_object_new_string(rk_gid_str(&gid->gid, text,
-									    sizeof(text))));
-	json_object_object_add(g, "why", json_object_new_string(gid->why));
+	cli_add_int(g, "index", gid->index);
+	cli_add_str(g, "type", rk_gid_type_str(gid->type));
+	cli_add_str(g, "gid", rk_gid_str(&gid->gid, text, sizeof(text)));
+	cli_add_str(g, "why", gid->why);
 	return g;
+}
+
+void cli_add_str(json_object *o, const char *key, const char *v)
+{
+	json_object_object_add(o, key, json_object_new_string(v));
+}
+
+void cli_add_int(json_object *o, const char *key, int64_t v)
+{
+	json_object_object_add(o, key, json_object_new_int64(v));
+}
+
+void cli_add_bool(json_object *o, const char *key, bool v)
+{
+	json_object_object_add(o, key, json_object_new_boolean(v));
+}
+
+void cli_add_double(json_object *o, const char *key, double v)
+{
+	json_object_object_add(o, key, json_object_new_double(v));
 }
 
 bool cli_json_lines;

@@ -1083,23 +1083,31 @@ bool rk_cm_peer_left(struct rk_cm *cm)
 	return left;
 }
 
-bool rk_cm_wait_peer_left(struct rk_cm *cm, int timeout_ms)
+/* Wait up to timeout_ms (-1: forever) for the connection's DISCONNECTED,
+ * dropping other events: 0, or cm_get_event()'s error (-ETIMEDOUT). */
+static int cm_wait_disconnected(struct rk_cm *cm, int timeout_ms)
 {
 	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
 	struct cm_event ev;
 
-	if (!cm || !cm->channel || !cm->connected)
-		return false;
 	for (;;) {
 		int ret = cm_get_event(cm->channel, ms_left(deadline), &ev);
 
-		if (ret) {
-			rk_debug("%s did not disconnect within %d ms", cm->peer_addr, timeout_ms);
-			return false;
-		}
+		if (ret)
+			return ret;
 		if (ev.type == RDMA_CM_EVENT_DISCONNECTED)
-			break;
+			return 0;
 		rk_debug("ignoring %s on %s", rk_cm_event_name(ev.type), cm->peer_addr);
+	}
+}
+
+bool rk_cm_wait_peer_left(struct rk_cm *cm, int timeout_ms)
+{
+	if (!cm || !cm->channel || !cm->connected)
+		return false;
+	if (cm_wait_disconnected(cm, timeout_ms)) {
+		rk_debug("%s did not disconnect within %d ms", cm->peer_addr, timeout_ms);
+		return false;
 	}
 	rdma_disconnect(cm->id); /* answer it */
 	cm->connected = false;
@@ -1108,28 +1116,15 @@ bool rk_cm_wait_peer_left(struct rk_cm *cm, int timeout_ms)
 
 void rk_cm_disconnect(struct rk_cm *cm, int timeout_ms)
 {
-	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
-	struct cm_event ev;
-
 	if (!cm || !cm->id || !cm->connected)
 		return;
 	/* After the peer's disconnect this only answers it, which is fine too. */
 	if (rdma_disconnect(cm->id))
 		rk_debug("disconnect from %s: %m", cm->peer_addr);
 	cm->connected = false;
-	for (;;) {
-		int ret = cm_get_event(cm->channel, ms_left(deadline), &ev);
-
-		if (ret == -ETIMEDOUT) {
-			rk_debug("disconnect from %s: no %s within %d ms", cm->peer_addr,
-				 rk_cm_event_name(RDMA_CM_EVENT_DISCONNECTED), timeout_ms);
-			return;
-		}
-		if (ret || ev.type == RDMA_CM_EVENT_DISCONNECTED)
-			return;
-		rk_debug("disconnect from %s: ignoring %s", cm->peer_addr,
-			 rk_cm_event_name(ev.type));
-	}
+	if (cm_wait_disconnected(cm, timeout_ms) == -ETIMEDOUT)
+		rk_debug("disconnect from %s: no %s within %d ms", cm->peer_addr,
+			 rk_cm_event_name(RDMA_CM_EVENT_DISCONNECTED), timeout_ms);
 }
 
 void rk_cm_destroy(struct rk_cm *cm)

@@ -92,6 +92,10 @@ void cli_add_int(json_object *o, const char *key, int64_t v);
 void cli_add_bool(json_object *o, const char *key, bool v);
 void cli_add_double(json_object *o, const char *key, double v);
 
+/* "result": "ok" or "failed", and with a failure "error": its rk_strerror()
+ * text. */
+void cli_add_result(json_object *doc, int err);
+
 /* Print a JSON document on stdout, pretty (on one line when cli_json_lines
  * is set: a server with --persist prints one document per client). Takes
  * ownership. */

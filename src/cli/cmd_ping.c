@@ -231,9 +231,7 @@ static json_object *summary_json(const struct ping_view *v, const struct rk_ping
 	if (r->first_unchecked)
 		cli_add_bool(doc, "first_round_unchecked", true);
 	json_object_object_add(doc, "counters", cli_counters_json(&r->counters));
-	cli_add_str(doc, "result", r->error ? "failed" : "ok");
-	if (r->error)
-		cli_add_str(doc, "error", rk_strerror(r->error));
+	cli_add_result(doc, r->error);
 	return doc;
 }
 

@@ -98,9 +98,7 @@ static json_object *report_json(const struct ud_opts *o, const struct rk_ud_resu
 	cli_add_bool(doc, "validated", !result && r->checked);
 	cli_add_double(doc, "elapsed_us", r->elapsed_us);
 	json_object_object_add(doc, "counters", cli_counters_json(&r->counters));
-	cli_add_str(doc, "result", result ? "failed" : "ok");
-	if (result)
-		cli_add_str(doc, "error", rk_strerror(result));
+	cli_add_result(doc, result);
 	return doc;
 }
 

@@ -53,6 +53,13 @@ void cli_add_double(json_object *o, const char *key, double v)
 	json_object_object_add(o, key, json_object_new_double(v));
 }
 
+void cli_add_result(json_object *doc, int err)
+{
+	cli_add_str(doc, "result", err ? "failed" : "ok");
+	if (err)
+		cli_add_str(doc, "error", rk_strerror(err));
+}
+
 bool cli_json_lines;
 
 void cli_json_print(json_object *doc)

@@ -380,23 +380,42 @@ static int attach_device(struct rk_cm *cm)
 	return 0;
 }
 
-static int new_conn(struct cm_conn **c_p)
+/* A connection of its own: an event channel and an id in port space ps. */
+static int new_conn(enum rdma_port_space ps, struct cm_conn **c_p)
 {
 	struct cm_conn *c = calloc(1, sizeof(*c));
+	int ret;
 
 	if (!c)
 		return -ENOMEM;
 	c->cm.channel = rdma_create_event_channel();
 	if (!c->cm.channel) {
-		int ret = errno ? -errno : -ENOMEM;
-
+		ret = errno ? -errno : -ENOMEM;
 		rk_error("create an RDMA CM event channel: %m (is rdma_ucm loaded and "
 			 "/dev/infiniband/rdma_cm accessible?)");
-		free(c);
-		return ret;
+		goto err_free;
+	}
+	if (rdma_create_id(c->cm.channel, &c->cm.id, c, ps)) {
+		ret = errno ? -errno : -ENOMEM;
+		rk_error("create an RDMA CM id: %m");
+		goto err_destroy_channel;
 	}
 	*c_p = c;
 	return 0;
+
+err_destroy_channel:
+	rdma_destroy_event_channel(c->cm.channel);
+err_free:
+	free(c);
+	return ret;
+}
+
+/* Undo new_conn(). */
+static void free_conn(struct cm_conn *c)
+{
+	rdma_destroy_id(c->cm.id);
+	rdma_destroy_event_channel(c->cm.channel);
+	free(c);
 }
 
 static bool is_loopback(const struct sockaddr *sa)
@@ -439,26 +458,21 @@ static int cm_resolve(const char *host, uint16_t port, enum rdma_port_space ps, 
 	ret = lookup(host, port, 0, &ai);
 	if (ret)
 		return ret;
-	ret = new_conn(&c);
+	ret = new_conn(ps, &c);
 	if (ret)
 		goto err_free_ai;
 	addr_str(ai->ai_addr, c->cm.peer_addr, sizeof(c->cm.peer_addr));
 	snprintf(what, sizeof(what), "resolve %s", c->cm.peer_addr);
-	if (rdma_create_id(c->cm.channel, &c->cm.id, c, ps)) {
-		ret = errno ? -errno : -ENOMEM;
-		rk_error("create an RDMA CM id: %m");
-		goto err_destroy_channel;
-	}
 
 	if (rdma_resolve_addr(c->cm.id, NULL, ai->ai_addr, cm_ms)) {
 		ret = errno ? -errno : -EIO;
 		rk_error("%s: %m (%s)", what, rk_cm_event_hint(RDMA_CM_EVENT_ADDR_ERROR));
-		goto err_destroy_id;
+		goto err_free_conn;
 	}
 	ret = cm_wait(c->cm.channel, RDMA_CM_EVENT_ADDR_RESOLVED,
 		      deadline < 0 ? -1 : ms_left(deadline) + CM_EVENT_GRACE_MS, what, &ev);
 	if (ret)
-		goto err_destroy_id;
+		goto err_free_conn;
 	if (deadline >= 0)
 		cm_ms = ms_left(deadline) > 0 ? ms_left(deadline) : 1;
 	if (rdma_resolve_route(c->cm.id, cm_ms)) {
@@ -468,12 +482,12 @@ static int cm_resolve(const char *host, uint16_t port, enum rdma_port_space ps, 
 				 ? "a loopback address has no RDMA device: use the address of an "
 				   "interface that has one ('rdma link' lists them)"
 				 : rk_cm_event_hint(RDMA_CM_EVENT_ROUTE_ERROR));
-		goto err_destroy_id;
+		goto err_free_conn;
 	}
 	ret = cm_wait(c->cm.channel, RDMA_CM_EVENT_ROUTE_RESOLVED,
 		      deadline < 0 ? -1 : ms_left(deadline) + CM_EVENT_GRACE_MS, what, &ev);
 	if (ret)
-		goto err_destroy_id;
+		goto err_free_conn;
 	ret = attach_device(&c->cm);
 	if (ret)
 		goto err_close_device;
@@ -483,11 +497,8 @@ static int cm_resolve(const char *host, uint16_t port, enum rdma_port_space ps, 
 
 err_close_device:
 	rk_device_close(c->cm.dev);
-err_destroy_id:
-	rdma_destroy_id(c->cm.id);
-err_destroy_channel:
-	rdma_destroy_event_channel(c->cm.channel);
-	free(c);
+err_free_conn:
+	free_conn(c);
 err_free_ai:
 	freeaddrinfo(ai);
 	return ret;
@@ -564,17 +575,12 @@ static int cm_listen(const char *bind_ip, uint16_t port, enum rdma_port_space ps
 	struct cm_conn *c;
 	int ret;
 
-	ret = new_conn(&c);
+	ret = new_conn(ps, &c);
 	if (ret)
 		return ret;
-	if (rdma_create_id(c->cm.channel, &c->cm.id, c, ps)) {
-		ret = errno ? -errno : -ENOMEM;
-		rk_error("create an RDMA CM id: %m");
-		goto err_destroy_channel;
-	}
 	ret = rk_cm_bind_listen(c->cm.id, bind_ip, port, CM_LISTEN_BACKLOG);
 	if (ret)
-		goto err_destroy_id;
+		goto err_free_conn;
 	/* Bound to one address, the listener knows its device already. */
 	if (c->cm.id->verbs) {
 		ret = attach_device(&c->cm);
@@ -587,11 +593,8 @@ static int cm_listen(const char *bind_ip, uint16_t port, enum rdma_port_space ps
 
 err_close_device:
 	rk_device_close(c->cm.dev);
-err_destroy_id:
-	rdma_destroy_id(c->cm.id);
-err_destroy_channel:
-	rdma_destroy_event_channel(c->cm.channel);
-	free(c);
+err_free_conn:
+	free_conn(c);
 	return ret;
 }
 

@@ -175,6 +175,14 @@ void cli_counters_text(const struct rk_run_counters *c, const char *indent);
  * {name: N}}, left_out, failures: [{status, count, hint, counters}], note};
  * NULL (JSON null) when the run never read them. */
 json_object *cli_counters_json(const struct rk_run_counters *c);
+/* key: sec as a JSON number printed with 3 decimals ("seconds": 1.002). */
+void cli_add_seconds(json_object *o, const char *key, double sec);
+
+/* name: delta into groups' object for group (made on first use): the shape
+ * of "deltas" in the counters reports, {"hw_counters": {"rdma_sends": 4}}. */
+void cli_add_grouped(json_object *groups, enum rk_counter_group group, const char *name,
+		     int64_t delta);
+
 /* Units and thresholds (gate.h), as given, until cli_gates_parse() reads them. */
 struct cli_gate_opts {
 	const char *units;        /* "MiB" (NULL: the default), "GB", "Gb" */

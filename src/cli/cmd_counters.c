@@ -101,21 +101,11 @@ static void interval_print(const struct counters_opts *o, uint64_t i,
 
 	if (o->json) {
 		json_object *line = json_object_new_object(), *groups = json_object_new_object();
-		char text[32];
 
-		snprintf(text, sizeof(text), "%.3f", sec);
 		cli_add_int(line, "interval", (int64_t)i);
-		json_object_object_add(line, "seconds", json_object_new_double_s(sec, text));
-		for (int k = 0; k < d->n; k++) {
-			const char *gname = rk_counter_group_str(d->v[k].group);
-			json_object *grp;
-
-			if (!json_object_object_get_ex(groups, gname, &grp)) {
-				grp = json_object_new_object();
-				json_object_object_add(groups, gname, grp);
-			}
-			cli_add_int(grp, d->v[k].name, d->v[k].delta);
-		}
+		cli_add_seconds(line, "seconds", sec);
+		for (int k = 0; k < d->n; k++)
+			cli_add_grouped(groups, d->v[k].group, d->v[k].name, d->v[k].delta);
 		json_object_object_add(line, "deltas", groups);
 		puts(json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN |
 								  JSON_C_TO_STRING_NOSLASHESCAPE));

@@ -79,10 +79,31 @@ static json_object *failure_json(const struct rk_run_counters *c, const struct r
 	return j;
 }
 
+void cli_add_seconds(json_object *o, const char *key, double sec)
+{
+	char text[32];
+
+	snprintf(text, sizeof(text), "%.3f", sec);
+	json_object_object_add(o, key, json_object_new_double_s(sec, text));
+}
+
+void cli_add_grouped(json_object *groups, enum rk_counter_group group, const char *name,
+		     int64_t delta)
+{
+	const char *gname = rk_counter_group_str(group);
+	json_object *grp;
+
+	if (!json_object_object_get_ex(groups, gname, &grp)) {
+		grp = json_object_new_object();
+		json_object_object_add(groups, gname, grp);
+	}
+	cli_add_int(grp, name, delta);
+}
+
 json_object *cli_counters_json(const struct rk_run_counters *c)
 {
 	json_object *j, *deltas, *failures;
-	char note[192], text[32];
+	char note[192];
 	double sec = (double)c->interval_ns / 1e9;
 
 	if (c->state == RK_RUN_COUNTERS_UNREAD && !c->error)
@@ -95,19 +116,10 @@ json_object *cli_counters_json(const struct rk_run_counters *c)
 		cli_add_str(j, "error", rk_strerror(c->error));
 		return j;
 	}
-	snprintf(text, sizeof(text), "%.3f", sec);
-	json_object_object_add(j, "seconds", json_object_new_double_s(sec, text));
+	cli_add_seconds(j, "seconds", sec);
 	deltas = json_object_new_object();
-	for (int i = 0; i < c->n; i++) {
-		const char *gname = rk_counter_group_str(c->v[i].group);
-		json_object *grp;
-
-		if (!json_object_object_get_ex(deltas, gname, &grp)) {
-			grp = json_object_new_object();
-			json_object_object_add(deltas, gname, grp);
-		}
-		cli_add_int(grp, c->v[i].name, c->v[i].delta);
-	}
+	for (int i = 0; i < c->n; i++)
+		cli_add_grouped(deltas, c->v[i].group, c->v[i].name, c->v[i].delta);
 	json_object_object_add(j, "deltas", deltas);
 	cli_add_int(j, "left_out", c->left_out);
 	failures = json_object_new_array();

@@ -132,6 +132,10 @@ int cli_persist_check(const char *cmd, bool persist, bool server, uint64_t wait_
 	{"persist", 0, RK_OPT_FLAG, (flag), 0, 0, NULL,                                          \
 	 "server: serve one client after another until SIGINT or SIGTERM"}
 
+/* A server takes no HOST, a client needs one. Returns -1 when host fits the
+ * role, else CLI_USAGE after saying what is wrong. */
+int cli_check_role(const char *cmd, bool server, const char *host);
+
 /* A server takes no positional argument; a client exactly one, the server's
  * address. Returns -1 when argv[first..] fits the role, else CLI_USAGE after
  * saying what is wrong. */

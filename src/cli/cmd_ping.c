@@ -327,10 +327,8 @@ static int check_pp_args(struct ping_view *v, struct ping_opts *o, const char *h
 				"2048 or 4096\n", o->mtu);
 		return CLI_USAGE;
 	}
-	if (o->conn.server && host) {
-		fprintf(stderr, "rdmakit ping: a server takes no HOST ('%s')\n", host);
-		return CLI_USAGE;
-	}
+	if (o->conn.server && host)
+		return cli_check_role("ping", true, host);
 	o->conn.server = !host;
 	return -1;
 }
@@ -341,15 +339,7 @@ static int check_args(struct ping_view *v, struct ping_opts *o, const char **hos
 		return check_rping_args(o, host_p);
 	if (v->proto == PROTO_PINGPONG)
 		return check_pp_args(v, o, *host_p);
-	if (o->conn.server && *host_p) {
-		fprintf(stderr, "rdmakit ping: a server takes no HOST ('%s')\n", *host_p);
-		return CLI_USAGE;
-	}
-	if (!o->conn.server && !*host_p) {
-		fprintf(stderr, "rdmakit ping: give the server's address (or --server)\n");
-		return CLI_USAGE;
-	}
-	return -1;
+	return cli_check_role("ping", o->conn.server, *host_p);
 }
 
 /* ---- thresholds ---- */

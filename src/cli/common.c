@@ -104,17 +104,24 @@ int cli_parse_noargs(const char *cmd, const char *usage, const char *description
 	return ret;
 }
 
-int cli_check_role_args(const char *cmd, bool server, int argc, char **argv, int first)
+int cli_check_role(const char *cmd, bool server, const char *host)
 {
-	if (server && first < argc) {
-		fprintf(stderr, "rdmakit %s: a server takes no HOST ('%s')\n", cmd, argv[first]);
+	if (server && host) {
+		fprintf(stderr, "rdmakit %s: a server takes no HOST ('%s')\n", cmd, host);
 		return CLI_USAGE;
 	}
-	if (!server && first != argc - 1) {
+	if (!server && !host) {
 		fprintf(stderr, "rdmakit %s: give the server's address (or --server)\n", cmd);
 		return CLI_USAGE;
 	}
 	return -1;
+}
+
+int cli_check_role_args(const char *cmd, bool server, int argc, char **argv, int first)
+{
+	if (server)
+		return cli_check_role(cmd, true, first < argc ? argv[first] : NULL);
+	return cli_check_role(cmd, false, first == argc - 1 ? argv[first] : NULL);
 }
 
 int cli_parse_role(const char *cmd, const char *usage, const char *description,

@@ -179,6 +179,7 @@ void cli_counters_text(const struct rk_run_counters *c, const char *indent);
  * {name: N}}, left_out, failures: [{status, count, hint, counters}], note};
  * NULL (JSON null) when the run never read them. */
 json_object *cli_counters_json(const struct rk_run_counters *c);
+
 /* key: sec as a JSON number printed with 3 decimals ("seconds": 1.002). */
 void cli_add_seconds(json_object *o, const char *key, double sec);
 

@@ -647,6 +647,27 @@ static int reject_id(struct rdma_cm_id *id, const char *peer, const char *reason
 	return rk_cm_reject_id(id, -ECONNREFUSED, peer, reason);
 }
 
+/* The CM_HELLO at the start of a connection's private data (RoCE and IB pad
+ * it to the CM's size): 0 and *msg_p, or -EBADMSG (or rk_wire_decode()'s
+ * error) with the reason in why. */
+static int decode_cm_hello(const uint8_t *data, size_t len, struct rk_msg *msg_p, char *why,
+			   size_t why_len)
+{
+	int ret;
+
+	if (len < RK_WIRE_CM_HELLO_LEN) {
+		snprintf(why, why_len, "%zu bytes of private data, not a %d-byte CM_HELLO", len,
+			 RK_WIRE_CM_HELLO_LEN);
+		return -EBADMSG;
+	}
+	ret = rk_wire_decode(data, RK_WIRE_CM_HELLO_LEN, msg_p, why, why_len);
+	if (!ret && msg_p->type != RK_MSG_CM_HELLO) {
+		snprintf(why, why_len, "a %s message, not CM_HELLO", rk_msg_type_str(msg_p->type));
+		ret = -EBADMSG;
+	}
+	return ret;
+}
+
 /* Wait for a connect request; with any, whatever private data it carries
  * (another program's) is kept as it came instead of being checked. */
 static int take_request(struct rk_cm *listener, int timeout_ms, bool any, struct rk_cm **cm_p)
@@ -711,20 +732,7 @@ static int take_request(struct rk_cm *listener, int timeout_ms, bool any, struct
 		*cm_p = &c->cm;
 		return 0;
 	}
-	/* RoCE and IB pad the private data to the CM's size: read the CM_HELLO
-	 * from its start. */
-	if (ev.data_len < RK_WIRE_CM_HELLO_LEN) {
-		snprintf(why, sizeof(why), "%u bytes of private data, not a %d-byte CM_HELLO",
-			 ev.data_len, RK_WIRE_CM_HELLO_LEN);
-		ret = -EBADMSG;
-	} else {
-		ret = rk_wire_decode(ev.data, RK_WIRE_CM_HELLO_LEN, &msg, why, sizeof(why));
-		if (!ret && msg.type != RK_MSG_CM_HELLO) {
-			snprintf(why, sizeof(why), "a %s message, not CM_HELLO",
-				 rk_msg_type_str(msg.type));
-			ret = -EBADMSG;
-		}
-	}
+	ret = decode_cm_hello(ev.data, ev.data_len, &msg, why, sizeof(why));
 	if (ret) {
 		rk_error("connect request from %s is not from rdmakit: %s (rejected; is the "
 			 "client another program, or another rdmakit version?)",
@@ -980,18 +988,7 @@ int rk_cm_connect(struct rk_cm *cm, struct rk_qp *qp, const struct rk_wire_buf *
 	if (ret)
 		return ret;
 	data = rk_cm_private_data(cm, &n);
-	if (n < RK_WIRE_CM_HELLO_LEN) {
-		snprintf(why, sizeof(why), "%zu bytes of private data, not a %d-byte CM_HELLO", n,
-			 RK_WIRE_CM_HELLO_LEN);
-		ret = -EBADMSG;
-	} else {
-		ret = rk_wire_decode(data, RK_WIRE_CM_HELLO_LEN, &msg, why, sizeof(why));
-		if (!ret && msg.type != RK_MSG_CM_HELLO) {
-			snprintf(why, sizeof(why), "a %s message, not CM_HELLO",
-				 rk_msg_type_str(msg.type));
-			ret = -EBADMSG;
-		}
-	}
+	ret = decode_cm_hello(data, n, &msg, why, sizeof(why));
 	if (ret) {
 		rk_error("connect QP 0x%x to %s: the server accepted, but its reply is not from "
 			 "rdmakit: %s (is the server another program, or another rdmakit version?)",

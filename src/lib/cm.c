@@ -1153,6 +1153,52 @@ static bool is_ud_id(const struct rk_cm *cm)
 	return cm->id && cm->id->ps == RDMA_PS_UDP;
 }
 
+/* The QP and private data rk_cm_connect_raw() and rk_cm_accept_raw() take:
+ * 0, or -EINVAL after saying what is wrong ("DOING PEER: ..."). */
+static int raw_check(const struct rk_cm *cm, const struct rk_qp *qp, size_t len, bool ud,
+		     const char *doing)
+{
+	if (qp && (ud ? qp->transport == RK_UD : qp->cm_id == cm->id) && len <= UINT8_MAX)
+		return 0;
+	rk_error("%s %s: %s", doing, cm->peer_addr,
+		 len > UINT8_MAX ? "private data longer than 255 bytes" :
+		 ud ? "a UD connection (RDMA_PS_UDP) needs a UD QP" :
+		      "the QP was not created on this connection (use rk_cm_create_qp())");
+	return -EINVAL;
+}
+
+/* The connection parameters of both sides: the private data, and for UD
+ * (SIDR) our QPN, for RC the READs and atomics this device serves and issues
+ * within what the peer issues (peer_initiator) and serves (peer_responder). */
+static void raw_param(const struct rk_cm *cm, const struct rk_qp *qp, const void *data,
+		      size_t len, bool ud, unsigned int peer_initiator, unsigned int peer_responder,
+		      struct rdma_conn_param *param)
+{
+	memset(param, 0, sizeof(*param));
+	param->private_data = data;
+	param->private_data_len = (uint8_t)len;
+	if (ud) {
+		param->qp_num = qp->qp->qp_num;
+		return;
+	}
+	param->responder_resources = rd_atomic(cm->dev->info.max_qp_rd_atom, peer_initiator);
+	param->initiator_depth = rd_atomic(cm->dev->info.max_qp_init_rd_atom, peer_responder);
+	param->retry_count = cm_retry_count();
+	param->rnr_retry_count = CM_RNR_RETRY_COUNT;
+}
+
+/* An RC connection is ESTABLISHED: read back what CM set on the QP. */
+static int raw_established(struct rk_cm *cm, struct rk_qp *qp)
+{
+	int ret;
+
+	cm->connected = true;
+	ret = qp_refresh(cm, qp);
+	if (!ret)
+		shorten_rnr_timer(qp);
+	return ret;
+}
+
 int rk_cm_connect_raw(struct rk_cm *cm, struct rk_qp *qp, const void *data, size_t len,
 		      int timeout_ms)
 {
@@ -1163,28 +1209,14 @@ int rk_cm_connect_raw(struct rk_cm *cm, struct rk_qp *qp, const void *data, size
 	bool ud = is_ud_id(cm);
 	int ret;
 
-	if (!qp || (ud ? qp->transport != RK_UD : qp->cm_id != cm->id) || len > UINT8_MAX) {
-		rk_error("connect to %s: %s", cm->peer_addr,
-			 len > UINT8_MAX ? "private data longer than 255 bytes" :
-			 ud ? "a UD connection (RDMA_PS_UDP) needs a UD QP" :
-			      "the QP was not created on this connection (use rk_cm_create_qp())");
-		return -EINVAL;
-	}
+	ret = raw_check(cm, qp, len, ud, "connect to");
+	if (ret)
+		return ret;
 	snprintf(what, sizeof(what), "connect %s QP 0x%x to %s", ud ? "UD" : "RC",
 		 qp->qp->qp_num, cm->peer_addr);
-	memset(&param, 0, sizeof(param));
-	param.private_data = data;
-	param.private_data_len = (uint8_t)len;
-	if (ud) {
-		/* SIDR: the server answers with its QPN and Q_Key; ours travels in
-		 * our datagrams. */
-		param.qp_num = qp->qp->qp_num;
-	} else {
-		param.responder_resources = rd_atomic(cm->dev->info.max_qp_rd_atom, UINT8_MAX);
-		param.initiator_depth = rd_atomic(cm->dev->info.max_qp_init_rd_atom, UINT8_MAX);
-		param.retry_count = cm_retry_count();
-		param.rnr_retry_count = CM_RNR_RETRY_COUNT;
-	}
+	/* SIDR: the server answers with its QPN and Q_Key; ours travels in our
+	 * datagrams. RC: what the server allows is settled by its answer. */
+	raw_param(cm, qp, data, len, ud, UINT8_MAX, UINT8_MAX, &param);
 	if (rdma_connect(cm->id, &param)) {
 		ret = errno ? -errno : -EIO;
 		rk_error("%s: %m", what);
@@ -1207,11 +1239,9 @@ int rk_cm_connect_raw(struct rk_cm *cm, struct rk_qp *qp, const void *data, size
 		rk_info("%s: the server's QP is 0x%x, Q_Key 0x%x", what, ev.qp_num, ev.qkey);
 		return 0;
 	}
-	cm->connected = true;
-	ret = qp_refresh(cm, qp);
+	ret = raw_established(cm, qp);
 	if (ret)
 		return ret;
-	shorten_rnr_timer(qp);
 	rk_info("connected QP 0x%x to %s (QP 0x%x)", qp->qp->qp_num, cm->peer_addr, qp->remote.qpn);
 	return 0;
 }
@@ -1230,30 +1260,15 @@ int rk_cm_accept_raw(struct rk_cm *cm, struct rk_qp *qp, const void *data, size_
 		rk_error("accept: no connect request is waiting on this RDMA CM id");
 		return -EINVAL;
 	}
-	if (!qp || (ud ? qp->transport != RK_UD : qp->cm_id != cm->id) || len > UINT8_MAX) {
-		rk_error("accept %s: %s", cm->peer_addr,
-			 len > UINT8_MAX ? "private data longer than 255 bytes" :
-			 ud ? "a UD connection (RDMA_PS_UDP) needs a UD QP" :
-			      "the QP was not created on this connection (use rk_cm_create_qp())");
-		return -EINVAL;
-	}
+	ret = raw_check(cm, qp, len, ud, "accept");
+	if (ret)
+		return ret;
 	snprintf(what, sizeof(what), "accept %s on %s QP 0x%x", cm->peer_addr, ud ? "UD" : "RC",
 		 qp->qp->qp_num);
-	memset(&param, 0, sizeof(param));
-	param.private_data = data;
-	param.private_data_len = (uint8_t)len;
-	if (ud) {
-		param.qp_num = qp->qp->qp_num;
-	} else {
-		/* Serve as many READs as the client will issue, issue as many as
-		 * it serves, both within this device's limits. */
-		param.responder_resources =
-			rd_atomic(cm->dev->info.max_qp_rd_atom, c->req_initiator_depth);
-		param.initiator_depth =
-			rd_atomic(cm->dev->info.max_qp_init_rd_atom, c->req_responder_resources);
-		param.retry_count = cm_retry_count();
-		param.rnr_retry_count = CM_RNR_RETRY_COUNT;
-	}
+	/* Serve as many READs as the client will issue, issue as many as it
+	 * serves, both within this device's limits. */
+	raw_param(cm, qp, data, len, ud, c->req_initiator_depth, c->req_responder_resources,
+		  &param);
 	if (rdma_accept(cm->id, &param)) {
 		ret = errno ? -errno : -EIO;
 		rk_error("%s: %m", what);
@@ -1265,11 +1280,9 @@ int rk_cm_accept_raw(struct rk_cm *cm, struct rk_qp *qp, const void *data, size_
 	ret = cm_wait(cm->channel, RDMA_CM_EVENT_ESTABLISHED, timeout_ms, what, &ev);
 	if (ret)
 		return ret;
-	cm->connected = true;
-	ret = qp_refresh(cm, qp);
+	ret = raw_established(cm, qp);
 	if (ret)
 		return ret;
-	shorten_rnr_timer(qp);
 	rk_info("accepted %s on QP 0x%x (peer QP 0x%x)", cm->peer_addr, qp->qp->qp_num,
 		qp->remote.qpn);
 	return 0;

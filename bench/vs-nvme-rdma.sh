@@ -50,11 +50,9 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-for v in "$reps" "$runtime" "$size" "$swap_mb"; do
-	case $v in
-	'' | *[!0-9]* | 0) echo "vs-nvme-rdma.sh: '$v' is not a positive number" >&2; exit 2 ;;
-	esac
-done
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
+bench_positive vs-nvme-rdma.sh number "$reps" "$runtime" "$size" "$swap_mb"
 for s in $stacks; do
 	case $s in
 	rkblk | nvme) ;;
@@ -122,7 +120,6 @@ PY
 		tail -n 1 "$res" | sed 's/^/  /'
 		[ "$st" = ok ] || sed 's/^/    /' /proc/swaps
 	}
-	want() { [ -z "$cases" ] || echo "$1" | grep -Eq -- "$cases"; }
 	DEV_rkblk="" DEV_nvme=""
 	echo "== guest 2: attaching"
 	case " $stacks " in *" nvme "*)
@@ -162,7 +159,7 @@ PY
 			randwrite-4k-qd1:randwrite:4k:1 randwrite-4k-qd32:randwrite:4k:32 \
 			read-128k-qd8:read:128k:8 write-128k-qd8:write:128k:8 "swap-${swap_mb}M:swap"; do
 			name=${c%%:*}
-			want "$name" || continue
+			bench_want "$name" || continue
 			for STACK in $order; do
 				DEV=$(eval echo "\$DEV_$STACK")
 				if [ "$name" = "swap-${swap_mb}M" ]; then

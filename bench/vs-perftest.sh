@@ -45,11 +45,9 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-for v in "$reps" "$iters" "$lat_iters"; do
-	case $v in
-	''|*[!0-9]*|0) echo "vs-perftest.sh: '$v' is not a positive count" >&2; exit 2 ;;
-	esac
-done
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
+bench_positive vs-perftest.sh count "$reps" "$iters" "$lat_iters"
 
 # ---- outside the guest: build, then run this script inside one guest boot ----
 if [ "$inner" = 0 ]; then
@@ -139,9 +137,7 @@ run_rdmakit() {
 run_case() {
 	name=$1 kind=$2 tool=$3 test=$4 mode=$5 size=$6 n=$7
 	shift 7
-	if [ -n "$cases" ] && ! echo "$name" | grep -Eq -- "$cases"; then
-		return 0
-	fi
+	bench_want "$name" || return 0
 	: >"$tmp/rk" ; : >"$tmp/pt"
 	i=0
 	while [ "$i" -lt "$reps" ]; do

@@ -35,6 +35,39 @@ struct cli_dev_opts {
 		{"gid-index", 'g', RK_OPT_INT, &(o)->gid_index, -1, 255, "IDX",                   \
 		 "GID index; -1 chooses a RoCE v2 GID by itself"}
 
+/* The connection group, shared by every client/server command (like fabtests'
+ * CS_OPTS): the role, the port, TCP exchange or RDMA CM, and the two waits.
+ * A command keeps one in its options and points the rows below into it. */
+struct cli_conn_opts {
+	bool server;
+	uint64_t port;
+	bool cm;
+	uint64_t timeout; /* s: a client keeps trying to connect; both: bound on every wait */
+	uint64_t wait;    /* s: a server's wait for a client; 0: forever */
+};
+
+/* The rows one at a time, for a command whose help says more (flag: bool *,
+ * port: uint64_t *). */
+#define CLI_SERVER_OPT(flag) {"server", 'S', RK_OPT_FLAG, (flag), 0, 0, NULL, "be the server"}
+#define CLI_PORT_OPT(port, help) {"port", 'p', RK_OPT_COUNT, (port), 1, 65535, "PORT", (help)}
+#define CLI_CM_OPT(flag, help) {"cm", 'c', RK_OPT_FLAG, (flag), 0, 0, NULL, (help)}
+
+/* --server, --port and --cm as rc, bench and native ping have them. */
+#define CLI_CONN_OPTS(c)                                                                         \
+	CLI_SERVER_OPT(&(c)->server), CLI_PORT_OPT(&(c)->port, "TCP or RDMA CM port"),           \
+		CLI_CM_OPT(&(c)->cm, "connect with RDMA CM instead of the TCP exchange")
+
+/* --timeout (short letter key, or 0) and --wait. */
+#define CLI_WAIT_OPTS(c, key)                                                                    \
+	{"timeout", (key), RK_OPT_COUNT, &(c)->timeout, 1, 3600, "SEC",                          \
+	 "client: keep trying to connect this long; both: bound on every wait"},                 \
+		{"wait", 'w', RK_OPT_COUNT, &(c)->wait, 0, 86400, "SEC",                         \
+		 "server: give up when no client came in SEC seconds (0: wait forever)"}
+
+/* The output group: --json, one document on stdout. */
+#define CLI_JSON_OPT(flag)                                                                       \
+	{"json", 'j', RK_OPT_FLAG, (flag), 0, 0, NULL, "print one JSON document"}
+
 /* An opened device with a checked, active port and a chosen GID. */
 struct cli_dev {
 	struct rk_device *dev;
@@ -52,6 +85,16 @@ void cli_dev_close(struct cli_dev *d);
 
 /* A chosen GID as JSON: {index, type, gid, why}. */
 json_object *cli_gid_json(const struct rk_gid_choice *gid);
+
+/* Add key: value to a JSON object, one call each kind (the string is copied). */
+void cli_add_str(json_object *o, const char *key, const char *v);
+void cli_add_int(json_object *o, const char *key, int64_t v);
+void cli_add_bool(json_object *o, const char *key, bool v);
+void cli_add_double(json_object *o, const char *key, double v);
+
+/* "result": "ok" or "failed", and with a failure "error": its rk_strerror()
+ * text. */
+void cli_add_result(json_object *doc, int err);
 
 /* Print a JSON document on stdout, pretty (on one line when cli_json_lines
  * is set: a server with --persist prints one document per client). Takes
@@ -85,7 +128,13 @@ int cli_persist(const char *who, bool json, cli_serve_fn serve, void *arg);
  * 0, or -EINVAL after saying why. */
 int cli_persist_check(const char *cmd, bool persist, bool server, uint64_t wait_s);
 
-#define CLI_PERSIST_OPT(flag)                                                                    	{"persist", 0, RK_OPT_FLAG, (flag), 0, 0, NULL,                                          	 "server: serve one client after another until SIGINT or SIGTERM"}
+#define CLI_PERSIST_OPT(flag)                                                                    \
+	{"persist", 0, RK_OPT_FLAG, (flag), 0, 0, NULL,                                          \
+	 "server: serve one client after another until SIGINT or SIGTERM"}
+
+/* A server takes no HOST, a client needs one. Returns -1 when host fits the
+ * role, else CLI_USAGE after saying what is wrong. */
+int cli_check_role(const char *cmd, bool server, const char *host);
 
 /* A server takes no positional argument; a client exactly one, the server's
  * address. Returns -1 when argv[first..] fits the role, else CLI_USAGE after
@@ -130,6 +179,15 @@ void cli_counters_text(const struct rk_run_counters *c, const char *indent);
  * {name: N}}, left_out, failures: [{status, count, hint, counters}], note};
  * NULL (JSON null) when the run never read them. */
 json_object *cli_counters_json(const struct rk_run_counters *c);
+
+/* key: sec as a JSON number printed with 3 decimals ("seconds": 1.002). */
+void cli_add_seconds(json_object *o, const char *key, double sec);
+
+/* name: delta into groups' object for group (made on first use): the shape
+ * of "deltas" in the counters reports, {"hw_counters": {"rdma_sends": 4}}. */
+void cli_add_grouped(json_object *groups, enum rk_counter_group group, const char *name,
+		     int64_t delta);
+
 /* Units and thresholds (gate.h), as given, until cli_gates_parse() reads them. */
 struct cli_gate_opts {
 	const char *units;        /* "MiB" (NULL: the default), "GB", "Gb" */

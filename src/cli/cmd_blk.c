@@ -20,7 +20,7 @@ static int blk_attach(int argc, char **argv)
 	uint64_t port = RK_MEM_DEFAULT_PORT, size = 0, queues = 0, depth = 0, delay = 0;
 	int64_t loss = -1;
 	const struct rk_opt opts[] = {
-		{"port", 'p', RK_OPT_COUNT, &port, 1, 65535, "PORT", "the memserver's port"},
+		CLI_PORT_OPT(&port, "the memserver's port"),
 		{"size", 's', RK_OPT_SIZE, &size, 4096, UINT64_MAX, "SIZE",
 		 "the disk's size (k, M, G; a multiple of 4096; required)"},
 		{"queues", 0, RK_OPT_COUNT, &queues, 1, RK_MEM_MAX_QUEUES, "N",
@@ -97,21 +97,20 @@ static json_object *disk_json(const struct rk_blk_disk *d)
 {
 	json_object *j = json_object_new_object();
 
-	json_object_object_add(j, "name", json_object_new_string(d->name));
-	json_object_object_add(j, "state", json_object_new_string(d->state));
-	json_object_object_add(j, "server", json_object_new_string(d->server));
-	json_object_object_add(j, "session", json_object_new_string(d->session));
-	json_object_object_add(j, "size", json_object_new_int64((int64_t)d->size));
-	json_object_object_add(j, "queues", json_object_new_int64((int64_t)d->queues));
-	json_object_object_add(j, "queue_depth", json_object_new_int64((int64_t)d->queue_depth));
-	json_object_object_add(j, "inflight", json_object_new_int64((int64_t)d->inflight));
-	json_object_object_add(j, "errors", json_object_new_int64((int64_t)d->errors));
-	json_object_object_add(j, "reconnects", json_object_new_int64((int64_t)d->reconnects));
-	json_object_object_add(j, "reconnect_delay",
-			       json_object_new_int64((int64_t)d->reconnect_delay));
-	json_object_object_add(j, "loss_timeout", json_object_new_int64((int64_t)d->loss_timeout));
+	cli_add_str(j, "name", d->name);
+	cli_add_str(j, "state", d->state);
+	cli_add_str(j, "server", d->server);
+	cli_add_str(j, "session", d->session);
+	cli_add_int(j, "size", (int64_t)d->size);
+	cli_add_int(j, "queues", (int64_t)d->queues);
+	cli_add_int(j, "queue_depth", (int64_t)d->queue_depth);
+	cli_add_int(j, "inflight", (int64_t)d->inflight);
+	cli_add_int(j, "errors", (int64_t)d->errors);
+	cli_add_int(j, "reconnects", (int64_t)d->reconnects);
+	cli_add_int(j, "reconnect_delay", (int64_t)d->reconnect_delay);
+	cli_add_int(j, "loss_timeout", (int64_t)d->loss_timeout);
 	if (d->missing[0])
-		json_object_object_add(j, "unreadable", json_object_new_string(d->missing));
+		cli_add_str(j, "unreadable", d->missing);
 	return j;
 }
 

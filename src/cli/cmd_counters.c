@@ -45,8 +45,8 @@ static json_object *snapshot_json(const struct rk_counters *s)
 	json_object *doc = json_object_new_object(), *groups = json_object_new_object();
 	char note[160];
 
-	json_object_object_add(doc, "device", json_object_new_string(s->device));
-	json_object_object_add(doc, "port", json_object_new_int(s->port));
+	cli_add_str(doc, "device", s->device);
+	cli_add_int(doc, "port", s->port);
 	for (int g = 0; g < RK_COUNTER_GROUPS; g++) {
 		json_object *grp;
 
@@ -55,12 +55,11 @@ static json_object *snapshot_json(const struct rk_counters *s)
 		grp = json_object_new_object();
 		for (int i = 0; i < s->n; i++)
 			if (s->v[i].group == (enum rk_counter_group)g)
-				json_object_object_add(grp, s->v[i].name,
-						       json_object_new_int64((int64_t)s->v[i].value));
+				cli_add_int(grp, s->v[i].name, (int64_t)s->v[i].value);
 		json_object_object_add(groups, rk_counter_group_str((enum rk_counter_group)g), grp);
 	}
 	json_object_object_add(doc, "groups", groups);
-	json_object_object_add(doc, "skipped", json_object_new_int(s->skipped));
+	cli_add_int(doc, "skipped", s->skipped);
 	json_object_object_add(doc, "note", s->groups ? NULL :
 				json_object_new_string(no_counters_note(s, note, sizeof(note))));
 	return doc;
@@ -102,22 +101,11 @@ static void interval_print(const struct counters_opts *o, uint64_t i,
 
 	if (o->json) {
 		json_object *line = json_object_new_object(), *groups = json_object_new_object();
-		char text[32];
 
-		snprintf(text, sizeof(text), "%.3f", sec);
-		json_object_object_add(line, "interval", json_object_new_int64((int64_t)i));
-		json_object_object_add(line, "seconds", json_object_new_double_s(sec, text));
-		for (int k = 0; k < d->n; k++) {
-			const char *gname = rk_counter_group_str(d->v[k].group);
-			json_object *grp;
-
-			if (!json_object_object_get_ex(groups, gname, &grp)) {
-				grp = json_object_new_object();
-				json_object_object_add(groups, gname, grp);
-			}
-			json_object_object_add(grp, d->v[k].name,
-					       json_object_new_int64(d->v[k].delta));
-		}
+		cli_add_int(line, "interval", (int64_t)i);
+		cli_add_seconds(line, "seconds", sec);
+		for (int k = 0; k < d->n; k++)
+			cli_add_grouped(groups, d->v[k].group, d->v[k].name, d->v[k].delta);
 		json_object_object_add(line, "deltas", groups);
 		puts(json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN |
 								  JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -138,8 +126,8 @@ static void watch_end_print(const struct counters_opts *o, uint64_t done, int si
 	if (o->json) {
 		json_object *line = json_object_new_object();
 
-		json_object_object_add(line, "end", json_object_new_string(why));
-		json_object_object_add(line, "intervals", json_object_new_int64((int64_t)done));
+		cli_add_str(line, "end", why);
+		cli_add_int(line, "intervals", (int64_t)done);
 		puts(json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN));
 		json_object_put(line);
 	} else if (sig) {

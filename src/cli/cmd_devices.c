@@ -29,24 +29,14 @@ static void guid_str(uint64_t guid, char *buf, size_t len)
 		 (unsigned int)guid & 0xffff);
 }
 
-static void add_str(json_object *o, const char *k, const char *v)
-{
-	json_object_object_add(o, k, json_object_new_string(v));
-}
-
-static void add_int(json_object *o, const char *k, int64_t v)
-{
-	json_object_object_add(o, k, json_object_new_int64(v));
-}
-
 static json_object *gid_json(const struct rk_gid_entry *e)
 {
 	json_object *g = json_object_new_object();
 	char text[64], ifname[IF_NAMESIZE] = "";
 
-	add_int(g, "index", e->index);
-	add_str(g, "gid", rk_gid_str(&e->gid, text, sizeof(text)));
-	add_str(g, "type", rk_gid_type_str(e->type));
+	cli_add_int(g, "index", e->index);
+	cli_add_str(g, "gid", rk_gid_str(&e->gid, text, sizeof(text)));
+	cli_add_str(g, "type", rk_gid_type_str(e->type));
 	json_object_object_add(g, "ip", e->ip[0] ? json_object_new_string(e->ip) : NULL);
 	if (e->ndev_ifindex && !if_indextoname(e->ndev_ifindex, ifname))
 		snprintf(ifname, sizeof(ifname), "ifindex %u", e->ndev_ifindex);
@@ -60,13 +50,13 @@ static json_object *link_json(const struct rk_link_rate *r)
 	char width[8];
 
 	snprintf(width, sizeof(width), "%dX", r->lanes);
-	add_int(l, "active_speed", r->speed);
-	add_str(l, "speed", r->speed_name);
-	json_object_object_add(l, "lane_gbps", json_object_new_double(r->lane_gbps));
-	add_int(l, "active_width", r->width);
+	cli_add_int(l, "active_speed", r->speed);
+	cli_add_str(l, "speed", r->speed_name);
+	cli_add_double(l, "lane_gbps", r->lane_gbps);
+	cli_add_int(l, "active_width", r->width);
 	json_object_object_add(l, "width", r->lanes ? json_object_new_string(width) : NULL);
-	json_object_object_add(l, "rate_gbps", json_object_new_double(r->gbps));
-	json_object_object_add(l, "rate_meaningful", json_object_new_boolean(r->meaningful));
+	cli_add_double(l, "rate_gbps", r->gbps);
+	cli_add_bool(l, "rate_meaningful", r->meaningful);
 	json_object_object_add(l, "note", r->meaningful ? NULL : json_object_new_string(r->note));
 	return l;
 }
@@ -79,14 +69,14 @@ static int port_json(struct rk_device *dev, const struct rk_port_info *pi, json_
 	struct rk_gid_choice c;
 	int ret;
 
-	add_int(p, "port", pi->port_num);
-	add_str(p, "state", rk_port_state_str(pi->state));
-	add_str(p, "link_layer", rk_link_layer_str(pi->link_layer));
-	add_int(p, "active_mtu", rk_mtu_bytes(pi->active_mtu));
-	add_int(p, "max_mtu", rk_mtu_bytes(pi->max_mtu));
-	add_int(p, "lid", pi->lid);
-	add_int(p, "sm_lid", pi->sm_lid);
-	add_int(p, "gid_table_size", pi->gid_tbl_len);
+	cli_add_int(p, "port", pi->port_num);
+	cli_add_str(p, "state", rk_port_state_str(pi->state));
+	cli_add_str(p, "link_layer", rk_link_layer_str(pi->link_layer));
+	cli_add_int(p, "active_mtu", rk_mtu_bytes(pi->active_mtu));
+	cli_add_int(p, "max_mtu", rk_mtu_bytes(pi->max_mtu));
+	cli_add_int(p, "lid", pi->lid);
+	cli_add_int(p, "sm_lid", pi->sm_lid);
+	cli_add_int(p, "gid_table_size", pi->gid_tbl_len);
 	ret = rk_port_link_rate(dev, pi->port_num, &rate);
 	if (ret) {
 		json_object_put(gids);
@@ -106,9 +96,9 @@ static int port_json(struct rk_device *dev, const struct rk_port_info *pi, json_
 	if (!rk_gid_choose(t, NULL, &c)) {
 		json_object *ch = json_object_new_object();
 
-		add_int(ch, "index", c.index);
-		add_str(ch, "type", rk_gid_type_str(c.type));
-		add_str(ch, "why", c.why);
+		cli_add_int(ch, "index", c.index);
+		cli_add_str(ch, "type", rk_gid_type_str(c.type));
+		cli_add_str(ch, "why", c.why);
 		json_object_object_add(p, "default_gid", ch);
 	} else {
 		json_object_object_add(p, "default_gid", NULL);
@@ -131,28 +121,28 @@ static int device_json(const char *name, json_object **out)
 		return ret;
 	di = &dev->info;
 	d = json_object_new_object();
-	add_str(d, "name", di->name);
+	cli_add_str(d, "name", di->name);
 	guid_str(di->node_guid, guid, sizeof(guid));
-	add_str(d, "node_guid", guid);
+	cli_add_str(d, "node_guid", guid);
 	guid_str(di->sys_image_guid, guid, sizeof(guid));
-	add_str(d, "sys_image_guid", guid);
-	add_str(d, "fw_ver", di->fw_ver);
-	add_int(d, "vendor_id", di->vendor_id);
-	add_int(d, "vendor_part_id", di->vendor_part_id);
-	add_int(d, "hw_ver", di->hw_ver);
-	add_int(d, "max_dm_size", (int64_t)di->max_dm_size);
-	json_object_object_add(d, "device_memory", json_object_new_boolean(di->max_dm_size > 0));
-	add_str(d, "atomic_cap", rk_atomic_cap_str(di->atomic_cap));
-	add_int(d, "max_qp", di->max_qp);
-	add_int(d, "max_qp_wr", di->max_qp_wr);
-	add_int(d, "max_sge", di->max_sge);
-	add_int(d, "max_cqe", di->max_cqe);
-	add_int(d, "max_mr", di->max_mr);
-	add_int(d, "max_mr_size", (int64_t)di->max_mr_size);
-	add_int(d, "max_pd", di->max_pd);
-	add_int(d, "max_qp_rd_atom", di->max_qp_rd_atom);
-	add_int(d, "max_qp_init_rd_atom", di->max_qp_init_rd_atom);
-	json_object_object_add(d, "odp", json_object_new_boolean(di->odp_caps != 0));
+	cli_add_str(d, "sys_image_guid", guid);
+	cli_add_str(d, "fw_ver", di->fw_ver);
+	cli_add_int(d, "vendor_id", di->vendor_id);
+	cli_add_int(d, "vendor_part_id", di->vendor_part_id);
+	cli_add_int(d, "hw_ver", di->hw_ver);
+	cli_add_int(d, "max_dm_size", (int64_t)di->max_dm_size);
+	cli_add_bool(d, "device_memory", di->max_dm_size > 0);
+	cli_add_str(d, "atomic_cap", rk_atomic_cap_str(di->atomic_cap));
+	cli_add_int(d, "max_qp", di->max_qp);
+	cli_add_int(d, "max_qp_wr", di->max_qp_wr);
+	cli_add_int(d, "max_sge", di->max_sge);
+	cli_add_int(d, "max_cqe", di->max_cqe);
+	cli_add_int(d, "max_mr", di->max_mr);
+	cli_add_int(d, "max_mr_size", (int64_t)di->max_mr_size);
+	cli_add_int(d, "max_pd", di->max_pd);
+	cli_add_int(d, "max_qp_rd_atom", di->max_qp_rd_atom);
+	cli_add_int(d, "max_qp_init_rd_atom", di->max_qp_init_rd_atom);
+	cli_add_bool(d, "odp", di->odp_caps != 0);
 	ports = json_object_new_array();
 	json_object_object_add(d, "ports", ports);
 	for (int i = 0; i < di->phys_port_cnt; i++) {
@@ -261,7 +251,7 @@ int cmd_devices(int argc, char **argv)
 	struct devices_opts o = {0};
 	const struct rk_opt opts[] = {
 		{"device", 'd', RK_OPT_STRING, &o.device, 0, 0, "DEV", "only this device"},
-		{"json", 'j', RK_OPT_FLAG, &o.json, 0, 0, NULL, "print one JSON document"},
+		CLI_JSON_OPT(&o.json),
 		RK_OPT_END,
 	};
 	json_object *doc, *devs;

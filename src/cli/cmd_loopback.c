@@ -34,35 +34,33 @@ static json_object *cli_loopback_json(const struct rk_loopback_result *r, int re
 {
 	json_object *doc = json_object_new_object(), *steps = json_object_new_array();
 
-	json_object_object_add(doc, "device", json_object_new_string(r->device));
-	json_object_object_add(doc, "port", json_object_new_int(r->port_num));
+	cli_add_str(doc, "device", r->device);
+	cli_add_int(doc, "port", r->port_num);
 	if (r->has_gid)
 		json_object_object_add(doc, "gid", cli_gid_json(&r->gid));
 	if (r->connected) {
-		json_object_object_add(doc, "qp_a", json_object_new_int64(r->qpn_a));
-		json_object_object_add(doc, "qp_b", json_object_new_int64(r->qpn_b));
-		json_object_object_add(doc, "path_mtu", json_object_new_int(r->path_mtu));
+		cli_add_int(doc, "qp_a", r->qpn_a);
+		cli_add_int(doc, "qp_b", r->qpn_b);
+		cli_add_int(doc, "path_mtu", r->path_mtu);
 	}
-	json_object_object_add(doc, "size", json_object_new_int64((int64_t)r->size));
-	json_object_object_add(doc, "count", json_object_new_int64((int64_t)r->count));
-	json_object_object_add(doc, "sge", json_object_new_int64((int64_t)r->sge));
-	json_object_object_add(doc, "events", json_object_new_boolean(r->events));
+	cli_add_int(doc, "size", (int64_t)r->size);
+	cli_add_int(doc, "count", (int64_t)r->count);
+	cli_add_int(doc, "sge", (int64_t)r->sge);
+	cli_add_bool(doc, "events", r->events);
 	for (int s = 0; s < RK_LOOPBACK_STEPS; s++) {
 		const struct rk_loopback_step *st = &r->steps[s];
 		json_object *j = json_object_new_object();
 
-		json_object_object_add(j, "op", json_object_new_string(st->name));
-		json_object_object_add(j, "checked", json_object_new_int64((int64_t)st->checked));
-		json_object_object_add(j, "ok", json_object_new_boolean(st->checked == r->count));
-		json_object_object_add(j, "avg_us",
-				       json_object_new_double(rk_loopback_step_avg_us(st)));
+		cli_add_str(j, "op", st->name);
+		cli_add_int(j, "checked", (int64_t)st->checked);
+		cli_add_bool(j, "ok", st->checked == r->count);
+		cli_add_double(j, "avg_us", rk_loopback_step_avg_us(st));
 		if (st->bad_offset >= 0)
-			json_object_object_add(j, "first_bad_byte",
-					       json_object_new_int64(st->bad_offset));
+			cli_add_int(j, "first_bad_byte", st->bad_offset);
 		json_object_array_add(steps, j);
 	}
 	json_object_object_add(doc, "steps", steps);
-	json_object_object_add(doc, "result", json_object_new_string(result ? "failed" : "ok"));
+	cli_add_str(doc, "result", result ? "failed" : "ok");
 	return doc;
 }
 
@@ -154,7 +152,7 @@ int cmd_loopback(int argc, char **argv)
 		 "split each buffer into N scatter/gather pieces"},
 		{"events", 'e', RK_OPT_FLAG, &o.events, 0, 0, NULL,
 		 "sleep on a completion channel instead of polling"},
-		{"json", 'j', RK_OPT_FLAG, &o.json, 0, 0, NULL, "print one JSON document"},
+		CLI_JSON_OPT(&o.json),
 		RK_OPT_END,
 	};
 	int ret;

@@ -118,9 +118,9 @@ static json_object *session_json(const struct rk_memserver_session_info *s)
 	char id[20];
 
 	snprintf(id, sizeof(id), "%016" PRIx64, s->id);
-	json_object_object_add(j, "id", json_object_new_string(id));
-	json_object_object_add(j, "client", json_object_new_string(s->client));
-	json_object_object_add(j, "size", json_object_new_int64((int64_t)s->size));
+	cli_add_str(j, "id", id);
+	cli_add_str(j, "client", s->client);
+	cli_add_int(j, "size", (int64_t)s->size);
 	for (int i = 0; i < 64; i++)
 		if (s->queue_mask & (1ull << i))
 			json_object_array_add(q, json_object_new_int(i));
@@ -128,7 +128,7 @@ static json_object *session_json(const struct rk_memserver_session_info *s)
 	json_object_object_add(j, "created", when_json(s->created));
 	json_object_object_add(j, "idle_since", when_json(s->idle_since));
 	json_object_object_add(j, "expires", when_json(s->expires));
-	json_object_object_add(j, "adopted", json_object_new_boolean(s->adopted));
+	cli_add_bool(j, "adopted", s->adopted);
 	return j;
 }
 
@@ -140,20 +140,16 @@ static json_object *counters_json(const struct rk_memserver_status *st)
 		const struct rk_memserver_counters *c = &st->counters[i];
 		json_object *j = json_object_new_object();
 
-		json_object_object_add(j, "device", json_object_new_string(c->device));
-		json_object_object_add(j, "port", json_object_new_int(c->port));
-		json_object_object_add(j, "available", json_object_new_boolean(c->available));
+		cli_add_str(j, "device", c->device);
+		cli_add_int(j, "port", c->port);
+		cli_add_bool(j, "available", c->available);
 		if (c->available) {
-			json_object_object_add(j, "xmit_bytes",
-					       json_object_new_int64((int64_t)c->xmit_bytes));
-			json_object_object_add(j, "rcv_bytes",
-					       json_object_new_int64((int64_t)c->rcv_bytes));
+			cli_add_int(j, "xmit_bytes", (int64_t)c->xmit_bytes);
+			cli_add_int(j, "rcv_bytes", (int64_t)c->rcv_bytes);
 		}
 		if (c->has_packets) {
-			json_object_object_add(j, "sent_packets",
-					       json_object_new_int64((int64_t)c->sent_packets));
-			json_object_object_add(j, "rcvd_packets",
-					       json_object_new_int64((int64_t)c->rcvd_packets));
+			cli_add_int(j, "sent_packets", (int64_t)c->sent_packets);
+			cli_add_int(j, "rcvd_packets", (int64_t)c->rcvd_packets);
 		}
 		json_object_array_add(a, j);
 	}
@@ -165,29 +161,25 @@ static void status_json(const struct rk_memserver_status *st)
 	json_object *doc = json_object_new_object(), *ss = json_object_new_array();
 	json_object *tot = json_object_new_object();
 
-	json_object_object_add(doc, "port", json_object_new_int(st->port));
+	cli_add_int(doc, "port", st->port);
 	json_object_object_add(doc, "started", when_json(st->started));
 	for (int i = 0; i < st->nsessions; i++)
 		json_object_array_add(ss, session_json(&st->sessions[i]));
 	json_object_object_add(doc, "sessions", ss);
-	json_object_object_add(tot, "sessions", json_object_new_int(st->nsessions));
-	json_object_object_add(tot, "connections", json_object_new_int((int)st->connections));
-	json_object_object_add(tot, "bytes", json_object_new_int64((int64_t)st->bytes));
-	json_object_object_add(tot, "sessions_made", json_object_new_int64((int64_t)st->sessions_made));
-	json_object_object_add(tot, "accepted", json_object_new_int64((int64_t)st->accepted));
-	json_object_object_add(tot, "rejected", json_object_new_int64((int64_t)st->rejected));
-	json_object_object_add(tot, "disconnected",
-			       json_object_new_int64((int64_t)st->disconnected));
-	json_object_object_add(tot, "expired", json_object_new_int64((int64_t)st->expired));
+	cli_add_int(tot, "sessions", st->nsessions);
+	cli_add_int(tot, "connections", (int)st->connections);
+	cli_add_int(tot, "bytes", (int64_t)st->bytes);
+	cli_add_int(tot, "sessions_made", (int64_t)st->sessions_made);
+	cli_add_int(tot, "accepted", (int64_t)st->accepted);
+	cli_add_int(tot, "rejected", (int64_t)st->rejected);
+	cli_add_int(tot, "disconnected", (int64_t)st->disconnected);
+	cli_add_int(tot, "expired", (int64_t)st->expired);
 	json_object_object_add(doc, "totals", tot);
-	json_object_object_add(doc, "port_counters_note",
-			       json_object_new_string("device port data counters since the server "
-						      "started, all traffic of the port, in "
-						      "bytes (the counters count 4-byte words); "
-						      "one-sided RDMA is not seen per session; "
-						      "sent_packets/rcvd_packets: the "
-						      "hw_counters packet counts, where the "
-						      "device has no data counters (rxe)"));
+	cli_add_str(doc, "port_counters_note",
+		    "device port data counters since the server started, all traffic of the port, "
+		    "in bytes (the counters count 4-byte words); one-sided RDMA is not seen per "
+		    "session; sent_packets/rcvd_packets: the hw_counters packet counts, where the "
+		    "device has no data counters (rxe)");
 	json_object_object_add(doc, "port_counters", counters_json(st));
 	cli_json_print(doc);
 	fflush(stdout);
@@ -227,7 +219,7 @@ int cmd_memserver(int argc, char **argv)
 	struct memserver_opts o = {.port = RK_MEM_DEFAULT_PORT, .max_size = 1ull << 30,
 				   .max_clients = 16, .keep = 60};
 	const struct rk_opt opts[] = {
-		{"port", 'p', RK_OPT_COUNT, &o.port, 1, 65535, "PORT", "RDMA CM port to listen on"},
+		CLI_PORT_OPT(&o.port, "RDMA CM port to listen on"),
 		{"bind", 0, RK_OPT_STRING, &o.bind, 0, 0, "ADDR",
 		 "listen on this local address only (default: every IPv4 address)"},
 		{"max-size", 0, RK_OPT_SIZE, &o.max_size, 4096, UINT64_MAX, "SIZE",

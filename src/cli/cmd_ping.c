@@ -20,12 +20,10 @@ enum proto { PROTO_NATIVE, PROTO_RPING, PROTO_PINGPONG };
 
 struct ping_opts {
 	struct cli_dev_opts dev;
+	struct cli_conn_opts conn;
 	const char *proto;
-	bool server;
 	bool client; /* rping -c */
 	const char *addr; /* rping -a */
-	uint64_t port;
-	bool cm;
 	const char *transport;
 	uint64_t size;
 	uint64_t count;
@@ -35,8 +33,6 @@ struct ping_opts {
 	bool validate;
 	bool verbose;
 	bool events;
-	uint64_t timeout;
-	uint64_t wait;
 	bool json;
 	bool persist;
 	struct cli_gate_opts gate; /* --max-rtt-p99 */
@@ -69,14 +65,14 @@ static void print_round(const struct ping_view *v, const struct rk_ping_result *
 	if (rd->unchecked_first)
 		note = "first ping (the client's own content)";
 	else if (rd->checked)
-		note = v->proto == PROTO_RPING && v->o->server ? "checked: rping's pattern" :
+		note = v->proto == PROTO_RPING && v->o->conn.server ? "checked: rping's pattern" :
 								 "checked";
 	if (res->count)
 		printf("%s: round %" PRIu64 "/%" PRIu64, v->who, rd->index + 1, res->count);
 	else
 		printf("%s: round %" PRIu64, v->who, rd->index + 1);
 	printf(": %u bytes, %s %.1f us%s%s", rd->size ? rd->size : res->size,
-	       v->o->server ? "served in" : "rtt", rd->us, note ? ", " : "", note ? note : "");
+	       v->o->conn.server ? "served in" : "rtt", rd->us, note ? ", " : "", note ? note : "");
 	if (rd->data)
 		printf(" [%s]", rk_preview(rd->data, rd->len, prev, sizeof(prev)));
 	printf("\n");
@@ -102,11 +98,11 @@ static void print_connected(const struct ping_view *v, const struct rk_ping_resu
 
 static void print_listening(const struct ping_view *v)
 {
-	uint64_t port = v->o->port;
+	uint64_t port = v->o->conn.port;
 
 	if (v->proto == PROTO_NATIVE)
 		printf("server: waiting for a ping client on port %" PRIu64 " (%s)\n", port,
-		       v->o->cm ? "RDMA CM" : "TCP exchange");
+		       v->o->conn.cm ? "RDMA CM" : "TCP exchange");
 	else if (v->proto == PROTO_RPING)
 		printf("server: waiting for an rping client on port %" PRIu64 " (RDMA CM)\n", port);
 	else
@@ -126,8 +122,8 @@ static void print_addresses(const struct ping_view *v, const struct rk_ping_resu
 	       r->lid, r->qpn, r->psn, rk_gid_str(&mine, gid, sizeof(gid)),
 	       r->has_gid ? (int)r->gid.index : -1);
 	printf("%s: %s at %s: LID %u, QPN 0x%06x, PSN 0x%06x, GID %s\n", v->who,
-	       v->o->server ? "client" : "server", r->peer, r->peer_lid, r->peer_qpn, r->peer_psn,
-	       rk_gid_str(&r->peer_gid, gid, sizeof(gid)));
+	       v->o->conn.server ? "client" : "server", r->peer, r->peer_lid, r->peer_qpn,
+	       r->peer_psn, rk_gid_str(&r->peer_gid, gid, sizeof(gid)));
 }
 
 /* The engines' progress callback: text lines (none with --json). */
@@ -162,7 +158,7 @@ static void on_progress(const struct rk_ping_progress *p, void *arg)
 static void summary_text(const struct ping_view *v, const struct rk_ping_result *r)
 {
 	struct rk_rtt_stats st;
-	const char *what = v->o->server ? "round" : "rtt";
+	const char *what = v->o->conn.server ? "round" : "rtt";
 
 	if (!rk_ping_result_stats(r, &st))
 		printf("%s: %zu round%s of %u bytes, %s min %.1f / median %.1f / p99 %.1f / max "
@@ -192,21 +188,21 @@ static void add_stats(json_object *doc, const char *key, const struct rk_ping_re
 	if (rk_ping_result_stats(r, &st))
 		return;
 	t = json_object_new_object();
-	json_object_object_add(t, "min", json_object_new_double(st.min));
-	json_object_object_add(t, "median", json_object_new_double(st.median));
-	json_object_object_add(t, "p99", json_object_new_double(st.p99));
-	json_object_object_add(t, "max", json_object_new_double(st.max));
-	json_object_object_add(t, "mean", json_object_new_double(st.mean));
+	cli_add_double(t, "min", st.min);
+	cli_add_double(t, "median", st.median);
+	cli_add_double(t, "p99", st.p99);
+	cli_add_double(t, "max", st.max);
+	cli_add_double(t, "mean", st.mean);
 	json_object_object_add(doc, key, t);
 }
 
 static void add_connection(json_object *doc, const struct rk_ping_result *r)
 {
-	json_object_object_add(doc, "device", json_object_new_string(r->device));
-	json_object_object_add(doc, "peer", json_object_new_string(r->peer));
-	json_object_object_add(doc, "qpn", json_object_new_int64(r->qpn));
-	json_object_object_add(doc, "peer_qpn", json_object_new_int64(r->peer_qpn));
-	json_object_object_add(doc, "path_mtu", json_object_new_int(r->path_mtu));
+	cli_add_str(doc, "device", r->device);
+	cli_add_str(doc, "peer", r->peer);
+	cli_add_int(doc, "qpn", r->qpn);
+	cli_add_int(doc, "peer_qpn", r->peer_qpn);
+	cli_add_int(doc, "path_mtu", r->path_mtu);
 	if (r->has_gid)
 		json_object_object_add(doc, "gid", cli_gid_json(&r->gid));
 }
@@ -215,30 +211,27 @@ static json_object *summary_json(const struct ping_view *v, const struct rk_ping
 {
 	json_object *doc = json_object_new_object();
 
-	json_object_object_add(doc, "role", json_object_new_string(v->who));
-	json_object_object_add(doc, "proto", json_object_new_string(proto_names[v->proto]));
-	json_object_object_add(doc, "transport",
-			       json_object_new_string(rk_transport_str(v->transport)));
-	json_object_object_add(doc, "connection", json_object_new_string(r->cm ? "cm" : "tcp"));
+	cli_add_str(doc, "role", v->who);
+	cli_add_str(doc, "proto", proto_names[v->proto]);
+	cli_add_str(doc, "transport", rk_transport_str(v->transport));
+	cli_add_str(doc, "connection", r->cm ? "cm" : "tcp");
 	if (r->device[0])
 		add_connection(doc, r);
-	json_object_object_add(doc, "size", json_object_new_int64(r->size));
-	json_object_object_add(doc, "count", json_object_new_int64((int64_t)r->count));
-	json_object_object_add(doc, "rounds", json_object_new_int64((int64_t)r->rounds));
-	json_object_object_add(doc, "validated", json_object_new_boolean(r->checked));
+	cli_add_int(doc, "size", r->size);
+	cli_add_int(doc, "count", (int64_t)r->count);
+	cli_add_int(doc, "rounds", (int64_t)r->rounds);
+	cli_add_bool(doc, "validated", r->checked);
 	if (r->bad_offset >= 0) {
-		json_object_object_add(doc, "bad_round", json_object_new_int64((int64_t)r->bad_round + 1));
-		json_object_object_add(doc, "bad_offset", json_object_new_int64(r->bad_offset));
+		cli_add_int(doc, "bad_round", (int64_t)r->bad_round + 1);
+		cli_add_int(doc, "bad_offset", r->bad_offset);
 	}
-	add_stats(doc, v->o->server ? "round_us" : "rtt_us", r);
+	add_stats(doc, v->o->conn.server ? "round_us" : "rtt_us", r);
 	if (r->peer_left)
-		json_object_object_add(doc, "peer_disconnected", json_object_new_boolean(true));
+		cli_add_bool(doc, "peer_disconnected", true);
 	if (r->first_unchecked)
-		json_object_object_add(doc, "first_round_unchecked", json_object_new_boolean(true));
+		cli_add_bool(doc, "first_round_unchecked", true);
 	json_object_object_add(doc, "counters", cli_counters_json(&r->counters));
-	json_object_object_add(doc, "result", json_object_new_string(r->error ? "failed" : "ok"));
-	if (r->error)
-		json_object_object_add(doc, "error", json_object_new_string(rk_strerror(r->error)));
+	cli_add_result(doc, r->error);
 	return doc;
 }
 
@@ -293,22 +286,22 @@ static int check_rping_args(struct ping_opts *o, const char **host_p)
 {
 	const char *host = *host_p;
 
-	if (o->server == o->client) {
+	if (o->conn.server == o->client) {
 		fprintf(stderr, "rdmakit ping: --proto rping needs -s (server) or -c (client), as "
 				"rping does\n");
 		return CLI_USAGE;
 	}
-	if (o->server && host) {
+	if (o->conn.server && host) {
 		fprintf(stderr, "rdmakit ping: the rping server listens on -a ADDR, not on '%s'\n",
 			host);
 		return CLI_USAGE;
 	}
-	if (!o->server && host && o->addr) {
+	if (!o->conn.server && host && o->addr) {
 		fprintf(stderr, "rdmakit ping: give the server once: -a %s or %s\n", o->addr, host);
 		return CLI_USAGE;
 	}
-	*host_p = o->server ? o->addr : host ? host : o->addr;
-	if (!o->server && !*host_p) {
+	*host_p = o->conn.server ? o->addr : host ? host : o->addr;
+	if (!o->conn.server && !*host_p) {
 		fprintf(stderr, "rdmakit ping: the rping client needs the server's address "
 				"(-a ADDR)\n");
 		return CLI_USAGE;
@@ -334,11 +327,9 @@ static int check_pp_args(struct ping_view *v, struct ping_opts *o, const char *h
 				"2048 or 4096\n", o->mtu);
 		return CLI_USAGE;
 	}
-	if (o->server && host) {
-		fprintf(stderr, "rdmakit ping: a server takes no HOST ('%s')\n", host);
-		return CLI_USAGE;
-	}
-	o->server = !host;
+	if (o->conn.server && host)
+		return cli_check_role("ping", true, host);
+	o->conn.server = !host;
 	return -1;
 }
 
@@ -348,15 +339,7 @@ static int check_args(struct ping_view *v, struct ping_opts *o, const char **hos
 		return check_rping_args(o, host_p);
 	if (v->proto == PROTO_PINGPONG)
 		return check_pp_args(v, o, *host_p);
-	if (o->server && *host_p) {
-		fprintf(stderr, "rdmakit ping: a server takes no HOST ('%s')\n", *host_p);
-		return CLI_USAGE;
-	}
-	if (!o->server && !*host_p) {
-		fprintf(stderr, "rdmakit ping: give the server's address (or --server)\n");
-		return CLI_USAGE;
-	}
-	return -1;
+	return cli_check_role("ping", o->conn.server, *host_p);
 }
 
 /* ---- thresholds ---- */
@@ -366,7 +349,7 @@ static int check_gates(struct ping_view *v)
 {
 	if (cli_gates_parse("ping", &v->o->gate, &v->gates) != CLI_OK)
 		return CLI_USAGE;
-	if (v->o->server && rk_gates_any(&v->gates)) {
+	if (v->o->conn.server && rk_gates_any(&v->gates)) {
 		fprintf(stderr, "rdmakit ping: the client grades the round trips it timed: give "
 				"--max-rtt-p99 to the client\n");
 		return CLI_USAGE;
@@ -409,13 +392,13 @@ static int run(void *arg, bool *listened)
 	const char *host = ((struct ping_run *)arg)->host;
 	const struct ping_opts *o = v->o;
 	struct rk_ping_opts po = {
-		.server = o->server, .host = host, .port = (uint16_t)o->port, .cm = o->cm,
-		.device = o->dev.device, .port_num = (uint8_t)o->dev.port,
+		.server = o->conn.server, .host = host, .port = (uint16_t)o->conn.port,
+		.cm = o->conn.cm, .device = o->dev.device, .port_num = (uint8_t)o->dev.port,
 		.gid_index = (int)o->dev.gid_index, .transport = v->transport,
 		.size = (uint32_t)o->size, .count = o->count, .interval_ms = (unsigned)o->interval,
 		.mtu = (int)o->mtu, .rx_depth = (uint32_t)o->rx_depth, .validate = o->validate,
-		.events = o->events, .timeout_ms = (int)o->timeout * 1000,
-		.accept_timeout_ms = o->wait ? (int)o->wait * 1000 : -1,
+		.events = o->events, .timeout_ms = (int)o->conn.timeout * 1000,
+		.accept_timeout_ms = o->conn.wait ? (int)o->conn.wait * 1000 : -1,
 		.progress = on_progress, .arg = (void *)v,
 	};
 	struct rk_ping_result res;
@@ -454,11 +437,7 @@ static int run(void *arg, bool *listened)
 		{"verbose", 'v', RK_OPT_FLAG, &(o)->verbose, 0, 0, NULL, "print every round"},     \
 		{"events", 'e', RK_OPT_FLAG, &(o)->events, 0, 0, NULL,                             \
 		 "sleep on a completion channel instead of polling"},                              \
-		{"timeout", 't', RK_OPT_COUNT, &(o)->timeout, 1, 3600, "SEC",                     \
-		 "client: keep trying to connect this long; both: bound on every wait"},          \
-		{"wait", 'w', RK_OPT_COUNT, &(o)->wait, 0, 86400, "SEC",                          \
-		 "server: give up when no client came in SEC seconds (0: wait forever)"},         \
-		{"json", 'j', RK_OPT_FLAG, &(o)->json, 0, 0, NULL, "print one JSON document"},  \
+		CLI_WAIT_OPTS(&(o)->conn, 't'), CLI_JSON_OPT(&(o)->json),                         \
 		CLI_PERSIST_OPT(&(o)->persist)
 
 /* Parse with the option table of v->proto, after its defaults: those of
@@ -469,10 +448,7 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 	struct ping_opts o = *po;
 	const struct rk_opt native_opts[] = {
 		OPT_PROTO(&o),
-		{"server", 'S', RK_OPT_FLAG, &o.server, 0, 0, NULL, "be the server"},
-		{"port", 'p', RK_OPT_COUNT, &o.port, 1, 65535, "PORT", "TCP or RDMA CM port"},
-		{"cm", 'c', RK_OPT_FLAG, &o.cm, 0, 0, NULL,
-		 "connect with RDMA CM instead of the TCP exchange"},
+		CLI_CONN_OPTS(&o.conn),
 		CLI_DEV_OPTS(&o.dev),
 		{"size", 's', RK_OPT_SIZE, &o.size, 1, RK_PING_MAX_SIZE, "BYTES",
 		 "client: bytes per ping"},
@@ -485,11 +461,12 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 	};
 	const struct rk_opt rping_opts[] = {
 		OPT_PROTO(&o),
-		{"server", 's', RK_OPT_FLAG, &o.server, 0, 0, NULL, "be the server (rping -s)"},
+		{"server", 's', RK_OPT_FLAG, &o.conn.server, 0, 0, NULL,
+		 "be the server (rping -s)"},
 		{"client", 'c', RK_OPT_FLAG, &o.client, 0, 0, NULL, "be the client (rping -c)"},
 		{"addr", 'a', RK_OPT_STRING, &o.addr, 0, 0, "ADDR",
 		 "client: the server's address; server: the address to listen on"},
-		{"port", 'p', RK_OPT_COUNT, &o.port, 1, 65535, "PORT", "RDMA CM port"},
+		CLI_PORT_OPT(&o.conn.port, "RDMA CM port"),
 		{"count", 'C', RK_OPT_COUNT, &o.count, 0, 1000000000, "N",
 		 "pings (0: client forever; server until the client leaves)"},
 		{"size", 'S', RK_OPT_SIZE, &o.size, RK_RPING_MIN_SIZE, RK_RPING_MAX_SIZE, "BYTES",
@@ -504,8 +481,9 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		OPT_PROTO(&o),
 		{"transport", 0, RK_OPT_STRING, &o.transport, 0, 0, "T",
 		 "rc, uc or ud: as ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong"},
-		{"server", 0, RK_OPT_FLAG, &o.server, 0, 0, NULL, "be the server (as giving no HOST)"},
-		{"port", 'p', RK_OPT_COUNT, &o.port, 1, 65535, "PORT", "TCP port of the exchange"},
+		{"server", 0, RK_OPT_FLAG, &o.conn.server, 0, 0, NULL,
+		 "be the server (as giving no HOST)"},
+		CLI_PORT_OPT(&o.conn.port, "TCP port of the exchange"),
 		CLI_DEV_OPTS(&o.dev),
 		{"size", 's', RK_OPT_SIZE, &o.size, 1, RK_PING_MAX_SIZE, "BYTES",
 		 "message size (both sides the same)"},
@@ -524,9 +502,9 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 	int ret;
 
 	switch (v->proto) {
-	case PROTO_NATIVE: o.port = RK_DEFAULT_PORT; o.size = 64; o.count = 10; break;
-	case PROTO_RPING: o.port = RK_RPING_DEFAULT_PORT; o.size = 64; o.count = 0; break;
-	default: o.port = RK_PP_DEFAULT_PORT; o.size = 4096; o.count = 1000; break;
+	case PROTO_NATIVE: o.conn.port = RK_DEFAULT_PORT; o.size = 64; o.count = 10; break;
+	case PROTO_RPING: o.conn.port = RK_RPING_DEFAULT_PORT; o.size = 64; o.count = 0; break;
+	default: o.conn.port = RK_PP_DEFAULT_PORT; o.size = 4096; o.count = 1000; break;
 	}
 	ret = cli_parse_epilog("ping", usage_text, description, epilog,
 			       v->proto == PROTO_NATIVE ? native_opts :
@@ -538,7 +516,7 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 int cmd_ping(int argc, char **argv)
 {
 	struct ping_opts o = {
-		.dev = CLI_DEV_OPTS_DEFAULT, .proto = find_proto(argc, argv), .timeout = 10,
+		.dev = CLI_DEV_OPTS_DEFAULT, .proto = find_proto(argc, argv), .conn.timeout = 10,
 		.mtu = 1024, .rx_depth = 500, .transport = "rc",
 	};
 	struct ping_view v = {.o = &o};
@@ -566,9 +544,9 @@ int cmd_ping(int argc, char **argv)
 		ret = check_gates(&v);
 	if (ret >= 0)
 		return ret;
-	if (cli_persist_check("ping", o.persist, o.server, o.wait))
+	if (cli_persist_check("ping", o.persist, o.conn.server, o.conn.wait))
 		return CLI_USAGE;
-	v.who = o.server ? "server" : "client";
+	v.who = o.conn.server ? "server" : "client";
 	pr.v = &v;
 	pr.host = host;
 	if (o.persist)

@@ -53,41 +53,30 @@ static json_object *wr_json(const struct rk_qps_report *rep, int i)
 		return NULL;
 	r = &rep->wrs[i];
 	j = json_object_new_object();
-	json_object_object_add(j, "what", json_object_new_string(r->what));
-	json_object_object_add(j, "posted_in", json_object_new_string(rep->rows[r->row].label));
-	json_object_object_add(j, "on", json_object_new_string(r->on_peer ? "peer" : "subject"));
-	json_object_object_add(j, "raw_verb", json_object_new_boolean(r->raw));
-	json_object_object_add(j, "post_ret", json_object_new_int(r->post_ret));
-	json_object_object_add(j, "post_errno",
-			       json_object_new_string(rk_qps_errno_name(r->post_ret)));
-	json_object_object_add(j, "accepted", json_object_new_boolean(r->post_ret == 0));
-	json_object_object_add(j, "completed", json_object_new_boolean(r->completed));
+	cli_add_str(j, "what", r->what);
+	cli_add_str(j, "posted_in", rep->rows[r->row].label);
+	cli_add_str(j, "on", r->on_peer ? "peer" : "subject");
+	cli_add_bool(j, "raw_verb", r->raw);
+	cli_add_int(j, "post_ret", r->post_ret);
+	cli_add_str(j, "post_errno", rk_qps_errno_name(r->post_ret));
+	cli_add_bool(j, "accepted", r->post_ret == 0);
+	cli_add_bool(j, "completed", r->completed);
 	if (r->completed) {
-		json_object_object_add(j, "status",
-				       json_object_new_string(short_status(r->status)));
-		json_object_object_add(j, "completed_in",
-				       json_object_new_string(rk_qp_state_str(r->completed_in)));
-		json_object_object_add(j, "completed_during",
-				       json_object_new_string(rep->rows[r->completed_row].label));
+		cli_add_str(j, "status", short_status(r->status));
+		cli_add_str(j, "completed_in", rk_qp_state_str(r->completed_in));
+		cli_add_str(j, "completed_during", rep->rows[r->completed_row].label);
 	}
 	if (r->is_send) {
-		json_object_object_add(j, "delivered", json_object_new_boolean(r->delivered));
+		cli_add_bool(j, "delivered", r->delivered);
 		if (r->delivered) {
-			json_object_object_add(
-				j, "delivered_in",
-				json_object_new_string(rk_qp_state_str(r->delivered_in)));
-			json_object_object_add(
-				j, "delivered_during",
-				json_object_new_string(rep->rows[r->delivered_row].label));
+			cli_add_str(j, "delivered_in", rk_qp_state_str(r->delivered_in));
+			cli_add_str(j, "delivered_during", rep->rows[r->delivered_row].label);
 			if (r->delivered_into >= 0 && r->on_peer)
-				json_object_object_add(
-					j, "landed_in_recv_posted_in",
-					json_object_new_string(
-						rep->rows[rep->wrs[r->delivered_into].row].label));
+				cli_add_str(j, "landed_in_recv_posted_in",
+					    rep->rows[rep->wrs[r->delivered_into].row].label);
 		}
 	}
-	json_object_object_add(j, "fate",
-			       json_object_new_string(rk_qps_fate_str(rep, i, fate, sizeof(fate))));
+	cli_add_str(j, "fate", rk_qps_fate_str(rep, i, fate, sizeof(fate)));
 	return j;
 }
 
@@ -96,16 +85,14 @@ static json_object *row_json(const struct rk_qps_report *rep, int i)
 	const struct rk_qps_row *row = &rep->rows[i];
 	json_object *j = json_object_new_object(), *q;
 
-	json_object_object_add(j, "state", json_object_new_string(rk_qp_state_str(row->state)));
-	json_object_object_add(j, "label", json_object_new_string(row->label));
-	json_object_object_add(j, "spec", json_object_new_string(row->spec));
-	json_object_object_add(j, "entered", json_object_new_boolean(row->modify_ret == 0));
-	json_object_object_add(j, "enter_ret", json_object_new_int(row->modify_ret));
-	json_object_object_add(j, "queried", json_object_new_string(rk_qp_state_str(row->queried)));
-	json_object_object_add(j, "spec_accepts_recv",
-			       json_object_new_boolean(spec_accepts(row->state, false)));
-	json_object_object_add(j, "spec_accepts_send",
-			       json_object_new_boolean(spec_accepts(row->state, true)));
+	cli_add_str(j, "state", rk_qp_state_str(row->state));
+	cli_add_str(j, "label", row->label);
+	cli_add_str(j, "spec", row->spec);
+	cli_add_bool(j, "entered", row->modify_ret == 0);
+	cli_add_int(j, "enter_ret", row->modify_ret);
+	cli_add_str(j, "queried", rk_qp_state_str(row->queried));
+	cli_add_bool(j, "spec_accepts_recv", spec_accepts(row->state, false));
+	cli_add_bool(j, "spec_accepts_send", spec_accepts(row->state, true));
 	json_object_object_add(j, "recv", wr_json(rep, row->recv_wr));
 	json_object_object_add(j, "send", wr_json(rep, row->send_wr));
 	json_object_object_add(j, "incoming", wr_json(rep, row->incoming_wr));
@@ -117,11 +104,10 @@ static json_object *row_json(const struct rk_qps_report *rep, int i)
 			j, row->state == IBV_QPS_SQD ? "queued_before" : "outstanding", q);
 	}
 	if (row->state == IBV_QPS_SQD) {
-		json_object_object_add(j, "sq_drained_event",
-				       json_object_new_boolean(row->drained_event));
+		cli_add_bool(j, "sq_drained_event", row->drained_event);
 		json_object_object_add(j, "kick", wr_json(rep, row->kick_wr));
 	}
-	json_object_object_add(j, "completions_here", json_object_new_int(row->completions_here));
+	cli_add_int(j, "completions_here", row->completions_here);
 	return j;
 }
 
@@ -130,21 +116,16 @@ static json_object *sqe_json(const struct rk_qps_report *rep, int i)
 	const struct rk_qps_sqe *s = &rep->sqe[i];
 	json_object *j = json_object_new_object();
 
-	json_object_object_add(j, "transport",
-			       json_object_new_string(rk_transport_str(s->transport)));
-	json_object_object_add(j, "post_ret", json_object_new_int(s->post_ret));
-	json_object_object_add(j, "completed", json_object_new_boolean(s->completed));
+	cli_add_str(j, "transport", rk_transport_str(s->transport));
+	cli_add_int(j, "post_ret", s->post_ret);
+	cli_add_bool(j, "completed", s->completed);
 	if (s->completed)
-		json_object_object_add(j, "status",
-				       json_object_new_string(short_status(s->status)));
-	json_object_object_add(j, "state_after",
-			       json_object_new_string(rk_qp_state_str(s->state_after)));
-	json_object_object_add(j, "sqe_reached",
-			       json_object_new_boolean(s->state_after == IBV_QPS_SQE));
+		cli_add_str(j, "status", short_status(s->status));
+	cli_add_str(j, "state_after", rk_qp_state_str(s->state_after));
+	cli_add_bool(j, "sqe_reached", s->state_after == IBV_QPS_SQE);
 	if (s->tried_resume) {
-		json_object_object_add(j, "resume_ret", json_object_new_int(s->resume_ret));
-		json_object_object_add(j, "state_final",
-				       json_object_new_string(rk_qp_state_str(s->state_final)));
+		cli_add_int(j, "resume_ret", s->resume_ret);
+		cli_add_str(j, "state_final", rk_qp_state_str(s->state_final));
 	}
 	return j;
 }
@@ -154,13 +135,13 @@ static json_object *transition_json(const struct rk_qps_report *rep, int i)
 	const struct rk_qps_transition *t = &rep->transitions[i];
 	json_object *j = json_object_new_object();
 
-	json_object_object_add(j, "from", json_object_new_string(rk_qp_state_str(t->from)));
-	json_object_object_add(j, "to", json_object_new_string(rk_qp_state_str(t->to)));
-	json_object_object_add(j, "rule_allows", json_object_new_boolean(t->spec_allows));
-	json_object_object_add(j, "accepted", json_object_new_boolean(t->ret == 0));
-	json_object_object_add(j, "ret", json_object_new_int(t->ret));
-	json_object_object_add(j, "errno", json_object_new_string(rk_qps_errno_name(t->ret)));
-	json_object_object_add(j, "state_after", json_object_new_string(rk_qp_state_str(t->after)));
+	cli_add_str(j, "from", rk_qp_state_str(t->from));
+	cli_add_str(j, "to", rk_qp_state_str(t->to));
+	cli_add_bool(j, "rule_allows", t->spec_allows);
+	cli_add_bool(j, "accepted", t->ret == 0);
+	cli_add_int(j, "ret", t->ret);
+	cli_add_str(j, "errno", rk_qps_errno_name(t->ret));
+	cli_add_str(j, "state_after", rk_qp_state_str(t->after));
 	return j;
 }
 
@@ -169,23 +150,18 @@ static json_object *event_json(const struct rk_qps_report *rep, int i)
 	const struct rk_qps_event *e = &rep->events[i];
 	json_object *j = json_object_new_object();
 
-	json_object_object_add(j, "during", json_object_new_string(rep->rows[e->row].label));
-	json_object_object_add(j, "subject_state",
-			       json_object_new_string(rk_qp_state_str(e->subject_state)));
+	cli_add_str(j, "during", rep->rows[e->row].label);
+	cli_add_str(j, "subject_state", rk_qp_state_str(e->subject_state));
 	if (e->is_async) {
-		json_object_object_add(j, "async",
-				       json_object_new_string(rk_async_event_name(e->async_type)));
+		cli_add_str(j, "async", rk_async_event_name(e->async_type));
 	} else {
-		json_object_object_add(j, "status",
-				       json_object_new_string(short_status(e->status)));
+		cli_add_str(j, "status", short_status(e->status));
 		if (e->wr >= 0) {
 			const struct rk_qps_wr *r = &rep->wrs[e->wr];
 
-			json_object_object_add(
-				j, "on", json_object_new_string(r->on_peer ? "peer" : "subject"));
-			json_object_object_add(j, "what", json_object_new_string(r->what));
-			json_object_object_add(j, "posted_in",
-					       json_object_new_string(rep->rows[r->row].label));
+			cli_add_str(j, "on", r->on_peer ? "peer" : "subject");
+			cli_add_str(j, "what", r->what);
+			cli_add_str(j, "posted_in", rep->rows[r->row].label);
 		}
 	}
 	return j;
@@ -197,9 +173,9 @@ static json_object *report_json(const struct rk_qps_report *rep, int result)
 	json_object *trans = json_object_new_array(), *sqe = json_object_new_array();
 	json_object *events = json_object_new_array();
 
-	json_object_object_add(doc, "device", json_object_new_string(rep->device));
-	json_object_object_add(doc, "subject_qpn", json_object_new_int64(rep->subject_qpn));
-	json_object_object_add(doc, "peer_qpn", json_object_new_int64(rep->peer_qpn));
+	cli_add_str(doc, "device", rep->device);
+	cli_add_int(doc, "subject_qpn", rep->subject_qpn);
+	cli_add_int(doc, "peer_qpn", rep->peer_qpn);
 	for (int i = 0; i < rep->nrows; i++)
 		json_object_array_add(rows, row_json(rep, i));
 	json_object_object_add(doc, "rows", rows);
@@ -212,7 +188,7 @@ static json_object *report_json(const struct rk_qps_report *rep, int result)
 	for (int i = 0; i < rep->nevents; i++)
 		json_object_array_add(events, event_json(rep, i));
 	json_object_object_add(doc, "events", events);
-	json_object_object_add(doc, "result", json_object_new_string(result ? "failed" : "ok"));
+	cli_add_str(doc, "result", result ? "failed" : "ok");
 	return doc;
 }
 
@@ -408,7 +384,7 @@ int cmd_qp_states(int argc, char **argv)
 	struct qp_states_opts o = {.dev = CLI_DEV_OPTS_DEFAULT};
 	const struct rk_opt opts[] = {
 		CLI_DEV_OPTS(&o.dev),
-		{"json", 'j', RK_OPT_FLAG, &o.json, 0, 0, NULL, "print one JSON document"},
+		CLI_JSON_OPT(&o.json),
 		RK_OPT_END,
 	};
 	static struct rk_qps_report rep;

@@ -67,15 +67,13 @@ static json_object *fork_json(const struct rk_share_fork_info *f)
 {
 	json_object *j = json_object_new_object();
 
-	json_object_object_add(j, "fork_init_ret", json_object_new_int(f->init_ret));
-	json_object_object_add(j, "status", json_object_new_string(rk_fork_status_str(f->status)));
-	json_object_object_add(j, "late_fork_init_ret", json_object_new_int(f->late_ret));
-	json_object_object_add(j, "late_status",
-			       json_object_new_string(rk_fork_status_str(f->late_status)));
+	cli_add_int(j, "fork_init_ret", f->init_ret);
+	cli_add_str(j, "status", rk_fork_status_str(f->status));
+	cli_add_int(j, "late_fork_init_ret", f->late_ret);
+	cli_add_str(j, "late_status", rk_fork_status_str(f->late_status));
 	json_object_object_add(j, "rdmav_fork_safe",
 			       f->has_fork_safe ? json_object_new_string(f->fork_safe) : NULL);
-	json_object_object_add(j, "late_as_documented",
-			       json_object_new_boolean(f->late_as_documented));
+	cli_add_bool(j, "late_as_documented", f->late_as_documented);
 	return j;
 }
 
@@ -83,37 +81,35 @@ static void report_json(const struct rk_share_result *res, int ret)
 {
 	json_object *doc = json_object_new_object(), *steps = json_object_new_array();
 
-	json_object_object_add(doc, "way", json_object_new_string(rk_share_way_str(res->way)));
-	json_object_object_add(doc, "procs", json_object_new_int64(res->procs));
-	json_object_object_add(doc, "size", json_object_new_int64((int64_t)res->size));
+	cli_add_str(doc, "way", rk_share_way_str(res->way));
+	cli_add_int(doc, "procs", res->procs);
+	cli_add_int(doc, "size", (int64_t)res->size);
 	if (res->way == RK_SHARE_SHM)
-		json_object_object_add(doc, "shared_bytes",
-				       json_object_new_int64((int64_t)res->shared_bytes));
+		cli_add_int(doc, "shared_bytes", (int64_t)res->shared_bytes);
 	if (res->way == RK_SHARE_FORK)
 		json_object_object_add(doc, "fork", fork_json(&res->fork));
 	if (res->way == RK_SHARE_IMPORT) {
 		json_object *imp = json_object_new_object();
 
 		if (res->import.device[0]) /* the owner was set up: import was tried */
-			json_object_object_add(imp, "supported",
-					       json_object_new_boolean(res->import.supported));
+			cli_add_bool(imp, "supported", res->import.supported);
 		if (ret == -EOPNOTSUPP)
-			json_object_object_add(imp, "error", json_object_new_string("EOPNOTSUPP"));
+			cli_add_str(imp, "error", "EOPNOTSUPP");
 		json_object_object_add(doc, "import", imp);
 	}
 	for (int i = 0; i < res->nsteps; i++) {
 		const struct rk_share_step *s = &res->steps[i];
 		json_object *j = json_object_new_object();
 
-		json_object_object_add(j, "step", json_object_new_string(s->name));
+		cli_add_str(j, "step", s->name);
 		if (s->process >= 0)
-			json_object_object_add(j, "process", json_object_new_int(s->process));
-		json_object_object_add(j, "ok", json_object_new_boolean(s->ok));
-		json_object_object_add(j, "detail", json_object_new_string(s->detail));
+			cli_add_int(j, "process", s->process);
+		cli_add_bool(j, "ok", s->ok);
+		cli_add_str(j, "detail", s->detail);
 		json_object_array_add(steps, j);
 	}
 	json_object_object_add(doc, "steps", steps);
-	json_object_object_add(doc, "result", json_object_new_string(ret ? "failed" : "ok"));
+	cli_add_str(doc, "result", ret ? "failed" : "ok");
 	cli_json_print(doc);
 }
 
@@ -147,7 +143,7 @@ int cmd_share(int argc, char **argv)
 		 "worker, child or user processes"},
 		{"size", 's', RK_OPT_SIZE, &size, RK_SHARE_MIN_SIZE, RK_SHARE_MAX_SIZE, "BYTES",
 		 "bytes per RDMA operation (4k, 1M ...)"},
-		{"json", 'j', RK_OPT_FLAG, &json, 0, 0, NULL, "print one JSON document"},
+		CLI_JSON_OPT(&json),
 		RK_OPT_END,
 	};
 	struct rk_share_opts o = {0};

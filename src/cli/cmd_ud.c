@@ -11,16 +11,12 @@
 
 struct ud_opts {
 	struct cli_dev_opts dev;
-	bool server;
-	uint64_t port;
-	bool cm;
+	struct cli_conn_opts conn;
 	uint64_t size;
 	uint64_t count;
 	uint64_t clients;
 	bool events;
 	bool verbose;
-	uint64_t timeout;
-	uint64_t wait;
 	bool json;
 };
 
@@ -36,23 +32,23 @@ static void on_event(const struct rk_ud_event *ev, void *arg)
 	const struct rk_ud_result *r = ev->result;
 	const struct rk_ud_peer *c = ev->client;
 
-	if (ev->kind == RK_UD_READY && o->server)
+	if (ev->kind == RK_UD_READY && o->conn.server)
 		printf("server: UD QP 0x%x on %s port %u, Q_Key 0x%x; waiting for %" PRIu64
 		       " client%s on port %" PRIu64 " (%s), %" PRIu64 "-byte datagrams\n",
 		       r->qpn, r->device, r->port_num, r->qkey, o->clients,
-		       o->clients > 1 ? "s" : "", o->port,
-		       o->cm ? "RDMA CM, RDMA_PS_UDP" : "TCP exchange", o->size);
+		       o->clients > 1 ? "s" : "", o->conn.port,
+		       o->conn.cm ? "RDMA CM, RDMA_PS_UDP" : "TCP exchange", o->size);
 	else if (ev->kind == RK_UD_READY)
 		printf("client: UD QP 0x%x on %s port %u -> server %s QP 0x%x, Q_Key 0x%x (%s); "
 		       "%" PRIu64 " datagrams of %" PRIu64 " bytes%s\n",
 		       r->qpn, r->device, r->port_num, r->peer, r->peer_qpn, r->peer_qkey,
-		       o->cm ? "RDMA CM, RDMA_PS_UDP" : "TCP exchange", o->count, o->size,
+		       o->conn.cm ? "RDMA CM, RDMA_PS_UDP" : "TCP exchange", o->count, o->size,
 		       r->peer_rdmakit ? ", echoes checked" :
 		       " (the server is not rdmakit, e.g. udaddy: its answers are not checked)");
 	else if (ev->kind == RK_UD_CLIENT)
 		printf("server: client %d: %s%s\n", r->nclients, c->addr,
 		       server_client_note[c->rdmakit]);
-	else if (o->verbose && o->server)
+	else if (o->verbose && o->conn.server)
 		printf("server: datagram %" PRIu64 "/%" PRIu64 " from %s (QP 0x%x, imm 0x%x), "
 		       "%" PRIu64 " bytes%s, echoed\n",
 		       ev->index, ev->of, c->addr, c->qpn, ev->imm, o->size,
@@ -68,49 +64,47 @@ static json_object *report_json(const struct ud_opts *o, const struct rk_ud_resu
 {
 	json_object *doc = json_object_new_object();
 
-	json_object_object_add(doc, "role", json_object_new_string(o->server ? "server" : "client"));
-	json_object_object_add(doc, "connection", json_object_new_string(o->cm ? "cm" : "tcp"));
-	json_object_object_add(doc, "size", json_object_new_int64((int64_t)o->size));
-	json_object_object_add(doc, "count", json_object_new_int64((int64_t)o->count));
+	cli_add_str(doc, "role", o->conn.server ? "server" : "client");
+	cli_add_str(doc, "connection", o->conn.cm ? "cm" : "tcp");
+	cli_add_int(doc, "size", (int64_t)o->size);
+	cli_add_int(doc, "count", (int64_t)o->count);
 	if (r->has_qp) {
-		json_object_object_add(doc, "device", json_object_new_string(r->device));
-		json_object_object_add(doc, "qpn", json_object_new_int64(r->qpn));
-		json_object_object_add(doc, "qkey", json_object_new_int64(r->qkey));
+		cli_add_str(doc, "device", r->device);
+		cli_add_int(doc, "qpn", r->qpn);
+		cli_add_int(doc, "qkey", r->qkey);
 	}
-	if (o->server) {
+	if (o->conn.server) {
 		json_object *cl = json_object_new_array();
 
 		for (int i = 0; i < r->nclients; i++) {
 			const struct rk_ud_peer *c = &r->clients[i];
 			json_object *j = json_object_new_object();
 
-			json_object_object_add(j, "addr", json_object_new_string(c->addr));
-			json_object_object_add(j, "qpn", json_object_new_int64(c->qpn));
-			json_object_object_add(j, "rdmakit", json_object_new_boolean(c->rdmakit));
-			json_object_object_add(j, "received", json_object_new_int64((int64_t)c->received));
-			json_object_object_add(j, "echoed", json_object_new_int64((int64_t)c->echoed));
+			cli_add_str(j, "addr", c->addr);
+			cli_add_int(j, "qpn", c->qpn);
+			cli_add_bool(j, "rdmakit", c->rdmakit);
+			cli_add_int(j, "received", (int64_t)c->received);
+			cli_add_int(j, "echoed", (int64_t)c->echoed);
 			json_object_array_add(cl, j);
 		}
 		json_object_object_add(doc, "clients", cl);
 	} else {
-		json_object_object_add(doc, "peer", json_object_new_string(r->peer));
-		json_object_object_add(doc, "peer_qpn", json_object_new_int64(r->peer_qpn));
-		json_object_object_add(doc, "peer_qkey", json_object_new_int64(r->peer_qkey));
-		json_object_object_add(doc, "sent", json_object_new_int64((int64_t)r->sent));
+		cli_add_str(doc, "peer", r->peer);
+		cli_add_int(doc, "peer_qpn", r->peer_qpn);
+		cli_add_int(doc, "peer_qkey", r->peer_qkey);
+		cli_add_int(doc, "sent", (int64_t)r->sent);
 	}
-	json_object_object_add(doc, "received", json_object_new_int64((int64_t)r->received));
-	json_object_object_add(doc, "validated", json_object_new_boolean(!result && r->checked));
-	json_object_object_add(doc, "elapsed_us", json_object_new_double(r->elapsed_us));
+	cli_add_int(doc, "received", (int64_t)r->received);
+	cli_add_bool(doc, "validated", !result && r->checked);
+	cli_add_double(doc, "elapsed_us", r->elapsed_us);
 	json_object_object_add(doc, "counters", cli_counters_json(&r->counters));
-	json_object_object_add(doc, "result", json_object_new_string(result ? "failed" : "ok"));
-	if (result)
-		json_object_object_add(doc, "error", json_object_new_string(rk_strerror(result)));
+	cli_add_result(doc, result);
 	return doc;
 }
 
 static void report_text(const struct ud_opts *o, const struct rk_ud_result *r, int result)
 {
-	const char *who = o->server ? "server" : "client";
+	const char *who = o->conn.server ? "server" : "client";
 
 	cli_counters_text(&r->counters, "");
 	if (result) {
@@ -119,7 +113,7 @@ static void report_text(const struct ud_opts *o, const struct rk_ud_result *r, i
 	}
 	printf("%s: %" PRIu64 " datagram%s of %" PRIu64 " bytes %s in %.1f ms, %s: OK\n", who,
 	       r->received, r->received == 1 ? "" : "s", o->size,
-	       o->server ? "received and echoed" : "sent and echoed back", r->elapsed_us / 1e3,
+	       o->conn.server ? "received and echoed" : "sent and echoed back", r->elapsed_us / 1e3,
 	       r->checked ? "every byte checked" :
 	       "not checked (a peer that is not rdmakit sends no checkable pattern)");
 }
@@ -137,13 +131,13 @@ static const char description[] =
 int cmd_ud(int argc, char **argv)
 {
 	struct ud_opts o = {.dev = CLI_DEV_OPTS_DEFAULT, .size = 100, .count = 10, .clients = 1,
-			    .timeout = 10};
+			    .conn.timeout = 10};
 	const struct rk_opt opts[] = {
-		{"server", 'S', RK_OPT_FLAG, &o.server, 0, 0, NULL, "be the server"},
-		{"port", 'p', RK_OPT_COUNT, &o.port, 1, 65535, "PORT",
-		 "TCP port (default 18515), or RDMA CM port with --cm (default 7174, udaddy's)"},
-		{"cm", 'c', RK_OPT_FLAG, &o.cm, 0, 0, NULL,
-		 "RDMA CM in RDMA_PS_UDP (as udaddy) instead of the TCP exchange"},
+		CLI_SERVER_OPT(&o.conn.server),
+		CLI_PORT_OPT(&o.conn.port, "TCP port (default 18515), or RDMA CM port with --cm "
+					   "(default 7174, udaddy's)"),
+		CLI_CM_OPT(&o.conn.cm,
+			   "RDMA CM in RDMA_PS_UDP (as udaddy) instead of the TCP exchange"),
 		CLI_DEV_OPTS(&o.dev),
 		{"size", 's', RK_OPT_SIZE, &o.size, 1, 4096, "BYTES",
 		 "bytes per datagram (at most the path MTU)"},
@@ -154,36 +148,36 @@ int cmd_ud(int argc, char **argv)
 		{"events", 'e', RK_OPT_FLAG, &o.events, 0, 0, NULL,
 		 "sleep on a completion channel instead of polling"},
 		{"verbose", 'v', RK_OPT_FLAG, &o.verbose, 0, 0, NULL, "print every datagram"},
-		{"timeout", 't', RK_OPT_COUNT, &o.timeout, 1, 3600, "SEC",
-		 "client: keep trying to connect this long; both: bound on every wait"},
-		{"wait", 'w', RK_OPT_COUNT, &o.wait, 0, 86400, "SEC",
-		 "server: give up when no client came in SEC seconds (0: wait forever)"},
-		{"json", 'j', RK_OPT_FLAG, &o.json, 0, 0, NULL, "print one JSON document"},
+		CLI_WAIT_OPTS(&o.conn, 't'),
+		CLI_JSON_OPT(&o.json),
 		RK_OPT_END,
 	};
 	struct rk_ud_result *res;
 	const char *host;
 	int ret;
 
-	ret = cli_parse_role("ud", usage_text, description, opts, argc, argv, &o.server, &host);
+	ret = cli_parse_role("ud", usage_text, description, opts, argc, argv, &o.conn.server,
+			     &host);
 	if (ret >= 0)
 		return ret;
-	if (!o.server && o.clients != 1) {
+	if (!o.conn.server && o.clients != 1) {
 		fprintf(stderr, "rdmakit ud: option --clients is the server's\n");
 		return CLI_USAGE;
 	}
-	if (!o.port)
-		o.port = o.cm ? RK_UD_CM_PORT : RK_DEFAULT_PORT;
+	if (!o.conn.port)
+		o.conn.port = o.conn.cm ? RK_UD_CM_PORT : RK_DEFAULT_PORT;
 	res = malloc(sizeof(*res)); /* about 7 KiB: off the stack */
 	if (!res)
 		return CLI_FAILED;
 	ret = rk_ud_run(&(struct rk_ud_opts){
-				.server = o.server, .host = host,
-				.port = (uint16_t)o.port, .cm = o.cm, .device = o.dev.device,
+				.server = o.conn.server, .host = host,
+				.port = (uint16_t)o.conn.port, .cm = o.conn.cm,
+				.device = o.dev.device,
 				.port_num = (uint8_t)o.dev.port, .gid_index = (int)o.dev.gid_index,
 				.size = (uint32_t)o.size, .count = (uint32_t)o.count,
 				.clients = (int)o.clients, .events = o.events,
-				.timeout_ms = (int)o.timeout * 1000, .wait_ms = (int)o.wait * 1000,
+				.timeout_ms = (int)o.conn.timeout * 1000,
+				.wait_ms = (int)o.conn.wait * 1000,
 				.on_event = o.json ? NULL : on_event, .arg = &o},
 			res);
 	if (o.json)

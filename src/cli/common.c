@@ -26,12 +26,38 @@ json_object *cli_gid_json(const struct rk_gid_choice *gid)
 	json_object *g = json_object_new_object();
 	char text[64];
 
-	json_object_object_add(g, "index", json_object_new_int64(gid->index));
-	json_object_object_add(g, "type", json_object_new_string(rk_gid_type_str(gid->type)));
-	json_object_object_add(g, "gid", json_object_new_string(rk_gid_str(&gid->gid, text,
-									    sizeof(text))));
-	json_object_object_add(g, "why", json_object_new_string(gid->why));
+	cli_add_int(g, "index", gid->index);
+	cli_add_str(g, "type", rk_gid_type_str(gid->type));
+	cli_add_str(g, "gid", rk_gid_str(&gid->gid, text, sizeof(text)));
+	cli_add_str(g, "why", gid->why);
 	return g;
+}
+
+void cli_add_str(json_object *o, const char *key, const char *v)
+{
+	json_object_object_add(o, key, json_object_new_string(v));
+}
+
+void cli_add_int(json_object *o, const char *key, int64_t v)
+{
+	json_object_object_add(o, key, json_object_new_int64(v));
+}
+
+void cli_add_bool(json_object *o, const char *key, bool v)
+{
+	json_object_object_add(o, key, json_object_new_boolean(v));
+}
+
+void cli_add_double(json_object *o, const char *key, double v)
+{
+	json_object_object_add(o, key, json_object_new_double(v));
+}
+
+void cli_add_result(json_object *doc, int err)
+{
+	cli_add_str(doc, "result", err ? "failed" : "ok");
+	if (err)
+		cli_add_str(doc, "error", rk_strerror(err));
 }
 
 bool cli_json_lines;
@@ -78,17 +104,24 @@ int cli_parse_noargs(const char *cmd, const char *usage, const char *description
 	return ret;
 }
 
-int cli_check_role_args(const char *cmd, bool server, int argc, char **argv, int first)
+int cli_check_role(const char *cmd, bool server, const char *host)
 {
-	if (server && first < argc) {
-		fprintf(stderr, "rdmakit %s: a server takes no HOST ('%s')\n", cmd, argv[first]);
+	if (server && host) {
+		fprintf(stderr, "rdmakit %s: a server takes no HOST ('%s')\n", cmd, host);
 		return CLI_USAGE;
 	}
-	if (!server && first != argc - 1) {
+	if (!server && !host) {
 		fprintf(stderr, "rdmakit %s: give the server's address (or --server)\n", cmd);
 		return CLI_USAGE;
 	}
 	return -1;
+}
+
+int cli_check_role_args(const char *cmd, bool server, int argc, char **argv, int first)
+{
+	if (server)
+		return cli_check_role(cmd, true, first < argc ? argv[first] : NULL);
+	return cli_check_role(cmd, false, first == argc - 1 ? argv[first] : NULL);
 }
 
 int cli_parse_role(const char *cmd, const char *usage, const char *description,

@@ -46,17 +46,17 @@ static json_object *check_json(const struct rk_gate_check *c, uint32_t size)
 {
 	json_object *j = json_object_new_object();
 
-	json_object_object_add(j, "name", json_object_new_string(c->name));
+	cli_add_str(j, "name", c->name);
 	if (size)
-		json_object_object_add(j, "size", json_object_new_int64(size));
+		cli_add_int(j, "size", size);
 	json_object_object_add(j, "figure", c->graded ? json_object_new_double(c->figure) : NULL);
-	json_object_object_add(j, "limit", json_object_new_double(c->limit));
-	json_object_object_add(j, "unit", json_object_new_string(c->unit));
-	json_object_object_add(j, "at_most", json_object_new_boolean(c->at_most));
-	json_object_object_add(j, "graded", json_object_new_boolean(c->graded));
-	json_object_object_add(j, "passed", json_object_new_boolean(c->passed));
+	cli_add_double(j, "limit", c->limit);
+	cli_add_str(j, "unit", c->unit);
+	cli_add_bool(j, "at_most", c->at_most);
+	cli_add_bool(j, "graded", c->graded);
+	cli_add_bool(j, "passed", c->passed);
 	if (!c->graded)
-		json_object_object_add(j, "note", json_object_new_string(c->note));
+		cli_add_str(j, "note", c->note);
 	return j;
 }
 
@@ -95,7 +95,7 @@ int cli_gates_end(const char *who, int status, int checks, int failed, FILE *out
 
 	if (doc) {
 		json_object_object_add(doc, "gates", arr);
-		json_object_object_add(doc, "gates_passed", json_object_new_boolean(passed));
+		cli_add_bool(doc, "gates_passed", passed);
 	} else {
 		json_object_put(arr);
 	}

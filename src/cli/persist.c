@@ -48,10 +48,10 @@ static void persist_summary(const char *who, bool json, unsigned served, unsigne
 	if (json) {
 		json_object *j = json_object_new_object();
 
-		json_object_object_add(j, "record", json_object_new_string("persist"));
-		json_object_object_add(j, "served", json_object_new_int64(served));
-		json_object_object_add(j, "failed", json_object_new_int64(failed));
-		json_object_object_add(j, "stopped_by", json_object_new_string(cli_stop_name()));
+		cli_add_str(j, "record", "persist");
+		cli_add_int(j, "served", served);
+		cli_add_int(j, "failed", failed);
+		cli_add_str(j, "stopped_by", cli_stop_name());
 		cli_json_print(j);
 	} else {
 		printf("%s: served %u client%s (%u failed), stopped by %s\n", who, served,

@@ -66,50 +66,62 @@ static json_object *failure_json(const struct rk_run_counters *c, const struct r
 {
 	json_object *j = json_object_new_object(), *cited = json_object_new_object();
 
-	json_object_object_add(j, "status", json_object_new_string(rk_wc_status_name(f->status)));
-	json_object_object_add(j, "count", json_object_new_int64(f->count));
-	json_object_object_add(j, "hint", json_object_new_string(rk_wc_status_hint(f->status)));
+	cli_add_str(j, "status", rk_wc_status_name(f->status));
+	cli_add_int(j, "count", f->count);
+	cli_add_str(j, "hint", rk_wc_status_hint(f->status));
 	for (const char *const *n = rk_wc_status_counters(f->status); *n; n++) {
 		const struct rk_run_counter *r = rk_run_counters_find(c, *n);
 
 		if (r)
-			json_object_object_add(cited, r->name, json_object_new_int64(r->delta));
+			cli_add_int(cited, r->name, r->delta);
 	}
 	json_object_object_add(j, "counters", cited);
 	return j;
 }
 
+void cli_add_seconds(json_object *o, const char *key, double sec)
+{
+	char text[32];
+
+	snprintf(text, sizeof(text), "%.3f", sec);
+	json_object_object_add(o, key, json_object_new_double_s(sec, text));
+}
+
+void cli_add_grouped(json_object *groups, enum rk_counter_group group, const char *name,
+		     int64_t delta)
+{
+	const char *gname = rk_counter_group_str(group);
+	json_object *grp;
+
+	if (!json_object_object_get_ex(groups, gname, &grp)) {
+		grp = json_object_new_object();
+		json_object_object_add(groups, gname, grp);
+	}
+	cli_add_int(grp, name, delta);
+}
+
 json_object *cli_counters_json(const struct rk_run_counters *c)
 {
 	json_object *j, *deltas, *failures;
-	char note[192], text[32];
+	char note[192];
 	double sec = (double)c->interval_ns / 1e9;
 
 	if (c->state == RK_RUN_COUNTERS_UNREAD && !c->error)
 		return NULL;
 	j = json_object_new_object();
-	json_object_object_add(j, "device", json_object_new_string(c->device));
-	json_object_object_add(j, "port", json_object_new_int(c->port));
-	json_object_object_add(j, "scope", json_object_new_string("port-wide"));
+	cli_add_str(j, "device", c->device);
+	cli_add_int(j, "port", c->port);
+	cli_add_str(j, "scope", "port-wide");
 	if (c->state == RK_RUN_COUNTERS_UNREAD) {
-		json_object_object_add(j, "error", json_object_new_string(rk_strerror(c->error)));
+		cli_add_str(j, "error", rk_strerror(c->error));
 		return j;
 	}
-	snprintf(text, sizeof(text), "%.3f", sec);
-	json_object_object_add(j, "seconds", json_object_new_double_s(sec, text));
+	cli_add_seconds(j, "seconds", sec);
 	deltas = json_object_new_object();
-	for (int i = 0; i < c->n; i++) {
-		const char *gname = rk_counter_group_str(c->v[i].group);
-		json_object *grp;
-
-		if (!json_object_object_get_ex(deltas, gname, &grp)) {
-			grp = json_object_new_object();
-			json_object_object_add(deltas, gname, grp);
-		}
-		json_object_object_add(grp, c->v[i].name, json_object_new_int64(c->v[i].delta));
-	}
+	for (int i = 0; i < c->n; i++)
+		cli_add_grouped(deltas, c->v[i].group, c->v[i].name, c->v[i].delta);
 	json_object_object_add(j, "deltas", deltas);
-	json_object_object_add(j, "left_out", json_object_new_int(c->left_out));
+	cli_add_int(j, "left_out", c->left_out);
 	failures = json_object_new_array();
 	for (int i = 0; i < c->nfailures; i++)
 		json_object_array_add(failures, failure_json(c, &c->failures[i]));

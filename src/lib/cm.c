@@ -380,23 +380,42 @@ static int attach_device(struct rk_cm *cm)
 	return 0;
 }
 
-static int new_conn(struct cm_conn **c_p)
+/* A connection of its own: an event channel and an id in port space ps. */
+static int new_conn(enum rdma_port_space ps, struct cm_conn **c_p)
 {
 	struct cm_conn *c = calloc(1, sizeof(*c));
+	int ret;
 
 	if (!c)
 		return -ENOMEM;
 	c->cm.channel = rdma_create_event_channel();
 	if (!c->cm.channel) {
-		int ret = errno ? -errno : -ENOMEM;
-
+		ret = errno ? -errno : -ENOMEM;
 		rk_error("create an RDMA CM event channel: %m (is rdma_ucm loaded and "
 			 "/dev/infiniband/rdma_cm accessible?)");
-		free(c);
-		return ret;
+		goto err_free;
+	}
+	if (rdma_create_id(c->cm.channel, &c->cm.id, c, ps)) {
+		ret = errno ? -errno : -ENOMEM;
+		rk_error("create an RDMA CM id: %m");
+		goto err_destroy_channel;
 	}
 	*c_p = c;
 	return 0;
+
+err_destroy_channel:
+	rdma_destroy_event_channel(c->cm.channel);
+err_free:
+	free(c);
+	return ret;
+}
+
+/* Undo new_conn(). */
+static void free_conn(struct cm_conn *c)
+{
+	rdma_destroy_id(c->cm.id);
+	rdma_destroy_event_channel(c->cm.channel);
+	free(c);
 }
 
 static bool is_loopback(const struct sockaddr *sa)
@@ -439,26 +458,21 @@ static int cm_resolve(const char *host, uint16_t port, enum rdma_port_space ps, 
 	ret = lookup(host, port, 0, &ai);
 	if (ret)
 		return ret;
-	ret = new_conn(&c);
+	ret = new_conn(ps, &c);
 	if (ret)
 		goto err_free_ai;
 	addr_str(ai->ai_addr, c->cm.peer_addr, sizeof(c->cm.peer_addr));
 	snprintf(what, sizeof(what), "resolve %s", c->cm.peer_addr);
-	if (rdma_create_id(c->cm.channel, &c->cm.id, c, ps)) {
-		ret = errno ? -errno : -ENOMEM;
-		rk_error("create an RDMA CM id: %m");
-		goto err_destroy_channel;
-	}
 
 	if (rdma_resolve_addr(c->cm.id, NULL, ai->ai_addr, cm_ms)) {
 		ret = errno ? -errno : -EIO;
 		rk_error("%s: %m (%s)", what, rk_cm_event_hint(RDMA_CM_EVENT_ADDR_ERROR));
-		goto err_destroy_id;
+		goto err_free_conn;
 	}
 	ret = cm_wait(c->cm.channel, RDMA_CM_EVENT_ADDR_RESOLVED,
 		      deadline < 0 ? -1 : ms_left(deadline) + CM_EVENT_GRACE_MS, what, &ev);
 	if (ret)
-		goto err_destroy_id;
+		goto err_free_conn;
 	if (deadline >= 0)
 		cm_ms = ms_left(deadline) > 0 ? ms_left(deadline) : 1;
 	if (rdma_resolve_route(c->cm.id, cm_ms)) {
@@ -468,12 +482,12 @@ static int cm_resolve(const char *host, uint16_t port, enum rdma_port_space ps, 
 				 ? "a loopback address has no RDMA device: use the address of an "
 				   "interface that has one ('rdma link' lists them)"
 				 : rk_cm_event_hint(RDMA_CM_EVENT_ROUTE_ERROR));
-		goto err_destroy_id;
+		goto err_free_conn;
 	}
 	ret = cm_wait(c->cm.channel, RDMA_CM_EVENT_ROUTE_RESOLVED,
 		      deadline < 0 ? -1 : ms_left(deadline) + CM_EVENT_GRACE_MS, what, &ev);
 	if (ret)
-		goto err_destroy_id;
+		goto err_free_conn;
 	ret = attach_device(&c->cm);
 	if (ret)
 		goto err_close_device;
@@ -483,11 +497,8 @@ static int cm_resolve(const char *host, uint16_t port, enum rdma_port_space ps, 
 
 err_close_device:
 	rk_device_close(c->cm.dev);
-err_destroy_id:
-	rdma_destroy_id(c->cm.id);
-err_destroy_channel:
-	rdma_destroy_event_channel(c->cm.channel);
-	free(c);
+err_free_conn:
+	free_conn(c);
 err_free_ai:
 	freeaddrinfo(ai);
 	return ret;
@@ -564,17 +575,12 @@ static int cm_listen(const char *bind_ip, uint16_t port, enum rdma_port_space ps
 	struct cm_conn *c;
 	int ret;
 
-	ret = new_conn(&c);
+	ret = new_conn(ps, &c);
 	if (ret)
 		return ret;
-	if (rdma_create_id(c->cm.channel, &c->cm.id, c, ps)) {
-		ret = errno ? -errno : -ENOMEM;
-		rk_error("create an RDMA CM id: %m");
-		goto err_destroy_channel;
-	}
 	ret = rk_cm_bind_listen(c->cm.id, bind_ip, port, CM_LISTEN_BACKLOG);
 	if (ret)
-		goto err_destroy_id;
+		goto err_free_conn;
 	/* Bound to one address, the listener knows its device already. */
 	if (c->cm.id->verbs) {
 		ret = attach_device(&c->cm);
@@ -587,11 +593,8 @@ static int cm_listen(const char *bind_ip, uint16_t port, enum rdma_port_space ps
 
 err_close_device:
 	rk_device_close(c->cm.dev);
-err_destroy_id:
-	rdma_destroy_id(c->cm.id);
-err_destroy_channel:
-	rdma_destroy_event_channel(c->cm.channel);
-	free(c);
+err_free_conn:
+	free_conn(c);
 	return ret;
 }
 
@@ -642,6 +645,27 @@ int rk_cm_reject_id(struct rdma_cm_id *id, int code, const char *peer, const cha
 static int reject_id(struct rdma_cm_id *id, const char *peer, const char *reason)
 {
 	return rk_cm_reject_id(id, -ECONNREFUSED, peer, reason);
+}
+
+/* The CM_HELLO at the start of a connection's private data (RoCE and IB pad
+ * it to the CM's size): 0 and *msg_p, or -EBADMSG (or rk_wire_decode()'s
+ * error) with the reason in why. */
+static int decode_cm_hello(const uint8_t *data, size_t len, struct rk_msg *msg_p, char *why,
+			   size_t why_len)
+{
+	int ret;
+
+	if (len < RK_WIRE_CM_HELLO_LEN) {
+		snprintf(why, why_len, "%zu bytes of private data, not a %d-byte CM_HELLO", len,
+			 RK_WIRE_CM_HELLO_LEN);
+		return -EBADMSG;
+	}
+	ret = rk_wire_decode(data, RK_WIRE_CM_HELLO_LEN, msg_p, why, why_len);
+	if (!ret && msg_p->type != RK_MSG_CM_HELLO) {
+		snprintf(why, why_len, "a %s message, not CM_HELLO", rk_msg_type_str(msg_p->type));
+		ret = -EBADMSG;
+	}
+	return ret;
 }
 
 /* Wait for a connect request; with any, whatever private data it carries
@@ -708,20 +732,7 @@ static int take_request(struct rk_cm *listener, int timeout_ms, bool any, struct
 		*cm_p = &c->cm;
 		return 0;
 	}
-	/* RoCE and IB pad the private data to the CM's size: read the CM_HELLO
-	 * from its start. */
-	if (ev.data_len < RK_WIRE_CM_HELLO_LEN) {
-		snprintf(why, sizeof(why), "%u bytes of private data, not a %d-byte CM_HELLO",
-			 ev.data_len, RK_WIRE_CM_HELLO_LEN);
-		ret = -EBADMSG;
-	} else {
-		ret = rk_wire_decode(ev.data, RK_WIRE_CM_HELLO_LEN, &msg, why, sizeof(why));
-		if (!ret && msg.type != RK_MSG_CM_HELLO) {
-			snprintf(why, sizeof(why), "a %s message, not CM_HELLO",
-				 rk_msg_type_str(msg.type));
-			ret = -EBADMSG;
-		}
-	}
+	ret = decode_cm_hello(ev.data, ev.data_len, &msg, why, sizeof(why));
 	if (ret) {
 		rk_error("connect request from %s is not from rdmakit: %s (rejected; is the "
 			 "client another program, or another rdmakit version?)",
@@ -977,18 +988,7 @@ int rk_cm_connect(struct rk_cm *cm, struct rk_qp *qp, const struct rk_wire_buf *
 	if (ret)
 		return ret;
 	data = rk_cm_private_data(cm, &n);
-	if (n < RK_WIRE_CM_HELLO_LEN) {
-		snprintf(why, sizeof(why), "%zu bytes of private data, not a %d-byte CM_HELLO", n,
-			 RK_WIRE_CM_HELLO_LEN);
-		ret = -EBADMSG;
-	} else {
-		ret = rk_wire_decode(data, RK_WIRE_CM_HELLO_LEN, &msg, why, sizeof(why));
-		if (!ret && msg.type != RK_MSG_CM_HELLO) {
-			snprintf(why, sizeof(why), "a %s message, not CM_HELLO",
-				 rk_msg_type_str(msg.type));
-			ret = -EBADMSG;
-		}
-	}
+	ret = decode_cm_hello(data, n, &msg, why, sizeof(why));
 	if (ret) {
 		rk_error("connect QP 0x%x to %s: the server accepted, but its reply is not from "
 			 "rdmakit: %s (is the server another program, or another rdmakit version?)",
@@ -1083,23 +1083,31 @@ bool rk_cm_peer_left(struct rk_cm *cm)
 	return left;
 }
 
-bool rk_cm_wait_peer_left(struct rk_cm *cm, int timeout_ms)
+/* Wait up to timeout_ms (-1: forever) for the connection's DISCONNECTED,
+ * dropping other events: 0, or cm_get_event()'s error (-ETIMEDOUT). */
+static int cm_wait_disconnected(struct rk_cm *cm, int timeout_ms)
 {
 	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
 	struct cm_event ev;
 
-	if (!cm || !cm->channel || !cm->connected)
-		return false;
 	for (;;) {
 		int ret = cm_get_event(cm->channel, ms_left(deadline), &ev);
 
-		if (ret) {
-			rk_debug("%s did not disconnect within %d ms", cm->peer_addr, timeout_ms);
-			return false;
-		}
+		if (ret)
+			return ret;
 		if (ev.type == RDMA_CM_EVENT_DISCONNECTED)
-			break;
+			return 0;
 		rk_debug("ignoring %s on %s", rk_cm_event_name(ev.type), cm->peer_addr);
+	}
+}
+
+bool rk_cm_wait_peer_left(struct rk_cm *cm, int timeout_ms)
+{
+	if (!cm || !cm->channel || !cm->connected)
+		return false;
+	if (cm_wait_disconnected(cm, timeout_ms)) {
+		rk_debug("%s did not disconnect within %d ms", cm->peer_addr, timeout_ms);
+		return false;
 	}
 	rdma_disconnect(cm->id); /* answer it */
 	cm->connected = false;
@@ -1108,28 +1116,15 @@ bool rk_cm_wait_peer_left(struct rk_cm *cm, int timeout_ms)
 
 void rk_cm_disconnect(struct rk_cm *cm, int timeout_ms)
 {
-	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
-	struct cm_event ev;
-
 	if (!cm || !cm->id || !cm->connected)
 		return;
 	/* After the peer's disconnect this only answers it, which is fine too. */
 	if (rdma_disconnect(cm->id))
 		rk_debug("disconnect from %s: %m", cm->peer_addr);
 	cm->connected = false;
-	for (;;) {
-		int ret = cm_get_event(cm->channel, ms_left(deadline), &ev);
-
-		if (ret == -ETIMEDOUT) {
-			rk_debug("disconnect from %s: no %s within %d ms", cm->peer_addr,
-				 rk_cm_event_name(RDMA_CM_EVENT_DISCONNECTED), timeout_ms);
-			return;
-		}
-		if (ret || ev.type == RDMA_CM_EVENT_DISCONNECTED)
-			return;
-		rk_debug("disconnect from %s: ignoring %s", cm->peer_addr,
-			 rk_cm_event_name(ev.type));
-	}
+	if (cm_wait_disconnected(cm, timeout_ms) == -ETIMEDOUT)
+		rk_debug("disconnect from %s: no %s within %d ms", cm->peer_addr,
+			 rk_cm_event_name(RDMA_CM_EVENT_DISCONNECTED), timeout_ms);
 }
 
 void rk_cm_destroy(struct rk_cm *cm)
@@ -1158,6 +1153,52 @@ static bool is_ud_id(const struct rk_cm *cm)
 	return cm->id && cm->id->ps == RDMA_PS_UDP;
 }
 
+/* The QP and private data rk_cm_connect_raw() and rk_cm_accept_raw() take:
+ * 0, or -EINVAL after saying what is wrong ("DOING PEER: ..."). */
+static int raw_check(const struct rk_cm *cm, const struct rk_qp *qp, size_t len, bool ud,
+		     const char *doing)
+{
+	if (qp && (ud ? qp->transport == RK_UD : qp->cm_id == cm->id) && len <= UINT8_MAX)
+		return 0;
+	rk_error("%s %s: %s", doing, cm->peer_addr,
+		 len > UINT8_MAX ? "private data longer than 255 bytes" :
+		 ud ? "a UD connection (RDMA_PS_UDP) needs a UD QP" :
+		      "the QP was not created on this connection (use rk_cm_create_qp())");
+	return -EINVAL;
+}
+
+/* The connection parameters of both sides: the private data, and for UD
+ * (SIDR) our QPN, for RC the READs and atomics this device serves and issues
+ * within what the peer issues (peer_initiator) and serves (peer_responder). */
+static void raw_param(const struct rk_cm *cm, const struct rk_qp *qp, const void *data,
+		      size_t len, bool ud, unsigned int peer_initiator, unsigned int peer_responder,
+		      struct rdma_conn_param *param)
+{
+	memset(param, 0, sizeof(*param));
+	param->private_data = data;
+	param->private_data_len = (uint8_t)len;
+	if (ud) {
+		param->qp_num = qp->qp->qp_num;
+		return;
+	}
+	param->responder_resources = rd_atomic(cm->dev->info.max_qp_rd_atom, peer_initiator);
+	param->initiator_depth = rd_atomic(cm->dev->info.max_qp_init_rd_atom, peer_responder);
+	param->retry_count = cm_retry_count();
+	param->rnr_retry_count = CM_RNR_RETRY_COUNT;
+}
+
+/* An RC connection is ESTABLISHED: read back what CM set on the QP. */
+static int raw_established(struct rk_cm *cm, struct rk_qp *qp)
+{
+	int ret;
+
+	cm->connected = true;
+	ret = qp_refresh(cm, qp);
+	if (!ret)
+		shorten_rnr_timer(qp);
+	return ret;
+}
+
 int rk_cm_connect_raw(struct rk_cm *cm, struct rk_qp *qp, const void *data, size_t len,
 		      int timeout_ms)
 {
@@ -1168,28 +1209,14 @@ int rk_cm_connect_raw(struct rk_cm *cm, struct rk_qp *qp, const void *data, size
 	bool ud = is_ud_id(cm);
 	int ret;
 
-	if (!qp || (ud ? qp->transport != RK_UD : qp->cm_id != cm->id) || len > UINT8_MAX) {
-		rk_error("connect to %s: %s", cm->peer_addr,
-			 len > UINT8_MAX ? "private data longer than 255 bytes" :
-			 ud ? "a UD connection (RDMA_PS_UDP) needs a UD QP" :
-			      "the QP was not created on this connection (use rk_cm_create_qp())");
-		return -EINVAL;
-	}
+	ret = raw_check(cm, qp, len, ud, "connect to");
+	if (ret)
+		return ret;
 	snprintf(what, sizeof(what), "connect %s QP 0x%x to %s", ud ? "UD" : "RC",
 		 qp->qp->qp_num, cm->peer_addr);
-	memset(&param, 0, sizeof(param));
-	param.private_data = data;
-	param.private_data_len = (uint8_t)len;
-	if (ud) {
-		/* SIDR: the server answers with its QPN and Q_Key; ours travels in
-		 * our datagrams. */
-		param.qp_num = qp->qp->qp_num;
-	} else {
-		param.responder_resources = rd_atomic(cm->dev->info.max_qp_rd_atom, UINT8_MAX);
-		param.initiator_depth = rd_atomic(cm->dev->info.max_qp_init_rd_atom, UINT8_MAX);
-		param.retry_count = cm_retry_count();
-		param.rnr_retry_count = CM_RNR_RETRY_COUNT;
-	}
+	/* SIDR: the server answers with its QPN and Q_Key; ours travels in our
+	 * datagrams. RC: what the server allows is settled by its answer. */
+	raw_param(cm, qp, data, len, ud, UINT8_MAX, UINT8_MAX, &param);
 	if (rdma_connect(cm->id, &param)) {
 		ret = errno ? -errno : -EIO;
 		rk_error("%s: %m", what);
@@ -1212,11 +1239,9 @@ int rk_cm_connect_raw(struct rk_cm *cm, struct rk_qp *qp, const void *data, size
 		rk_info("%s: the server's QP is 0x%x, Q_Key 0x%x", what, ev.qp_num, ev.qkey);
 		return 0;
 	}
-	cm->connected = true;
-	ret = qp_refresh(cm, qp);
+	ret = raw_established(cm, qp);
 	if (ret)
 		return ret;
-	shorten_rnr_timer(qp);
 	rk_info("connected QP 0x%x to %s (QP 0x%x)", qp->qp->qp_num, cm->peer_addr, qp->remote.qpn);
 	return 0;
 }
@@ -1235,30 +1260,15 @@ int rk_cm_accept_raw(struct rk_cm *cm, struct rk_qp *qp, const void *data, size_
 		rk_error("accept: no connect request is waiting on this RDMA CM id");
 		return -EINVAL;
 	}
-	if (!qp || (ud ? qp->transport != RK_UD : qp->cm_id != cm->id) || len > UINT8_MAX) {
-		rk_error("accept %s: %s", cm->peer_addr,
-			 len > UINT8_MAX ? "private data longer than 255 bytes" :
-			 ud ? "a UD connection (RDMA_PS_UDP) needs a UD QP" :
-			      "the QP was not created on this connection (use rk_cm_create_qp())");
-		return -EINVAL;
-	}
+	ret = raw_check(cm, qp, len, ud, "accept");
+	if (ret)
+		return ret;
 	snprintf(what, sizeof(what), "accept %s on %s QP 0x%x", cm->peer_addr, ud ? "UD" : "RC",
 		 qp->qp->qp_num);
-	memset(&param, 0, sizeof(param));
-	param.private_data = data;
-	param.private_data_len = (uint8_t)len;
-	if (ud) {
-		param.qp_num = qp->qp->qp_num;
-	} else {
-		/* Serve as many READs as the client will issue, issue as many as
-		 * it serves, both within this device's limits. */
-		param.responder_resources =
-			rd_atomic(cm->dev->info.max_qp_rd_atom, c->req_initiator_depth);
-		param.initiator_depth =
-			rd_atomic(cm->dev->info.max_qp_init_rd_atom, c->req_responder_resources);
-		param.retry_count = cm_retry_count();
-		param.rnr_retry_count = CM_RNR_RETRY_COUNT;
-	}
+	/* Serve as many READs as the client will issue, issue as many as it
+	 * serves, both within this device's limits. */
+	raw_param(cm, qp, data, len, ud, c->req_initiator_depth, c->req_responder_resources,
+		  &param);
 	if (rdma_accept(cm->id, &param)) {
 		ret = errno ? -errno : -EIO;
 		rk_error("%s: %m", what);
@@ -1270,11 +1280,9 @@ int rk_cm_accept_raw(struct rk_cm *cm, struct rk_qp *qp, const void *data, size_
 	ret = cm_wait(cm->channel, RDMA_CM_EVENT_ESTABLISHED, timeout_ms, what, &ev);
 	if (ret)
 		return ret;
-	cm->connected = true;
-	ret = qp_refresh(cm, qp);
+	ret = raw_established(cm, qp);
 	if (ret)
 		return ret;
-	shorten_rnr_timer(qp);
 	rk_info("accepted %s on QP 0x%x (peer QP 0x%x)", cm->peer_addr, qp->qp->qp_num,
 		qp->remote.qpn);
 	return 0;

@@ -16,6 +16,8 @@
 #include <rdmakit/log.h>
 #include <rdmakit/status.h>
 
+#include "clock.h"
+
 #define SYSFS_IB "/sys/class/infiniband"
 
 static const char *const group_dirs[RK_COUNTER_GROUPS] = {
@@ -50,14 +52,6 @@ int rk_counter_parse(const char *text, uint64_t *value_p)
 		return -EINVAL;
 	*value_p = v;
 	return 0;
-}
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* Read one counter file into *value_p. 1: left out (said at debug level). */
@@ -177,7 +171,7 @@ int rk_counters_read_dir(const char *port_dir, const char *device, uint8_t port_
 		return -ENOMEM;
 	snprintf(s->device, sizeof(s->device), "%s", device);
 	s->port = port_num;
-	s->taken_ns = monotonic_ns();
+	s->taken_ns = now_ns();
 	for (int g = 0; g < RK_COUNTER_GROUPS; g++) {
 		ret = read_group(s, &cap, port_dir, (enum rk_counter_group)g);
 		if (ret) {

@@ -15,6 +15,8 @@
 #include <rdmakit/ops.h>
 #include <rdmakit/status.h>
 
+#include "clock.h"
+
 #define TAG_MAGIC 0x51505354u /* "QPST": first word of every payload the walk sends */
 
 #define S_RECV_SLOT  4096u
@@ -65,14 +67,6 @@ static const char *const spec_text[] = {
 	[IBV_QPS_ERR] = "every outstanding request completes with WR_FLUSH_ERR; work posted in "
 			"ERR is flushed too",
 };
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static void sleep_ms(int ms)
 {
@@ -187,7 +181,7 @@ static void take_wc(struct walk *w, const struct ibv_wc *wc)
 static void drain(struct walk *w, int ms, bool (*done)(const struct walk *, const void *),
 		  const void *arg)
 {
-	double end = now_ms() + ms;
+	int64_t end = now_ms() + ms;
 	struct ibv_wc wc[8];
 
 	for (;;) {
@@ -344,6 +338,24 @@ static void post_pair(struct walk *w, struct rk_qps_row *row)
 	row->send_wr = post_send(w, false, true, "send", SMALL);
 }
 
+/* post_pair(), then a SEND from the peer towards the subject. */
+static void post_both_ways(struct walk *w, struct rk_qps_row *row)
+{
+	post_pair(w, row);
+	row->incoming_wr = post_send(w, true, false, "incoming send", SMALL);
+}
+
+/* Poll until done() says the two work requests a and b are through (or for
+ * ms), then for settle_ms more: what comes late still lands in this row. */
+static void drain_two(struct walk *w, int a, int b, int ms,
+		      bool (*done)(const struct walk *, const void *), int settle_ms)
+{
+	int list[3] = {a, b, -1};
+
+	drain(w, ms, done, list);
+	drain(w, settle_ms, NULL, NULL);
+}
+
 static int walk_setup(struct walk *w)
 {
 	struct rk_qp_init_attr qa = {
@@ -405,7 +417,7 @@ static void walk_teardown(struct walk *w)
 /* Wait for the subject's SQ_DRAINED, logging every async event seen. */
 static bool wait_drained(struct walk *w, int ms)
 {
-	double end = now_ms() + ms;
+	int64_t end = now_ms() + ms;
 	struct rk_async_event ev;
 
 	while (now_ms() < end) {
@@ -426,7 +438,6 @@ static int walk_to_rts(struct walk *w)
 	struct rk_qps_report *rep = w->rep;
 	struct rk_qps_row *row;
 	struct rk_endpoint ep;
-	int list[3];
 
 	rk_qp_local_endpoint(w->p, &ep);
 
@@ -439,33 +450,22 @@ static int walk_to_rts(struct walk *w)
 	row = begin_row(w, IBV_QPS_INIT, "INIT", rk_qp_to_init(w->s, 0));
 	if (row->modify_ret)
 		return row->modify_ret;
-	post_pair(w, row);
-	row->incoming_wr = post_send(w, true, false, "incoming send", SMALL);
+	post_both_ways(w, row);
 	drain(w, 600, NULL, NULL);
 
 	/* RTR: incoming messages are received, sends are not executed. */
 	row = begin_row(w, IBV_QPS_RTR, "RTR", rk_qp_to_rtr(w->s, &ep, &w->path));
 	if (row->modify_ret)
 		return row->modify_ret;
-	post_pair(w, row);
-	row->incoming_wr = post_send(w, true, false, "incoming send", SMALL);
-	list[0] = rep->rows[1].incoming_wr;
-	list[1] = row->incoming_wr;
-	list[2] = -1;
-	drain(w, 6000, all_delivered, list);
-	drain(w, 400, NULL, NULL);
+	post_both_ways(w, row);
+	drain_two(w, rep->rows[1].incoming_wr, row->incoming_wr, 6000, all_delivered, 400);
 
 	/* RTS: both directions. */
 	row = begin_row(w, IBV_QPS_RTS, "RTS", rk_qp_to_rts(w->s));
 	if (row->modify_ret)
 		return row->modify_ret;
-	post_pair(w, row);
-	row->incoming_wr = post_send(w, true, false, "incoming send", SMALL);
-	list[0] = row->send_wr;
-	list[1] = row->incoming_wr;
-	list[2] = -1;
-	drain(w, 4000, all_completed, list);
-	drain(w, 400, NULL, NULL);
+	post_both_ways(w, row);
+	drain_two(w, row->send_wr, row->incoming_wr, 4000, all_completed, 400);
 	return 0;
 }
 
@@ -487,8 +487,7 @@ static int walk_sqd(struct walk *w)
 		rep->wrs[list[n]].row = w->row;
 	if (row->modify_ret)
 		return row->modify_ret;
-	post_pair(w, row);
-	row->incoming_wr = post_send(w, true, false, "incoming send", SMALL);
+	post_both_ways(w, row);
 	row->drained_event = wait_drained(w, 4000);
 	drain(w, 4000, all_completed, list);
 	drain(w, 500, NULL, NULL);
@@ -556,7 +555,7 @@ static int walk_err(struct walk *w)
 static int walk_recovered(struct walk *w)
 {
 	struct rk_qps_row *row;
-	int list[3], ret;
+	int ret;
 
 	ret = rk_qp_recover(w->s);
 	if (!ret)
@@ -568,13 +567,8 @@ static int walk_recovered(struct walk *w)
 	row = begin_row(w, IBV_QPS_RTS, "RTS (recovered)", ret);
 	if (row->modify_ret)
 		return row->modify_ret;
-	post_pair(w, row);
-	row->incoming_wr = post_send(w, true, false, "incoming send", SMALL);
-	list[0] = row->send_wr;
-	list[1] = row->incoming_wr;
-	list[2] = -1;
-	drain(w, 4000, all_delivered, list);
-	drain(w, 200, NULL, NULL);
+	post_both_ways(w, row);
+	drain_two(w, row->send_wr, row->incoming_wr, 4000, all_delivered, 200);
 	return 0;
 }
 

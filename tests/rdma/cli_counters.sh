@@ -72,21 +72,6 @@ assert d['results'][0]['messages'] == 300, d['results'][0]['messages']"
 assert (hw.get('rdma_sends'), hw.get('rdma_recvs')) == (12, 12), hw"
 }
 
-# wait_for FILE TEXT SECONDS: until FILE contains TEXT (1 when it never does).
-wait_for() {
-	i=0
-	while ! grep -qF -- "$2" "$1"; do
-		i=$((i + 1))
-		if [ "$i" -gt $(($3 * 5)) ]; then
-			echo "FAIL: no '$2' in $3 s; got:"
-			sed 's/^/  | /' "$1" | head -20
-			fails=$((fails + 1))
-			return 1
-		fi
-		sleep 0.2
-	done
-}
-
 # stop_watch PID SIGNAL: send SIGNAL to the background watch PID; it must exit 0.
 stop_watch() {
 	kill -"$2" "$1"

@@ -16,21 +16,6 @@ trap 'rm -rf "$out" "$err" "$dir"' EXIT
 run 0 "$RDMAKIT" memserver --help && has "$out" "--state-dir DIR"
 run 1 "$RDMAKIT" memserver -p "$PORT" --state-dir "$dir/none" && has "$err" "open the state directory $dir/none"
 
-# wait_for FILE TEXT: up to 30 s (an emulated guest is slow).
-wait_for() {
-	i=0
-	while ! grep -qF -- "$2" "$1" 2>/dev/null; do
-		i=$((i + 1))
-		if [ "$i" -gt 300 ]; then
-			echo "FAIL: no '$2' in $1 within 30 s:"
-			sed 's/^/  | /' "$1"
-			fails=$((fails + 1))
-			return 1
-		fi
-		sleep 0.1
-	done
-}
-
 # start ARGS...: a server in the background, its output in $dir/s.out/.err.
 start() {
 	"$RDMAKIT" memserver -p "$PORT" "$@" >"$dir/s.out" 2>"$dir/s.err" &

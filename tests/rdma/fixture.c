@@ -110,13 +110,20 @@ int fx_wait(struct rk_cq *cq, struct ibv_wc *wc)
 /* ---- log capture for tests with threads ---- */
 
 static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
-static char capture_text[32768];
+static char capture_text[65536];
 static size_t capture_len;
 
+/* A message that no longer fits starts the text afresh: the newest
+ * messages are the ones a test asks about. */
 static void capture_any(enum rk_log_level level, const char *msg, void *arg)
 {
+	size_t n;
+
 	(void)arg;
 	pthread_mutex_lock(&capture_lock);
+	n = strlen(msg) + 1;
+	if (capture_len + n >= sizeof(capture_text))
+		capture_len = 0;
 	capture_len += (size_t)snprintf(capture_text + capture_len,
 					sizeof(capture_text) - capture_len, "%s\n", msg);
 	if (capture_len >= sizeof(capture_text))
@@ -177,4 +184,10 @@ uint16_t fx_next_port(uint16_t base)
 	if (!port)
 		port = base;
 	return port++;
+}
+
+int fx_run_group(const char *what, const struct CMUnitTest *tests, size_t n)
+{
+	printf("# %s against %s\n", what, fx_test_ip());
+	return _cmocka_run_group_tests("tests", tests, n, fx_capture_setup, fx_capture_teardown);
 }

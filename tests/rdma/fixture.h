@@ -70,4 +70,10 @@ bool fx_capture_has(const char *s);
 /* A fresh port for each connection a test makes: base, base + 1, ... */
 uint16_t fx_next_port(uint16_t base);
 
+/* A test program's main: print "# WHAT against IP", then run the group of
+ * tests with the library's log captured (fx_capture_setup/teardown). Returns
+ * how many tests failed. */
+int fx_run_group(const char *what, const struct CMUnitTest *tests, size_t n);
+#define fx_run(what, tests) fx_run_group((what), (tests), sizeof(tests) / sizeof((tests)[0]))
+
 #endif

@@ -134,6 +134,22 @@ ready() {
 	return 1
 }
 
+# wait_for FILE TEXT [SECONDS]: until FILE contains TEXT (a fixed string), up
+# to SECONDS (default 30: an emulated guest is slow); 1 when it never does.
+wait_for() {
+	i=0
+	while ! grep -qF -- "$2" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		if [ "$i" -gt $((${3:-30} * 10)) ]; then
+			echo "FAIL: no '$2' in $1 within ${3:-30} s; got:"
+			sed 's/^/  | /' "$1" | head -20
+			fails=$((fails + 1))
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
 # plain_only: true in the plain run, false in the sanitized one
 # (RDMAKIT_SANITIZED=1), for a case whose code paths other cases of the same
 # script already run there: `plain_only && pair ...`.

@@ -482,6 +482,5 @@ int main(void)
 		cmocka_unit_test(test_garbage_private_data),
 	};
 
-	printf("# RDMA CM tests against %s\n", fx_test_ip());
-	return cmocka_run_group_tests(tests, fx_capture_setup, fx_capture_teardown);
+	return fx_run("RDMA CM tests", tests);
 }

@@ -25,49 +25,6 @@
 #define IO_LEN	 16384
 #define IO_OFF	 (3 * 4096)
 
-/* ---- log capture (both threads) ---- */
-
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static char log_text[65536];
-static size_t log_len;
-
-static void capture_log(enum rk_log_level level, const char *msg, void *arg)
-{
-	(void)arg;
-	pthread_mutex_lock(&log_lock);
-	log_len += (size_t)snprintf(log_text + log_len, sizeof(log_text) - log_len, "%s\n", msg);
-	if (log_len >= sizeof(log_text))
-		log_len = 0;
-	fprintf(stderr, "  [server %s] %s\n", level == RK_LOG_ERROR ? "error" : "log", msg);
-	pthread_mutex_unlock(&log_lock);
-}
-
-static bool log_has(const char *s)
-{
-	bool found;
-
-	pthread_mutex_lock(&log_lock);
-	found = strstr(log_text, s) != NULL;
-	pthread_mutex_unlock(&log_lock);
-	if (!found)
-		fprintf(stderr, "# the server's log does not contain \"%s\"\n", s);
-	return found;
-}
-
-static const char *test_ip(void)
-{
-	const char *ip = getenv("RDMAKIT_TEST_IP");
-
-	return ip && ip[0] ? ip : "198.18.0.1";
-}
-
-static uint16_t next_port(void)
-{
-	static uint16_t port = 18720;
-
-	return port++;
-}
-
 /* ---- the server in a thread ---- */
 
 struct server {
@@ -90,7 +47,7 @@ static void *serve(void *arg)
 static void server_start(struct server *s)
 {
 	if (!s->o.port)
-		s->o.port = next_port();
+		s->o.port = fx_next_port(18720);
 	s->o.allow = s->allow;
 	assert_int_equal(rk_memserver_create(&s->o, &s->srv), 0);
 	s->running = true;
@@ -193,7 +150,7 @@ static void client_setup(struct client *c, uint16_t port)
 					      .max_send_sge = 1, .max_recv_sge = 1}};
 
 	memset(c, 0, sizeof(*c));
-	inet_pton(AF_INET, test_ip(), &dst.sin_addr);
+	inet_pton(AF_INET, fx_test_ip(), &dst.sin_addr);
 	assert_non_null(c->ch = rdma_create_event_channel());
 	assert_int_equal(rdma_create_id(c->ch, &c->id, NULL, RDMA_PS_TCP), 0);
 	assert_int_equal(rdma_resolve_addr(c->id, NULL, (struct sockaddr *)&dst, 2000), 0);
@@ -374,7 +331,7 @@ static void check_status(struct rk_memserver *srv, uint64_t id, uint64_t other_i
 		found += si->id == id || si->id == other_id;
 		assert_int_equal(si->size, SIZE);
 		assert_int_equal(si->queues, 0);
-		assert_string_equal(si->client, test_ip());
+		assert_string_equal(si->client, fx_test_ip());
 		assert_true(si->idle_since >= si->created);
 		assert_true(si->expires > si->idle_since);
 	}
@@ -401,8 +358,8 @@ static void test_sessions(void **state)
 	check_zero(&q0, IO_OFF);
 	check_zero(&q0, SIZE - IO_LEN);
 	write_pattern(&q0);
-	assert_true(log_has("accepted queue 0/2 of new session"));
-	assert_true(log_has("QP 0x"));
+	assert_true(fx_capture_has("accepted queue 0/2 of new session"));
+	assert_true(fx_capture_has("QP 0x"));
 	/* Second queue of the same session: same region, same bytes. */
 	assert_int_equal(client_connect(&q1, s.o.port, 1, 2, id, SIZE), 0);
 	assert_int_equal(q1.region.flags, RK_MEM_REGION_RESUMED);
@@ -443,7 +400,7 @@ static void test_sessions(void **state)
 	assert_non_null(strstr(again.text, "differs"));
 	client_close(&again);
 	client_disconnect(&q0);
-	assert_true(log_has("disconnected queue 0 of session"));
+	assert_true(fx_capture_has("disconnected queue 0 of session"));
 	usleep(300000);
 	server_halt(&s);
 	check_status(s.srv, id, other_id);
@@ -466,7 +423,7 @@ static void test_keep_expiry(void **state)
 	assert_int_equal(client_connect(&c, s.o.port, 0, 1, id, SIZE), -ENOENT);
 	assert_non_null(strstr(c.text, "no session"));
 	client_close(&c);
-	assert_true(log_has("expired"));
+	assert_true(fx_capture_has("expired"));
 	/* A session unknown from the start is -ENOENT too. */
 	assert_int_equal(client_connect(&c, s.o.port, 0, 1, 0x1234, SIZE), -ENOENT);
 	client_close(&c);
@@ -543,7 +500,7 @@ static void test_bad_requests(void **state)
 	server_start(&s);
 	for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++)
 		expect_reject(s.o.port, &b[i]);
-	assert_true(log_has("rejected 198.18.0.1: magic 0x12345678 is not RKMS"));
+	assert_true(fx_capture_has("rejected 198.18.0.1: magic 0x12345678 is not RKMS"));
 	server_stop(&s);
 }
 
@@ -559,7 +516,7 @@ static void test_allow(void **state)
 	server_start(&s);
 	assert_int_equal(client_connect(&c, s.o.port, 0, 1, 0, SIZE), -EACCES);
 	assert_non_null(strstr(c.text, "not in --allow 10.0.0.0/8 fd00::/8"));
-	assert_non_null(strstr(c.text, test_ip()));
+	assert_non_null(strstr(c.text, fx_test_ip()));
 	client_close(&c);
 	server_stop(&s);
 	/* The client's own block lets it in. */
@@ -612,7 +569,7 @@ static void test_state_dir(void **state)
 	assert_int_equal(access(path, F_OK), 0);
 	/* A new server on the same directory adopts the session. */
 	server_start(&s);
-	assert_true(log_has("adopted session"));
+	assert_true(fx_capture_has("adopted session"));
 	assert_int_equal(client_connect(&c, s.o.port, 0, 1, id, SIZE), 0);
 	assert_int_equal(c.region.flags, RK_MEM_REGION_RESUMED);
 	check_pattern(&c, id);
@@ -633,7 +590,5 @@ int main(void)
 		cmocka_unit_test(test_state_dir),
 	};
 
-	rk_log_set_handler(capture_log, NULL);
-	rk_log_set_level(RK_LOG_INFO);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return fx_run("memserver tests", tests);
 }

@@ -310,6 +310,5 @@ int main(void)
 		cmocka_unit_test(test_bad_options_and_no_server),
 	};
 
-	printf("# ping engines against %s\n", fx_test_ip());
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return fx_run("ping engines", tests);
 }

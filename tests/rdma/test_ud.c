@@ -298,6 +298,5 @@ int main(void)
 		cmocka_unit_test(test_bad_options),
 	};
 
-	printf("# UD engine tests against %s\n", fx_test_ip());
-	return cmocka_run_group_tests(tests, fx_capture_setup, fx_capture_teardown);
+	return fx_run("UD engine tests", tests);
 }

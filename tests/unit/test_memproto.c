@@ -189,6 +189,16 @@ static void test_cidr(void **state)
 	assert_int_equal(rk_cidr_parse("/8", &c, why, sizeof(why)), -EINVAL);
 }
 
+/* rk_blk_attach_string() refuses o with -EINVAL, saying needle. */
+static void attach_refused(const struct rk_blk_attach_opts *o, const char *needle)
+{
+	char buf[256], why[160];
+
+	assert_int_equal(rk_blk_attach_string(o, 2, buf, sizeof(buf), why, sizeof(why)),
+			 -EINVAL);
+	assert_contains(why, needle);
+}
+
 static void test_attach_string(void **state)
 {
 	struct rk_blk_attach_opts o;
@@ -210,34 +220,22 @@ static void test_attach_string(void **state)
 	assert_string_equal(buf, "attach host=fd00::2,port=9000,size=268435456,queues=2,"
 				 "queue_depth=32,reconnect_delay=1,loss_timeout=0");
 	o.queues = 3;
-	assert_int_equal(rk_blk_attach_string(&o, 2, buf, sizeof(buf), why, sizeof(why)),
-			 -EINVAL);
-	assert_contains(why, "--queues: 3 is above the 2 online CPUs");
+	attach_refused(&o, "--queues: 3 is above the 2 online CPUs");
 	o.queues = 0;
 	o.size = 5000;
-	assert_int_equal(rk_blk_attach_string(&o, 2, buf, sizeof(buf), why, sizeof(why)),
-			 -EINVAL);
-	assert_contains(why, "--size: 5000");
+	attach_refused(&o, "--size: 5000");
 	o.size = 4096;
 	o.host = "server.example";
-	assert_int_equal(rk_blk_attach_string(&o, 2, buf, sizeof(buf), why, sizeof(why)),
-			 -EINVAL);
-	assert_contains(why, "HOST: 'server.example' is not an IPv4 or IPv6 address");
+	attach_refused(&o, "HOST: 'server.example' is not an IPv4 or IPv6 address");
 	o.host = "198.18.0.1";
 	o.queue_depth = 1025;
-	assert_int_equal(rk_blk_attach_string(&o, 2, buf, sizeof(buf), why, sizeof(why)),
-			 -EINVAL);
-	assert_contains(why, "--queue-depth: 1025");
+	attach_refused(&o, "--queue-depth: 1025");
 	o.queue_depth = 0;
 	o.reconnect_delay = 3601;
-	assert_int_equal(rk_blk_attach_string(&o, 2, buf, sizeof(buf), why, sizeof(why)),
-			 -EINVAL);
-	assert_contains(why, "--reconnect-delay");
+	attach_refused(&o, "--reconnect-delay");
 	o.reconnect_delay = 0;
 	o.loss_timeout = 86401;
-	assert_int_equal(rk_blk_attach_string(&o, 2, buf, sizeof(buf), why, sizeof(why)),
-			 -EINVAL);
-	assert_contains(why, "--loss-timeout");
+	attach_refused(&o, "--loss-timeout");
 	o.loss_timeout = -1;
 	assert_int_equal(rk_blk_attach_string(&o, 2, buf, 20, why, sizeof(why)), -ENOSPC);
 }

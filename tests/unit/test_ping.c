@@ -170,6 +170,16 @@ static void parse_fails(const char *buf, size_t n, const char *needle)
 	assert_memory_equal(&got, &before, sizeof(got));
 }
 
+/* good with the byte at offset changed to c fails to parse, saying needle. */
+static void parse_fails_at(const char *good, int offset, char c, const char *needle)
+{
+	char bad[RK_PP_MSG_LEN];
+
+	memcpy(bad, good, sizeof(bad));
+	bad[offset] = c;
+	parse_fails(bad, RK_PP_MSG_LEN, needle);
+}
+
 static void pp_parse_malformed(void **state)
 {
 	struct rk_pp_dest d = sample_dest();
@@ -185,29 +195,15 @@ static void pp_parse_malformed(void **state)
 	parse_fails(bad, sizeof(bad), "60 bytes");
 
 	/* A non-hex digit in each field, with where it is. */
-	memcpy(bad, good, sizeof(good));
-	bad[2] = 'g';
-	parse_fails(bad, RK_PP_MSG_LEN, "LID: 'g' at offset 2");
-	memcpy(bad, good, sizeof(good));
-	bad[7] = ' ';
-	parse_fails(bad, RK_PP_MSG_LEN, "QPN: ' ' at offset 7");
-	memcpy(bad, good, sizeof(good));
-	bad[17] = '-';
-	parse_fails(bad, RK_PP_MSG_LEN, "PSN: '-' at offset 17");
-	memcpy(bad, good, sizeof(good));
-	bad[50] = '\n';
-	parse_fails(bad, RK_PP_MSG_LEN, "GID: byte 0x0a at offset 50");
+	parse_fails_at(good, 2, 'g', "LID: 'g' at offset 2");
+	parse_fails_at(good, 7, ' ', "QPN: ' ' at offset 7");
+	parse_fails_at(good, 17, '-', "PSN: '-' at offset 17");
+	parse_fails_at(good, 50, '\n', "GID: byte 0x0a at offset 50");
 
 	/* Separators and the final NUL. */
-	memcpy(bad, good, sizeof(good));
-	bad[4] = ';';
-	parse_fails(bad, RK_PP_MSG_LEN, "';' at offset 4 where ':' belongs after the LID");
-	memcpy(bad, good, sizeof(good));
-	bad[18] = '0';
-	parse_fails(bad, RK_PP_MSG_LEN, "offset 18 where ':' belongs after the PSN");
-	memcpy(bad, good, sizeof(good));
-	bad[51] = 'x';
-	parse_fails(bad, RK_PP_MSG_LEN, "offset 51 where the message ends with NUL");
+	parse_fails_at(good, 4, ';', "';' at offset 4 where ':' belongs after the LID");
+	parse_fails_at(good, 18, '0', "offset 18 where ':' belongs after the PSN");
+	parse_fails_at(good, 51, 'x', "offset 51 where the message ends with NUL");
 
 	/* A short field (sscanf would have taken "1a:"). */
 	parse_fails("1a:000011:abcdef:00000000000000000000ffffc6120001\0\0\0", RK_PP_MSG_LEN,

@@ -1,0 +1,19 @@
+# Sourced by the bench/vs-*.sh comparisons: what they share.
+
+# bench_positive PROG NOUN V...: exit 2 with "PROG: 'V' is not a positive NOUN"
+# unless every V is a whole number above 0.
+bench_positive() {
+	_prog=$1 _noun=$2
+	shift 2
+	for _v in "$@"; do
+		case $_v in
+		'' | *[!0-9]* | 0) echo "$_prog: '$_v' is not a positive $_noun" >&2; exit 2 ;;
+		esac
+	done
+}
+
+# bench_want NAME: true when NAME is a case to run: no --cases given ($cases
+# empty), or NAME matches its extended regular expression.
+bench_want() {
+	[ -z "$cases" ] || echo "$1" | grep -Eq -- "$cases"
+}

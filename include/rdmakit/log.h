@@ -7,6 +7,7 @@
 #ifndef RDMAKIT_LOG_H
 #define RDMAKIT_LOG_H
 
+#include <stddef.h>
 #include <stdarg.h>
 
 #ifdef __cplusplus

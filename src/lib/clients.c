@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,6 +130,7 @@ int clients_serve(const struct rk_conn_opts *co, uint32_t n, int wait_ms, client
 	bool *threaded;
 	uint64_t deadline;
 	uint32_t got = 0, errors = 0;
+	char tag[64];
 	int ret;
 
 	ct = calloc(n, sizeof(*ct));
@@ -149,7 +151,11 @@ int clients_serve(const struct rk_conn_opts *co, uint32_t n, int wait_ms, client
 
 		if (!left || rk_stop_requested())
 			break;
+		/* "waiting for client 4 of 4: no client connected within 2712 ms" */
+		snprintf(tag, sizeof(tag), "waiting for client %u of %u", got + 1, n);
+		rk_log_thread_scope(tag, NULL, 0);
 		ret = rk_conn_accept(l, left, &ct[got].pending);
+		rk_log_thread_scope(NULL, NULL, 0);
 		if (ret == -ETIMEDOUT || ret == -EINTR)
 			break;
 		if (ret && ++errors < 16) /* this request went wrong (logged); others may come */

@@ -201,7 +201,18 @@ has "$dir/srv" "server: client 4 of 4 did not arrive within --wait 8 s" &&
 	echo "ok: rc --clients 4 with 3 clients: the missing one named, in ${took}s"
 [ "$took" -le 30 ] || { echo "FAIL: took ${took}s for --wait 8"; fails=$((fails + 1)); }
 
-lap "rc --clients 4, three came"
+# ... and without --wait, SIGINT ends the wait: the one that came is
+# reported, the one missing named, exit 1.
+P=$((PORT + 6))
+server "$RDMAKIT" rc --server --clients 2 -p $P -s 4k
+clients 1 "$RDMAKIT" rc "$IP" -p $P --op read -s 4k
+clients_exit 0
+i=0
+while ! grep -q "done, 1 step" "$dir/srv" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+kill -INT "$spid"
+server_exit 1 && has "$dir/srv" "server: client 2 of 2 did not arrive (stopped while waiting)" &&
+	has "$dir/srv" "server: 2 clients: 1 OK, 0 failed, 1 missing: FAILED"
+lap "rc --clients 4, three came; --clients 2, one came, SIGINT"
 
 # (5) RDMA CM: two clients on one CM listener (its device shared by both).
 plain_only && {

@@ -26,7 +26,7 @@ void cli_clients_total_text(const struct rk_clients_total *t, const char *msgs_n
 			    double unit_bw, const char *unit)
 {
 	printf(" aggregate: %u of %u client%s OK, %" PRIu64 " bytes, %" PRIu64 " %s in %.6f s "
-	       "(the union of their measured spans): %.2f %s, %.6f M%s/s\n", t->ok, t->wanted,
+	       "(the union of their measured spans): %.2f %s, %.6f million %s/s\n", t->ok, t->wanted,
 	       t->wanted == 1 ? "" : "s", t->bytes, t->msgs, msgs_name, t->seconds, unit_bw, unit,
 	       t->msg_rate / 1e6, msgs_name);
 }

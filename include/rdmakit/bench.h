@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include <rdmakit/bench_stats.h>
+#include <rdmakit/clients.h>
 #include <rdmakit/conn.h>
 #include <rdmakit/counters.h>
 
@@ -219,6 +220,8 @@ struct rk_bench_result {
 	bool stopped;            /* a stop request ended the round early */
 	bool stopped_by_peer;    /* ... the peer's (its BENCH_FIN) */
 	struct rk_bench_interval_range intervals; /* interval_ms set, this side measuring */
+	uint64_t start_ns;       /* CLOCK_MONOTONIC at the round's start on this side
+				    (after the start sync) */
 };
 
 struct rk_bench;
@@ -244,6 +247,47 @@ int rk_bench_run(struct rk_bench *b, const struct rk_bench_round *round,
 /* Client: tell the server there are no more rounds. Then, both sides, free
  * everything. NULL is ignored. */
 void rk_bench_close(struct rk_bench *b);
+
+/* ---- a server of several clients at once (clients.h) ---- */
+
+/* One client of rk_bench_serve_clients(). */
+struct rk_bench_client {
+	uint32_t index;           /* 1.., in order of arrival */
+	bool arrived;             /* false: it never came within the wait */
+	char peer[80];
+	bool connected;           /* set up: info is set */
+	struct rk_bench_info info;
+	int status;               /* 0: served to its end, every round checked;
+				     else the negative errno that ended it */
+	char error[320];          /* failed: the first error logged while serving it */
+	uint32_t nrounds;         /* rounds done and checked (also before a failure) */
+	struct rk_bench_result *rounds;
+	uint64_t bytes, msgs;     /* the sums over those rounds */
+};
+
+struct rk_bench_clients {
+	uint32_t wanted;
+	struct rk_bench_client *clients; /* wanted entries: those that arrived in
+					    order of arrival, then the missing */
+	struct rk_clients_total total;   /* the aggregate, as clients.h defines it */
+};
+
+/* Server: listen once (opts->conn: server, port, cm, device; its
+ * accept_timeout_ms bounds how long the n clients may take to arrive, -1
+ * none; a stop request also closes the window) and serve up to n clients at
+ * once, each on a thread of its own with its own control connection (or CM
+ * id), data QPs, CQs and memory, run as a one-client server would run it,
+ * every round checked. One client failing or vanishing ends only its own
+ * run. opts->progress and opts->interval are not used (many clients at
+ * once); the port counters in each result are port-wide (all clients).
+ * on_client (NULL: none) is called as each client ends, from its thread,
+ * one at a time. Returns 0 with *rep filled (how each client came out is in
+ * rep; free it with rk_bench_clients_free()), or a negative errno when the
+ * server could not listen (logged), -EINVAL for n outside 1..RK_CLIENTS_MAX. */
+int rk_bench_serve_clients(const struct rk_bench_opts *opts, uint32_t n,
+			   void (*on_client)(const struct rk_bench_client *c, void *arg),
+			   void *arg, struct rk_bench_clients *rep);
+void rk_bench_clients_free(struct rk_bench_clients *rep);
 
 /* Names: "send", "write", "read", "fetch-add", "cmp-swap"; "bw", "lat". */
 const char *rk_bench_test_str(enum rk_bench_test test);

@@ -102,6 +102,28 @@ struct rk_conn {
  * naming the peer; a server refusing a client tells it why. */
 int rk_conn_establish(const struct rk_conn_opts *opts, struct rk_conn **conn_p);
 
+/* A server of several clients at once (bench and rc --clients): one
+ * listening socket or CM id, and a connection per client, each with its own
+ * device context (TCP) or the listener's device shared (CM), PD, CQ and QP.
+ *
+ * rk_conn_listen() listens as opts says (opts->server set; on_listening is
+ * called once it listens). rk_conn_accept() waits up to timeout_ms (-1:
+ * forever) for the next client: its TCP connection or CM request, nothing
+ * set up yet (-ETIMEDOUT when none came, -EINTR on a stop request). Then
+ * rk_conn_establish_accepted() sets that client's connection up as
+ * rk_conn_establish() would with opts (its callbacks and arg are this
+ * client's), and may run on a thread of the client's own: different pending
+ * connections set up concurrently. On failure it closes the pending
+ * connection; a pending connection never set up goes with rk_conn_close().
+ * Close the listener after its clients' connections. */
+struct rk_conn_listener;
+
+int rk_conn_listen(const struct rk_conn_opts *opts, struct rk_conn_listener **l_p);
+int rk_conn_accept(struct rk_conn_listener *l, int timeout_ms, struct rk_conn **pending_p);
+int rk_conn_establish_accepted(struct rk_conn *pending, const struct rk_conn_opts *opts,
+			       struct rk_conn **conn_p);
+void rk_conn_listener_close(struct rk_conn_listener *l);
+
 /* Wait on the connection's CQ for the completion of wr_id (one completion,
  * within conn->timeout_ms) and check its status. what names the operation in
  * messages. A completion with another wr_id is an error (-EPROTO). */

@@ -7,6 +7,7 @@
 #ifndef RDMAKIT_LOG_H
 #define RDMAKIT_LOG_H
 
+#include <stddef.h>
 #include <stdarg.h>
 
 #ifdef __cplusplus
@@ -35,6 +36,12 @@ void rk_log_set_handler(rk_log_handler_t handler, void *arg);
 /* Emit one message. printf-style; %m is expanded from errno at call time. */
 void rk_log(enum rk_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* For a thread serving one of several clients: this thread's messages get
+ * "TAG: " in front (NULL: none), and the first error it logs from now on
+ * is kept in first_error (len bytes; NULL: none kept). tag and first_error
+ * must outlive the scope; rk_log_thread_scope(NULL, NULL, 0) ends it. */
+void rk_log_thread_scope(const char *tag, char *first_error, size_t len);
 
 #define rk_error(...) rk_log(RK_LOG_ERROR, __VA_ARGS__)
 #define rk_warn(...)  rk_log(RK_LOG_WARN, __VA_ARGS__)

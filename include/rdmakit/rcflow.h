@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rdmakit/clients.h>
 #include <rdmakit/counters.h>
 #include <rdmakit/gid.h>
 #include <rdmakit/wire.h>
@@ -139,6 +140,45 @@ struct rk_rcflow_result {
  * connection error (see rk_conn_establish()), -EIO bytes that differ, or the
  * error of the step that failed on either side. */
 int rk_rcflow_run(const struct rk_rcflow_opts *opts, struct rk_rcflow_result *result);
+
+/* ---- a server of several clients at once (clients.h) ---- */
+
+/* One client of rk_rcflow_serve_clients(). */
+struct rk_rcflow_client {
+	uint32_t index;          /* 1.., in order of arrival */
+	bool arrived;            /* false: it never came within the wait */
+	char peer[80];
+	int status;              /* 0: every step done and checked; else the negative
+				    errno that ended it */
+	char error[320];         /* failed: the first error logged while serving it */
+	struct rk_rcflow_result result;
+	uint32_t steps;          /* steps that passed */
+	uint64_t bytes;          /* bytes those steps moved */
+	struct rk_span span;     /* connected .. every step done, the server's clock */
+};
+
+struct rk_rcflow_clients {
+	uint32_t wanted;
+	struct rk_rcflow_client *clients; /* wanted entries: in order of arrival,
+					     then the missing */
+	struct rk_clients_total total;    /* msgs: steps */
+};
+
+/* Server: listen once and run the flow with up to n clients at once, each on
+ * a thread of its own with its own connection (control connection or CM id,
+ * QP, CQ) and its own buffer, as rk_rcflow_run() would with one; one client
+ * failing or vanishing ends only its own run. opts->accept_timeout_ms bounds
+ * how long the n may take to arrive (-1: none); a stop request (stop.h)
+ * also closes the window. opts->on_event is called once, with
+ * RK_RCFLOW_WAITING, when the server listens; on_client (NULL: none) as each
+ * client ends, from its thread, one at a time. 0 with *rep filled (free it
+ * with rk_rcflow_clients_free()), or a negative errno when the server could
+ * not listen or opts are bad (logged), -EINVAL for n outside
+ * 1..RK_CLIENTS_MAX. */
+int rk_rcflow_serve_clients(const struct rk_rcflow_opts *opts, uint32_t n,
+			    void (*on_client)(const struct rk_rcflow_client *c, void *arg),
+			    void *arg, struct rk_rcflow_clients *rep);
+void rk_rcflow_clients_free(struct rk_rcflow_clients *rep);
 
 /* "send", ..., "cmp-swap" (rk_op_parse()) or "all" into its code. -EINVAL
  * for any other name. */

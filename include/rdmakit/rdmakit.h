@@ -25,6 +25,7 @@
 #include <rdmakit/ctl_qp.h>
 #include <rdmakit/cm.h>
 #include <rdmakit/conn.h>
+#include <rdmakit/clients.h>
 #include <rdmakit/bench.h>
 #include <rdmakit/bench_stats.h>
 #include <rdmakit/qp_states.h>

@@ -136,6 +136,38 @@ int cli_persist_check(const char *cmd, bool persist, bool server, uint64_t wait_
  * role, else CLI_USAGE after saying what is wrong. */
 int cli_check_role(const char *cmd, bool server, const char *host);
 
+/* --clients N on the bench and rc servers (clients.c): N clients at once. */
+#define CLI_CLIENTS_OPT(n)                                                                       \
+	{"clients", 0, RK_OPT_COUNT, (n), 1, RK_CLIENTS_MAX, "N",                                \
+	 "server: serve N clients at once (incast), each with its own QP and buffer; a "         \
+	 "report per client and the aggregate; --wait SEC bounds their arrival"}
+
+/* --clients is the server's, and not with --persist: 0, or -EINVAL after
+ * saying why. */
+int cli_clients_check(const char *cmd, uint64_t clients, bool server, bool persist);
+
+/* One client of a --clients server, for the verdict. */
+struct cli_client_outcome {
+	uint32_t index;
+	bool arrived;
+	const char *peer;
+	int status;
+	const char *error;
+};
+
+/* The aggregate: a text line, or its JSON object. unit_bw is the bandwidth
+ * already in the unit named by unit. */
+void cli_clients_total_text(const struct rk_clients_total *t, const char *msgs_name,
+			    double unit_bw, const char *unit);
+json_object *cli_clients_total_json(const struct rk_clients_total *t, const char *msgs_name);
+
+/* The verdict over the clients: text lines naming each failed client (with
+ * its error) and each missing one, and "WHO: N clients, ...: OK|FAILED"; or
+ * with doc, its "failed_clients", "missing_clients" and "ok". CLI_OK when
+ * every wanted client came and passed, else CLI_FAILED. */
+int cli_clients_verdict(const char *who, json_object *doc, const struct cli_client_outcome *c,
+			uint32_t n, uint64_t wait_s);
+
 /* A server takes no positional argument; a client exactly one, the server's
  * address. Returns -1 when argv[first..] fits the role, else CLI_USAGE after
  * saying what is wrong. */

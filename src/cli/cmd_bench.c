@@ -28,6 +28,7 @@ struct bench_cli {
 	uint64_t iters;
 	int64_t duration;     /* -1: not given; 0: until stopped */
 	bool persist;         /* server: one client after another until stopped */
+	uint64_t clients;     /* server: this many clients at once; 0: one */
 	uint64_t interval;    /* soak: a record every this many seconds; 0: none */
 	uint64_t qps;
 	uint64_t threads;
@@ -182,6 +183,8 @@ static void print_link(const struct report *rp)
 		printf("  link      rate unknown (%s)\n", l->note);
 }
 
+static void print_columns(const struct report *rp);
+
 static void print_header(const struct report *rp)
 {
 	const struct rk_bench_info *in = rp->info;
@@ -228,6 +231,14 @@ static void print_header(const struct report *rp)
 		printf("  polling   busy, up to %u completions per poll, never yielding\n",
 		       in->cq_batch);
 	print_link(rp);
+	print_columns(rp);
+}
+
+/* The table's column names. */
+static void print_columns(const struct report *rp)
+{
+	const struct rk_bench_info *in = rp->info;
+
 	if (in->mode == RK_BENCH_BW) {
 		char peak[32], avg[32];
 		const char *unit = rk_bw_unit_str(rp->gates->unit);
@@ -983,6 +994,142 @@ static int serve_one(void *arg, bool *listened)
 	return report_end(&rp, status);
 }
 
+/* ---- --clients N: the server of several clients at once ---- */
+
+/* As each client ends (text): a line saying how it came out. */
+static void on_client_end(const struct rk_bench_client *c, void *arg)
+{
+	const struct bench_cli *o = arg;
+
+	if (o->json)
+		return;
+	if (c->status)
+		printf("bench server: client %u (%s) FAILED after %u round%s: %s\n", c->index,
+		       c->peer, c->nrounds, c->nrounds == 1 ? "" : "s", c->error);
+	else
+		printf("bench server: client %u (%s) done, %u round%s checked\n", c->index, c->peer,
+		       c->nrounds, c->nrounds == 1 ? "" : "s");
+	fflush(stdout);
+}
+
+/* A client's header line and its rows, under the same columns as one
+ * client's report. */
+static void client_text(struct report *rp, const struct rk_bench_client *c)
+{
+	const struct rk_bench_info *in = &c->info;
+
+	printf("client %u (%s): ", c->index, c->peer);
+	if (!c->connected) {
+		printf("not set up: %s\n", c->error);
+		return;
+	}
+	printf("%s %s, %s, %u QP%s%s, device %s port %u, QP 0x%x -> peer QP 0x%x%s\n",
+	       test_title(in->test), in->mode == RK_BENCH_BW ? "bandwidth" : "latency",
+	       rk_transport_str(in->transport), in->qps, in->qps > 1 ? "s" : "",
+	       in->bidir ? ", bidirectional" : "", in->device, in->port_num, in->qpn[0],
+	       in->peer_qpn[0], in->qps > 1 ? ", ..." : "");
+	rp->info = in;
+	print_columns(rp);
+	for (uint32_t r = 0; r < c->nrounds; r++)
+		print_row(rp, &c->rounds[r]);
+	if (c->status)
+		printf(" FAILED: %s\n", c->error);
+}
+
+static json_object *client_json(struct report *rp, const struct rk_bench_client *c)
+{
+	json_object *j = json_object_new_object(), *rounds = json_object_new_array();
+
+	json_object_object_add(j, "client", json_object_new_int64(c->index));
+	json_object_object_add(j, "arrived", json_object_new_boolean(c->arrived));
+	if (!c->arrived)
+		return j;
+	json_object_object_add(j, "peer", json_object_new_string(c->peer));
+	json_object_object_add(j, "ok", json_object_new_boolean(!c->status));
+	if (c->status)
+		json_object_object_add(j, "error", json_object_new_string(c->error));
+	if (c->connected) {
+		rp->info = &c->info;
+		json_object_object_add(j, "setup", info_json(&c->info, rp->o));
+		json_object_object_add(j, "qpn", json_object_new_int64(c->info.qpn[0]));
+		json_object_object_add(j, "peer_qpn", json_object_new_int64(c->info.peer_qpn[0]));
+	}
+	for (uint32_t r = 0; r < c->nrounds; r++) {
+		json_object *jr = result_json(&c->info, &c->rounds[r]);
+
+		units_result_json(rp, &c->rounds[r], jr);
+		json_object_array_add(rounds, jr);
+	}
+	json_object_object_add(j, "results", rounds);
+	json_object_object_add(j, "bytes", json_object_new_int64((int64_t)c->bytes));
+	json_object_object_add(j, "messages", json_object_new_int64((int64_t)c->msgs));
+	return j;
+}
+
+/* The report of a --clients run: per client, the aggregate, the verdict. */
+static int clients_report(struct report *rp, const struct rk_bench_clients *rep)
+{
+	const struct bench_cli *o = rp->o;
+	struct cli_client_outcome *oc = calloc(rep->wanted, sizeof(*oc));
+	json_object *arr = NULL;
+	int status;
+
+	if (!oc)
+		return CLI_FAILED;
+	if (o->json) {
+		rp->doc = json_object_new_object();
+		json_object_object_add(rp->doc, "role", json_object_new_string("server"));
+		json_object_object_add(rp->doc, "units", json_object_new_string(
+							       rk_bw_unit_name(rp->gates->unit)));
+		arr = json_object_new_array();
+		json_object_object_add(rp->doc, "clients", arr);
+	}
+	for (uint32_t i = 0; i < rep->wanted; i++) {
+		const struct rk_bench_client *c = &rep->clients[i];
+
+		oc[i] = (struct cli_client_outcome){c->index, c->arrived, c->peer, c->status,
+						    c->error};
+		if (o->json)
+			json_object_array_add(arr, client_json(rp, c));
+		else if (c->arrived)
+			client_text(rp, c);
+	}
+	if (o->json)
+		json_object_object_add(rp->doc, "aggregate",
+				       cli_clients_total_json(&rep->total, "messages"));
+	else
+		cli_clients_total_text(&rep->total, "messages", bw_shown(rp, rep->total.bw),
+				       rk_bw_unit_str(rp->gates->unit));
+	status = cli_clients_verdict("bench server", rp->doc, oc, rep->wanted, o->wait);
+	if (o->json)
+		cli_json_print(rp->doc);
+	free(oc);
+	return status;
+}
+
+static int serve_clients(struct bench_run *run)
+{
+	const struct bench_cli *o = run->o;
+	struct report rp = {.o = o, .gates = &run->p->gates};
+	struct rk_bench_clients rep;
+	int ret, status;
+
+	if (!o->json)
+		printf("bench server: waiting for %" PRIu64 " clients on port %" PRIu64 " (%s)\n",
+		       o->clients, o->port, o->cm ? "RDMA CM" : "TCP exchange");
+	fflush(stdout);
+	cli_stop_signals(true);
+	run->bo->stop = &cli_stop_signal;
+	ret = rk_bench_serve_clients(run->bo, (uint32_t)o->clients, on_client_end, (void *)o,
+				     &rep);
+	cli_stop_signals(false);
+	if (ret)
+		return CLI_FAILED;
+	status = clients_report(&rp, &rep);
+	rk_bench_clients_free(&rep);
+	return status;
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	struct bench_cli o = {
@@ -1053,7 +1200,7 @@ int cmd_bench(int argc, char **argv)
 		{"json", 'j', RK_OPT_FLAG, &o.json, 0, 0, NULL, "print one JSON document"},
 		{"csv", 0, RK_OPT_FLAG, &o.csv, 0, 0, NULL, "print CSV, one row per size"},
 		CLI_UNITS_OPT(&o.gate), CLI_BW_GATE_OPTS(&o.gate), CLI_LAT_GATE_OPT(&o.gate),
-		CLI_PERSIST_OPT(&o.persist),
+		CLI_PERSIST_OPT(&o.persist), CLI_CLIENTS_OPT(&o.clients),
 		RK_OPT_END,
 	};
 	struct bench_plan p = {.test = RK_BENCH_WRITE, .mode = RK_BENCH_BW, .tr = RK_RC, .wr = 2};
@@ -1069,8 +1216,14 @@ int cmd_bench(int argc, char **argv)
 	if (ret >= 0)
 		return ret;
 	if (check_opts(&o, &p) != CLI_OK ||
-	    cli_persist_check("bench", o.persist, o.server, o.wait))
+	    cli_persist_check("bench", o.persist, o.server, o.wait) ||
+	    cli_clients_check("bench", o.clients, o.server, o.persist))
 		return CLI_USAGE;
+	if (o.clients && o.csv) {
+		fprintf(stderr, "rdmakit bench: option --clients reports in text or --json, not "
+				"--csv\n");
+		return CLI_USAGE;
+	}
 
 	fill_bench_opts(&o, &p, argv[first], &bo);
 	run.o = &o;
@@ -1078,5 +1231,7 @@ int cmd_bench(int argc, char **argv)
 	run.bo = &bo;
 	if (o.persist)
 		return cli_persist("bench server", o.json, serve_one, &run);
+	if (o.clients)
+		return serve_clients(&run);
 	return serve_one(&run, &listened);
 }

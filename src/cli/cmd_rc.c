@@ -28,6 +28,7 @@ struct rc_opts {
 	bool json;
 	const char *auth_file;
 	bool persist;
+	uint64_t clients; /* server: this many clients at once; 0: one */
 	bool listened; /* the server listened: a failure after it is a client's */
 };
 
@@ -113,7 +114,10 @@ static void on_event(const struct rk_rcflow_result *r, enum rk_rcflow_event ev, 
 		o->listened = true;
 	if (o->json)
 		return;
-	if (ev == RK_RCFLOW_WAITING)
+	if (ev == RK_RCFLOW_WAITING && o->clients)
+		printf("server: waiting for %" PRIu64 " clients on port %" PRIu64 " (%s)\n",
+		       o->clients, o->port, o->cm ? "RDMA CM" : "TCP exchange");
+	else if (ev == RK_RCFLOW_WAITING)
 		printf("server: waiting for a client on port %" PRIu64 " (%s)\n", o->port,
 		       o->cm ? "RDMA CM" : "TCP exchange");
 	else if (ev == RK_RCFLOW_CONNECTED)
@@ -234,7 +238,8 @@ static int parse_inject(const struct rc_opts *o, struct rk_rcflow_opts *f)
 static int parse_choices(const struct rc_opts *o, struct rk_rcflow_opts *f)
 {
 	if (parse_mem(o, f) || parse_inject(o, f) ||
-	    cli_persist_check("rc", o->persist, o->server, o->wait))
+	    cli_persist_check("rc", o->persist, o->server, o->wait) ||
+	    cli_clients_check("rc", o->clients, o->server, o->persist))
 		return -EINVAL;
 	f->op = RK_RCFLOW_OP_ANY;
 	if (o->server && !strcmp(o->op, "any"))
@@ -316,6 +321,116 @@ static int serve_one(void *arg, bool *listened)
 	return ret ? CLI_FAILED : CLI_OK;
 }
 
+/* ---- --clients N: the server of several clients at once ---- */
+
+/* As each client ends (text): a line saying how it came out. */
+static void on_client_end(const struct rk_rcflow_client *c, void *arg)
+{
+	const struct rc_opts *o = arg;
+
+	if (o->json)
+		return;
+	if (c->status)
+		printf("server: client %u (%s) FAILED after %u step%s: %s\n", c->index, c->peer,
+		       c->steps, c->steps == 1 ? "" : "s", c->error);
+	else
+		printf("server: client %u (%s) done, %u step%s, every byte checked\n", c->index,
+		       c->peer, c->steps, c->steps == 1 ? "" : "s");
+	fflush(stdout);
+}
+
+static void client_text(const struct rc_opts *o, const struct rk_rcflow_client *c)
+{
+	const struct rk_rcflow_result *r = &c->result;
+	char flags[128];
+
+	printf("client %u (%s): ", c->index, c->peer);
+	if (!r->connected) {
+		printf("not connected: %s\n", c->error);
+		return;
+	}
+	printf("QP 0x%x", r->qpn);
+	if (!r->cm)
+		printf(" <-> peer QP 0x%x", r->peer_qpn);
+	printf(", its own %" PRIu64 " bytes of %s, rkey 0x%x, access %s; %s\n", o->size,
+	       r->dm ? "device memory" : "host memory", r->rkey,
+	       rk_access_str(r->access, flags, sizeof(flags)), rk_rcflow_op_name(r->op));
+	for (int i = 0; i < r->done; i++)
+		print_step(o, r, i);
+	if (c->status)
+		printf("  FAILED: %s\n", c->error);
+}
+
+static json_object *client_json(const struct rc_opts *o, const struct rk_rcflow_client *c)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "client", json_object_new_int64(c->index));
+	json_object_object_add(j, "arrived", json_object_new_boolean(c->arrived));
+	if (!c->arrived)
+		return j;
+	json_object_object_add(j, "peer", json_object_new_string(c->peer));
+	json_object_object_add(j, "ok", json_object_new_boolean(!c->status));
+	if (c->status)
+		json_object_object_add(j, "error", json_object_new_string(c->error));
+	json_object_object_add(j, "steps_ok", json_object_new_int64(c->steps));
+	json_object_object_add(j, "bytes", json_object_new_int64((int64_t)c->bytes));
+	json_object_object_add(j, "report", report_json(o, &c->result, c->status));
+	return j;
+}
+
+static int clients_report(const struct rc_opts *o, const struct rk_rcflow_clients *rep)
+{
+	struct cli_client_outcome *oc = calloc(rep->wanted, sizeof(*oc));
+	json_object *doc = NULL, *arr = NULL;
+	double mib = 1024.0 * 1024.0;
+	int status;
+
+	if (!oc)
+		return CLI_FAILED;
+	if (o->json) {
+		doc = json_object_new_object();
+		json_object_object_add(doc, "role", json_object_new_string("server"));
+		arr = json_object_new_array();
+		json_object_object_add(doc, "clients", arr);
+	}
+	for (uint32_t i = 0; i < rep->wanted; i++) {
+		const struct rk_rcflow_client *c = &rep->clients[i];
+
+		oc[i] = (struct cli_client_outcome){c->index, c->arrived, c->peer, c->status,
+						    c->error};
+		if (o->json)
+			json_object_array_add(arr, client_json(o, c));
+		else if (c->arrived)
+			client_text(o, c);
+	}
+	if (o->json)
+		json_object_object_add(doc, "aggregate", cli_clients_total_json(&rep->total, "steps"));
+	else
+		cli_clients_total_text(&rep->total, "steps", rep->total.bw / mib, "MiB/s");
+	status = cli_clients_verdict("server", doc, oc, rep->wanted, o->wait);
+	if (o->json)
+		cli_json_print(doc);
+	free(oc);
+	return status;
+}
+
+static int serve_clients(struct rc_run *run)
+{
+	struct rc_opts *o = run->o;
+	struct rk_rcflow_clients rep;
+	int ret, status;
+
+	cli_stop_signals(true);
+	ret = rk_rcflow_serve_clients(run->f, (uint32_t)o->clients, on_client_end, o, &rep);
+	cli_stop_signals(false);
+	if (ret)
+		return CLI_FAILED;
+	status = clients_report(o, &rep);
+	rk_rcflow_clients_free(&rep);
+	return status;
+}
+
 int cmd_rc(int argc, char **argv)
 {
 	struct rc_opts o = {
@@ -354,7 +469,7 @@ int cmd_rc(int argc, char **argv)
 		{"auth-file", 0, RK_OPT_STRING, &o.auth_file, 0, 0, "PATH",
 		 "shared secret (mode 600): both sides prove they hold it before the server "
 		 "sends its buffer's address and rkey"},
-		CLI_PERSIST_OPT(&o.persist),
+		CLI_PERSIST_OPT(&o.persist), CLI_CLIENTS_OPT(&o.clients),
 		RK_OPT_END,
 	};
 	struct rk_rcflow_opts f = {0};
@@ -375,5 +490,7 @@ int cmd_rc(int argc, char **argv)
 	run.f = &f;
 	if (o.persist)
 		return cli_persist("server", o.json, serve_one, &run);
+	if (o.clients)
+		return serve_clients(&run);
 	return serve_one(&run, &listened);
 }

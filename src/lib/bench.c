@@ -127,7 +127,9 @@ static int client_params(struct rk_bench *b, const struct rk_bench_opts *opts, c
 	return ret;
 }
 
-int rk_bench_connect(const struct rk_bench_opts *opts, struct rk_bench **bench_p)
+/* Connect (pending: a server's client already accepted, else as opts says). */
+static int bench_connect(const struct rk_bench_opts *opts, struct rk_conn *pending,
+			 struct rk_bench **bench_p)
 {
 	struct rk_bench *b;
 	char why[200] = "";
@@ -136,8 +138,10 @@ int rk_bench_connect(const struct rk_bench_opts *opts, struct rk_bench **bench_p
 	uint64_t c_t0 = now_ns(), c_tk0 = ticks();
 
 	b = calloc(1, sizeof(*b));
-	if (!b)
+	if (!b) {
+		rk_conn_close(pending);
 		return -ENOMEM;
+	}
 	b->o = *opts;
 	b->info.server = opts->conn.server;
 	b->info.cm = opts->conn.cm;
@@ -151,7 +155,10 @@ int rk_bench_connect(const struct rk_bench_opts *opts, struct rk_bench **bench_p
 		}
 	}
 	b->o.conn.transport = RK_RC; /* the control connection */
-	ret = rk_conn_establish(&b->o.conn, &b->conn);
+	if (pending)
+		ret = rk_conn_establish_accepted(pending, &b->o.conn, &b->conn);
+	else
+		ret = rk_conn_establish(&b->o.conn, &b->conn);
 	if (ret) {
 		free(b);
 		return ret;
@@ -175,6 +182,17 @@ err_close:
 	b->rounds = UINT32_MAX; /* nothing to tell the peer at close */
 	rk_bench_close(b);
 	return ret;
+}
+
+int rk_bench_connect(const struct rk_bench_opts *opts, struct rk_bench **bench_p)
+{
+	return bench_connect(opts, NULL, bench_p);
+}
+
+int bench_connect_accepted(struct rk_conn *pending, const struct rk_bench_opts *opts,
+			   struct rk_bench **bench_p)
+{
+	return bench_connect(opts, pending, bench_p);
 }
 
 const struct rk_bench_info *rk_bench_get_info(const struct rk_bench *b)
@@ -421,6 +439,7 @@ static int run_round(struct rk_bench *b, const struct rk_bench_round *round,
 		return ret;
 	b->t0 = now_ns();
 	b->tk0 = ticks();
+	res->start_ns = b->t0;
 	b->next_progress = b->t0 + PROGRESS_NS;
 	soak_begin(b, &r, lat ? !in->server : initiator);
 	ret = run_loops(b, &r, initiator, receiving);

@@ -223,6 +223,11 @@ static inline uint32_t seed_of(uint32_t round, uint32_t size)
 
 /* ---- across the engine's files ---- */
 
+/* bench.c: rk_bench_connect() for a server's client already accepted
+ * (rk_conn_accept()); closes pending on failure. */
+int bench_connect_accepted(struct rk_conn *pending, const struct rk_bench_opts *opts,
+			   struct rk_bench **bench_p);
+
 /* bench_setup.c: after the control connection, agree with the peer on what
  * runs (the server learns it from the client's first SETUP), create the
  * CQs, memory and data QPs, exchange their endpoints and connect them. */

@@ -172,22 +172,24 @@ static int expect_client_hello(struct rk_conn *c, struct rk_msg *msg)
 	return 0;
 }
 
-static int tcp_server(struct rk_conn *c, const struct rk_conn_opts *o)
+/* TCP server: a client's control connection, from the listening socket. */
+static int tcp_take(struct rk_conn *c, int listen_fd, int timeout_ms)
+{
+	int ret = rk_tcp_accept(listen_fd, timeout_ms, &c->ctl);
+
+	if (ret)
+		return ret;
+	snprintf(c->peer, sizeof(c->peer), "%s", c->ctl->peer);
+	return 0;
+}
+
+/* TCP server, a client accepted: its secret, HELLO, the QP and the reply. */
+static int tcp_server_setup(struct rk_conn *c, const struct rk_conn_opts *o)
 {
 	struct rk_msg msg;
 	char reason[RK_WIRE_ERROR_TEXT] = "";
 	int access = 0, ret;
 
-	ret = rk_tcp_listen(o->bind_ip, o->port, &c->listen_fd);
-	if (ret)
-		return ret;
-	rk_info("waiting for a client on port %u", o->port);
-	if (o->on_listening)
-		o->on_listening(o->arg);
-	ret = rk_tcp_accept(c->listen_fd, o->accept_timeout_ms, &c->ctl);
-	if (ret)
-		return ret;
-	snprintf(c->peer, sizeof(c->peer), "%s", c->ctl->peer);
 	/* The client proves the secret before this server sends anything. */
 	ret = c->auth ? rk_auth_server(c->ctl, c->auth, c->timeout_ms) : 0;
 	if (!ret)
@@ -224,6 +226,22 @@ static int tcp_server(struct rk_conn *c, const struct rk_conn_opts *o)
 err_tell_peer:
 	rk_ctl_send_error(c->ctl, ret, "the server could not set up: %s", rk_strerror(ret));
 	return ret;
+}
+
+static int tcp_server(struct rk_conn *c, const struct rk_conn_opts *o)
+{
+	int ret;
+
+	ret = rk_tcp_listen(o->bind_ip, o->port, &c->listen_fd);
+	if (ret)
+		return ret;
+	rk_info("waiting for a client on port %u", o->port);
+	if (o->on_listening)
+		o->on_listening(o->arg);
+	ret = tcp_take(c, c->listen_fd, o->accept_timeout_ms);
+	if (ret)
+		return ret;
+	return tcp_server_setup(c, o);
 }
 
 /* CM: rdmakit's view of the device and GID the CM id was bound to. */
@@ -413,20 +431,15 @@ static int cm_server_auth(struct rk_conn *c, const struct rk_conn_opts *o)
 	return rk_ctl_send(c->ctl, &msg);
 }
 
-static int cm_server(struct rk_conn *c, const struct rk_conn_opts *o)
+/* CM server: a client's connection request from the listener, its secret
+ * flag checked and its device adopted (shared is the listener's device for
+ * its clients: one rk_device, and one async event logger, for them all). */
+static int cm_take(struct rk_conn *c, struct rk_cm *listener, int timeout_ms,
+		   struct rk_device **shared)
 {
-	const struct rk_wire_buf pending = {.flags = RK_BUF_AUTH};
-	struct rk_qp_init_attr qa;
-	char reason[RK_WIRE_ERROR_TEXT] = "";
-	int access = 0, ret;
+	int ret;
 
-	ret = rk_cm_listen(o->bind_ip, o->port, &c->listener);
-	if (ret)
-		return ret;
-	rk_info("waiting for an RDMA CM client on port %u", o->port);
-	if (o->on_listening)
-		o->on_listening(o->arg);
-	ret = rk_cm_get_request(c->listener, o->accept_timeout_ms, &c->cm);
+	ret = rk_cm_get_request(listener, timeout_ms, &c->cm);
 	if (ret)
 		return ret;
 	snprintf(c->peer, sizeof(c->peer), "%s", c->cm->peer_addr);
@@ -434,9 +447,32 @@ static int cm_server(struct rk_conn *c, const struct rk_conn_opts *o)
 	ret = cm_server_check_auth(c);
 	if (ret)
 		return ret;
-	ret = adopt_cm_device(c, c->cm);
-	if (!ret)
-		ret = make_pd_cq(c, o);
+	if (shared && *shared && (*shared)->ctx == c->cm->id->verbs) {
+		c->dev = rk_device_ref(*shared);
+		c->port_num = c->cm->port_num;
+		c->gid = c->cm->gid;
+		c->has_gid = rk_port_is_roce(c->dev, c->port_num);
+	} else {
+		ret = adopt_cm_device(c, c->cm);
+		if (ret) {
+			rk_cm_reject(c->cm, "the server could not set up");
+			return ret;
+		}
+		if (shared && !*shared)
+			*shared = rk_device_ref(c->dev);
+	}
+	return 0;
+}
+
+/* CM server, a request taken: PD, CQ, the tool's buffer, the QP, accept. */
+static int cm_server_setup(struct rk_conn *c, const struct rk_conn_opts *o)
+{
+	const struct rk_wire_buf pending = {.flags = RK_BUF_AUTH};
+	struct rk_qp_init_attr qa;
+	char reason[RK_WIRE_ERROR_TEXT] = "";
+	int access = 0, ret;
+
+	ret = make_pd_cq(c, o);
 	if (ret) {
 		rk_cm_reject(c->cm, "the server could not set up");
 		return ret;
@@ -466,6 +502,39 @@ static int cm_server(struct rk_conn *c, const struct rk_conn_opts *o)
 	if (ret)
 		return ret;
 	return rk_ctl_qp_create(c->qp, c->pd, c->cq, c->cq, &c->ctl);
+}
+
+static int cm_server(struct rk_conn *c, const struct rk_conn_opts *o)
+{
+	int ret;
+
+	ret = rk_cm_listen(o->bind_ip, o->port, &c->listener);
+	if (ret)
+		return ret;
+	rk_info("waiting for an RDMA CM client on port %u", o->port);
+	if (o->on_listening)
+		o->on_listening(o->arg);
+	ret = cm_take(c, c->listener, o->accept_timeout_ms, NULL);
+	if (ret)
+		return ret;
+	return cm_server_setup(c, o);
+}
+
+/* Connected both ways: the async event logger, and both QPs in RTS before
+ * either side goes on. On failure the connection is closed. */
+static int conn_finish(struct rk_conn *c, int ret, struct rk_conn **conn_p)
+{
+	/* Port down, QP fatal and the like are named as they happen. */
+	if (!ret)
+		ret = rk_async_log_start(c->dev);
+	if (!ret)
+		ret = rk_ctl_sync(c->ctl, 0, 0, c->timeout_ms);
+	if (ret) {
+		rk_conn_close(c);
+		return ret;
+	}
+	*conn_p = c;
+	return 0;
 }
 
 int rk_conn_establish(const struct rk_conn_opts *opts, struct rk_conn **conn_p)
@@ -501,18 +570,105 @@ int rk_conn_establish(const struct rk_conn_opts *opts, struct rk_conn **conn_p)
 		ret = o.server ? cm_server(c, &o) : cm_client(c, &o);
 	else
 		ret = o.server ? tcp_server(c, &o) : tcp_client(c, &o);
-	/* Port down, QP fatal and the like are named as they happen. */
-	if (!ret)
-		ret = rk_async_log_start(c->dev);
-	/* Both QPs in RTS before either side goes on. */
-	if (!ret)
-		ret = rk_ctl_sync(c->ctl, 0, 0, c->timeout_ms);
+	return conn_finish(c, ret, conn_p);
+}
+
+/* ---- one listener, many clients ---- */
+
+struct rk_conn_listener {
+	struct rk_conn_opts o;
+	int listen_fd;             /* TCP */
+	struct rk_cm *cm;          /* CM */
+	struct rk_device *cm_dev;  /* CM: the device its clients came on (a reference) */
+};
+
+int rk_conn_listen(const struct rk_conn_opts *opts, struct rk_conn_listener **l_p)
+{
+	struct rk_conn_listener *l;
+	int ret;
+
+	if (!opts->server || (opts->cm && opts->transport != RK_RC)) {
+		rk_error("a listener is a server's, and RDMA CM connects RC queue pairs only");
+		return -EINVAL;
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->o = *opts;
+	if (!l->o.port)
+		l->o.port = RK_DEFAULT_PORT;
+	l->listen_fd = -1;
+	if (opts->cm)
+		ret = rk_cm_listen(opts->bind_ip, l->o.port, &l->cm);
+	else
+		ret = rk_tcp_listen(opts->bind_ip, l->o.port, &l->listen_fd);
+	if (ret) {
+		free(l);
+		return ret;
+	}
+	rk_info("waiting for %s clients on port %u", opts->cm ? "RDMA CM" : "TCP exchange",
+		l->o.port);
+	if (opts->on_listening)
+		opts->on_listening(opts->arg);
+	*l_p = l;
+	return 0;
+}
+
+int rk_conn_accept(struct rk_conn_listener *l, int timeout_ms, struct rk_conn **pending_p)
+{
+	struct rk_auth *auth = NULL;
+	struct rk_conn *c;
+	int ret;
+
+	if (l->o.auth_file) {
+		ret = rk_auth_load(l->o.auth_file, &auth);
+		if (ret)
+			return ret;
+	}
+	c = conn_new(&l->o);
+	if (!c) {
+		rk_auth_free(auth);
+		return -ENOMEM;
+	}
+	c->auth = auth;
+	c->release = NULL; /* the client's own opts bring theirs */
+	c->arg = NULL;
+	if (l->o.cm)
+		ret = cm_take(c, l->cm, timeout_ms, &l->cm_dev);
+	else
+		ret = tcp_take(c, l->listen_fd, timeout_ms);
 	if (ret) {
 		rk_conn_close(c);
 		return ret;
 	}
-	*conn_p = c;
+	*pending_p = c;
 	return 0;
+}
+
+int rk_conn_establish_accepted(struct rk_conn *pending, const struct rk_conn_opts *opts,
+			       struct rk_conn **conn_p)
+{
+	struct rk_conn_opts o = *opts;
+	int ret;
+
+	if (!o.port)
+		o.port = RK_DEFAULT_PORT;
+	pending->timeout_ms = o.timeout_ms > 0 ? o.timeout_ms : 10000;
+	pending->release = o.release;
+	pending->arg = o.arg;
+	ret = pending->cm_mode ? cm_server_setup(pending, &o) : tcp_server_setup(pending, &o);
+	return conn_finish(pending, ret, conn_p);
+}
+
+void rk_conn_listener_close(struct rk_conn_listener *l)
+{
+	if (!l)
+		return;
+	rk_cm_destroy(l->cm);
+	if (l->listen_fd >= 0)
+		close(l->listen_fd);
+	rk_device_close(l->cm_dev);
+	free(l);
 }
 
 int rk_conn_wait(struct rk_conn *conn, uint64_t wr_id, const char *what, struct ibv_wc *wc_p)

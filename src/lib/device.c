@@ -224,9 +224,17 @@ err_free_dev:
 
 static void async_log_stop(struct rk_device *dev);
 
+struct rk_device *rk_device_ref(struct rk_device *dev)
+{
+	__atomic_add_fetch(&dev->refs, 1, __ATOMIC_ACQ_REL);
+	return dev;
+}
+
 void rk_device_close(struct rk_device *dev)
 {
 	if (!dev)
+		return;
+	if (__atomic_sub_fetch(&dev->refs, 1, __ATOMIC_ACQ_REL) >= 0)
 		return;
 	async_log_stop(dev);
 	if (dev->owns_ctx && ibv_close_device(dev->ctx))
@@ -450,7 +458,7 @@ static void *async_log_thread(void *arg)
 	return NULL;
 }
 
-int rk_async_log_start(struct rk_device *dev)
+static int async_log_start_locked(struct rk_device *dev)
 {
 	struct rk_async_logger *l;
 	int ret;
@@ -479,6 +487,19 @@ err_close_pipe:
 	close(l->stop[1]);
 err_free_l:
 	free(l);
+	return ret;
+}
+
+/* Connections that share a device (rk_device_ref()) start it from their own
+ * threads: one logger per device. */
+int rk_async_log_start(struct rk_device *dev)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	int ret;
+
+	pthread_mutex_lock(&lock);
+	ret = async_log_start_locked(dev);
+	pthread_mutex_unlock(&lock);
 	return ret;
 }
 

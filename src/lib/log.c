@@ -58,6 +58,26 @@ void rk_log_set_handler(rk_log_handler_t handler, void *arg)
 	log_handler_arg = arg;
 }
 
+static __thread const char *thread_tag;
+static __thread char *thread_error;
+static __thread size_t thread_error_len;
+
+void rk_log_thread_scope(const char *tag, char *first_error, size_t len)
+{
+	thread_tag = tag;
+	thread_error = len ? first_error : NULL;
+	thread_error_len = len;
+	if (thread_error)
+		thread_error[0] = '\0';
+}
+
+/* The thread's first error, kept (see rk_log_thread_scope()). */
+static void keep_error(enum rk_log_level level, const char *msg)
+{
+	if (level == RK_LOG_ERROR && thread_error && !thread_error[0])
+		snprintf(thread_error, thread_error_len, "%s", msg);
+}
+
 void rk_log(enum rk_log_level level, const char *fmt, ...)
 {
 	int saved_errno = errno; /* keep %m meaningful for the caller's failure */
@@ -70,6 +90,20 @@ void rk_log(enum rk_log_level level, const char *fmt, ...)
 	errno = saved_errno;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	keep_error(level, msg);
+	if (thread_tag) {
+		char tagged[sizeof(msg)];
+		size_t n = strnlen(thread_tag, sizeof(msg) / 2), m = strlen(msg);
+
+		/* "TAG: msg", the message cut where it no longer fits */
+		if (m > sizeof(msg) - n - 3)
+			m = sizeof(msg) - n - 3;
+		memcpy(tagged, thread_tag, n);
+		memcpy(tagged + n, ": ", 2);
+		memcpy(tagged + n + 2, msg, m);
+		tagged[n + 2 + m] = '\0';
+		memcpy(msg, tagged, sizeof(msg));
+	}
 	if (log_handler)
 		log_handler(level, msg, log_handler_arg);
 	else

@@ -4,6 +4,7 @@
  * and every byte moved is checked where it arrives. */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <pthread.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,6 +13,9 @@
 
 #include <rdmakit/rdmakit.h>
 #include <rdmakit/rcflow.h>
+
+#include "clients_int.h"
+#include "clock.h"
 
 #define FADD_START 1000u
 #define FADD_ADD 1u
@@ -22,6 +26,8 @@ struct rc {
 	struct rk_rcflow_result *res;
 	int sge;
 	struct rk_conn *conn;
+	struct rk_conn *pending; /* a server's client already accepted (--clients) */
+	uint64_t t_connected, t_done; /* now_ns(): connected, and every step done */
 	struct rk_region *buf; /* server: the exposed buffer; client: its local one */
 	uint8_t *scratch;      /* expected content, and copies out of device memory */
 	enum rk_rcflow_step_kind flow[RK_RCFLOW_MAX_STEPS];
@@ -703,9 +709,14 @@ static int run(struct rc *rc)
 	int ret;
 
 	conn_opts(rc, &co, &path);
-	ret = rk_conn_establish(&co, &rc->conn);
+	if (rc->pending)
+		ret = rk_conn_establish_accepted(rc->pending, &co, &rc->conn);
+	else
+		ret = rk_conn_establish(&co, &rc->conn);
+	rc->pending = NULL; /* taken either way */
 	if (ret)
 		return ret;
+	rc->t_connected = now_ns();
 	note_connected(rc);
 	if (!rc->o->server)
 		ret = check_reply(rc);
@@ -714,6 +725,7 @@ static int run(struct rc *rc)
 	emit(rc, RK_RCFLOW_CONNECTED, -1);
 	for (int i = 0; !ret && i < rc->res->nsteps; i++)
 		ret = run_step(rc, i);
+	rc->t_done = now_ns();
 	if (!ret)
 		ret = rk_ctl_sync(rc->conn->ctl, 1000, 0, rc->conn->timeout_ms);
 	/* Over CM the last SYNC travels on the QP: the client, which may have
@@ -723,29 +735,142 @@ static int run(struct rc *rc)
 	return ret;
 }
 
-int rk_rcflow_run(const struct rk_rcflow_opts *opts, struct rk_rcflow_result *result)
+/* The flow once, as opts says; pending: a server's client already accepted
+ * (closed here on failure). Its connected span in *span_p (may be NULL). */
+static int rcflow_run(const struct rk_rcflow_opts *opts, struct rk_conn *pending,
+		      struct rk_rcflow_result *result, struct rk_span *span_p)
 {
-	struct rc rc = {.o = opts, .res = result, .sge = opts->sge ? opts->sge : 1};
+	struct rc rc = {.o = opts, .res = result, .sge = opts->sge ? opts->sge : 1,
+			.pending = pending};
 	int ret;
 
 	memset(result, 0, sizeof(*result));
 	result->op = opts->op;
 	ret = check_opts(opts);
-	if (ret)
-		return ret;
-	if (opts->op != RK_RCFLOW_OP_ANY)
+	if (!ret && opts->op != RK_RCFLOW_OP_ANY)
 		build_flow(&rc);
-	if (opts->server && opts->mem == RK_RCFLOW_MEM_DM) {
+	if (!ret && opts->server && opts->mem == RK_RCFLOW_MEM_DM && !pending)
 		ret = server_check_dm(opts);
-		if (ret)
-			return ret;
+	if (!ret) {
+		rc.scratch = malloc(2 * opts->size);
+		ret = rc.scratch ? run(&rc) : -ENOMEM;
 	}
-	rc.scratch = malloc(2 * opts->size);
-	if (!rc.scratch)
-		return -ENOMEM;
-	ret = run(&rc);
+	rk_conn_close(rc.pending); /* not taken: an early failure */
 	rk_run_counters_stop(&result->counters);
 	rk_conn_close(rc.conn);
 	free(rc.scratch);
+	if (span_p) {
+		span_p->start_ns = rc.t_connected;
+		span_p->end_ns = rc.t_done > rc.t_connected ? rc.t_done : rc.t_connected;
+	}
 	return ret;
+}
+
+int rk_rcflow_run(const struct rk_rcflow_opts *opts, struct rk_rcflow_result *result)
+{
+	return rcflow_run(opts, NULL, result, NULL);
+}
+
+/* ---- a server of several clients at once ---- */
+
+struct rc_server {
+	const struct rk_rcflow_opts *opts;
+	struct rk_rcflow_clients *rep;
+	void (*on_client)(const struct rk_rcflow_client *c, void *arg);
+	void *arg;
+	pthread_mutex_t lock; /* on_client, one at a time */
+};
+
+static void serve_client(struct rk_conn *pending, uint32_t index, void *arg)
+{
+	struct rc_server *s = arg;
+	struct rk_rcflow_client *c = &s->rep->clients[index];
+	struct rk_rcflow_opts o = *s->opts;
+	char tag[112];
+
+	c->index = index + 1;
+	c->arrived = true;
+	snprintf(c->peer, sizeof(c->peer), "%s", pending->peer);
+	snprintf(tag, sizeof(tag), "client %u (%s)", c->index, c->peer);
+	rk_log_thread_scope(tag, c->error, sizeof(c->error));
+	o.on_event = NULL;
+	c->status = rcflow_run(&o, pending, &c->result, &c->span);
+	for (int i = 0; i < c->result.done; i++) {
+		if (!c->result.steps[i].status) {
+			c->steps++;
+			c->bytes += c->result.steps[i].bytes;
+		}
+	}
+	if (c->status && !c->error[0])
+		snprintf(c->error, sizeof(c->error), "%s", rk_strerror(c->status));
+	rk_log_thread_scope(NULL, NULL, 0);
+	if (s->on_client) {
+		pthread_mutex_lock(&s->lock);
+		s->on_client(c, s->arg);
+		pthread_mutex_unlock(&s->lock);
+	}
+}
+
+static int rc_total(struct rk_rcflow_clients *rep)
+{
+	struct rk_client_tally *t = calloc(rep->wanted, sizeof(*t));
+	int ret;
+
+	if (!t)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < rep->wanted; i++) {
+		const struct rk_rcflow_client *c = &rep->clients[i];
+
+		t[i] = (struct rk_client_tally){.arrived = c->arrived, .status = c->status,
+						.bytes = c->bytes, .msgs = c->steps,
+						.spans = &c->span, .nspans = c->arrived ? 1 : 0};
+	}
+	ret = rk_clients_total(t, rep->wanted, &rep->total);
+	free(t);
+	return ret;
+}
+
+int rk_rcflow_serve_clients(const struct rk_rcflow_opts *opts, uint32_t n,
+			    void (*on_client)(const struct rk_rcflow_client *c, void *arg),
+			    void *arg, struct rk_rcflow_clients *rep)
+{
+	struct rc_server s = {.opts = opts, .rep = rep, .on_client = on_client, .arg = arg};
+	struct rc rc0 = {.o = opts, .sge = opts->sge ? opts->sge : 1};
+	struct rk_conn_opts co;
+	struct rk_path_attr path;
+	uint32_t arrived = 0;
+	int ret;
+
+	memset(rep, 0, sizeof(*rep));
+	if (!opts->server || n < 1 || n > RK_CLIENTS_MAX) {
+		rk_error("RC flow: a server serves 1 to %d clients at once (asked %u)",
+			 RK_CLIENTS_MAX, n);
+		return -EINVAL;
+	}
+	ret = check_opts(opts);
+	if (!ret && opts->mem == RK_RCFLOW_MEM_DM)
+		ret = server_check_dm(opts);
+	if (ret)
+		return ret;
+	rep->wanted = n;
+	rep->clients = calloc(n, sizeof(*rep->clients));
+	if (!rep->clients)
+		return -ENOMEM;
+	conn_opts(&rc0, &co, &path); /* the listener's: where, and on_listening */
+	pthread_mutex_init(&s.lock, NULL);
+	ret = clients_serve(&co, n, opts->accept_timeout_ms, serve_client, &s, &arrived);
+	pthread_mutex_destroy(&s.lock);
+	for (uint32_t i = arrived; !ret && i < n; i++)
+		rep->clients[i].index = i + 1;
+	if (!ret)
+		ret = rc_total(rep);
+	if (ret)
+		rk_rcflow_clients_free(rep);
+	return ret;
+}
+
+void rk_rcflow_clients_free(struct rk_rcflow_clients *rep)
+{
+	free(rep->clients);
+	memset(rep, 0, sizeof(*rep));
 }

@@ -67,6 +67,19 @@ run 2 "$R" ping "$IP" --persist && has "$err" "rdmakit ping: option --persist is
 run 2 "$R" ping --server --persist -w 3 && has "$err" "--wait 3 is for a server of one client"
 run 2 "$R" bench "$IP" --persist && has "$err" "rdmakit bench: option --persist is for the server"
 run 2 "$R" bench --server --persist --wait 9 && has "$err" "--wait 9 is for a server of one client"
+# --clients N: the rc and bench servers' clients at once, 1..64, not with --persist
+for cmd in rc bench; do
+	run 2 "$R" $cmd --server --clients 0 && has "$err" "--clients" && has "$err" "1..64"
+	run 2 "$R" $cmd --server --clients 65 && has "$err" "--clients" && has "$err" "1..64"
+	run 2 "$R" $cmd --server --clients 4x && has "$err" "--clients"
+	run 2 "$R" $cmd "$IP" --clients 4 &&
+		has "$err" "rdmakit $cmd: option --clients is for the server (--server)"
+	run 2 "$R" $cmd --server --clients 4 --persist &&
+		has "$err" "rdmakit $cmd: options --clients and --persist exclude each other"
+done
+run 2 "$R" bench --server --clients 2 --csv && has "$err" "--clients reports in text or --json"
+run 0 "$R" rc --help && has "$out" "--clients N"
+run 0 "$R" bench --help && has "$out" "--clients N"
 run 2 "$RDMAKIT" rc "$IP" --op bogus
 has "$err" "--op"
 run 2 "$RDMAKIT" rc "$IP" -p 70000

@@ -1,0 +1,99 @@
+/* --clients N: the bench and rc servers of several clients at once. The
+ * options' rules, the aggregate and the verdict that names each failed and
+ * each missing client; the commands print their own per-client rows. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "cli.h"
+
+int cli_clients_check(const char *cmd, uint64_t clients, bool server, bool persist)
+{
+	if (clients && !server) {
+		fprintf(stderr, "rdmakit %s: option --clients is for the server (--server)\n", cmd);
+		return -EINVAL;
+	}
+	if (clients && persist) {
+		fprintf(stderr, "rdmakit %s: options --clients and --persist exclude each other: "
+				"--clients N serves N clients at once and ends, --persist one "
+				"after another until stopped\n", cmd);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void cli_clients_total_text(const struct rk_clients_total *t, const char *msgs_name,
+			    double unit_bw, const char *unit)
+{
+	printf(" aggregate: %u of %u client%s OK, %" PRIu64 " bytes, %" PRIu64 " %s in %.6f s "
+	       "(the union of their measured spans): %.2f %s, %.6f million %s/s\n", t->ok, t->wanted,
+	       t->wanted == 1 ? "" : "s", t->bytes, t->msgs, msgs_name, t->seconds, unit_bw, unit,
+	       t->msg_rate / 1e6, msgs_name);
+}
+
+json_object *cli_clients_total_json(const struct rk_clients_total *t, const char *msgs_name)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "clients_wanted", json_object_new_int64(t->wanted));
+	json_object_object_add(j, "clients_arrived", json_object_new_int64(t->arrived));
+	json_object_object_add(j, "clients_ok", json_object_new_int64(t->ok));
+	json_object_object_add(j, "clients_failed", json_object_new_int64(t->failed));
+	json_object_object_add(j, "clients_missing", json_object_new_int64(t->missing));
+	json_object_object_add(j, "bytes", json_object_new_int64((int64_t)t->bytes));
+	json_object_object_add(j, msgs_name, json_object_new_int64((int64_t)t->msgs));
+	json_object_object_add(j, "seconds", json_object_new_double(t->seconds));
+	json_object_object_add(j, "bw_Bps", json_object_new_double(t->bw));
+	json_object_object_add(j, "bw_MiBps", json_object_new_double(t->bw / (1024.0 * 1024.0)));
+	json_object_object_add(j, "rate_per_s", json_object_new_double(t->msg_rate));
+	return j;
+}
+
+static json_object *failed_json(const struct cli_client_outcome *c)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "client", json_object_new_int64(c->index));
+	json_object_object_add(j, "peer", json_object_new_string(c->peer));
+	json_object_object_add(j, "error", json_object_new_string(c->error));
+	return j;
+}
+
+int cli_clients_verdict(const char *who, json_object *doc, const struct cli_client_outcome *c,
+			uint32_t n, uint64_t wait_s)
+{
+	json_object *failed = json_object_new_array(), *missing = json_object_new_array();
+	uint32_t nfailed = 0, nmissing = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (!c[i].arrived) {
+			nmissing++;
+			json_object_array_add(missing, json_object_new_int64(c[i].index));
+			if (!doc)
+				printf(wait_s ? "%s: client %u of %u did not arrive within --wait %"
+						PRIu64 " s\n" :
+						"%s: client %u of %u did not arrive (stopped while "
+						"waiting)\n", who, c[i].index, n, wait_s);
+		} else if (c[i].status) {
+			nfailed++;
+			json_object_array_add(failed, failed_json(&c[i]));
+			if (!doc)
+				printf("%s: client %u (%s) FAILED: %s\n", who, c[i].index, c[i].peer,
+				       c[i].error);
+		}
+	}
+	if (doc) {
+		json_object_object_add(doc, "failed_clients", failed);
+		json_object_object_add(doc, "missing_clients", missing);
+		json_object_object_add(doc, "ok", json_object_new_boolean(!nfailed && !nmissing));
+	} else {
+		json_object_put(failed);
+		json_object_put(missing);
+		if (!nfailed && !nmissing)
+			printf("%s: %u client%s, every one checked: OK\n", who, n, n == 1 ? "" : "s");
+		else
+			printf("%s: %u client%s: %u OK, %u failed, %u missing: FAILED\n", who, n,
+			       n == 1 ? "" : "s", n - nfailed - nmissing, nfailed, nmissing);
+	}
+	return nfailed || nmissing ? CLI_FAILED : CLI_OK;
+}

@@ -1,0 +1,165 @@
+/* The benchmark server of several clients at once (bench.h,
+ * rk_bench_serve_clients()): the accept loop of clients.c, and per client a
+ * thread that runs a one-client server's rounds on its own rk_bench. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdmakit/error.h>
+#include <rdmakit/log.h>
+
+#include "bench_int.h"
+#include "clients_int.h"
+
+struct bench_server {
+	const struct rk_bench_opts *opts;
+	struct rk_bench_clients *rep;
+	void (*on_client)(const struct rk_bench_client *c, void *arg);
+	void *arg;
+	pthread_mutex_t lock; /* on_client, one at a time */
+};
+
+static int keep_round(struct rk_bench_client *c, const struct rk_bench_result *res)
+{
+	struct rk_bench_result *more;
+
+	more = realloc(c->rounds, (c->nrounds + 1) * sizeof(*more));
+	if (!more)
+		return -ENOMEM;
+	c->rounds = more;
+	c->rounds[c->nrounds++] = *res;
+	c->bytes += res->bytes;
+	c->msgs += res->msgs;
+	return 0;
+}
+
+/* The client's rounds until its BENCH_FIN: 0, or the error that ended it. */
+static int serve_rounds(struct rk_bench *b, struct rk_bench_client *c)
+{
+	for (;;) {
+		struct rk_bench_round round = {0};
+		struct rk_bench_result res;
+		int ret = rk_bench_run(b, &round, &res);
+
+		if (ret == 1)
+			return 0;
+		if (ret)
+			return ret;
+		ret = keep_round(c, &res);
+		if (ret)
+			return ret;
+	}
+}
+
+static void serve_client(struct rk_conn *pending, uint32_t index, void *arg)
+{
+	struct bench_server *s = arg;
+	struct rk_bench_client *c = &s->rep->clients[index];
+	struct rk_bench_opts o = *s->opts;
+	struct rk_bench *b;
+	char tag[112];
+	int ret;
+
+	c->index = index + 1;
+	c->arrived = true;
+	snprintf(c->peer, sizeof(c->peer), "%s", pending->peer);
+	snprintf(tag, sizeof(tag), "client %u (%s)", c->index, c->peer);
+	rk_log_thread_scope(tag, c->error, sizeof(c->error));
+	o.progress = NULL;
+	o.interval = NULL;
+	o.interval_ms = 0;
+	ret = bench_connect_accepted(pending, &o, &b);
+	if (!ret) {
+		c->connected = true;
+		c->info = *rk_bench_get_info(b);
+		ret = serve_rounds(b, c);
+		rk_bench_close(b);
+	}
+	c->status = ret;
+	if (ret && !c->error[0])
+		snprintf(c->error, sizeof(c->error), "%s", rk_strerror(ret));
+	rk_log_thread_scope(NULL, NULL, 0);
+	if (s->on_client) {
+		pthread_mutex_lock(&s->lock);
+		s->on_client(c, s->arg);
+		pthread_mutex_unlock(&s->lock);
+	}
+}
+
+/* The aggregate: each OK client's rounds as spans on the server's clock. */
+static int bench_total(struct rk_bench_clients *rep)
+{
+	struct rk_client_tally *t = calloc(rep->wanted, sizeof(*t));
+	struct rk_span **spans = calloc(rep->wanted, sizeof(*spans));
+	int ret = -ENOMEM;
+
+	if (!t || !spans)
+		goto out;
+	for (uint32_t i = 0; i < rep->wanted; i++) {
+		const struct rk_bench_client *c = &rep->clients[i];
+
+		spans[i] = calloc(c->nrounds ? c->nrounds : 1, sizeof(**spans));
+		if (!spans[i])
+			goto out;
+		for (uint32_t r = 0; r < c->nrounds; r++) {
+			spans[i][r].start_ns = c->rounds[r].start_ns;
+			spans[i][r].end_ns = c->rounds[r].start_ns +
+					     (uint64_t)(c->rounds[r].seconds * 1e9);
+		}
+		t[i] = (struct rk_client_tally){.arrived = c->arrived, .status = c->status,
+						.bytes = c->bytes, .msgs = c->msgs,
+						.spans = spans[i], .nspans = c->nrounds};
+	}
+	ret = rk_clients_total(t, rep->wanted, &rep->total);
+out:
+	for (uint32_t i = 0; spans && i < rep->wanted; i++)
+		free(spans[i]);
+	free(spans);
+	free(t);
+	return ret;
+}
+
+int rk_bench_serve_clients(const struct rk_bench_opts *opts, uint32_t n,
+			   void (*on_client)(const struct rk_bench_client *c, void *arg),
+			   void *arg, struct rk_bench_clients *rep)
+{
+	struct bench_server s = {.opts = opts, .rep = rep, .on_client = on_client, .arg = arg};
+	struct rk_conn_opts co = opts->conn;
+	uint32_t arrived = 0;
+	int ret;
+
+	memset(rep, 0, sizeof(*rep));
+	if (!opts->conn.server || n < 1 || n > RK_CLIENTS_MAX) {
+		rk_error("bench: a server serves 1 to %d clients at once (asked %u)", RK_CLIENTS_MAX,
+			 n);
+		return -EINVAL;
+	}
+	rep->wanted = n;
+	rep->clients = calloc(n, sizeof(*rep->clients));
+	if (!rep->clients)
+		return -ENOMEM;
+	pthread_mutex_init(&s.lock, NULL);
+	co.transport = RK_RC;
+	ret = clients_serve(&co, n, opts->conn.accept_timeout_ms, serve_client, &s, &arrived);
+	pthread_mutex_destroy(&s.lock);
+	if (ret) {
+		rk_bench_clients_free(rep);
+		return ret;
+	}
+	for (uint32_t i = arrived; i < n; i++)
+		rep->clients[i].index = i + 1;
+	ret = bench_total(rep);
+	if (ret)
+		rk_bench_clients_free(rep);
+	return ret;
+}
+
+void rk_bench_clients_free(struct rk_bench_clients *rep)
+{
+	for (uint32_t i = 0; rep->clients && i < rep->wanted; i++)
+		free(rep->clients[i].rounds);
+	free(rep->clients);
+	memset(rep, 0, sizeof(*rep));
+}

@@ -12,7 +12,11 @@ partner of the same repetition (the pairs are what is resampled).
 
     stats.py pending RAW [--min-reps N] [--target F]
         the cases whose interval is still wider than +-F (default 0.05) of
-        the ratio, or that have fewer than N valid pairs (default 5), one a line
+        the ratio, or that have fewer than N valid pairs (default 5), one a line;
+        not a case that gave no valid pair in three repetitions
+    stats.py plot RAW OUTDIR
+        bandwidth and latency against message size, both tools (gnuplot):
+        OUTDIR/bw.png and OUTDIR/lat.png, with their .dat and .gp files
     stats.py report RAW [--budget-out] [--min-reps N] [--target F] [--failed FILE]
         the table: case, rdmakit median, anchor median, ratio, 95% CI,
         verdict, reps, status (converged, or budget when --budget-out says
@@ -163,6 +167,56 @@ def table(cases, budget_out, min_reps=5, target=0.05):
     return "\n".join("  ".join(r[i].ljust(w[i]) for i in range(len(r))).rstrip() for r in rows)
 
 
+def plot(cases, outdir):
+    """Bandwidth (MB/s = 10^6 bytes/s, from the message rate x size) and
+    latency against message size, both tools, from the cases named
+    TEST_bw_SIZE and TEST_lat_SIZE: data files and a gnuplot script in
+    OUTDIR, then gnuplot. Returns the images written."""
+    import os
+    import re
+    import subprocess
+    series = {}
+    for name, c in cases.items():
+        m = re.fullmatch(r"(send|write|read)_(bw|lat)_(\d+)", name)
+        if not m:
+            continue
+        a, b, _ = pairs_of(c["runs"])
+        if not a:
+            continue
+        size = int(m.group(3))
+        k = 1.0 if m.group(2) == "lat" else size  # Mpps x bytes = MB/s
+        series.setdefault((m.group(2), m.group(1)), []).append((size, median(a) * k, median(b) * k))
+    images = []
+    for mode, ylabel in (("bw", "bandwidth, MB/s (10^6 bytes/s)"), ("lat", "latency, us (median)")):
+        tests = sorted(t for (m, t) in series if m == mode)
+        if not tests:
+            continue
+        plots = []
+        for t in tests:
+            dat = os.path.join(outdir, "%s-%s.dat" % (mode, t))
+            with open(dat, "w") as f:
+                f.write("# size rdmakit perftest\n")
+                for row in sorted(series[(mode, t)]):
+                    f.write("%d %.6g %.6g\n" % row)
+            plots.append("'%s' using 1:2 with linespoints title 'rdmakit %s'" % (dat, t))
+            plots.append("'%s' using 1:3 with linespoints dashtype 2 title 'perftest %s'" % (dat, t))
+        png = os.path.join(outdir, "%s.png" % mode)
+        gp = os.path.join(outdir, "%s.gp" % mode)
+        with open(gp, "w") as f:
+            f.write("set terminal pngcairo size 900,560\nset output '%s'\n" % png)
+            f.write("set logscale x 2\nset grid\nset key left top\n")
+            f.write("set xlabel 'message size, bytes'\nset ylabel '%s'\n" % ylabel)
+            f.write("set title 'rdmakit bench and perftest: %s against message size'\n"
+                    % ("bandwidth" if mode == "bw" else "latency"))
+            f.write("plot " + ", \\\n     ".join(plots) + "\n")
+        r = subprocess.run(["gnuplot", gp], capture_output=True, text=True)
+        if r.returncode != 0:
+            print("stats.py: gnuplot %s: %s" % (gp, r.stderr.strip()), file=sys.stderr)
+            continue
+        images.append(png)
+    return images
+
+
 def parse_opts(argv):
     o = {"min_reps": 5, "target": 0.05, "budget_out": False}
     i = 0
@@ -183,13 +237,22 @@ def parse_opts(argv):
 
 
 def main(argv):
-    if len(argv) < 3 or argv[1] not in ("pending", "report"):
-        sys.exit("usage: stats.py pending|report RAW [--min-reps N] [--target F] [--budget-out]")
+    if len(argv) < 3 or argv[1] not in ("pending", "report", "plot"):
+        sys.exit("usage: stats.py pending|report RAW [--min-reps N] [--target F] [--budget-out]\n"
+                 "       stats.py plot RAW OUTDIR")
     cases = load(argv[2])
+    if argv[1] == "plot":
+        if len(argv) != 4:
+            sys.exit("usage: stats.py plot RAW OUTDIR")
+        for img in plot(cases, argv[3]):
+            print(img)
+        return 0
     o = parse_opts(argv[3:])
     if argv[1] == "pending":
         for name, c in cases.items():
-            if not summarize(c, o["min_reps"], o["target"], quick=True)["done"]:
+            s = summarize(c, o["min_reps"], o["target"], quick=True)
+            # Three repetitions without a single valid pair: no more tries.
+            if not s["done"] and not (s["n"] == 0 and len(c["runs"]) >= 3):
                 print(name)
     else:
         print(table(cases, o["budget_out"], o["min_reps"], o["target"]))

@@ -118,7 +118,8 @@ perftest() {
 # prints the message rate (Mpps) or the 50th percentile latency (us) of its
 # "Final:" line.
 ucx() {
-	export UCX_NET_DEVICES="$dev:1" UCX_TLS=rc_verbs UCX_WARN_UNUSED_ENV_VARS=n
+	# RC for the puts, UD for UCP's wireup (its auxiliary transport).
+	export UCX_NET_DEVICES="$dev:1" UCX_TLS=rc_verbs,ud_verbs UCX_WARN_UNUSED_ENV_VARS=n
 	[ -n "$gid" ] && export UCX_IB_GID_INDEX="$gid"
 	serve 0 ucx_perftest -p "$port"
 	client ucx_perftest "$ip" -p "$port" -t "$2" -s "$size" -n "$n" -w $((n / 10 + 1))
@@ -210,6 +211,22 @@ budget_out=0
 echo "rdmakit bench vs perftest on $dev (GID index ${gid:-default}, server $ip); $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "budget $budget min; at least $reps repetitions; converged at +-$target; bandwidth iterations $iters (per QP: / QPs, 100 at least), latency $lat_iters, setup $setup_iters"
 selected >"$tmp/cases"
+# ucx_perftest: one probe first; where it gives no figure, the ucx_ rows are
+# left out and UCX's own words say why, once.
+ucx_note=""
+if grep -q '^ucx_' "$tmp/cases"; then
+	port=$((port + 1))
+	if ! command -v ucx_perftest >/dev/null 2>&1; then
+		ucx_note="ucx_perftest is not installed (Debian's ucx-utils): the ucx_ rows are left out"
+	elif [ -z "$(size=64 n=200 ucx rate ucp_put_bw)" ]; then
+		ucx_note="ucx_perftest cannot run on $dev here (UCX_TLS=rc_verbs,ud_verbs, UCX_NET_DEVICES=$dev:1${gid:+, UCX_IB_GID_INDEX=$gid}), the ucx_ rows are left out; UCX said: $(grep -E "Fatal:|error '|ERROR" "$tmp/out" | sed 's/^\[[^]]*\] *\[[^]]*\] *//; s/^ *//' | head -n 3 | tr '\n' ';' | sed 's/;$//; s/;/; /g')"
+	fi
+	if [ -n "$ucx_note" ]; then
+		echo "$ucx_note"
+		grep -v '^ucx_' "$tmp/cases" >"$tmp/cases.1"
+		mv "$tmp/cases.1" "$tmp/cases"
+	fi
+fi
 todo=$(awk '{ print $1 }' "$tmp/cases")
 rep=1
 while [ -n "$todo" ]; do
@@ -245,6 +262,7 @@ bo=""
 	echo "counts both directions; setup_qN: wall time of the client less its reported transfer time."
 	echo "status: converged (CI within +-$target of the ratio after $reps pairs at least), budget (the"
 	echo "budget ended first), too few / no data (fewer than two valid pairs)."
+	[ -n "$ucx_note" ] && { echo; echo "$ucx_note"; }
 	if [ -s "$failed" ]; then
 		echo
 		echo "Failed runs (left out with their pair):"

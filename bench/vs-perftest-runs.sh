@@ -64,6 +64,7 @@ serve() {
 client() {
 	_t0=$(now_ns)
 	timeout 300 "$@" >"$tmp/out" 2>&1
+	echo $? >"$tmp/rc"
 	_t1=$(now_ns)
 	wall_ms=$(awk -v a="$_t0" -v b="$_t1" 'BEGIN { printf "%.3f", (b - a) / 1e6 }')
 	reap "$spid"
@@ -193,6 +194,13 @@ pair() {
 		# A port of its own for every run (run_tool runs in a subshell).
 		port=$((port + 1))
 		_v=$(run_tool "$1" "$_t")
+		# rdmakit's exit status 2: it refused the options (a QP count beyond
+		# its limit, say): the case cannot run for both, and is dropped.
+		if [ "$_t" = rdmakit ] && [ "$(cat "$tmp/rc")" = 2 ]; then
+			echo "$1: rdmakit refused it (exit 2): $(head -n 2 "$tmp/out" | tr '\n' ' ')" >>"$tmp/refused"
+			echo "  $1: rdmakit refused it, left out: $(head -n 1 "$tmp/out")"
+			return
+		fi
 		echo "$1|$2|$3|$4|$_t|$_v" >>"$raw"
 		if ! awk -v v="$_v" 'BEGIN { exit !(v ~ /^[0-9.eE+-]+$/ && v + 0 > 0) }'; then
 			{
@@ -214,12 +222,13 @@ selected >"$tmp/cases"
 # ucx_perftest: one probe first; where it gives no figure, the ucx_ rows are
 # left out and UCX's own words say why, once.
 ucx_note=""
+: >"$tmp/refused"
 if grep -q '^ucx_' "$tmp/cases"; then
 	port=$((port + 1))
 	if ! command -v ucx_perftest >/dev/null 2>&1; then
 		ucx_note="ucx_perftest is not installed (Debian's ucx-utils): the ucx_ rows are left out"
 	elif [ -z "$(size=64 n=200 ucx rate ucp_put_bw)" ]; then
-		ucx_note="ucx_perftest cannot run on $dev here (UCX_TLS=rc_verbs,ud_verbs, UCX_NET_DEVICES=$dev:1${gid:+, UCX_IB_GID_INDEX=$gid}), the ucx_ rows are left out; UCX said: $(grep -E "Fatal:|error '|ERROR" "$tmp/out" | sed 's/^\[[^]]*\] *\[[^]]*\] *//; s/^ *//' | head -n 3 | tr '\n' ';' | sed 's/;$//; s/;/; /g')"
+		ucx_note="ucx_perftest cannot run on $dev here (UCX_TLS=rc_verbs,ud_verbs, UCX_NET_DEVICES=$dev:1${gid:+, UCX_IB_GID_INDEX=$gid}), the ucx_ rows are left out; UCX said: $(grep -E "Fatal:|error '|ERROR" "$tmp/out" | sed 's/^\[[^]]*\] *//; s/^\[[^]]*\] *//; s/  */ /g' | head -n 3 | tr '\n' ';' | sed 's/;$//; s/;/; /g')"
 	fi
 	if [ -n "$ucx_note" ]; then
 		echo "$ucx_note"
@@ -240,6 +249,16 @@ while [ -n "$todo" ]; do
 		# shellcheck disable=SC2046
 		pair $(grep "^$c " "$tmp/cases") "$rep"
 	done
+	# Refused cases: out of the cases, raw.txt and so of the repetitions.
+	if [ -s "$tmp/refused" ]; then
+		for c in $(sed 's/:.*//' "$tmp/refused"); do
+			grep -v "^$c " "$tmp/cases" >"$tmp/cases.1"
+			mv "$tmp/cases.1" "$tmp/cases"
+			grep -v "^$c|" "$raw" >"$tmp/raw.1"
+			cat "$tmp/raw.1" >"$raw"
+		done
+		todo=$(for c in $todo; do grep -q "^$c:" "$tmp/refused" || echo "$c"; done)
+	fi
 	rep=$((rep + 1))
 	[ $rep -le "$reps" ] && continue
 	todo=$($STATS pending "$raw" --min-reps "$reps" --target "$target")
@@ -263,6 +282,11 @@ bo=""
 	echo "status: converged (CI within +-$target of the ratio after $reps pairs at least), budget (the"
 	echo "budget ended first), too few / no data (fewer than two valid pairs)."
 	[ -n "$ucx_note" ] && { echo; echo "$ucx_note"; }
+	if [ -s "$tmp/refused" ]; then
+		echo
+		echo "Cases left out because rdmakit bench cannot run them:"
+		sort -u "$tmp/refused" | sed 's/^/  /'
+	fi
 	if [ -s "$failed" ]; then
 		echo
 		echo "Failed runs (left out with their pair):"

@@ -28,7 +28,7 @@
 #   --bw-sizes L   sizes of the send/write/read bandwidth rows (default 64,4096,65536)
 #   --lat-sizes L  sizes of the send/write/read latency rows (default 2,64,4096)
 #   --cases REGEX  only the cases whose name matches (grep -E), e.g. 'lat|setup'
-#   --list         print the case names and what each runs, and exit
+#   --list         print the names of the cases (with kind and unit) and exit
 #   --out DIR      results directory (default bench/results/vs-perftest-DATE-HHMM)
 #   --no-ucx       leave out the ucx_perftest rows
 #
@@ -43,7 +43,7 @@
 #   ud_send_bw_64       --transport ud --test send | ib_send_bw -c UD
 #   setup_qN            N = 1, 16, 128: connection setup time (ms), TCP exchange
 #   cm_setup_q1         the same with RDMA CM: --cm | -R
-#   ucx_write_bw_SIZE   ucx_perftest -t ucp_put_bw (UCX_TLS=rc_verbs on DEV)
+#   ucx_write_bw_SIZE   ucx_perftest -t ucp_put_bw (UCX_TLS=rc_verbs,ud_verbs on DEV)
 #   ucx_write_lat_2     ucx_perftest -t ucp_put_lat
 # Setup time: neither tool prints one, so it is the client process's wall
 # time (started once the server listens: its TCP port open, or 1 s after it
@@ -161,8 +161,9 @@ if [ "$inner" = 0 ]; then
 	[ -n "$ip" ] && set -- "$@" --ip "$ip"
 	[ -n "$cases" ] && set -- "$@" --cases "$cases"
 	[ "$native" = 1 ] && exec sh "$0" "$@"
-	# The guest is killed 10 minutes after the budget at the latest.
-	exec "$root/scripts/softroce" run --timeout $((budget * 60 + 600)) -- sh "$0" "$@"
+	# The guest is killed after the budget, the first two repetitions (which
+	# always run: 4 minutes a case allowed) and 10 minutes more.
+	exec "$root/scripts/softroce" run --timeout $((budget * 60 + $(selected | wc -l) * 240 + 600)) -- sh "$0" "$@"
 fi
 
 # ---- the comparison (in the guest, or natively) ----

@@ -12,7 +12,8 @@ partner of the same repetition (the pairs are what is resampled).
 
     stats.py pending RAW [--min-reps N] [--target F]
         the cases whose interval is still wider than +-F (default 0.05) of
-        the ratio, or that have fewer than N valid pairs (default 5), one a line;
+        the ratio, or that have fewer than N valid pairs (default 5, and 5 at
+        least whatever N says), one a line;
         not a case that gave no valid pair in three repetitions
     stats.py plot RAW OUTDIR
         bandwidth and latency against message size, both tools (gnuplot):
@@ -32,6 +33,9 @@ import sys
 RESAMPLES = 2000
 SEED = 13
 RK = "rdmakit"
+# Fewer pairs than this never count as converged, whatever --min-reps says:
+# two or three pairs can give a bootstrap interval of zero width.
+MIN_PAIRS = 5
 
 
 def figure(text):
@@ -126,11 +130,11 @@ def summarize(case, min_reps=5, target=0.05, quick=False):
     if not a:
         return s
     s["a"], s["b"] = median(a), median(b)
-    if len(a) < 2 or (quick and len(a) < min_reps):
+    if len(a) < 2 or (quick and len(a) < max(min_reps, MIN_PAIRS)):
         return s
     s["ratio"], s["lo"], s["hi"] = ratio_ci(a, b)
     s["verdict"] = verdict(case["kind"], s["lo"], s["hi"])
-    s["done"] = len(a) >= min_reps and converged(s["ratio"], s["lo"], s["hi"], target)
+    s["done"] = len(a) >= max(min_reps, MIN_PAIRS) and converged(s["ratio"], s["lo"], s["hi"], target)
     return s
 
 

@@ -279,7 +279,7 @@ bo=""
 	echo "Mpps: message rate, higher is better (ahead: CI above 1.0); us and ms: latency and setup time,"
 	echo "lower is better (ahead: CI below 1.0). write_bw_64 is the 1-QP message-rate row; write_bibw"
 	echo "counts both directions; setup_qN: wall time of the client less its reported transfer time."
-	echo "status: converged (CI within +-$target of the ratio after $reps pairs at least), budget (the"
+	echo "status: converged (CI within +-$target of the ratio after $([ "$reps" -gt 5 ] && echo "$reps" || echo 5) pairs at least), budget (the"
 	echo "budget ended first), too few / no data (fewer than two valid pairs)."
 	[ -n "$ucx_note" ] && { echo; echo "$ucx_note"; }
 	if [ -s "$tmp/refused" ]; then

@@ -20,7 +20,8 @@
 #   --native       on this host's RDMA device (first of ibv_devices unless --device)
 #   --budget MIN   time budget of the repetitions (default 60); the first two
 #                  repetitions of every case always run
-#   --reps N       repetitions before a case may count as converged (default 5)
+#   --reps N       repetitions before a case may count as converged (default 5;
+#                  5 at least count: fewer pairs can give an interval of zero width)
 #   --target F     converged: interval half-width / ratio <= F (default 0.05)
 #   --iters N      bandwidth iterations (default 2000; per QP: N / QPs, 100 at least)
 #   --lat-iters N  latency iterations (default 1000)
@@ -81,7 +82,7 @@ while [ $# -gt 0 ]; do
 		--cases) cases=$v ;; --out) out=$v ;;
 		esac
 		shift ;;
-	-h | --help) sed -n '2,58p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,59p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "vs-perftest.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift

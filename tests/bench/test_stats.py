@@ -112,6 +112,14 @@ with tempfile.TemporaryDirectory() as d:
     check(c2 and "ahead" in c2[0] and "converged" in c2[0], "c2 ahead, converged", c2)
     c1 = [l for l in lines if l.startswith("c1")]
     check(c1 and "budget" in c1[0] and "4 failed" in c1[0], "c1 budget, 4 failed", c1)
+    # Two pairs that agree exactly: a zero-width interval, still not
+    # converged (fewer than 5 pairs), even with --min-reps 2.
+    with open(path, "a") as f:
+        f.write("c3|rate|Mpps|1|rdmakit|2.0\nc3|rate|Mpps|1|perftest|1.0\n"
+                "c3|rate|Mpps|2|rdmakit|4.0\nc3|rate|Mpps|2|perftest|2.0\n")
+    out = subprocess.run([sys.executable, sys.argv[1], "pending", path, "--min-reps", "2"],
+                         capture_output=True, text=True)
+    check(out.stdout.split() == ["c1", "c3"], "pending with --min-reps 2: c1 and c3", out.stdout)
     out = subprocess.run([sys.executable, sys.argv[1], "report", path, "--min-reps", "x"],
                          capture_output=True, text=True)
     check(out.returncode != 0 and "--min-reps" in out.stderr, "bad --min-reps refused", out.stderr)

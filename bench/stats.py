@@ -208,7 +208,7 @@ def plot(cases, outdir):
         gp = os.path.join(outdir, "%s.gp" % mode)
         with open(gp, "w") as f:
             f.write("set terminal pngcairo size 900,560\nset output '%s'\n" % png)
-            f.write("set logscale x 2\nset grid\nset key left top\n")
+            f.write("set logscale x 2\nset logscale y 10\nset grid\nset key left top\n")
             f.write("set xlabel 'message size, bytes'\nset ylabel '%s'\n" % ylabel)
             f.write("set title 'rdmakit bench and perftest: %s against message size'\n"
                     % ("bandwidth" if mode == "bw" else "latency"))

@@ -251,6 +251,7 @@ while [ -n "$todo" ]; do
 	done
 	# Refused cases: out of the cases, raw.txt and so of the repetitions.
 	if [ -s "$tmp/refused" ]; then
+		# shellcheck disable=SC2013 # case names: one word each
 		for c in $(sed 's/:.*//' "$tmp/refused"); do
 			grep -v "^$c " "$tmp/cases" >"$tmp/cases.1"
 			mv "$tmp/cases.1" "$tmp/cases"
@@ -269,7 +270,7 @@ elapsed=$(($(date +%s) - start))
 bo=""
 [ "$budget_out" = 1 ] && bo=--budget-out
 {
-	echo "rdmakit bench vs perftest (and ucx_perftest in the ucx_ rows) on $dev, GID index ${gid:-default}, server $ip"
+	echo "rdmakit bench vs perftest$(grep -q '^ucx_' "$tmp/cases" && echo " (and ucx_perftest in the ucx_ rows)") on $dev, GID index ${gid:-default}, server $ip"
 	echo "$(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs; $elapsed s of a $budget min budget ($( [ "$budget_out" = 1 ] && echo "spent before every case converged" || echo "every case converged or gave no figure"))"
 	echo "iterations: bandwidth $iters (per QP: / QPs, 100 at least), latency $lat_iters, setup $setup_iters per QP"
 	echo "medians of the paired runs; ratio = rdmakit / anchor of the medians, 95% bootstrap CI (pairs resampled 2000 times, seed 13)"

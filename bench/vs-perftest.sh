@@ -44,8 +44,10 @@
 #   ud_send_bw_64       --transport ud --test send | ib_send_bw -c UD
 #   setup_qN            N = 1, 16, 128: connection setup time (ms), TCP exchange
 #   cm_setup_q1         the same with RDMA CM: --cm | -R
-#   ucx_write_bw_SIZE   ucx_perftest -t ucp_put_bw (UCX_TLS=rc_verbs,ud_verbs on DEV)
-#   ucx_write_lat_2     ucx_perftest -t ucp_put_lat
+#   ucx_write_bw_SIZE   bench --test write | ucx_perftest -t ucp_put_bw (UCX_TLS=rc_verbs,ud_verbs
+#                       on DEV; the GID index of the others, else 0: on rxe UCX 1.13 runs
+#                       only with index 0, the fe80:: RoCE v2 GID; the report says so)
+#   ucx_write_lat_2     bench --mode lat --test write | ucx_perftest -t ucp_put_lat
 # Setup time: neither tool prints one, so it is the client process's wall
 # time (started once the server listens: its TCP port open, or 1 s after it
 # started for RDMA CM) less the transfer time the tool itself reports for
@@ -82,7 +84,7 @@ while [ $# -gt 0 ]; do
 		--cases) cases=$v ;; --out) out=$v ;;
 		esac
 		shift ;;
-	-h | --help) sed -n '2,59p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,61p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "vs-perftest.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift

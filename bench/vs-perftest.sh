@@ -1,185 +1,173 @@
 #!/bin/sh
-# rdmakit bench against perftest on the same device, in one run: for each
-# case, rdmakit and perftest alternate REPS times with the same sizes and the
-# same iteration counts; the median of each and their ratio are printed, and a
-# table at the end has one row per case whose last column is rdmakit/perftest.
+# rdmakit bench against perftest (and ucx_perftest as a second anchor) on the
+# same device, in one run. For each case rdmakit and the anchor run in pairs,
+# alternating which goes first (odd repetitions rdmakit first, even ones the
+# anchor first); per case: the medians, the ratio rdmakit/anchor of the
+# medians with a 95% bootstrap interval (the pairs resampled, 2000 times,
+# fixed seed: bench/stats.py) and a verdict: ahead (interval entirely above
+# 1.0 for rates, below 1.0 for times), level (1.0 inside) or behind.
+# Repetitions go on, for the cases not yet decided, until every interval is
+# within +-5% of its ratio or the time budget is spent; the status column
+# says which (converged or budget).
 #
-# Usage: bench/vs-perftest.sh [--native] [--reps N] [--iters N] [--lat-iters N]
-#                             [--device DEV] [--gid IDX] [--ip ADDR] [--build DIR]
-#                             [--cases REGEX]
-#   default   everything inside ONE Soft-RoCE guest boot (scripts/softroce),
-#             rxe0, GID index 1 (RoCE v2, 198.18.0.1)
-#   --native  on this host's RDMA device (first of ibv_devices unless --device)
-#   --cases   only the cases whose name matches REGEX (grep -E), e.g. 'lat'
+# Usage: bench/vs-perftest.sh [--native] [--budget MIN] [--reps N] [--iters N]
+#                             [--lat-iters N] [--setup-iters N] [--bw-sizes LIST]
+#                             [--lat-sizes LIST] [--target F] [--cases REGEX]
+#                             [--list] [--out DIR] [--no-ucx] [--device DEV]
+#                             [--gid IDX] [--ip ADDR] [--build DIR]
+#   default        everything inside ONE Soft-RoCE guest boot (scripts/softroce),
+#                  rxe0, GID index 1 (RoCE v2, 198.18.0.1)
+#   --native       on this host's RDMA device (first of ibv_devices unless --device)
+#   --budget MIN   time budget of the repetitions (default 60); the first two
+#                  repetitions of every case always run
+#   --reps N       repetitions before a case may count as converged (default 5;
+#                  5 at least count: fewer pairs can give an interval of zero width)
+#   --target F     converged: interval half-width / ratio <= F (default 0.05)
+#   --iters N      bandwidth iterations (default 2000; per QP: N / QPs, 100 at least)
+#   --lat-iters N  latency iterations (default 1000)
+#   --setup-iters N  iterations per QP of the setup rows' one round (default 20)
+#   --bw-sizes L   sizes of the send/write/read bandwidth rows (default 64,4096,65536)
+#   --lat-sizes L  sizes of the send/write/read latency rows (default 2,64,4096)
+#   --cases REGEX  only the cases whose name matches (grep -E), e.g. 'lat|setup'
+#   --list         print the names of the cases (with kind and unit) and exit
+#   --out DIR      results directory (default bench/results/vs-perftest-DATE-HHMM)
+#   --no-ucx       leave out the ucx_perftest rows
 #
-# perftest runs with its default options plus what the comparison needs:
-# -d DEV, -x GID index, -F (no CPU-frequency warning), -s SIZE, -n ITERS.
-# rdmakit runs with its defaults (which pick inline, post lists, selective
-# signaling, batched polling and the ibv_wr_* API from the device) and the
-# same -s and -n; for the message-rate case it adds --qps 2 --threads 2 (two
-# QPs, each driven by a thread of its own, -n per QP), against perftest's
-# defaults as the target is stated. Bandwidth and message rate: messages x size over the time
-# from the first post to the last completion in both tools; the ratio is taken
-# from the message rates (the same quantity, free of MB units). Latency: the
-# median (perftest's t_typical), half the round trip for send and write, the
-# full round trip for read.
+# Cases (rdmakit | anchor; the same size, iterations and QP count for both):
+#   TEST_bw_SIZE        bench --test TEST -s SIZE | ib_TEST_bw -s SIZE (message rate, Mpps)
+#   TEST_lat_SIZE       bench --mode lat | ib_TEST_lat (median; perftest's t_typical, us)
+#   msgrate_64_q2       --qps 2 --threads 2 | ib_write_bw -q 2 (write_bw_64 is the 1-QP row)
+#   write_bw_SIZE_qN    --qps N | ib_write_bw -q N, SIZE 64 and 65536, N 8 and 64
+#   write_bibw_65536    --bidir | ib_write_bw -b (both directions summed)
+#   fetch_add_bw_8      --test fetch-add | ib_atomic_bw -A FETCH_AND_ADD
+#   fetch_add_lat_8     --test fetch-add --mode lat | ib_atomic_lat -A FETCH_AND_ADD
+#   ud_send_bw_64       --transport ud --test send | ib_send_bw -c UD
+#   setup_qN            N = 1, 16, 128: connection setup time (ms), TCP exchange
+#   cm_setup_q1         the same with RDMA CM: --cm | -R
+#   ucx_write_bw_SIZE   bench --test write | ucx_perftest -t ucp_put_bw (UCX_TLS=rc_verbs,ud_verbs
+#                       on DEV; the GID index of the others, else 0: on rxe UCX 1.13 runs
+#                       only with index 0, the fe80:: RoCE v2 GID; the report says so)
+#   ucx_write_lat_2     bench --mode lat --test write | ucx_perftest -t ucp_put_lat
+# Setup time: neither tool prints one, so it is the client process's wall
+# time (started once the server listens: its TCP port open, or 1 s after it
+# started for RDMA CM) less the transfer time the tool itself reports for
+# its one small round (-s 64, --setup-iters per QP): process start, device
+# open, connection, N QPs created and connected, teardown.
+# Runs that print no figure, zero, inf or nan are listed as failed with the
+# last lines of their output and left out (with their pair).
+# Output: the table (case, rdmakit median, perftest median, ratio, 95% CI,
+# verdict, reps, status) on stdout and in DIR/table.txt; DIR/raw.txt every
+# run's figure; DIR/failed.txt the failed runs; DIR/bw.png and DIR/lat.png
+# against message size (gnuplot).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-native=0 inner=0 reps=3 iters=2000 lat_iters=1000 dev="" gid="" ip="" build="" cases=""
+native=0 inner=0 reps=5 budget=60 target=0.05 iters=2000 lat_iters=1000 setup_iters=20
+bw_sizes=64,4096,65536 lat_sizes=2,64,4096 dev="" gid="" ip="" build="" cases="" out=""
+ucx=1 list=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--native) native=1 ;;
 	--inner) inner=1 ;;
-	--reps) reps=$2; shift ;;
-	--iters) iters=$2; shift ;;
-	--lat-iters) lat_iters=$2; shift ;;
-	--device) dev=$2; shift ;;
-	--gid) gid=$2; shift ;;
-	--ip) ip=$2; shift ;;
-	--build) build=$2; shift ;;
-	--cases) cases=$2; shift ;;
-	-h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+	--list) list=1 ;;
+	--no-ucx) ucx=0 ;;
+	--budget | --reps | --iters | --lat-iters | --setup-iters | --bw-sizes | --lat-sizes | \
+		--target | --device | --gid | --ip | --build | --cases | --out)
+		[ $# -ge 2 ] || { echo "vs-perftest.sh: $1 needs a value" >&2; exit 2; }
+		v=$2
+		case $1 in
+		--budget) budget=$v ;; --reps) reps=$v ;; --iters) iters=$v ;;
+		--lat-iters) lat_iters=$v ;; --setup-iters) setup_iters=$v ;;
+		--bw-sizes) bw_sizes=$v ;; --lat-sizes) lat_sizes=$v ;; --target) target=$v ;;
+		--device) dev=$v ;; --gid) gid=$v ;; --ip) ip=$v ;; --build) build=$v ;;
+		--cases) cases=$v ;; --out) out=$v ;;
+		esac
+		shift ;;
+	-h | --help) sed -n '2,61p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "vs-perftest.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
 done
-# shellcheck source=bench/lib.sh
-. "$here/lib.sh"
-bench_positive vs-perftest.sh count "$reps" "$iters" "$lat_iters"
+for o in "reps $reps" "iters $iters" "lat-iters $lat_iters" "setup-iters $setup_iters" "budget $budget"; do
+	case ${o#* } in
+	'' | *[!0-9]* | 0) echo "vs-perftest.sh: --${o%% *}: '${o#* }' is not a positive count" >&2; exit 2 ;;
+	esac
+done
+[ "$reps" -ge 2 ] || { echo "vs-perftest.sh: --reps: at least 2 (an interval needs two pairs)" >&2; exit 2; }
+for o in "bw-sizes $bw_sizes" "lat-sizes $lat_sizes"; do
+	case ${o#* } in
+	'' | ,* | *, | *,,* | *[!0-9,]*) echo "vs-perftest.sh: --${o%% *}: '${o#* }' is not a list of sizes (64,4096)" >&2; exit 2 ;;
+	esac
+done
+awk -v t="$target" 'BEGIN { exit !(t ~ /^[0-9]*\.?[0-9]+$/ && t > 0 && t < 1) }' ||
+	{ echo "vs-perftest.sh: --target: '$target' is not a fraction between 0 and 1 (0.05)" >&2; exit 2; }
+if [ -n "$cases" ]; then
+	echo | grep -Eq -- "$cases" 2>/dev/null
+	[ $? -le 1 ] || { echo "vs-perftest.sh: --cases: '$cases' is not a regular expression" >&2; exit 2; }
+fi
 
-# ---- outside the guest: build, then run this script inside one guest boot ----
+# case_list: every case as "NAME KIND UNIT", in the order of the table.
+case_list() {
+	for t in send write read; do
+		for s in $(echo "$bw_sizes" | tr , ' '); do echo "${t}_bw_$s rate Mpps"; done
+	done
+	for t in send write read; do
+		for s in $(echo "$lat_sizes" | tr , ' '); do echo "${t}_lat_$s time us"; done
+	done
+	echo "msgrate_64_q2 rate Mpps"
+	for s in 64 65536; do for q in 8 64; do echo "write_bw_${s}_q$q rate Mpps"; done; done
+	echo "write_bibw_65536 rate Mpps"
+	echo "fetch_add_bw_8 rate Mpps"
+	echo "fetch_add_lat_8 time us"
+	echo "ud_send_bw_64 rate Mpps"
+	for q in 1 16 128; do echo "setup_q$q time ms"; done
+	echo "cm_setup_q1 time ms"
+	if [ "$ucx" = 1 ]; then
+		echo "ucx_write_bw_64 rate Mpps"
+		echo "ucx_write_bw_65536 rate Mpps"
+		echo "ucx_write_lat_2 time us"
+	fi
+}
+selected() {
+	case_list | while read -r name kind unit; do
+		if [ -z "$cases" ] || echo "$name" | grep -Eq -- "$cases"; then
+			echo "$name $kind $unit"
+		fi
+	done
+}
+if [ "$list" = 1 ]; then
+	selected
+	exit 0
+fi
+[ -n "$(selected)" ] || { echo "vs-perftest.sh: --cases '$cases' matches no case (see --list)" >&2; exit 2; }
+
+# ---- outside the guest: packages, build, then this script in one guest boot ----
 if [ "$inner" = 0 ]; then
 	build=${build:-$root/build-vs-perftest}
-	if ! command -v ib_write_bw >/dev/null 2>&1; then
-		echo "vs-perftest.sh: perftest is not installed (apt-get install perftest)" >&2
-		exit 1
-	fi
+	bash -c '. "$1/scripts/deps.sh" && rk_install_packages $RDMAKIT_BENCH_PACKAGES' sh "$root" ||
+		{ echo "vs-perftest.sh: installing $(bash -c '. "$1/scripts/deps.sh"; echo $RDMAKIT_BENCH_PACKAGES' sh "$root") failed" >&2; exit 1; }
 	if [ ! -x "$build/src/cli/rdmakit" ] || [ -n "$(find "$root/src" "$root/include" -newer "$build/src/cli/rdmakit" -name '*.[ch]' 2>/dev/null | head -1)" ]; then
 		cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null &&
 			cmake --build "$build" -j"$(nproc)" --target rdmakit_cli >/dev/null ||
 			{ echo "vs-perftest.sh: build failed" >&2; exit 1; }
 	fi
-	args="--inner --reps $reps --iters $iters --lat-iters $lat_iters --build $build"
-	[ -n "$dev" ] && args="$args --device $dev"
-	[ -n "$gid" ] && args="$args --gid $gid"
-	[ -n "$ip" ] && args="$args --ip $ip"
-	[ -n "$cases" ] && args="$args --cases $cases"
-	if [ "$native" = 1 ]; then
-		# shellcheck disable=SC2086
-		exec sh "$0" $args
-	fi
-	# shellcheck disable=SC2086
-	exec "$root/scripts/softroce" run -- sh "$0" $args
+	out=${out:-$root/bench/results/vs-perftest-$(date -u +%Y-%m-%d-%H%M)}
+	mkdir -p "$out" || exit 1
+	out=$(cd "$out" && pwd)
+	set -- --inner --budget "$budget" --reps "$reps" --target "$target" --iters "$iters" \
+		--lat-iters "$lat_iters" --setup-iters "$setup_iters" --bw-sizes "$bw_sizes" \
+		--lat-sizes "$lat_sizes" --build "$build" --out "$out"
+	[ "$ucx" = 0 ] && set -- "$@" --no-ucx
+	[ -n "$dev" ] && set -- "$@" --device "$dev"
+	[ -n "$gid" ] && set -- "$@" --gid "$gid"
+	[ -n "$ip" ] && set -- "$@" --ip "$ip"
+	[ -n "$cases" ] && set -- "$@" --cases "$cases"
+	[ "$native" = 1 ] && exec sh "$0" "$@"
+	# The guest is killed after the budget, the first two repetitions (which
+	# always run: 4 minutes a case allowed) and 10 minutes more.
+	exec "$root/scripts/softroce" run --timeout $((budget * 60 + $(selected | wc -l) * 240 + 600)) -- sh "$0" "$@"
 fi
 
 # ---- the comparison (in the guest, or natively) ----
-RDMAKIT=$build/src/cli/rdmakit
-if [ -z "$dev" ]; then
-	dev=$(ibv_devices 2>/dev/null | awk 'NR > 2 { print $1; exit }')
-	[ -n "$dev" ] || { echo "vs-perftest.sh: no RDMA device" >&2; exit 1; }
-fi
-case $dev in rxe*) gid=${gid:-1}; ip=${ip:-198.18.0.1} ;; esac
-ip=${ip:-127.0.0.1}
-pt_gid=""
-[ -n "$gid" ] && pt_gid="-x $gid"
-rk_gid=""
-[ -n "$gid" ] && rk_gid="-g $gid"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/vs-perftest.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-port=$((21000 + $$ % 5000))
-results=$tmp/results
-
-positive() { awk -v v="$1" 'BEGIN { exit !(v + 0 > 0) }'; }
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
-# perftest NAME SIZE ITERS KIND: one perftest run; prints the metric.
-# KIND bw: MsgRate[Mpps] (column 5); lat: t_typical[usec] (column 5 as well).
-run_perftest() {
-	tool=$1 size=$2 n=$3
-	port=$((port + 1))
-	# shellcheck disable=SC2086
-	$tool -d "$dev" $pt_gid -F -p "$port" -s "$size" -n "$n" >"$tmp/pt_srv" 2>&1 &
-	spid=$!
-	# perftest's client does not wait for its server: try again while it
-	# is not listening yet.
-	try=0
-	while :; do
-		sleep 1
-		# shellcheck disable=SC2086
-		timeout 300 $tool -d "$dev" $pt_gid -F -p "$port" -s "$size" -n "$n" "$ip" >"$tmp/pt_cli" 2>&1 && break
-		try=$((try + 1))
-		grep -q "Couldn't connect" "$tmp/pt_cli" && [ "$try" -lt 5 ] || break
-	done
-	wait "$spid"
-	awk -v s="$size" '$1 == s && NF >= 5 { print $5; exit }' "$tmp/pt_cli"
-}
-
-# run_rdmakit TEST MODE SIZE ITERS: one rdmakit run; prints the metric
-# (msg_rate_Mpps for bw, lat_median_us for lat) from its CSV.
-run_rdmakit() {
-	test=$1 mode=$2 size=$3 n=$4
-	shift 4
-	port=$((port + 1))
-	# shellcheck disable=SC2086
-	"$RDMAKIT" bench --server -d "$dev" $rk_gid -p "$port" --wait 60 >"$tmp/rk_srv" 2>&1 &
-	spid=$!
-	# shellcheck disable=SC2086
-	timeout 300 "$RDMAKIT" bench "$ip" -d "$dev" $rk_gid -p "$port" --csv --test "$test" \
-		--mode "$mode" -s "$size" -n "$n" "$@" >"$tmp/rk_cli" 2>&1
-	wait "$spid"
-	if [ "$mode" = bw ]; then col=11; else col=13; fi
-	awk -F, -v c="$col" 'NR == 2 { print $c }' "$tmp/rk_cli"
-}
-
-# case NAME KIND TOOL TEST MODE SIZE ITERS [RDMAKIT ARGS...]
-run_case() {
-	name=$1 kind=$2 tool=$3 test=$4 mode=$5 size=$6 n=$7
-	shift 7
-	bench_want "$name" || return 0
-	: >"$tmp/rk" ; : >"$tmp/pt"
-	i=0
-	while [ "$i" -lt "$reps" ]; do
-		# A run that printed no figure, or zero, failed: it is shown and
-		# left out of the median, for either tool.
-		v=$(run_rdmakit "$test" "$mode" "$size" "$n" "$@")
-		positive "$v" && echo "$v" >>"$tmp/rk" || { echo "  rdmakit run failed (figure '$v'):"; sed 's/^/    /' "$tmp/rk_cli" | tail -5; }
-		v=$(run_perftest "$tool" "$size" "$n")
-		positive "$v" && echo "$v" >>"$tmp/pt" || { echo "  $tool run failed (figure '$v'):"; sed 's/^/    /' "$tmp/pt_cli" | tail -5; }
-		i=$((i + 1))
-	done
-	rk=$(median <"$tmp/rk") pt=$(median <"$tmp/pt")
-	ratio=$(awk -v a="$rk" -v b="$pt" 'BEGIN { if (b + 0 > 0 && a + 0 > 0) printf "%.2f", a / b; else print "n/a" }')
-	unit=$([ "$kind" = lat ] && echo "us (median)" || echo "Mpps")
-	printf '%-16s rdmakit %s, %s %s %s (medians of the runs that gave a figure: rdmakit [%s], perftest [%s]); ratio %s\n' \
-		"$name" "$rk" "$tool" "$pt" "$unit" "$(tr '\n' ' ' <"$tmp/rk" | sed 's/ $//')" \
-		"$(tr '\n' ' ' <"$tmp/pt" | sed 's/ $//')" "$ratio"
-	echo "$name|$kind|$size|$n|$rk|$pt|$ratio" >>"$results"
-}
-
-echo "rdmakit bench vs perftest on $dev (GID index ${gid:-default}, server $ip), $reps repetitions each, alternating"
-echo "$(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC'); bandwidth iterations $iters, latency iterations $lat_iters"
-: >"$results"
-for t in send write read; do
-	for s in 64 4096 65536; do
-		run_case "${t}_bw_$s" bw "ib_${t}_bw" "$t" bw "$s" "$iters"
-	done
-done
-run_case send_lat_2 lat ib_send_lat send lat 2 "$lat_iters"
-run_case write_lat_2 lat ib_write_lat write lat 2 "$lat_iters"
-run_case read_lat_2 lat ib_read_lat read lat 2 "$lat_iters"
-run_case msgrate_64 rate ib_write_bw write bw 64 "$iters" --qps 2 --threads 2
-
-echo
-echo "Summary (bandwidth and message rate: higher is better, target ratio >= 1.0, message"
-echo "rate >= 1.5 x perftest's defaults; latency: lower is better, target ratio <= 1.0)"
-printf '%-14s %-6s %-8s %-7s %-14s %-14s %-9s %s\n' case kind bytes iters rdmakit perftest target rdmakit/perftest
-while IFS='|' read -r name kind size n rk pt ratio; do
-	case $kind in
-	bw) target=">= 1.0"; unit=Mpps ;;
-	rate) target=">= 1.5"; unit=Mpps ;;
-	lat) target="<= 1.0"; unit=us ;;
-	esac
-	printf '%-14s %-6s %-8s %-7s %-14s %-14s %-9s %s\n' "$name" "$kind" "$size" "$n" "$rk $unit" "$pt $unit" "$target" "$ratio"
-done <"$results"
+. "$here/vs-perftest-runs.sh"

@@ -8,6 +8,9 @@ libcmocka-dev libssl-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils 
 RDMAKIT_FUZZ_PACKAGES="clang libclang-rt-14-dev"
 RDMAKIT_CHECK_PACKAGES="valgrind $RDMAKIT_FUZZ_PACKAGES"
 
+# Only for bench/vs-perftest.sh: the anchors (perftest, ucx_perftest) and the plots.
+RDMAKIT_BENCH_PACKAGES="perftest ucx-utils gnuplot-nox python3"
+
 # rk_install_packages PKG...: apt-get install those not installed yet.
 rk_install_packages() {
 	local missing=() p sudo=

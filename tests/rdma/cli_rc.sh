@@ -164,16 +164,16 @@ faults() {
 
 	# Garbled and truncated exchange messages, both directions.
 	PORT=$((PORT + 1))
-	"$PY" "$(dirname "$0")/fake_peer.py" serve "$PORT" garbage &
+	"$PY" "$(dirname "$0")/fake_peer.py" serve "$PORT" garbage >"$srv_out" 2>&1 &
 	fpid=$!
-	sleep 1
+	wait_for "$srv_out" "listening on port" 30
 	run 1 "$RDMAKIT" rc "$IP" -p "$PORT" -t 5
 	has "$err" "bad exchange message"
 	wait "$fpid"
 	PORT=$((PORT + 1))
-	"$PY" "$(dirname "$0")/fake_peer.py" serve "$PORT" truncated &
+	"$PY" "$(dirname "$0")/fake_peer.py" serve "$PORT" truncated >"$srv_out" 2>&1 &
 	fpid=$!
-	sleep 1
+	wait_for "$srv_out" "listening on port" 30
 	run 1 "$RDMAKIT" rc "$IP" -p "$PORT" -t 5
 	has "$err" "in the middle of a message"
 	wait "$fpid"

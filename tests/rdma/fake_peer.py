@@ -32,6 +32,9 @@ def main():
         srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         srv.bind(("0.0.0.0", port))
         srv.listen(1)
+        # The tests start their client on this line: a python start can take
+        # seconds in a loaded emulated guest.
+        print("listening on port %d" % port, flush=True)
         srv.settimeout(20)
         conn, _ = srv.accept()
         conn.recv(4096)  # the client's HELLO

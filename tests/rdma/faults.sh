@@ -93,10 +93,10 @@ expect "outside the buffer" 15 "$cli_out" "IBV_WC_REM_ACCESS_ERR" "outside"
 
 # 5. Out-of-band peer closes in the middle of the exchange.
 PORT=$((PORT + 1))
-"$PY" "$HERE/fake_peer.py" serve "$PORT" close &
+"$PY" "$HERE/fake_peer.py" serve "$PORT" close >"$srv_out" 2>&1 &
 spid=$!
+wait_for "$srv_out" "listening on port" 30
 t0=$(date +%s)
-sleep 0.5
 client -t 5
 finish_case
 expect "peer closes mid-exchange" 15 "$cli_out" "closed the control connection"
@@ -104,10 +104,10 @@ expect "peer closes mid-exchange" 15 "$cli_out" "closed the control connection"
 # 6. Truncated and garbled exchange messages.
 for kind in truncated garbage; do
 	PORT=$((PORT + 1))
-	"$PY" "$HERE/fake_peer.py" serve "$PORT" "$kind" &
+	"$PY" "$HERE/fake_peer.py" serve "$PORT" "$kind" >"$srv_out" 2>&1 &
 	spid=$!
+	wait_for "$srv_out" "listening on port" 30
 	t0=$(date +%s)
-	sleep 0.5
 	client -t 5
 	finish_case
 	case $kind in

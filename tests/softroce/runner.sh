@@ -7,14 +7,13 @@ fails=0
 check() { # check WHAT WANT GOT
 	if [ "$2" = "$3" ]; then echo "ok: $1"; else echo "FAIL: $1: want [$2], got [$3]"; fails=$((fails + 1)); fi
 }
-out=$("$SOFTROCE" run -- sh -c 'echo to-stdout; echo to-stderr >&2; cat /sys/class/infiniband/rxe0/ports/1/state; exit 3' 2>&1 </dev/null)
+# One boot: output, status, rxe0, and arguments with spaces, quotes and $.
+out=$("$SOFTROCE" run -- sh -c 'echo to-stdout; echo to-stderr >&2; cat /sys/class/infiniband/rxe0/ports/1/state; printf "[%s]" "$@"; echo; exit 3' sh 'a b' "c'd" '$HOME' 2>&1 </dev/null)
 check "a failing command's status (3) is the runner's" 3 $?
 check "stdout comes back" yes "$(echo "$out" | grep -qx to-stdout && echo yes)"
 check "stderr comes back" yes "$(echo "$out" | grep -qx to-stderr && echo yes)"
 check "rxe0 port 1 is ACTIVE in the guest" yes "$(echo "$out" | grep -q ACTIVE && echo yes)"
-out=$("$SOFTROCE" run -- printf '[%s]' 'a b' "c'd" '$HOME' </dev/null)
-check "exit 0 passes through" 0 $?
-check "arguments keep their boundaries" "[a b][c'd][\$HOME]" "$out"
+check "arguments keep their boundaries" yes "$(echo "$out" | grep -qxF "[a b][c'd][\$HOME]" && echo yes)"
 
 # run2: two guests on a wire. Each sees its own address and its peer's, and
 # reaches the peer over the wire; both exit statuses are printed, guest 1's

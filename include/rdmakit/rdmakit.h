@@ -40,5 +40,6 @@
 #include <rdmakit/blk.h>
 #include <rdmakit/ud.h>
 #include <rdmakit/rcflow.h>
+#include <rdmakit/mesh.h>
 
 #endif

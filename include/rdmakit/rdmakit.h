@@ -41,5 +41,6 @@
 #include <rdmakit/ud.h>
 #include <rdmakit/rcflow.h>
 #include <rdmakit/mesh.h>
+#include <rdmakit/mesh_link.h>
 
 #endif

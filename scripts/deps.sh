@@ -11,6 +11,10 @@ RDMAKIT_CHECK_PACKAGES="valgrind $RDMAKIT_FUZZ_PACKAGES"
 # Only for bench/vs-perftest.sh: the anchors (perftest, ucx_perftest) and the plots.
 RDMAKIT_BENCH_PACKAGES="perftest ucx-utils gnuplot-nox python3"
 
+# Only for the mesh test bed (scripts/softroce mesh, tests/softroce/mesh.sh)
+# and rdmakit-mesh: Open MPI, whose mpirun starts ranks across the guests.
+RDMAKIT_MESH_PACKAGES="openmpi-bin libopenmpi-dev"
+
 # rk_install_packages PKG...: apt-get install those not installed yet.
 rk_install_packages() {
 	local missing=() p sudo=

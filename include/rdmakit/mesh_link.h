@@ -31,6 +31,7 @@ struct rk_mesh_port {
 	struct rk_mr *mr;
 	size_t size; /* bandwidth message size */
 	bool events; /* links' CQs sleep on a completion channel instead of spinning */
+	uint8_t qp_timeout; /* RC local ACK timeout (4.096 us * 2^n); 0: rk_path_defaults() */
 };
 
 /* What a link tells its peer: plain data, sent as bytes. */

@@ -131,8 +131,12 @@ static int post_recv(struct rk_mesh_link *l)
 int rk_mesh_link_connect(struct rk_mesh_link *l, const struct rk_mesh_info *remote, char *why,
 			 size_t why_len)
 {
+	struct rk_path_attr path;
 	int ret;
 
+	rk_path_defaults(&path);
+	if (l->port->qp_timeout)
+		path.timeout = l->port->qp_timeout;
 	if (remote->error) {
 		snprintf(why, why_len, "the peer has no QP: %s", strerror(-remote->error));
 		return -ENOTCONN;
@@ -142,7 +146,7 @@ int rk_mesh_link_connect(struct rk_mesh_link *l, const struct rk_mesh_info *remo
 	if (!ret)
 		ret = post_recv(l);
 	if (!ret)
-		ret = rk_qp_to_rtr(l->qp, &remote->ep, NULL);
+		ret = rk_qp_to_rtr(l->qp, &remote->ep, &path);
 	if (!ret)
 		ret = rk_qp_to_rts(l->qp);
 	if (ret) {

@@ -93,6 +93,8 @@ static int parse(struct mesh_opts *o, int argc, char **argv, bool quiet)
 		{"window", 0, RK_OPT_COUNT, &o->window, 1, 64, "N", "WRITEs outstanding"},
 		{"timeout", 't', RK_OPT_COUNT, &o->timeout_ms, 10, 3600000, "MS",
 		 "longest wait for one completion"},
+		{"qp-timeout", 0, RK_OPT_COUNT, &o->qp_timeout, 0, 31, "N",
+		 "RC ACK timeout 4.096 us * 2^N (0: the library's 14, about 67 ms)"},
 		{"bw-low", 0, RK_OPT_COUNT, &o->bw_low_pct, 1, 100, "PCT",
 		 "flag bandwidth below PCT% of the reference"},
 		{"lat-high", 0, RK_OPT_COUNT, &o->lat_high_pct, 101, 100000, "PCT",
@@ -169,6 +171,7 @@ static void open_port(struct mesh_ctx *c, struct mesh_node *me)
 		snprintf(me->device, sizeof(me->device), "%s", c->o->device ? c->o->device : "");
 		return;
 	}
+	c->port->qp_timeout = (uint8_t)c->o->qp_timeout;
 	snprintf(me->device, sizeof(me->device), "%s", c->port->sel.dev->info.name);
 	if (c->port->sel.has_gid)
 		rk_gid_str(&c->port->sel.gid.gid, me->gid, sizeof(me->gid));

@@ -20,7 +20,7 @@ struct mesh_opts {
 	const char *schedule;
 	enum rk_mesh_sched sched;
 	bool do_reach, do_lat, do_bw;
-	uint64_t lat_iters, bw_size, bw_iters, window, timeout_ms;
+	uint64_t lat_iters, bw_size, bw_iters, window, timeout_ms, qp_timeout;
 	uint64_t bw_low_pct, lat_high_pct, jitter_pct;
 	bool no_retest, quiet, no_progress, events;
 	const char *json, *csv, *svg, *baseline;

@@ -177,13 +177,13 @@ static void bw_nodes(struct verdicts *vd, const bool *flag, bool *explained, dou
 		ve[0] = row ? rmed : cmed;
 		if (row && col)
 			add(vd, RK_MESH_NODE, RK_MESH_BW, i, -1, -1, ve,
-			    "%s is slow both ways: sends at a median %.1f MB/s and receives at "
-			    "%.1f MB/s, below %.1f MB/s (%.0f%% of the fabric reference %.1f MB/s)",
+			    "%s is slow both ways: sends at a median %.3g MB/s and receives at "
+			    "%.3g MB/s, below %.3g MB/s (%.0f%% of the fabric reference %.3g MB/s)",
 			    name(vd, i), rmed, cmed, ve[1], vd->t->bw_low * 100, ref);
 		else if (row || col)
 			add(vd, row ? RK_MESH_SENDER : RK_MESH_RECEIVER, RK_MESH_BW, i, -1, -1, ve,
-			    "%s %s slowly %s every peer: median %.1f MB/s, below %.1f MB/s "
-			    "(%.0f%% of the fabric reference %.1f MB/s); it %s normally",
+			    "%s %s slowly %s every peer: median %.3g MB/s, below %.3g MB/s "
+			    "(%.0f%% of the fabric reference %.3g MB/s); it %s normally",
 			    name(vd, i), row ? "sends" : "receives", row ? "to" : "from", ve[0],
 			    ve[1], vd->t->bw_low * 100, ref, row ? "receives" : "sends");
 	}
@@ -211,14 +211,14 @@ static void grade_bw(struct verdicts *vd, double ref)
 				continue;
 			if (both)
 				add(vd, RK_MESH_LINK, RK_MESH_BW, -1, i, j, ve,
-				    "link %s <-> %s is slow both ways: %.1f and %.1f MB/s, below "
-				    "%.1f MB/s (%.0f%% of the fabric reference %.1f MB/s); both "
+				    "link %s <-> %s is slow both ways: %.3g and %.3g MB/s, below "
+				    "%.3g MB/s (%.0f%% of the fabric reference %.3g MB/s); both "
 				    "nodes run normally with other peers", name(vd, i), name(vd, j),
 				    m[c], m[r], lim, vd->t->bw_low * 100, ref);
 			else
 				add(vd, RK_MESH_ASYMMETRIC, RK_MESH_BW, -1, i, j, ve,
-				    "%s -> %s runs at %.1f MB/s, below %.1f MB/s (%.0f%% of the "
-				    "fabric reference %.1f MB/s), while %s -> %s runs at %.1f MB/s",
+				    "%s -> %s runs at %.3g MB/s, below %.3g MB/s (%.0f%% of the "
+				    "fabric reference %.3g MB/s), while %s -> %s runs at %.3g MB/s",
 				    name(vd, i), name(vd, j), m[c], lim, vd->t->bw_low * 100, ref,
 				    name(vd, j), name(vd, i), m[r]);
 		}

@@ -37,7 +37,8 @@ static void evidence(const struct mesh_result *r, const struct rk_mesh_outlier *
 	}
 }
 
-static void print_matrix(const struct mesh_result *r, const double *m, const char *title)
+/* Rates with three significant digits (a lossy link's 0.0163 MB/s shows), times in 0.1 us. */
+static void print_matrix(const struct mesh_result *r, const double *m, const char *title, bool rate)
 {
 	int n = r->n;
 
@@ -54,6 +55,8 @@ static void print_matrix(const struct mesh_result *r, const double *m, const cha
 				printf(" %9s", "-");
 			else if (isnan(v))
 				printf(" %9s", r->reach[i * n + j] ? "n/a" : "X");
+			else if (rate)
+				printf(" %9.3g", v);
 			else
 				printf(" %9.1f", v);
 		}
@@ -95,7 +98,7 @@ void mesh_report_text(const struct mesh_result *r, const struct mesh_opts *o)
 	if (r->baseline_note[0])
 		printf("baseline: %s\n", r->baseline_note);
 	if (o->do_bw && !isnan(r->stats.bw_ref))
-		printf("reference: bandwidth %.1f MB/s (matrix median %.1f, MAD %.1f)\n",
+		printf("reference: bandwidth %.3g MB/s (matrix median %.3g, MAD %.3g)\n",
 		       r->stats.bw_ref, r->stats.bw_median, r->stats.bw_mad);
 	if (o->do_lat && !isnan(r->stats.lat_ref))
 		printf("reference: p50 latency %.1f us (matrix median %.1f, MAD %.1f), p99 %.1f us\n",
@@ -107,10 +110,10 @@ void mesh_report_text(const struct mesh_result *r, const struct mesh_opts *o)
 		printf("  %3d %-20s %-8s %s%s\n", i, r->nodes[i].host, r->nodes[i].device,
 		       r->nodes[i].gid, r->nodes[i].error ? r->nodes[i].error_text : "");
 	if (o->do_bw)
-		print_matrix(r, r->bw, "bandwidth MB/s (row sends to column; X unreachable):");
+		print_matrix(r, r->bw, "bandwidth MB/s (row sends to column; X unreachable):", true);
 	if (o->do_lat) {
-		print_matrix(r, r->p50, "latency p50 us (per pair, half round trip):");
-		print_matrix(r, r->p99, "latency p99 us:");
+		print_matrix(r, r->p50, "latency p50 us (per pair, half round trip):", false);
+		print_matrix(r, r->p99, "latency p99 us:", false);
 	}
 }
 

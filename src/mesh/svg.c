@@ -25,13 +25,20 @@ static void xml(FILE *f, const char *s)
 	}
 }
 
-/* Green (at or better than the reference) to red (at the threshold or worse). */
+/* Green (at or better than the reference) through yellow to red (at the
+ * threshold or worse), as plain #rrggbb (SVG 1.1 knows no hsl()). */
 static void color(double goodness, double threshold, char *buf, size_t len)
 {
+	static const int stops[3][3] = {{0xd7, 0x30, 0x27}, {0xfe, 0xe0, 0x8b}, {0x1a, 0x98, 0x50}};
 	double q = (goodness - threshold) / (1 - threshold);
+	int lo, rgb[3];
 
 	q = q < 0 ? 0 : q > 1 ? 1 : q;
-	snprintf(buf, len, "hsl(%.0f,70%%,%.0f%%)", 120 * q, 45 + 10 * q);
+	lo = q < 0.5 ? 0 : 1;
+	q = q < 0.5 ? q * 2 : (q - 0.5) * 2;
+	for (int k = 0; k < 3; k++)
+		rgb[k] = (int)(stops[lo][k] + (stops[lo + 1][k] - stops[lo][k]) * q + 0.5);
+	snprintf(buf, len, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
 }
 
 struct panel {
@@ -52,7 +59,7 @@ static void cell(FILE *f, const struct mesh_result *r, const struct panel *p, in
 	if (i != j && !r->reach[c])
 		snprintf(fill, sizeof(fill), "#202020");
 	else if (i != j && !p->m)
-		snprintf(fill, sizeof(fill), "hsl(120,70%%,55%%)");
+		snprintf(fill, sizeof(fill), "#1a9850");
 	else if (i != j && !isnan(v)) {
 		color(p->high_good ? v / p->ref : p->ref / v, p->limit, fill, sizeof(fill));
 		snprintf(text, sizeof(text), "%.0f", v);

@@ -45,8 +45,11 @@ fails=0
 EXEC=$RDMAKIT_GUEST_EXEC
 # TCG guests sharing two cores: a long RC ACK timeout (1 s) keeps slow ACKs
 # from passing for losses; p50 latency flagged above 3x the reference (the
-# clean spread between identical guests here reaches about 2x).
-COMMON="-e -n 30 --bw-iters 10 --size 16k --window 4 --qp-timeout 18 --lat-high 300"
+# clean spread between identical guests here is about 1.3x). Bandwidth
+# between identical TCG guests varies up to 20x with the host's load, so it
+# is graded only below 1% of the reference here (a lossy link, each loss
+# costing the 1 s ACK timeout, falls far below that).
+COMMON="-e -n 30 --bw-iters 10 --size 16k --window 4 --qp-timeout 18 --lat-high 300 --bw-low 1"
 COMMON="$COMMON ${RDMAKIT_MESH_TEST_ARGS:-}"
 
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
@@ -78,13 +81,13 @@ guest() { # I COMMAND: run on guest I, fail loudly if it fails
 
 run clean 0 --svg "$T/clean.svg" && check clean --clean --exit 0
 
-guest "$LAST" 'tc qdisc add dev eth0 root netem delay 50ms'
+guest "$LAST" 'modprobe sch_netem && tc qdisc add dev eth0 root netem delay 50ms'
 run delay 1 --stages reach,latency &&
 	check delay --stages reach,latency --only --expect "latency:latency_p50:$LASTR" \
 		--reason-contains "guest$LAST (rank $LASTR): p50 latency to every peer is high" --exit 1
 guest "$LAST" 'tc qdisc del dev eth0 root'
 
-guest 1 "insmod $KMOD/sch_prio.ko; insmod $KMOD/cls_u32.ko; tc qdisc add dev eth0 root handle 1: prio &&
+guest 1 "modprobe sch_netem; insmod $KMOD/sch_prio.ko; insmod $KMOD/cls_u32.ko; tc qdisc add dev eth0 root handle 1: prio &&
 	tc qdisc add dev eth0 parent 1:3 handle 30: netem loss 10% &&
 	tc filter add dev eth0 parent 1:0 protocol ip prio 1 u32 match ip dst 198.18.0.$LAST/32 flowid 1:3"
 run loss 1 && check loss --only-pair "0:$LASTR" --exit 1

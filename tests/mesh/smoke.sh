@@ -43,11 +43,17 @@ run() {
 	return 0
 }
 
+# json FILE EXPR: a Python expression on the document d is true
+json() {
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2"
+}
+
 for s in pairs shift serial; do
 	if run "$s" 0 $SMALL $LOOSE --schedule "$s" --json "$T/$s.json" --svg "$T/$s.svg" \
 		--csv "$T/$s.csv"; then
+		before=$fails
 		python3 "$CHECK" "$T/$s.json" $N --clean --exit 0 || fail "$s: JSON"
-		grep -q '"schedule": "'"$s"'"' "$T/$s.json" || fail "$s: schedule not in JSON"
+		json "$T/$s.json" "d['parameters']['schedule'] == '$s'" || fail "$s: schedule not in JSON"
 		grep -q '^verdict: clean' "$T/$s.out" || fail "$s: no clean verdict line"
 		titles=$(grep -c '<title>' "$T/$s.svg")
 		# one per cell of 3 panels (reach, bandwidth, latency) and the document's
@@ -59,15 +65,26 @@ for s in pairs shift serial; do
 			lines=$(wc -l <"$T/$s.csv/$m.csv" 2>/dev/null || echo 0)
 			[ "$lines" -eq $((N + 1)) ] || fail "$s: $m.csv has $lines lines"
 		done
-		ok "schedule $s: exit 0, JSON, SVG ($titles titles), CSV"
+		[ $fails -eq $before ] && ok "schedule $s: exit 0, JSON, SVG ($titles titles), CSV"
 	fi
 done
 
 # A baseline compared with itself: no regression.
 if run baseline 0 $SMALL $LOOSE --baseline "$T/pairs.json" --json "$T/b.json"; then
 	grep -q "^baseline: compared with $T/pairs.json" "$T/baseline.out" &&
-		grep -q "\"baseline\": \"$T/pairs.json\"" "$T/b.json" &&
+		json "$T/b.json" "d['baseline'] == '$T/pairs.json' and d['exit_status'] == 0" &&
 		ok "baseline" || fail "baseline not reported"
+fi
+# A baseline far better than this run: every cell a regression, exit 1.
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for name, f in (("bandwidth_mbps", 1000.0), ("latency_p50_us", 1e-6)):
+    d["matrices"][name] = [[None if v is None else v * f for v in row] for row in d["matrices"][name]]
+json.dump(d, open(sys.argv[2], "w"))' "$T/pairs.json" "$T/better.json"
+if run regression 1 $SMALL $LOOSE --baseline "$T/better.json" --json "$T/reg.json"; then
+	json "$T/reg.json" "len([o for o in d['outliers'] if o['kind'] == 'regression']) == 2 * $N * ($N - 1) - $N * ($N - 1) // 2 and d['exit_status'] == 1" &&
+		ok "baseline regressions: exit 1" || fail "regressions: $(grep -c regression "$T/reg.json")"
 fi
 # One stage only: no other matrix.
 if run reach-only 0 -e --stages reach --json "$T/r.json"; then

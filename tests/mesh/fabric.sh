@@ -59,13 +59,16 @@ run() {
 	name=$1 want=$2
 	shift 2
 	start=$(date +%s)
-	$RDMAKIT_MPIRUN -np "$N" "$MESH" $COMMON --json "$T/$name.json" "$@" >"$T/$name.out" 2>&1
+	$RDMAKIT_MPIRUN -np "$N" "$MESH" $COMMON --json "$T/$name.json" --svg "$T/$name.svg" "$@" \
+		>"$T/$name.out" 2>&1
 	rc=$?
 	echo "--- $name: exit $rc after $(($(date +%s) - start)) s"
 	grep -v '^\(--\|Primary job\|a non-zero\|mpirun detected\|the job to\|  Process name\|  Exit code\|$\)' \
 		"$T/$name.out" | sed 's/^/  | /'
 	[ "$rc" -eq "$want" ] || { fail "$name: exit $rc, expected $want"; return 1; }
-	cp "$T/$name.json" "${RDMAKIT_MESH_KEEP:-$T}/" 2>/dev/null
+	# RDMAKIT_MESH_KEEP=DIR keeps each run's JSON, SVG and output
+	[ -n "${RDMAKIT_MESH_KEEP:-}" ] && cp "$T/$name.json" "$T/$name.svg" "$T/$name.out" \
+		"$RDMAKIT_MESH_KEEP/"
 	return 0
 }
 
@@ -79,7 +82,7 @@ guest() { # I COMMAND: run on guest I, fail loudly if it fails
 	$EXEC -t 60 "$1" "$2" || fail "on guest $1: $2"
 }
 
-run clean 0 --svg "$T/clean.svg" && check clean --clean --exit 0
+run clean 0 && check clean --clean --exit 0
 
 guest "$LAST" 'modprobe sch_netem && tc qdisc add dev eth0 root netem delay 50ms'
 run delay 1 --stages reach,latency &&

@@ -55,6 +55,7 @@ struct mesh_result {
 	bool *reach;
 	char (*why)[MESH_WHY];
 	const char **why_p;
+	char (*bw_why)[MESH_WHY]; /* why a reachable pair's WRITEs failed ("" if they did not) */
 	double *bw, *p50, *p99;
 	double *bw0, *p500, *p990; /* before re-tests */
 	bool *retested;

@@ -97,6 +97,10 @@ void mesh_report_text(const struct mesh_result *r, const struct mesh_opts *o)
 		       retested, retested == 1 ? "" : "s");
 	if (r->baseline_note[0])
 		printf("baseline: %s\n", r->baseline_note);
+	for (int c = 0; o->do_bw && c < n * n; c++)
+		if (r->bw_why[c][0])
+			printf("bandwidth %s -> %s failed: %s\n", r->names[c / n], r->names[c % n],
+			       r->bw_why[c]);
 	if (o->do_bw && !isnan(r->stats.bw_ref))
 		printf("reference: bandwidth %.3g MB/s (matrix median %.3g, MAD %.3g)\n",
 		       r->stats.bw_ref, r->stats.bw_median, r->stats.bw_mad);
@@ -133,6 +137,24 @@ static json_object *matrix_json(const struct mesh_result *r, const double *m)
 
 		for (int j = 0; j < r->n; j++)
 			json_object_array_add(row, i == j ? NULL : num_or_null(m[i * r->n + j]));
+		json_object_array_add(rows, row);
+	}
+	return rows;
+}
+
+/* One string per cell ("" / null when none). */
+static json_object *text_json(const struct mesh_result *r, char (*text)[MESH_WHY])
+{
+	json_object *rows = json_object_new_array();
+
+	for (int i = 0; i < r->n; i++) {
+		json_object *row = json_object_new_array();
+
+		for (int j = 0; j < r->n; j++) {
+			const char *t = text[i * r->n + j];
+
+			json_object_array_add(row, t[0] ? json_object_new_string(t) : NULL);
+		}
 		json_object_array_add(rows, row);
 	}
 	return rows;
@@ -264,6 +286,7 @@ int mesh_report_json(const struct mesh_result *r, const struct mesh_opts *o)
 	if (o->do_bw) {
 		json_object_object_add(m, "bandwidth_mbps", matrix_json(r, r->bw));
 		json_object_object_add(m, "bandwidth_first_mbps", matrix_json(r, r->bw0));
+		json_object_object_add(m, "bandwidth_errors", text_json(r, r->bw_why));
 	}
 	if (o->do_lat) {
 		json_object_object_add(m, "latency_p50_us", matrix_json(r, r->p50));

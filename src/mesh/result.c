@@ -21,10 +21,11 @@ int mesh_result_build(struct mesh_result *r, int n, struct mesh_node *nodes,
 	r->reach = calloc(nn, sizeof(*r->reach));
 	r->why = calloc(nn, sizeof(*r->why));
 	r->why_p = calloc(nn, sizeof(*r->why_p));
+	r->bw_why = calloc(nn, sizeof(*r->bw_why));
 	r->bw = calloc(nn * 6, sizeof(double));
 	r->retested = calloc(nn, sizeof(*r->retested));
 	r->evidence = calloc(nn, sizeof(*r->evidence));
-	if (!r->names || !r->reach || !r->why || !r->why_p || !r->bw || !r->retested ||
+	if (!r->names || !r->reach || !r->why || !r->why_p || !r->bw_why || !r->bw || !r->retested ||
 	    !r->evidence)
 		return -ENOMEM;
 	r->p50 = r->bw + nn;
@@ -75,6 +76,7 @@ void mesh_result_fill(struct mesh_result *r, const struct mesh_cell *rows, bool 
 
 			fill_reach(r, rows, i, j);
 			r->bw[c] = rows[c].bw;
+			snprintf(r->bw_why[c], MESH_WHY, "%s", r->reach[c] ? rows[c].bw_why : "");
 			r->p50[c] = rows[lo].p50;
 			r->p99[c] = rows[lo].p99;
 			if (first) {
@@ -100,6 +102,7 @@ void mesh_result_free(struct mesh_result *r)
 	free(r->reach);
 	free(r->why);
 	free(r->why_p);
+	free(r->bw_why);
 	free(r->bw);
 	free(r->retested);
 	free(r->evidence);

@@ -40,5 +40,7 @@
 #include <rdmakit/blk.h>
 #include <rdmakit/ud.h>
 #include <rdmakit/rcflow.h>
+#include <rdmakit/mesh.h>
+#include <rdmakit/mesh_link.h>
 
 #endif

@@ -275,6 +275,8 @@ int cli_gates_end(const char *who, int status, int checks, int failed, FILE *out
 int cmd_devices(int argc, char **argv);
 int cmd_counters(int argc, char **argv);
 int cmd_loopback(int argc, char **argv);
+/* Execs rdmakit-mesh (next to this binary, or in PATH) with the arguments. */
+int cmd_mesh(int argc, char **argv);
 int cmd_rc(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_ping(int argc, char **argv);

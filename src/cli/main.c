@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{"qp-states", cmd_qp_states, "what a QP does in each state (RESET .. ERR), seen on the device"},
 	{"share", cmd_share, "several processes on one device: import, shared memory, fork"},
 	{"blk", cmd_blk, "attach, detach and list rkblk disks (the kernel module)"},
+	{"mesh", cmd_mesh, "check every pair of N nodes over MPI (runs rdmakit-mesh; mpirun -np N)"},
 	{"memserver", cmd_memserver, "remote memory for the rkblk module: one region per session"},
 };
 

@@ -1,0 +1,323 @@
+/* rdmakit-mesh: check a whole fabric over MPI. Every pair's reachability,
+ * latency and bandwidth over rdmakit's own RC QPs; outliers flagged with a
+ * reason; text, JSON, CSV and an SVG heat map. MPI starts the ranks and
+ * carries the small control messages only. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include <rdmakit/gid.h>
+#include <rdmakit/log.h>
+
+#include "mesh.h"
+#include "opts.h"
+
+static const char usage[] = "mpirun -np N [MPI OPTIONS] rdmakit-mesh [OPTIONS]";
+static const char description[] =
+	"Check every pair of N nodes: reachability (a checked SEND each way), latency (SEND\n"
+	"ping-pong, p50 and p99) and bandwidth (RDMA WRITE, each direction), over rdmakit's\n"
+	"own RC QPs; MPI only starts the ranks and carries small control messages (keep it\n"
+	"off the RDMA device: Open MPI --mca pml ob1 --mca btl self,vader,tcp). Pairs that\n"
+	"stand out are re-tested one at a time, then reported with a reason.";
+static const char epilog[] =
+	"Schedules: pairs (N-1 rounds of disjoint pairs, a bye per round when N is odd),\n"
+	"shift (mpiGraph: round d, every rank writes to r+d at once; bandwidth only, the\n"
+	"other stages use pairs), serial (one pair at a time).\n"
+	"Thresholds are relative to the fabric's reference: per node its best pair, the\n"
+	"median over the nodes.\n"
+	"Exit status: 0 clean, 1 outliers (or regressions against --baseline), 2 unreachable\n"
+	"pairs or nodes, 3 setup or usage error.\n";
+
+static void defaults(struct mesh_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->port = 1;
+	o->gid_index = -1;
+	o->stages = "reach,latency,bandwidth";
+	o->schedule = "pairs";
+	o->lat_iters = 1000;
+	o->bw_size = 65536;
+	o->bw_iters = 200;
+	o->window = 16;
+	o->timeout_ms = 5000;
+	o->bw_low_pct = 60;
+	o->lat_high_pct = 200;
+	o->jitter_pct = 400;
+}
+
+static int parse_stages(struct mesh_opts *o)
+{
+	char buf[128], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", o->stages);
+	for (char *s = strtok_r(buf, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(s, "reach"))
+			o->do_reach = true;
+		else if (!strcmp(s, "latency"))
+			o->do_lat = true;
+		else if (!strcmp(s, "bandwidth"))
+			o->do_bw = true;
+		else {
+			fprintf(stderr, "rdmakit-mesh: --stages: unknown stage '%s' (reach, latency, "
+					"bandwidth)\n", s);
+			return -EINVAL;
+		}
+	}
+	if (!o->do_reach && !o->do_lat && !o->do_bw) {
+		fprintf(stderr, "rdmakit-mesh: --stages: no stage given\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* 0: go on; 1: --help printed; -EINVAL: usage error (printed). */
+static int parse(struct mesh_opts *o, int argc, char **argv, bool quiet)
+{
+	const struct rk_opt opts[] = {
+		{"device", 'd', RK_OPT_STRING, &o->device, 0, 0, "DEV", "RDMA device (default: the first)"},
+		{"ib-port", 'i', RK_OPT_COUNT, &o->port, 1, 255, "PORT", "device port"},
+		{"gid-index", 'g', RK_OPT_INT, &o->gid_index, -1, 65535, "N",
+		 "GID index (-1: chosen, a RoCE v2 IPv4 GID first)"},
+		{"stages", 0, RK_OPT_STRING, &o->stages, 0, 0, "LIST",
+		 "comma-separated: reach, latency, bandwidth"},
+		{"schedule", 0, RK_OPT_STRING, &o->schedule, 0, 0, "S", "pairs, shift or serial"},
+		{"iters", 'n', RK_OPT_COUNT, &o->lat_iters, 1, 1000000, "N", "ping-pong round trips per pair"},
+		{"size", 's', RK_OPT_SIZE, &o->bw_size, 1, 1u << 30, "BYTES", "RDMA WRITE size"},
+		{"bw-iters", 0, RK_OPT_COUNT, &o->bw_iters, 1, 10000000, "N", "RDMA WRITEs per direction"},
+		{"window", 0, RK_OPT_COUNT, &o->window, 1, 64, "N", "WRITEs outstanding"},
+		{"timeout", 't', RK_OPT_COUNT, &o->timeout_ms, 10, 3600000, "MS",
+		 "longest wait for one completion"},
+		{"qp-timeout", 0, RK_OPT_COUNT, &o->qp_timeout, 0, 31, "N",
+		 "RC ACK timeout 4.096 us * 2^N (0: the library's 14, about 67 ms)"},
+		{"bw-low", 0, RK_OPT_COUNT, &o->bw_low_pct, 1, 100, "PCT",
+		 "flag bandwidth below PCT% of the reference"},
+		{"lat-high", 0, RK_OPT_COUNT, &o->lat_high_pct, 101, 100000, "PCT",
+		 "flag p50 latency above PCT% of the reference"},
+		{"lat-jitter", 0, RK_OPT_COUNT, &o->jitter_pct, 101, 100000, "PCT",
+		 "flag p99 latency above PCT% of the reference p99"},
+		{"events", 'e', RK_OPT_FLAG, &o->events, 0, 0, NULL,
+		 "sleep on completion events instead of spinning (ranks sharing cores)"},
+		{"no-retest", 0, RK_OPT_FLAG, &o->no_retest, 0, 0, NULL, "report suspects without re-testing"},
+		{"json", 'J', RK_OPT_STRING, &o->json, 0, 0, "FILE", "write the run as JSON (schema rdmakit-mesh/1)"},
+		{"csv", 0, RK_OPT_STRING, &o->csv, 0, 0, "DIR", "write each matrix as DIR/NAME.csv"},
+		{"svg", 0, RK_OPT_STRING, &o->svg, 0, 0, "FILE", "write a heat map (SVG, tooltips per cell)"},
+		{"baseline", 0, RK_OPT_STRING, &o->baseline, 0, 0, "OLD.json",
+		 "compare with an earlier run's --json"},
+		{"no-progress", 0, RK_OPT_FLAG, &o->no_progress, 0, 0, NULL,
+		 "no progress line (shown when stdout is a terminal)"},
+		{"quiet", 'q', RK_OPT_FLAG, &o->quiet, 0, 0, NULL, "verdicts only, no matrices"},
+		RK_OPT_END,
+	};
+	int first, ret;
+
+	if (quiet) /* the other ranks parse the same argv silently */
+		opterr = 0;
+	ret = rk_opts_parse("mesh", opts, argc, argv, &first);
+	if (ret == 1) {
+		if (!quiet)
+			rk_opts_help_epilog(stdout, usage, description, opts, epilog);
+		return 1;
+	}
+	if (ret)
+		return -EINVAL;
+	if (first < argc) {
+		fprintf(stderr, "rdmakit-mesh: unexpected argument '%s'\n", argv[first]);
+		return -EINVAL;
+	}
+	if (rk_mesh_sched_parse(o->schedule, &o->sched)) {
+		fprintf(stderr, "rdmakit-mesh: --schedule: '%s' is not pairs, shift or serial\n",
+			o->schedule);
+		return -EINVAL;
+	}
+	return parse_stages(o);
+}
+
+/* Open MPI hands its ranks a pseudo-terminal whatever mpirun's own output
+ * is: a progress line only when the launcher's standard output is a terminal
+ * too (rank 0 runs under mpirun itself). */
+static bool on_terminal(void)
+{
+	char link[64], target[64];
+	ssize_t len;
+
+	if (!isatty(STDOUT_FILENO))
+		return false;
+	snprintf(link, sizeof(link), "/proc/%d/fd/1", (int)getppid());
+	len = readlink(link, target, sizeof(target) - 1);
+	if (len <= 0)
+		return false;
+	target[len] = 0;
+	return !strncmp(target, "/dev/pts/", 9) || !strncmp(target, "/dev/tty", 8);
+}
+
+static void open_port(struct mesh_ctx *c, struct mesh_node *me)
+{
+	int ret;
+
+	gethostname(me->host, sizeof(me->host) - 1);
+	ret = rk_mesh_port_open(c->o->device, (uint8_t)c->o->port, (int)c->o->gid_index,
+				c->o->bw_size, c->o->events, &c->port);
+	if (ret) {
+		me->error = ret;
+		snprintf(me->error_text, sizeof(me->error_text), "opening %s port %d: %s",
+			 c->o->device ? c->o->device : "the first RDMA device", (int)c->o->port,
+			 strerror(-ret));
+		snprintf(me->device, sizeof(me->device), "%s", c->o->device ? c->o->device : "");
+		return;
+	}
+	c->port->qp_timeout = (uint8_t)c->o->qp_timeout;
+	snprintf(me->device, sizeof(me->device), "%s", c->port->sel.dev->info.name);
+	if (c->port->sel.has_gid)
+		rk_gid_str(&c->port->sel.gid.gid, me->gid, sizeof(me->gid));
+}
+
+static void init_row(struct mesh_ctx *c)
+{
+	for (int j = 0; j < c->n; j++) {
+		c->row[j].sent = c->row[j].got = -1;
+		c->row[j].p50 = c->row[j].p99 = c->row[j].bw = NAN;
+	}
+}
+
+static int run_stages(struct mesh_ctx *c)
+{
+	int ret = 0;
+
+	if (c->o->do_reach)
+		ret = mesh_stage_reach(c);
+	if (!ret && c->o->do_lat)
+		ret = mesh_stage_latency(c);
+	if (!ret && c->o->do_bw)
+		ret = mesh_stage_bandwidth(c);
+	return ret;
+}
+
+static void gather_rows(struct mesh_ctx *c, struct mesh_cell *all)
+{
+	int bytes = c->n * (int)sizeof(struct mesh_cell);
+
+	MPI_Gather(c->row, bytes, MPI_BYTE, all, bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+}
+
+/* Rank 0: which cells to re-test (count broadcast, then the cells). */
+static int share_suspects(struct mesh_ctx *c, struct mesh_result *r, int **cells_p)
+{
+	int k = 0, n = c->n;
+	int *cells = calloc((size_t)n * n, sizeof(*cells));
+
+	if (!cells)
+		MPI_Abort(MPI_COMM_WORLD, MESH_SETUP);
+	if (c->rank == 0 && !c->o->no_retest) {
+		struct rk_mesh_input in = {.n = n, .names = r->names, .reach = r->reach,
+					   .bw = c->o->do_bw ? r->bw : NULL,
+					   .p50 = c->o->do_lat ? r->p50 : NULL,
+					   .p99 = c->o->do_lat ? r->p99 : NULL};
+
+		k = rk_mesh_suspects(&in, &r->t, cells, n * n);
+		if (k < 0)
+			k = 0;
+	}
+	MPI_Bcast(&k, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	MPI_Bcast(cells, n * n, MPI_INT, 0, MPI_COMM_WORLD);
+	*cells_p = cells;
+	return k;
+}
+
+static int finish(struct mesh_ctx *c, struct mesh_result *r)
+{
+	int status = MESH_SETUP;
+
+	if (mesh_verdicts(r, c->o) || mesh_baseline(r, c->o))
+		return MESH_SETUP;
+	mesh_report_text(r, c->o);
+	status = r->exit_status;
+	if ((c->o->json && mesh_report_json(r, c->o)) || (c->o->csv && mesh_report_csv(r, c->o->csv)) ||
+	    (c->o->svg && mesh_report_svg(r, c->o->svg)))
+		status = MESH_SETUP;
+	return status;
+}
+
+static int measure(struct mesh_ctx *c)
+{
+	struct mesh_cell *all = NULL;
+	struct mesh_result r;
+	int *cells, k, status = MESH_SETUP;
+
+	memset(&r, 0, sizeof(r));
+	if (c->rank == 0 && !(all = calloc((size_t)c->n * c->n, sizeof(*all))))
+		MPI_Abort(MPI_COMM_WORLD, MESH_SETUP);
+	if (run_stages(c))
+		MPI_Abort(MPI_COMM_WORLD, MESH_SETUP);
+	gather_rows(c, all);
+	r.t.bw_low = c->o->bw_low_pct / 100.0;
+	r.t.lat_high = c->o->lat_high_pct / 100.0;
+	r.t.lat_jitter = c->o->jitter_pct / 100.0;
+	if (c->rank == 0 && mesh_result_build(&r, c->n, c->nodes, all))
+		MPI_Abort(MPI_COMM_WORLD, MESH_SETUP);
+	k = share_suspects(c, &r, &cells);
+	if (k) {
+		mesh_retest(c, cells, k);
+		gather_rows(c, all);
+		if (c->rank == 0)
+			mesh_result_fill(&r, all, false);
+	}
+	free(cells);
+	if (c->rank == 0)
+		status = finish(c, &r);
+	MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	mesh_result_free(&r);
+	free(all);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct mesh_opts o;
+	struct mesh_ctx c = {.o = &o};
+	int ret, status;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &c.n);
+	defaults(&o);
+	ret = c.rank == 0 ? parse(&o, argc, argv, false) : 0;
+	MPI_Bcast(&ret, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	if (ret) {
+		MPI_Finalize();
+		return ret == 1 ? MESH_CLEAN : MESH_SETUP;
+	}
+	if (c.rank != 0)
+		parse(&o, argc, argv, true);
+	if (c.n < 2) {
+		fprintf(stderr, "rdmakit-mesh: needs at least 2 ranks (mpirun -np N, one per node)\n");
+		MPI_Finalize();
+		return MESH_SETUP;
+	}
+	c.nodes = calloc(c.n, sizeof(*c.nodes));
+	c.row = calloc(c.n, sizeof(*c.row));
+	if (!c.nodes || !c.row)
+		MPI_Abort(MPI_COMM_WORLD, MESH_SETUP);
+	c.progress = c.rank == 0 && !o.no_progress && on_terminal();
+	init_row(&c);
+	{
+		struct mesh_node me = {0};
+
+		open_port(&c, &me);
+		MPI_Allgather(&me, sizeof(me), MPI_BYTE, c.nodes, sizeof(me), MPI_BYTE,
+			      MPI_COMM_WORLD);
+	}
+	c.nonce = (uint32_t)time(NULL) ^ (uint32_t)getpid();
+	MPI_Bcast(&c.nonce, 1, MPI_UINT32_T, 0, MPI_COMM_WORLD);
+	status = measure(&c);
+	rk_mesh_port_close(c.port);
+	free(c.row);
+	free(c.nodes);
+	MPI_Finalize();
+	return status;
+}

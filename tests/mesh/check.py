@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Check an rdmakit-mesh --json document: schema rdmakit-mesh/1, n nodes,
+full matrices of the stages run, and what the caller expects of the
+outliers. Prints what is wrong and exits 1; 0 when all holds.
+
+check.py FILE N [--stages reach,latency,bandwidth] [--clean]
+         [--expect KIND:METRIC:NODE] [--expect-pair KIND:METRIC:SRC:DST]
+         [--unreachable-node RANK] [--reason-contains TEXT] [--exit N]
+NODE/SRC/DST are ranks; an --expect means: this outlier is there; with
+--only, no other outlier is.
+"""
+import argparse
+import json
+import sys
+
+MATRIX = {"bandwidth": ["bandwidth_mbps"], "latency": ["latency_p50_us", "latency_p99_us"]}
+
+
+def fail(msg):
+    print("check.py: " + msg)
+    sys.exit(1)
+
+
+def check_matrices(doc, n, stages, unreachable):
+    m = doc["matrices"]
+    for row, cells in enumerate(m["reach"]):
+        for col, ok in enumerate(cells):
+            bad = row in unreachable or col in unreachable
+            want = row == col or not bad
+            if ok != want:
+                fail("reach[%d][%d] is %s, expected %s" % (row, col, ok, want))
+            err = m["reach_errors"][row][col]
+            if not ok and not err:
+                fail("reach_errors[%d][%d] is empty for an unreachable pair" % (row, col))
+    for stage in stages:
+        for name in MATRIX.get(stage, []):
+            mat = m.get(name)
+            if not isinstance(mat, list) or len(mat) != n:
+                fail("matrix %s missing or not %d rows" % (name, n))
+            for i, cells in enumerate(mat):
+                if len(cells) != n:
+                    fail("matrix %s row %d has %d cells" % (name, i, len(cells)))
+                for j, v in enumerate(cells):
+                    bad = i in unreachable or j in unreachable
+                    if i == j or bad:
+                        if v is not None:
+                            fail("%s[%d][%d] = %r, expected null" % (name, i, j, v))
+                    elif not isinstance(v, (int, float)) or v <= 0:
+                        fail("%s[%d][%d] = %r, expected a positive number" % (name, i, j, v))
+
+
+def matches(o, kind, metric, node=None, src=None, dst=None):
+    if o["kind"] != kind or o["metric"] != metric:
+        return False
+    if node is not None:
+        return o["node"] == node
+    return {o["src"], o["dst"]} == {src, dst} and o["node"] is None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("file")
+    ap.add_argument("n", type=int)
+    ap.add_argument("--stages", default="reach,latency,bandwidth")
+    ap.add_argument("--clean", action="store_true")
+    ap.add_argument("--only", action="store_true")
+    ap.add_argument("--expect", action="append", default=[])
+    ap.add_argument("--expect-pair", action="append", default=[])
+    ap.add_argument("--unreachable-node", type=int, action="append", default=[])
+    ap.add_argument("--reason-contains", action="append", default=[])
+    ap.add_argument("--exit", type=int)
+    ap.add_argument("--only-pair", help="S:D: at least one outlier, all about pair {S,D}")
+    a = ap.parse_args()
+    with open(a.file) as f:
+        doc = json.load(f)
+    if doc.get("schema") != "rdmakit-mesh/1":
+        fail("schema is %r" % doc.get("schema"))
+    for key in ("nodes", "parameters", "matrices", "statistics", "outliers", "exit_status"):
+        if key not in doc:
+            fail("no %r" % key)
+    if len(doc["nodes"]) != a.n:
+        fail("%d nodes, expected %d" % (len(doc["nodes"]), a.n))
+    for i, nd in enumerate(doc["nodes"]):
+        if nd["rank"] != i or not nd["host"]:
+            fail("node %d: %r" % (i, nd))
+        if (nd["error"] is None) == (i in a.unreachable_node):
+            fail("node %d error %r" % (i, nd["error"]))
+    stages = a.stages.split(",")
+    if doc["parameters"]["stages"] != stages:
+        fail("stages %r, expected %r" % (doc["parameters"]["stages"], stages))
+    check_matrices(doc, a.n, stages, set(a.unreachable_node))
+    outs = doc["outliers"]
+    for o in outs:
+        for key in ("kind", "metric", "value", "expected", "reason"):
+            if key not in o:
+                fail("outlier without %r: %r" % (key, o))
+    if a.clean and outs:
+        fail("expected no outlier, got: " + "; ".join(o["reason"] for o in outs))
+    wanted = []
+    for e in a.expect:
+        kind, metric, node = e.split(":")
+        wanted.append(lambda o, k=kind, m=metric, nd=int(node): matches(o, k, m, node=nd))
+    for e in a.expect_pair:
+        kind, metric, s, d = e.split(":")
+        wanted.append(lambda o, k=kind, m=metric, s=int(s), d=int(d):
+                      matches(o, k, m, src=s, dst=d))
+    for u in a.unreachable_node:
+        wanted.append(lambda o, u=u: matches(o, "unreachable", "reach", node=u))
+    for i, w in enumerate(wanted):
+        if not any(w(o) for o in outs):
+            fail("expected outlier %d not found; outliers: %s" %
+                 (i, "; ".join(o["reason"] for o in outs) or "none"))
+    if a.only:
+        extra = [o for o in outs if not any(w(o) for w in wanted)]
+        if extra:
+            fail("unexpected outliers: " + "; ".join(o["reason"] for o in extra))
+    if a.only_pair:
+        s, d = (int(x) for x in a.only_pair.split(":"))
+        if not outs:
+            fail("expected outliers on pair %d-%d, got none" % (s, d))
+        for o in outs:
+            if o["node"] is not None or {o["src"], o["dst"]} != {s, d}:
+                fail("outlier not about pair %d-%d: %s" % (s, d, o["reason"]))
+    text = " ".join(o["reason"] for o in outs)
+    for t in a.reason_contains:
+        if t not in text:
+            fail("no reason contains %r: %s" % (t, text))
+    if a.exit is not None and doc["exit_status"] != a.exit:
+        fail("exit_status %d, expected %d" % (doc["exit_status"], a.exit))
+    print("check.py: %s: %d nodes, %d outliers, as expected" % (a.file, a.n, len(outs)))
+
+
+main()

@@ -1,0 +1,118 @@
+#!/bin/sh
+# rdmakit-mesh on one device: `mpirun -np 3` with every rank on the same rxe
+# (the one-guest smoke test of issue 14). Checks the bootstrap, each schedule,
+# each output (JSON valid with full matrices, SVG with a tooltip per cell,
+# CSV), --baseline, usage errors (exit 3). Thresholds are opened wide: three
+# ranks sharing one emulated device on two cores measure noise, not a fabric;
+# the verdicts are tested on real matrices by tests/mesh/fabric.sh and on
+# synthetic ones by test_mesh.
+# usage: smoke.sh RDMAKIT-MESH CHECK.PY
+set -u
+MESH=$1
+CHECK=$2
+N=3
+fails=0
+T=$(mktemp -d /tmp/mesh-smoke.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Open MPI refuses a node name of "(none)", what a bare guest has.
+if [ "$(hostname)" = "(none)" ] && [ -n "${RDMAKIT_SOFTROCE_GUEST:-}" ]; then
+	hostname "guest$RDMAKIT_SOFTROCE_GUEST"
+fi
+MPIRUN="mpirun --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader,tcp"
+LOOSE="--bw-low 1 --lat-high 100000 --lat-jitter 100000"
+SMALL="-e -n 20 --bw-iters 10 --size 16k --window 4"
+
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+ok() { echo "ok: $*"; }
+
+# run NAME EXPECTED-EXIT ARGS...: rdmakit-mesh on N ranks, output in $T/NAME.out
+run() {
+	name=$1 want=$2
+	shift 2
+	start=$(date +%s)
+	$MPIRUN -np $N "$MESH" "$@" >"$T/$name.out" 2>&1
+	rc=$?
+	echo "  ($name: exit $rc after $(($(date +%s) - start)) s)"
+	if [ "$rc" -ne "$want" ]; then
+		fail "$name: exit $rc, expected $want"
+		sed 's/^/    | /' "$T/$name.out"
+		return 1
+	fi
+	return 0
+}
+
+# json FILE EXPR: a Python expression on the document d is true
+json() {
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2"
+}
+
+for s in pairs shift serial; do
+	if run "$s" 0 $SMALL $LOOSE --schedule "$s" --json "$T/$s.json" --svg "$T/$s.svg" \
+		--csv "$T/$s.csv"; then
+		before=$fails
+		python3 "$CHECK" "$T/$s.json" $N --clean --exit 0 || fail "$s: JSON"
+		json "$T/$s.json" "d['parameters']['schedule'] == '$s'" || fail "$s: schedule not in JSON"
+		grep -q '^verdict: clean' "$T/$s.out" || fail "$s: no clean verdict line"
+		titles=$(grep -c '<title>' "$T/$s.svg")
+		# one per cell of 3 panels (reach, bandwidth, latency) and the document's
+		[ "$titles" -eq $((3 * N * N + 1)) ] || fail "$s: SVG has $titles <title>"
+		grep -qi '<script' "$T/$s.svg" && fail "$s: SVG has a script"
+		python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$T/$s.svg" ||
+			fail "$s: SVG is not well-formed XML"
+		for m in reach bandwidth_mbps latency_p50_us latency_p99_us; do
+			lines=$(wc -l <"$T/$s.csv/$m.csv" 2>/dev/null || echo 0)
+			[ "$lines" -eq $((N + 1)) ] || fail "$s: $m.csv has $lines lines"
+		done
+		[ $fails -eq $before ] && ok "schedule $s: exit 0, JSON, SVG ($titles titles), CSV"
+	fi
+done
+
+# A baseline compared with itself: no regression.
+if run baseline 0 $SMALL $LOOSE --baseline "$T/pairs.json" --json "$T/b.json"; then
+	grep -q "^baseline: compared with $T/pairs.json" "$T/baseline.out" &&
+		json "$T/b.json" "d['baseline'] == '$T/pairs.json' and d['exit_status'] == 0" &&
+		ok "baseline" || fail "baseline not reported"
+fi
+# A baseline far better than this run: every cell a regression, exit 1.
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for name, f in (("bandwidth_mbps", 1e6), ("latency_p50_us", 1e-6)):
+    d["matrices"][name] = [[None if v is None else v * f for v in row] for row in d["matrices"][name]]
+json.dump(d, open(sys.argv[2], "w"))' "$T/pairs.json" "$T/better.json"
+if run regression 1 $SMALL $LOOSE --baseline "$T/better.json" --json "$T/reg.json"; then
+	json "$T/reg.json" "len([o for o in d['outliers'] if o['kind'] == 'regression']) == 2 * $N * ($N - 1) - $N * ($N - 1) // 2 and d['exit_status'] == 1" &&
+		ok "baseline regressions: exit 1" ||
+		fail "regressions: $(python3 -c 'import json, sys; print([o["reason"] for o in json.load(open(sys.argv[1]))["outliers"]])' "$T/reg.json")"
+fi
+# One stage only: no other matrix.
+if run reach-only 0 -e --stages reach --json "$T/r.json"; then
+	python3 "$CHECK" "$T/r.json" $N --stages reach --clean &&
+		! grep -q bandwidth_mbps "$T/r.json" && ok "--stages reach" || fail "--stages reach"
+fi
+# Usage errors: exit 3, a message naming what is wrong. Option errors and -np 1
+# need no launcher: the program alone is an MPI singleton (no mpirun start-up).
+alone() { # NAME ARGS...
+	name=$1
+	shift
+	"$MESH" "$@" >"$T/$name.out" 2>&1
+	rc=$?
+	[ $rc -eq 3 ] || { fail "$name: exit $rc, expected 3: $(cat "$T/$name.out")"; return 1; }
+}
+alone bad-schedule --schedule ring && grep -q "'ring' is not pairs" "$T/bad-schedule.out" &&
+	ok "--schedule ring: exit 3" || fail "--schedule ring message"
+alone bad-stage --stages reach,speed && grep -q "unknown stage 'speed'" "$T/bad-stage.out" &&
+	ok "--stages speed: exit 3" || fail "--stages message"
+alone bad-size --size 10x && grep -q "'10x' is not a number" "$T/bad-size.out" &&
+	ok "--size 10x: exit 3" || fail "--size message"
+alone one-rank && grep -q "at least 2 ranks" "$T/one-rank.out" && ok "one rank: exit 3" ||
+	fail "one rank message"
+# A baseline that is not there: found out after measuring, still exit 3.
+run bad-baseline 3 -e --stages reach --baseline "$T/none.json" &&
+	grep -q "baseline $T/none.json" "$T/bad-baseline.out" && ok "missing baseline: exit 3" ||
+	fail "--baseline message"
+
+[ $fails -eq 0 ] && echo "smoke: all passed" || echo "smoke: $fails failed"
+[ $fails -eq 0 ]

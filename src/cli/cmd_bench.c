@@ -18,9 +18,7 @@
 
 struct bench_cli {
 	struct cli_dev_opts dev;
-	bool server;
-	uint64_t port;
-	bool cm;
+	struct cli_conn_opts conn;
 	const char *test;
 	const char *mode;
 	const char *transport;
@@ -39,8 +37,6 @@ struct bench_cli {
 	uint64_t inflight;
 	int64_t ack_timeout;
 	const char *wr_api;
-	uint64_t timeout;
-	uint64_t wait;
 	bool json;
 	bool csv;
 	struct cli_gate_opts gate;
@@ -142,6 +138,7 @@ struct report {
 	const struct rk_gates *gates; /* the units, and the thresholds to grade */
 	json_object *gate_arr;        /* --json: the graded checks */
 	int gate_checks, gate_failed;
+	int err; /* the failed round's error, for the JSON "result" */
 };
 
 /* soak: below, with the options they serve */
@@ -381,7 +378,7 @@ static json_object *info_json(const struct rk_bench_info *in, const struct bench
 		json_object_object_add(j, "gid", json_object_new_string(in->gid));
 	}
 	json_object_object_add(j, "path_mtu", json_object_new_int(in->path_mtu));
-	json_object_object_add(j, "port_tcp", json_object_new_int((int)o->port));
+	json_object_object_add(j, "port_tcp", json_object_new_int((int)o->conn.port));
 	json_object_object_add(fp, "inline_asked", json_object_new_int((int)in->inline_asked));
 	json_object_object_add(fp, "inline_granted", json_object_new_int((int)in->inline_granted));
 	json_object_object_add(fp, "wr_api", json_object_new_boolean(in->wr_api));
@@ -475,10 +472,10 @@ static int check_soak_opts(const struct bench_cli *o, int nsizes)
 	const char *why = NULL;
 	char buf[120];
 
-	if (o->server && o->interval)
+	if (o->conn.server && o->interval)
 		why = "option --interval: the client measures and prints the intervals; "
 		      "give it to the client";
-	else if (o->server)
+	else if (o->conn.server)
 		return CLI_OK;
 	else if (o->interval && o->duration < 0)
 		why = "option --interval: needs --duration SEC (0: until stopped); a run of "
@@ -706,9 +703,9 @@ static int gates_end(struct report *rp, int status)
 		return status;
 	if (o->json && !rp->gate_arr)
 		rp->gate_arr = json_object_new_array();
-	return cli_gates_end(o->server ? "bench server" : "bench client", status, rp->gate_checks,
-			     rp->gate_failed, o->json ? NULL : o->csv ? stderr : stdout, rp->doc,
-			     rp->gate_arr);
+	return cli_gates_end(o->conn.server ? "bench server" : "bench client", status,
+			     rp->gate_checks, rp->gate_failed, o->json ? NULL : o->csv ? stderr : stdout,
+			     rp->doc, rp->gate_arr);
 }
 
 /* ---- options ---- */
@@ -808,7 +805,7 @@ static int check_gate_opts(const struct bench_cli *o, struct bench_plan *p)
 		return CLI_USAGE;
 	if (!rk_gates_any(g))
 		return CLI_OK;
-	if (o->server) {
+	if (o->conn.server) {
 		fprintf(stderr, "rdmakit bench: the client grades what it measured: give "
 				"--expect-bw, --min-link-pct and --max-lat-p99 to the client\n");
 		return CLI_USAGE;
@@ -837,9 +834,9 @@ static int check_opts(struct bench_cli *o, struct bench_plan *p)
 	}
 	if (choose("wr-api", o->wr_api, wr_apis, 3, &p->wr))
 		return CLI_USAGE;
-	if (o->server && check_server_opts(o))
+	if (o->conn.server && check_server_opts(o))
 		return CLI_USAGE;
-	if (!o->server && check_client_opts(o, p) != CLI_OK)
+	if (!o->conn.server && check_client_opts(o, p) != CLI_OK)
 		return CLI_USAGE;
 	if (check_soak_opts(o, p->nsizes) != CLI_OK)
 		return CLI_USAGE;
@@ -850,8 +847,8 @@ static int check_opts(struct bench_cli *o, struct bench_plan *p)
 static void fill_bench_opts(const struct bench_cli *o, const struct bench_plan *p, const char *host,
 			    struct rk_bench_opts *bo)
 {
-	cli_conn_opts(&bo->conn, o->server, host, o->port, o->cm, &o->dev, (int)o->timeout * 1000,
-		      o->wait);
+	cli_conn_opts(&bo->conn, o->conn.server, host, o->conn.port, o->conn.cm, &o->dev,
+		      (int)o->conn.timeout * 1000, o->conn.wait);
 	bo->test = (enum rk_bench_test)p->test;
 	bo->mode = (enum rk_bench_mode)p->mode;
 	bo->transport = (enum rk_transport)p->tr;
@@ -893,11 +890,11 @@ static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_
 	} else {
 		print_header(rp);
 	}
-	for (int i = 0; o->server || i < p->nsizes; i++) {
+	for (int i = 0; o->conn.server || i < p->nsizes; i++) {
 		struct rk_bench_round round = {0};
 		struct rk_bench_result res;
 
-		if (!o->server) {
+		if (!o->conn.server) {
 			round.size = p->sizes[i];
 			round.iters = o->iters;
 			round.duration_ms = soak_duration_ms(o);
@@ -908,6 +905,7 @@ static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_
 			break;
 		if (ret) {
 			status = CLI_FAILED;
+			rp->err = ret;
 			round_counters(rp, &res, true);
 			break;
 		}
@@ -924,7 +922,7 @@ static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_
 		grade_result(rp, &res);
 		round_counters(rp, &res, false);
 		/* Stopped: no more rounds (a server serves until the client's FIN). */
-		if (!o->server && (res.stopped || cli_stop_signal))
+		if (!o->conn.server && (res.stopped || cli_stop_signal))
 			break;
 	}
 	cli_stop_signals(false);
@@ -938,6 +936,8 @@ static int report_end(struct report *rp, int status)
 	const struct bench_cli *o = rp->o;
 	int gated = gates_end(rp, status);
 
+	if (o->json)
+		cli_add_result(rp->doc, status == CLI_OK ? 0 : rp->err ? rp->err : -EIO);
 	if (o->json && o->interval) {
 		/* After the interval lines, the document on a line of its own. */
 		json_object_object_add(rp->doc, "ok", json_object_new_boolean(status == CLI_OK));
@@ -949,7 +949,7 @@ static int report_end(struct report *rp, int status)
 		json_object_object_add(rp->doc, "ok", json_object_new_boolean(status == CLI_OK));
 		cli_json_print(rp->doc);
 	} else if (!o->csv) {
-		printf("bench %s: %s\n", o->server ? "server" : "client",
+		printf("bench %s: %s\n", o->conn.server ? "server" : "client",
 		       status == CLI_OK ? "every size checked: OK" : "FAILED");
 	}
 	return gated;
@@ -981,9 +981,9 @@ static int serve_one(void *arg, bool *listened)
 	run->listened = false;
 	run->bo->conn.on_listening = on_listening;
 	run->bo->conn.arg = run;
-	if (!o->json && !o->csv && o->server)
-		printf("bench server: waiting for a client on port %" PRIu64 " (%s)\n", o->port,
-		       o->cm ? "RDMA CM" : "TCP exchange");
+	if (!o->json && !o->csv && o->conn.server)
+		printf("bench server: waiting for a client on port %" PRIu64 " (%s)\n", o->conn.port,
+		       o->conn.cm ? "RDMA CM" : "TCP exchange");
 	fflush(stdout);
 	ret = rk_bench_connect(run->bo, &b);
 	*listened = run->listened;
@@ -1100,7 +1100,7 @@ static int clients_report(struct report *rp, const struct rk_bench_clients *rep)
 	else
 		cli_clients_total_text(&rep->total, "messages", bw_shown(rp, rep->total.bw),
 				       rk_bw_unit_str(rp->gates->unit));
-	status = cli_clients_verdict("bench server", rp->doc, oc, rep->wanted, o->wait);
+	status = cli_clients_verdict("bench server", rp->doc, oc, rep->wanted, o->conn.wait);
 	if (o->json)
 		cli_json_print(rp->doc);
 	free(oc);
@@ -1116,7 +1116,7 @@ static int serve_clients(struct bench_run *run)
 
 	if (!o->json)
 		printf("bench server: waiting for %" PRIu64 " clients on port %" PRIu64 " (%s)\n",
-		       o->clients, o->port, o->cm ? "RDMA CM" : "TCP exchange");
+		       o->clients, o->conn.port, o->conn.cm ? "RDMA CM" : "TCP exchange");
 	fflush(stdout);
 	cli_stop_signals(true);
 	run->bo->stop = &cli_stop_signal;
@@ -1134,7 +1134,7 @@ int cmd_bench(int argc, char **argv)
 {
 	struct bench_cli o = {
 		.dev = CLI_DEV_OPTS_DEFAULT,
-		.port = RK_DEFAULT_PORT,
+		.conn = {.port = RK_DEFAULT_PORT, .timeout = 10},
 		.qps = 1,
 		.threads = 1,
 		.inline_max = -1,
@@ -1142,13 +1142,9 @@ int cmd_bench(int argc, char **argv)
 		.ack_timeout = -1,
 		.duration = -1,
 		.wr_api = "auto",
-		.timeout = 10,
 	};
 	const struct rk_opt opts[] = {
-		{"server", 'S', RK_OPT_FLAG, &o.server, 0, 0, NULL, "be the server"},
-		{"port", 'p', RK_OPT_COUNT, &o.port, 1, 65535, "PORT", "TCP or RDMA CM port"},
-		{"cm", 'c', RK_OPT_FLAG, &o.cm, 0, 0, NULL,
-		 "connect with RDMA CM instead of the TCP exchange"},
+		CLI_CONN_OPTS(&o.conn),
 		CLI_DEV_OPTS(&o.dev),
 		{"test", 't', RK_OPT_STRING, &o.test, 0, 0, "TEST",
 		 "send|write|read|fetch-add|cmp-swap (client; default write)"},
@@ -1193,11 +1189,8 @@ int cmd_bench(int argc, char **argv)
 		 "busy polling yields the CPU after N empty polls; 0: never; -1: 8 for bw, never for lat"},
 		{"wr-api", 0, RK_OPT_STRING, &o.wr_api, 0, 0, "WHEN",
 		 "ibv_wr_* posting API: auto (where the provider has it), on, off"},
-		{"timeout", 0, RK_OPT_COUNT, &o.timeout, 1, 3600, "SEC",
-		 "client: keep trying to connect this long; both: bound on every wait"},
-		{"wait", 'w', RK_OPT_COUNT, &o.wait, 0, 86400, "SEC",
-		 "server: give up when no client came in SEC seconds (0: wait forever)"},
-		{"json", 'j', RK_OPT_FLAG, &o.json, 0, 0, NULL, "print one JSON document"},
+		CLI_WAIT_OPTS(&o.conn, 0),
+		CLI_JSON_OPT(&o.json),
 		{"csv", 0, RK_OPT_FLAG, &o.csv, 0, 0, NULL, "print CSV, one row per size"},
 		CLI_UNITS_OPT(&o.gate), CLI_BW_GATE_OPTS(&o.gate), CLI_LAT_GATE_OPT(&o.gate),
 		CLI_PERSIST_OPT(&o.persist), CLI_CLIENTS_OPT(&o.clients),
@@ -1212,12 +1205,12 @@ int cmd_bench(int argc, char **argv)
 	ret = cli_parse_epilog("bench", usage_text, description, epilog, opts, argc, argv, &first);
 	if (ret >= 0)
 		return ret;
-	ret = cli_check_role_args("bench", o.server, argc, argv, first);
+	ret = cli_check_role_args("bench", o.conn.server, argc, argv, first);
 	if (ret >= 0)
 		return ret;
 	if (check_opts(&o, &p) != CLI_OK ||
-	    cli_persist_check("bench", o.persist, o.server, o.wait) ||
-	    cli_clients_check("bench", o.clients, o.server, o.persist))
+	    cli_persist_check("bench", o.persist, o.conn.server, o.conn.wait) ||
+	    cli_clients_check("bench", o.clients, o.conn.server, o.persist))
 		return CLI_USAGE;
 	if (o.clients && o.csv) {
 		fprintf(stderr, "rdmakit bench: option --clients reports in text or --json, not "

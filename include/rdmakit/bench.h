@@ -252,17 +252,11 @@ void rk_bench_close(struct rk_bench *b);
 
 /* One client of rk_bench_serve_clients(). */
 struct rk_bench_client {
-	uint32_t index;           /* 1.., in order of arrival */
-	bool arrived;             /* false: it never came within the wait */
-	char peer[80];
+	struct rk_client_outcome out; /* first: index, peer, status, error; done:
+					 rounds checked, bytes and msgs their sums */
 	bool connected;           /* set up: info is set */
 	struct rk_bench_info info;
-	int status;               /* 0: served to its end, every round checked;
-				     else the negative errno that ended it */
-	char error[320];          /* failed: the first error logged while serving it */
-	uint32_t nrounds;         /* rounds done and checked (also before a failure) */
-	struct rk_bench_result *rounds;
-	uint64_t bytes, msgs;     /* the sums over those rounds */
+	struct rk_bench_result *rounds; /* out.done of them */
 };
 
 struct rk_bench_clients {

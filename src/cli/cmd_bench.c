@@ -1001,26 +1001,21 @@ static void on_client_end(const struct rk_bench_client *c, void *arg)
 {
 	const struct bench_cli *o = arg;
 
-	if (o->json)
-		return;
-	if (c->status)
-		printf("bench server: client %u (%s) FAILED after %u round%s: %s\n", c->index,
-		       c->peer, c->nrounds, c->nrounds == 1 ? "" : "s", c->error);
-	else
-		printf("bench server: client %u (%s) done, %u round%s checked\n", c->index, c->peer,
-		       c->nrounds, c->nrounds == 1 ? "" : "s");
-	fflush(stdout);
+	if (!o->json)
+		cli_client_end_text("bench server", &c->out, "round", " checked");
 }
 
 /* A client's header line and its rows, under the same columns as one
  * client's report. */
-static void client_text(struct report *rp, const struct rk_bench_client *c)
+static void client_text(const void *client, void *arg)
 {
+	const struct rk_bench_client *c = client;
+	struct report *rp = arg;
 	const struct rk_bench_info *in = &c->info;
 
-	printf("client %u (%s): ", c->index, c->peer);
+	printf("client %u (%s): ", c->out.index, c->out.peer);
 	if (!c->connected) {
-		printf("not set up: %s\n", c->error);
+		printf("not set up: %s\n", c->out.error);
 		return;
 	}
 	printf("%s %s, %s, %u QP%s%s, device %s port %u, QP 0x%x -> peer QP 0x%x%s\n",
@@ -1030,81 +1025,52 @@ static void client_text(struct report *rp, const struct rk_bench_client *c)
 	       in->peer_qpn[0], in->qps > 1 ? ", ..." : "");
 	rp->info = in;
 	print_columns(rp);
-	for (uint32_t r = 0; r < c->nrounds; r++)
+	for (uint32_t r = 0; r < c->out.done; r++)
 		print_row(rp, &c->rounds[r]);
-	if (c->status)
-		printf(" FAILED: %s\n", c->error);
+	if (c->out.status)
+		printf(" FAILED: %s\n", c->out.error);
 }
 
-static json_object *client_json(struct report *rp, const struct rk_bench_client *c)
+static void client_json(json_object *j, const void *client, void *arg)
 {
-	json_object *j = json_object_new_object(), *rounds = json_object_new_array();
+	const struct rk_bench_client *c = client;
+	struct report *rp = arg;
+	json_object *rounds = json_object_new_array();
 
-	json_object_object_add(j, "client", json_object_new_int64(c->index));
-	json_object_object_add(j, "arrived", json_object_new_boolean(c->arrived));
-	if (!c->arrived)
-		return j;
-	json_object_object_add(j, "peer", json_object_new_string(c->peer));
-	json_object_object_add(j, "ok", json_object_new_boolean(!c->status));
-	if (c->status)
-		json_object_object_add(j, "error", json_object_new_string(c->error));
 	if (c->connected) {
 		rp->info = &c->info;
 		json_object_object_add(j, "setup", info_json(&c->info, rp->o));
 		json_object_object_add(j, "qpn", json_object_new_int64(c->info.qpn[0]));
 		json_object_object_add(j, "peer_qpn", json_object_new_int64(c->info.peer_qpn[0]));
 	}
-	for (uint32_t r = 0; r < c->nrounds; r++) {
+	for (uint32_t r = 0; r < c->out.done; r++) {
 		json_object *jr = result_json(&c->info, &c->rounds[r]);
 
 		units_result_json(rp, &c->rounds[r], jr);
 		json_object_array_add(rounds, jr);
 	}
 	json_object_object_add(j, "results", rounds);
-	json_object_object_add(j, "bytes", json_object_new_int64((int64_t)c->bytes));
-	json_object_object_add(j, "messages", json_object_new_int64((int64_t)c->msgs));
-	return j;
+	cli_add_int(j, "bytes", (int64_t)c->out.bytes);
+	cli_add_int(j, "messages", (int64_t)c->out.msgs);
 }
 
 /* The report of a --clients run: per client, the aggregate, the verdict. */
 static int clients_report(struct report *rp, const struct rk_bench_clients *rep)
 {
-	const struct bench_cli *o = rp->o;
-	struct cli_client_outcome *oc = calloc(rep->wanted, sizeof(*oc));
-	json_object *arr = NULL;
-	int status;
+	const struct cli_clients_report r = {
+		.who = "bench server", .msgs_name = "messages", .clients = rep->clients,
+		.stride = sizeof(*rep->clients), .n = rep->wanted, .total = &rep->total,
+		.unit_bw = bw_shown(rp, rep->total.bw), .unit = rk_bw_unit_str(rp->gates->unit),
+		.wait_s = rp->o->conn.wait, .text = client_text, .json = client_json, .arg = rp,
+	};
+	json_object *doc = NULL;
 
-	if (!oc)
-		return CLI_FAILED;
-	if (o->json) {
-		rp->doc = json_object_new_object();
-		json_object_object_add(rp->doc, "role", json_object_new_string("server"));
-		json_object_object_add(rp->doc, "units", json_object_new_string(
-							       rk_bw_unit_name(rp->gates->unit)));
-		arr = json_object_new_array();
-		json_object_object_add(rp->doc, "clients", arr);
+	if (rp->o->json) {
+		doc = json_object_new_object();
+		cli_add_str(doc, "role", "server");
+		cli_add_str(doc, "units", rk_bw_unit_name(rp->gates->unit));
 	}
-	for (uint32_t i = 0; i < rep->wanted; i++) {
-		const struct rk_bench_client *c = &rep->clients[i];
-
-		oc[i] = (struct cli_client_outcome){c->index, c->arrived, c->peer, c->status,
-						    c->error};
-		if (o->json)
-			json_object_array_add(arr, client_json(rp, c));
-		else if (c->arrived)
-			client_text(rp, c);
-	}
-	if (o->json)
-		json_object_object_add(rp->doc, "aggregate",
-				       cli_clients_total_json(&rep->total, "messages"));
-	else
-		cli_clients_total_text(&rep->total, "messages", bw_shown(rp, rep->total.bw),
-				       rk_bw_unit_str(rp->gates->unit));
-	status = cli_clients_verdict("bench server", rp->doc, oc, rep->wanted, o->conn.wait);
-	if (o->json)
-		cli_json_print(rp->doc);
-	free(oc);
-	return status;
+	return cli_clients_report(&r, doc);
 }
 
 static int serve_clients(struct bench_run *run)

@@ -322,25 +322,20 @@ static void on_client_end(const struct rk_rcflow_client *c, void *arg)
 {
 	const struct rc_opts *o = arg;
 
-	if (o->json)
-		return;
-	if (c->status)
-		printf("server: client %u (%s) FAILED after %u step%s: %s\n", c->index, c->peer,
-		       c->steps, c->steps == 1 ? "" : "s", c->error);
-	else
-		printf("server: client %u (%s) done, %u step%s, every byte checked\n", c->index,
-		       c->peer, c->steps, c->steps == 1 ? "" : "s");
-	fflush(stdout);
+	if (!o->json)
+		cli_client_end_text("server", &c->out, "step", ", every byte checked");
 }
 
-static void client_text(const struct rc_opts *o, const struct rk_rcflow_client *c)
+static void client_text(const void *client, void *arg)
 {
+	const struct rk_rcflow_client *c = client;
+	const struct rc_opts *o = arg;
 	const struct rk_rcflow_result *r = &c->result;
 	char flags[128];
 
-	printf("client %u (%s): ", c->index, c->peer);
+	printf("client %u (%s): ", c->out.index, c->out.peer);
 	if (!r->connected) {
-		printf("not connected: %s\n", c->error);
+		printf("not connected: %s\n", c->out.error);
 		return;
 	}
 	printf("QP 0x%x", r->qpn);
@@ -351,62 +346,34 @@ static void client_text(const struct rc_opts *o, const struct rk_rcflow_client *
 	       rk_access_str(r->access, flags, sizeof(flags)), rk_rcflow_op_name(r->op));
 	for (int i = 0; i < r->done; i++)
 		print_step(o, r, i);
-	if (c->status)
-		printf("  FAILED: %s\n", c->error);
+	if (c->out.status)
+		printf("  FAILED: %s\n", c->out.error);
 }
 
-static json_object *client_json(const struct rc_opts *o, const struct rk_rcflow_client *c)
+static void client_json(json_object *j, const void *client, void *arg)
 {
-	json_object *j = json_object_new_object();
+	const struct rk_rcflow_client *c = client;
 
-	json_object_object_add(j, "client", json_object_new_int64(c->index));
-	json_object_object_add(j, "arrived", json_object_new_boolean(c->arrived));
-	if (!c->arrived)
-		return j;
-	json_object_object_add(j, "peer", json_object_new_string(c->peer));
-	json_object_object_add(j, "ok", json_object_new_boolean(!c->status));
-	if (c->status)
-		json_object_object_add(j, "error", json_object_new_string(c->error));
-	json_object_object_add(j, "steps_ok", json_object_new_int64(c->steps));
-	json_object_object_add(j, "bytes", json_object_new_int64((int64_t)c->bytes));
-	json_object_object_add(j, "report", report_json(o, &c->result, c->status));
-	return j;
+	cli_add_int(j, "steps_ok", c->out.done);
+	cli_add_int(j, "bytes", (int64_t)c->out.bytes);
+	json_object_object_add(j, "report", report_json(arg, &c->result, c->out.status));
 }
 
-static int clients_report(const struct rc_opts *o, const struct rk_rcflow_clients *rep)
+static int clients_report(struct rc_opts *o, const struct rk_rcflow_clients *rep)
 {
-	struct cli_client_outcome *oc = calloc(rep->wanted, sizeof(*oc));
-	json_object *doc = NULL, *arr = NULL;
-	double mib = 1024.0 * 1024.0;
-	int status;
+	const struct cli_clients_report r = {
+		.who = "server", .msgs_name = "steps", .clients = rep->clients,
+		.stride = sizeof(*rep->clients), .n = rep->wanted, .total = &rep->total,
+		.unit_bw = rep->total.bw / (1024.0 * 1024.0), .unit = "MiB/s",
+		.wait_s = o->conn.wait, .text = client_text, .json = client_json, .arg = o,
+	};
+	json_object *doc = NULL;
 
-	if (!oc)
-		return CLI_FAILED;
 	if (o->json) {
 		doc = json_object_new_object();
-		json_object_object_add(doc, "role", json_object_new_string("server"));
-		arr = json_object_new_array();
-		json_object_object_add(doc, "clients", arr);
+		cli_add_str(doc, "role", "server");
 	}
-	for (uint32_t i = 0; i < rep->wanted; i++) {
-		const struct rk_rcflow_client *c = &rep->clients[i];
-
-		oc[i] = (struct cli_client_outcome){c->index, c->arrived, c->peer, c->status,
-						    c->error};
-		if (o->json)
-			json_object_array_add(arr, client_json(o, c));
-		else if (c->arrived)
-			client_text(o, c);
-	}
-	if (o->json)
-		json_object_object_add(doc, "aggregate", cli_clients_total_json(&rep->total, "steps"));
-	else
-		cli_clients_total_text(&rep->total, "steps", rep->total.bw / mib, "MiB/s");
-	status = cli_clients_verdict("server", doc, oc, rep->wanted, o->conn.wait);
-	if (o->json)
-		cli_json_print(doc);
-	free(oc);
-	return status;
+	return cli_clients_report(&r, doc);
 }
 
 static int serve_clients(struct rc_run *run)

@@ -124,6 +124,47 @@ struct rk_bench_interval_range {
 	struct rk_bench_interval min, max;
 };
 
+/* The run as the client plans it. The client announces it in its SETUP; a
+ * server checks the fields its own command line gave (perftest habit: the
+ * same options on both sides) and refuses a client that asks otherwise,
+ * naming the option and both values. */
+struct rk_bench_plan {
+	enum rk_bench_test test;
+	enum rk_bench_mode mode;
+	enum rk_transport transport;
+	uint32_t qps;
+	uint32_t threads;         /* the client's (the server answers with one) */
+	bool bidir;
+	uint32_t nsizes;          /* the sizes, as rk_bench_plan_sizes() sums them */
+	uint32_t min_size, max_size;
+	uint32_t sizes_hash;
+	uint64_t iters;           /* per QP and size; 0: the run goes by duration_ms */
+	uint32_t duration_ms;     /* per size; 0: by iters; RK_BENCH_UNTIL_STOPPED */
+};
+
+/* Which fields of a server's plan its command line gave. */
+enum {
+	RK_BENCH_GIVEN_TEST = 1u << 0,
+	RK_BENCH_GIVEN_MODE = 1u << 1,
+	RK_BENCH_GIVEN_TRANSPORT = 1u << 2,
+	RK_BENCH_GIVEN_SIZES = 1u << 3,
+	RK_BENCH_GIVEN_ITERS = 1u << 4,
+	RK_BENCH_GIVEN_DURATION = 1u << 5,
+	RK_BENCH_GIVEN_QPS = 1u << 6,
+	RK_BENCH_GIVEN_THREADS = 1u << 7,
+	RK_BENCH_GIVEN_BIDIR = 1u << 8,
+};
+
+/* The sizes of a plan (n >= 1, in the order run): their count, smallest,
+ * largest and a hash of the list. Pure logic. */
+void rk_bench_plan_sizes(struct rk_bench_plan *p, const uint32_t *sizes, uint32_t n);
+
+/* Whether the client's plan matches the server's in every field given (bits
+ * RK_BENCH_GIVEN_*): 0, or -EINVAL with why naming the first that does not,
+ * as the option: "--sizes: client 4096, server 65536". Pure logic. */
+int rk_bench_plan_match(const struct rk_bench_plan *server, uint32_t given,
+			const struct rk_bench_plan *client, char *why, size_t why_len);
+
 struct rk_bench_opts {
 	struct rk_conn_opts conn; /* server/host/port/cm/device/GID/timeouts; the
 				     engine sets transport and QP caps itself */
@@ -137,6 +178,12 @@ struct rk_bench_opts {
 				     server answers with one thread. */
 	bool bidir;
 	uint32_t max_size;        /* the largest size of all rounds */
+	/* client: the rest of what it announces (sizes, iters, duration; the
+	 * fields above are taken from above); server: what its command line
+	 * gave, in the fields that expect names (RK_BENCH_GIVEN_*; 0: serve
+	 * whatever the client asks) */
+	struct rk_bench_plan plan;
+	uint32_t expect;
 	struct rk_bench_tuning tuning;
 	/* called about every 200 ms during a round, from the engine's loop */
 	void (*progress)(const struct rk_bench_progress *p, void *arg);

@@ -59,7 +59,12 @@ static const char description[] =
 	"Soak: --duration 0 runs until Ctrl-C or SIGTERM (either side; the summary is\n"
 	"printed and the exit status is 0); --interval SEC prints a record every SEC\n"
 	"seconds (bandwidth and message rate, or latency p50/p99) and the summary gives\n"
-	"the lowest and highest interval. A failed interval names the error; exit 1.";
+	"the lowest and highest interval. A failed interval names the error; exit 1.\n"
+	"As with perftest, the server may be given the same run options as the client\n"
+	"(--test, --mode, --transport, --sizes, --iters, --duration, --qps, --threads,\n"
+	"--bidir): each one given is checked against what the client asks, and a client\n"
+	"that asks otherwise is refused by name on both sides (\"--sizes: client 4096,\n"
+	"server 65536\"; the client exits 1, the server as for any failed client).";
 static const char epilog[] =
 	"thresholds (client): each size's result is graded; a figure equal to the limit meets it.\n"
 	"  --expect-bw RATE   average bandwidth at least RATE: 90Gb (10^9 bits/s), 11.5GB\n"
@@ -725,18 +730,6 @@ static int choose(const char *opt, const char *text, const char *const *names, i
 	return -EINVAL;
 }
 
-static int check_server_opts(const struct bench_cli *o)
-{
-	if (o->test || o->mode || o->transport || o->sizes || o->iters || o->duration >= 0 ||
-	    o->qps != 1 || o->bidir || o->threads != 1) {
-		fprintf(stderr, "rdmakit bench: the server learns the test, mode, transport, sizes, "
-				"iterations, duration, QPs and direction from the client, and "
-				"answers with one thread; give those options to the client only\n");
-		return -EINVAL;
-	}
-	return 0;
-}
-
 /* What the client's options come to: the test, mode, transport, posting
  * API choice and sizes (the server learns them from the client). */
 struct bench_plan {
@@ -746,9 +739,10 @@ struct bench_plan {
 	struct rk_gates gates; /* --units and the thresholds */
 };
 
-/* The client's options, each checked; defaults filled in (o->iters, the
- * sizes). CLI_OK, or CLI_USAGE after saying what is wrong. */
-static int check_client_opts(struct bench_cli *o, struct bench_plan *p)
+/* The run's options (the client's; a server's are what it checks the
+ * client's against), each checked; the sizes' default filled in. CLI_OK, or
+ * CLI_USAGE after saying what is wrong. */
+static int check_run_opts(const struct bench_cli *o, struct bench_plan *p)
 {
 	static const char *const tests[] = {"send", "write", "read", "fetch-add", "cmp-swap"};
 	static const char *const modes[] = {"bw", "lat"};
@@ -790,9 +784,20 @@ static int check_client_opts(struct bench_cli *o, struct bench_plan *p)
 			return CLI_USAGE;
 		}
 	}
-	if (!o->iters && o->duration < 0)
-		o->iters = p->mode == RK_BENCH_LAT ? 1000 : 5000;
 	return CLI_OK;
+}
+
+/* A server checks a client's plan against the run options given on its own
+ * command line (perftest habit: the same options on both sides). */
+static uint32_t given_opts(const struct bench_cli *o)
+{
+	return (o->test ? RK_BENCH_GIVEN_TEST : 0) | (o->mode ? RK_BENCH_GIVEN_MODE : 0) |
+	       (o->transport ? RK_BENCH_GIVEN_TRANSPORT : 0) |
+	       (o->sizes ? RK_BENCH_GIVEN_SIZES : 0) | (o->iters ? RK_BENCH_GIVEN_ITERS : 0) |
+	       (o->duration >= 0 ? RK_BENCH_GIVEN_DURATION : 0) |
+	       (rk_opts_given(&o->qps) ? RK_BENCH_GIVEN_QPS : 0) |
+	       (rk_opts_given(&o->threads) ? RK_BENCH_GIVEN_THREADS : 0) |
+	       (o->bidir ? RK_BENCH_GIVEN_BIDIR : 0);
 }
 
 /* --units (either side) and the thresholds: the client's, each for the mode
@@ -834,10 +839,10 @@ static int check_opts(struct bench_cli *o, struct bench_plan *p)
 	}
 	if (choose("wr-api", o->wr_api, wr_apis, 3, &p->wr))
 		return CLI_USAGE;
-	if (o->conn.server && check_server_opts(o))
+	if (check_run_opts(o, p) != CLI_OK)
 		return CLI_USAGE;
-	if (!o->conn.server && check_client_opts(o, p) != CLI_OK)
-		return CLI_USAGE;
+	if (!o->conn.server && !o->iters && o->duration < 0)
+		o->iters = p->mode == RK_BENCH_LAT ? 1000 : 5000;
 	if (check_soak_opts(o, p->nsizes) != CLI_OK)
 		return CLI_USAGE;
 	return check_gate_opts(o, p);
@@ -858,6 +863,15 @@ static void fill_bench_opts(const struct bench_cli *o, const struct bench_plan *
 	for (int i = 0; i < p->nsizes; i++)
 		if (p->sizes[i] > bo->max_size)
 			bo->max_size = p->sizes[i];
+	/* the plan: the client announces it, a server checks what it was given */
+	bo->plan = (struct rk_bench_plan){
+		.test = bo->test, .mode = bo->mode, .transport = bo->transport, .qps = bo->qps,
+		.threads = bo->threads, .bidir = bo->bidir, .iters = o->iters,
+		.duration_ms = soak_duration_ms(o),
+	};
+	rk_bench_plan_sizes(&bo->plan, p->sizes, (uint32_t)p->nsizes);
+	if (o->conn.server)
+		bo->expect = given_opts(o);
 	bo->tuning.tx_depth = (uint32_t)o->tx_depth;
 	bo->tuning.rx_depth = (uint32_t)o->rx_depth;
 	bo->tuning.post_list = (uint32_t)o->post_list;

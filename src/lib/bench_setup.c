@@ -307,6 +307,29 @@ static void setup_msg(struct rk_bench *b, uint32_t i, struct rk_msg *m)
 	s->bidir = in->bidir ? 1 : 0;
 	s->qps = (uint16_t)in->qps;
 	s->qp = (uint16_t)i;
+	s->threads = (uint16_t)b->plan.threads;
+	s->nsizes = (uint16_t)b->plan.nsizes;
+	s->min_size = b->plan.min_size;
+	s->sizes_hash = b->plan.sizes_hash;
+	s->duration_ms = b->plan.duration_ms;
+	s->iters = b->plan.iters;
+}
+
+/* Server: the client's plan from its SETUP, against what this server's
+ * command line gave (opts.expect). */
+static int match_plan(struct rk_bench *b, const struct rk_wire_bench_setup *s, char *why,
+		      size_t why_len)
+{
+	struct rk_bench_plan *p = &b->plan;
+
+	*p = (struct rk_bench_plan){
+		.test = (enum rk_bench_test)s->test, .mode = (enum rk_bench_mode)s->mode,
+		.transport = (enum rk_transport)s->transport, .qps = s->qps,
+		.threads = s->threads, .bidir = s->bidir, .nsizes = s->nsizes,
+		.min_size = s->min_size, .max_size = s->max_size, .sizes_hash = s->sizes_hash,
+		.iters = s->iters, .duration_ms = s->duration_ms,
+	};
+	return rk_bench_plan_match(&b->o.plan, b->o.expect, p, why, why_len);
 }
 
 /* Server: what the client asks for, from its first SETUP (whose fields
@@ -326,6 +349,8 @@ static int learn_setup(struct rk_bench *b, const struct rk_msg *m, char *why, si
 	in->bidir = s->bidir;
 	in->qps = s->qps;
 	in->max_size = s->max_size;
+	if (match_plan(b, s, why, why_len))
+		return -EINVAL;
 	if ((uint64_t)in->qps * stride_for(in->max_size) > RK_BENCH_MAX_MEM / 2) {
 		snprintf(why, why_len, "%u QPs of %u bytes would need %" PRIu64 " bytes here, more "
 			 "than the %" PRIu64 " a bench server registers", in->qps, in->max_size,

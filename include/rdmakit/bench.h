@@ -51,7 +51,13 @@ enum rk_bench_mode {
 	RK_BENCH_LAT,
 };
 
-#define RK_BENCH_MAX_QPS 64
+/* Data QPs of one side: as many as perftest's -q is used with (setup of 128
+ * QPs is measured against ib_write_bw -q 128), and at most what the device
+ * allows (its max_qp, checked when connecting). Memory per QP stays bounded:
+ * the send and receive depths shrink so that every QP's completions fit its
+ * worker's CQs (the device's max_cqe), and the buffers are 2 slots per QP
+ * within RK_BENCH_MAX_MEM. */
+#define RK_BENCH_MAX_QPS 1024
 /* Bandwidth threads on one side, each driving its own QPs and CQs. */
 #define RK_BENCH_MAX_THREADS 16
 #define RK_BENCH_MAX_SIZE (1u << 30)

@@ -110,6 +110,7 @@ run 2 "$RDMAKIT" bench "$IP" --mode lat --bidir && has "$err" "--bidir is for ba
 run 2 "$RDMAKIT" bench "$IP" --threads 2 && has "$err" "each thread needs a QP of its own"
 run 2 "$RDMAKIT" bench "$IP" --mode lat --threads 2 && has "$err" "threads are for bandwidth"
 run 2 "$RDMAKIT" bench "$IP" --qps 2 --threads 17 && has "$err" "option --threads"
+run 2 "$RDMAKIT" bench "$IP" --qps 1025 && has "$err" "option --qps: 1025 is outside the range 1..1024"
 # a server takes the run options to check the client's against (perftest
 # habit), each checked as the client's are
 run 2 "$RDMAKIT" bench --server --threads 2 && has "$err" "each thread needs a QP of its own"

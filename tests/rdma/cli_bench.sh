@@ -271,6 +271,13 @@ plain_only && bench_pair "" "--test send --bidir -s 256 -n $N" && iters $N &&
 	json "r = d['results'][0]; assert r['received'] == $N and r['peer_messages'] == $N, r"
 bench_pair "" "--test write --bidir --qps 2 -s 1k -n $N" && iters $N &&
 	has "$srv_out" "last WRITE's 1024 bytes written match the pattern"
+# 128 QPs (as ib_write_bw -q 128): each QP's depths shrink so that all fit the
+# CQs of the device's max_cqe; every QP's messages counted and checked.
+bench_pair "--qps 128" "--test write --qps 128 -s 64 -n 20" && iters 20 &&
+	has "$srv_out" "last WRITE's 64 bytes written match the pattern" &&
+	json "assert d['qps'] == 128 and len(d['results']) == 1, d"
+plain_only && bench_pair "" "--test send --qps 128 --threads 2 -s 64 -n 20" && iters 20 &&
+	has "$srv_out" "received 2560 of 2560 SENDs"
 # Threads, each driving its own QPs and CQs: every QP's messages counted.
 plain_only && bench_pair "" "--test write --qps 4 --threads 2 -s 4k -n $N" && iters $N &&
 	has "$srv_out" "last WRITE's 4096 bytes written match the pattern" &&

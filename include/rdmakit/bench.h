@@ -51,7 +51,13 @@ enum rk_bench_mode {
 	RK_BENCH_LAT,
 };
 
-#define RK_BENCH_MAX_QPS 64
+/* Data QPs of one side: as many as perftest's -q is used with (setup of 128
+ * QPs is measured against ib_write_bw -q 128), and at most what the device
+ * allows (its max_qp, checked when connecting). Memory per QP stays bounded:
+ * the send and receive depths shrink so that every QP's completions fit its
+ * worker's CQs (the device's max_cqe), and the buffers are 2 slots per QP
+ * within RK_BENCH_MAX_MEM. */
+#define RK_BENCH_MAX_QPS 1024
 /* Bandwidth threads on one side, each driving its own QPs and CQs. */
 #define RK_BENCH_MAX_THREADS 16
 #define RK_BENCH_MAX_SIZE (1u << 30)
@@ -124,6 +130,47 @@ struct rk_bench_interval_range {
 	struct rk_bench_interval min, max;
 };
 
+/* The run as the client plans it. The client announces it in its SETUP; a
+ * server checks the fields its own command line gave (perftest habit: the
+ * same options on both sides) and refuses a client that asks otherwise,
+ * naming the option and both values. */
+struct rk_bench_plan {
+	enum rk_bench_test test;
+	enum rk_bench_mode mode;
+	enum rk_transport transport;
+	uint32_t qps;
+	uint32_t threads;         /* the client's (the server answers with one) */
+	bool bidir;
+	uint32_t nsizes;          /* the sizes, as rk_bench_plan_sizes() sums them */
+	uint32_t min_size, max_size;
+	uint32_t sizes_hash;
+	uint64_t iters;           /* per QP and size; 0: the run goes by duration_ms */
+	uint32_t duration_ms;     /* per size; 0: by iters; RK_BENCH_UNTIL_STOPPED */
+};
+
+/* Which fields of a server's plan its command line gave. */
+enum {
+	RK_BENCH_GIVEN_TEST = 1u << 0,
+	RK_BENCH_GIVEN_MODE = 1u << 1,
+	RK_BENCH_GIVEN_TRANSPORT = 1u << 2,
+	RK_BENCH_GIVEN_SIZES = 1u << 3,
+	RK_BENCH_GIVEN_ITERS = 1u << 4,
+	RK_BENCH_GIVEN_DURATION = 1u << 5,
+	RK_BENCH_GIVEN_QPS = 1u << 6,
+	RK_BENCH_GIVEN_THREADS = 1u << 7,
+	RK_BENCH_GIVEN_BIDIR = 1u << 8,
+};
+
+/* The sizes of a plan (n >= 1, in the order run): their count, smallest,
+ * largest and a hash of the list. Pure logic. */
+void rk_bench_plan_sizes(struct rk_bench_plan *p, const uint32_t *sizes, uint32_t n);
+
+/* Whether the client's plan matches the server's in every field given (bits
+ * RK_BENCH_GIVEN_*): 0, or -EINVAL with why naming the first that does not,
+ * as the option: "--sizes: client 4096, server 65536". Pure logic. */
+int rk_bench_plan_match(const struct rk_bench_plan *server, uint32_t given,
+			const struct rk_bench_plan *client, char *why, size_t why_len);
+
 struct rk_bench_opts {
 	struct rk_conn_opts conn; /* server/host/port/cm/device/GID/timeouts; the
 				     engine sets transport and QP caps itself */
@@ -137,6 +184,12 @@ struct rk_bench_opts {
 				     server answers with one thread. */
 	bool bidir;
 	uint32_t max_size;        /* the largest size of all rounds */
+	/* client: the rest of what it announces (sizes, iters, duration; the
+	 * fields above are taken from above); server: what its command line
+	 * gave, in the fields that expect names (RK_BENCH_GIVEN_*; 0: serve
+	 * whatever the client asks) */
+	struct rk_bench_plan plan;
+	uint32_t expect;
 	struct rk_bench_tuning tuning;
 	/* called about every 200 ms during a round, from the engine's loop */
 	void (*progress)(const struct rk_bench_progress *p, void *arg);
@@ -252,17 +305,11 @@ void rk_bench_close(struct rk_bench *b);
 
 /* One client of rk_bench_serve_clients(). */
 struct rk_bench_client {
-	uint32_t index;           /* 1.., in order of arrival */
-	bool arrived;             /* false: it never came within the wait */
-	char peer[80];
+	struct rk_client_outcome out; /* first: index, peer, status, error; done:
+					 rounds checked, bytes and msgs their sums */
 	bool connected;           /* set up: info is set */
 	struct rk_bench_info info;
-	int status;               /* 0: served to its end, every round checked;
-				     else the negative errno that ended it */
-	char error[320];          /* failed: the first error logged while serving it */
-	uint32_t nrounds;         /* rounds done and checked (also before a failure) */
-	struct rk_bench_result *rounds;
-	uint64_t bytes, msgs;     /* the sums over those rounds */
+	struct rk_bench_result *rounds; /* out.done of them */
 };
 
 struct rk_bench_clients {

@@ -31,6 +31,21 @@ struct rk_span {
 	uint64_t start_ns, end_ns;
 };
 
+/* What one client of such a server came to, whatever it ran: the first
+ * member of rk_bench_client and rk_rcflow_client, so that one report prints
+ * both. */
+struct rk_client_outcome {
+	uint32_t index;           /* 1.., in order of arrival */
+	bool arrived;             /* false: it never came within the wait */
+	char peer[80];
+	int status;               /* 0: served to its end, every check passed; else
+				     the negative errno that ended it */
+	char error[320];          /* failed: the first error logged while serving it */
+	uint32_t done;            /* rounds (bench) or steps (rc) done and checked,
+				     also before a failure */
+	uint64_t bytes, msgs;     /* their sums (rc: msgs is steps) */
+};
+
 /* One client as the aggregate sees it. */
 struct rk_client_tally {
 	bool arrived;

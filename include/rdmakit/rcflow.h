@@ -145,15 +145,10 @@ int rk_rcflow_run(const struct rk_rcflow_opts *opts, struct rk_rcflow_result *re
 
 /* One client of rk_rcflow_serve_clients(). */
 struct rk_rcflow_client {
-	uint32_t index;          /* 1.., in order of arrival */
-	bool arrived;            /* false: it never came within the wait */
-	char peer[80];
-	int status;              /* 0: every step done and checked; else the negative
-				    errno that ended it */
-	char error[320];         /* failed: the first error logged while serving it */
+	struct rk_client_outcome out; /* first: index, peer, status, error; done
+					 and msgs: steps that passed, bytes: what
+					 they moved */
 	struct rk_rcflow_result result;
-	uint32_t steps;          /* steps that passed */
-	uint64_t bytes;          /* bytes those steps moved */
 	struct rk_span span;     /* connected .. every step done, the server's clock */
 };
 

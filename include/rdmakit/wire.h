@@ -22,12 +22,17 @@
  *               (RESPONSE, OK); see auth.h                                 (44 bytes)
  *
  * The benchmark's exchange (bench.h), versioned on its own (bench_version,
- * RK_WIRE_BENCH_VERSION; version 1 was carried in HELLO messages):
+ * RK_WIRE_BENCH_VERSION; version 1 was carried in HELLO messages, version 2
+ * had an 88-byte BENCH_SETUP ending at threads, then reserved):
  *   BENCH_SETUP   12..51 the endpoint of QP `qp`, laid out as in HELLO
  *                 52 u64 buf_addr   60 u64 buf_len   68 u32 rkey   72 u32 max_size
  *                 76 u16 bench_version   78 u8 test   79 u8 mode
  *                 80 u8 transport   81 u8 bidir   82 u16 qps   84 u16 qp
- *                 86 u16 reserved (0)                                       (88 bytes)
+ *                 86 u16 threads    88 u16 nsizes    90 u16 reserved (0)
+ *                 92 u32 min_size   96 u32 sizes_hash   100 u32 duration_ms
+ *                 104 u64 iters                                             (112 bytes)
+ *                 (86.. is the client's plan, bench.h's rk_bench_plan; the
+ *                 server sends the client's back)
  *   BENCH_ROUND   12 u32 round      16 u32 size      20 u32 duration_ms
  *                 24 u64 iters                                              (32 bytes)
  *   BENCH_RESULT  12 u32 round      16 u32 qp        20 u64 elapsed_ns
@@ -62,12 +67,15 @@ extern "C" {
 #define RK_WIRE_ERROR_TEXT 112
 #define RK_WIRE_AUTH_LEN 44
 #define RK_WIRE_AUTH_DATA 32
-#define RK_WIRE_BENCH_SETUP_LEN 88
+#define RK_WIRE_BENCH_SETUP_LEN 112
+/* Version 2's BENCH_SETUP: read as far as its bench_version, and refused. */
+#define RK_WIRE_BENCH_SETUP_V2_LEN 88
 #define RK_WIRE_BENCH_ROUND_LEN 32
 #define RK_WIRE_BENCH_RESULT_LEN 44
 #define RK_WIRE_BENCH_FIN_LEN 12
-/* The bench exchange's own version: 2, these messages (1 was HELLO-coded). */
-#define RK_WIRE_BENCH_VERSION 2
+/* The bench exchange's own version: 3, these messages (1 was HELLO-coded, 2
+ * had no plan in its BENCH_SETUP). */
+#define RK_WIRE_BENCH_VERSION 3
 
 enum rk_msg_type {
 	RK_MSG_HELLO = 1,
@@ -121,6 +129,13 @@ struct rk_wire_bench_setup {
 	uint8_t bidir;          /* 0 or 1 */
 	uint16_t qps;           /* 1..RK_BENCH_MAX_QPS */
 	uint16_t qp;            /* which one this is: below qps */
+	/* the client's plan (the server sends it back) */
+	uint16_t threads;       /* 1..RK_BENCH_MAX_THREADS */
+	uint16_t nsizes;        /* 1.. */
+	uint32_t min_size;      /* 1..max_size */
+	uint32_t sizes_hash;
+	uint32_t duration_ms;   /* 0: by iters; RK_BENCH_UNTIL_STOPPED */
+	uint64_t iters;         /* at most UINT32_MAX */
 };
 
 /* BENCH_ROUND: the client's next round. */
@@ -173,7 +188,9 @@ size_t rk_wire_len(enum rk_msg_type type);
 int rk_wire_encode(const struct rk_msg *msg, uint8_t *buf, size_t buf_len);
 
 /* Check a header alone (the first RK_WIRE_HDR_LEN bytes): magic, version,
- * known type, and a length that is exactly that type's. On success the
+ * known type, and a length that is exactly that type's (a BENCH_SETUP may
+ * also have version 2's RK_WIRE_BENCH_SETUP_V2_LEN: rk_wire_decode() then
+ * refuses it by its bench_version). On success the
  * message's total length is in *len_p. -EBADMSG (or -EPROTONOSUPPORT for
  * another version) with a reason in why. */
 int rk_wire_check_header(const uint8_t *buf, size_t n, size_t *len_p, char *why,

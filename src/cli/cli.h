@@ -146,27 +146,38 @@ int cli_check_role(const char *cmd, bool server, const char *host);
  * saying why. */
 int cli_clients_check(const char *cmd, uint64_t clients, bool server, bool persist);
 
-/* One client of a --clients server, for the verdict. */
-struct cli_client_outcome {
-	uint32_t index;
-	bool arrived;
-	const char *peer;
-	int status;
-	const char *error;
+/* As a client of a --clients server ends (text): "WHO: client N (PEER) done,
+ * D UNITs CHECKED" or "... FAILED after D UNITs: ERROR". */
+void cli_client_end_text(const char *who, const struct rk_client_outcome *c, const char *unit,
+			 const char *checked);
+
+/* The report of a --clients server: clients are n structs of stride bytes,
+ * each beginning with its struct rk_client_outcome (rk_bench_client,
+ * rk_rcflow_client). */
+struct cli_clients_report {
+	const char *who;       /* "bench server", "server" */
+	const char *msgs_name; /* what total->msgs counts: "messages", "steps" */
+	const void *clients;
+	size_t stride;
+	uint32_t n;
+	const struct rk_clients_total *total;
+	double unit_bw;        /* text: total->bw in unit */
+	const char *unit;
+	uint64_t wait_s;       /* the server's --wait */
+	/* An arrived client's own part: its text (header and rows), and the
+	 * JSON object {client, arrived, peer, ok, error} completed. */
+	void (*text)(const void *client, void *arg);
+	void (*json)(json_object *j, const void *client, void *arg);
+	void *arg;
 };
 
-/* The aggregate: a text line, or its JSON object. unit_bw is the bandwidth
- * already in the unit named by unit. */
-void cli_clients_total_text(const struct rk_clients_total *t, const char *msgs_name,
-			    double unit_bw, const char *unit);
-json_object *cli_clients_total_json(const struct rk_clients_total *t, const char *msgs_name);
-
-/* The verdict over the clients: text lines naming each failed client (with
- * its error) and each missing one, and "WHO: N clients, ...: OK|FAILED"; or
- * with doc, its "failed_clients", "missing_clients" and "ok". CLI_OK when
- * every wanted client came and passed, else CLI_FAILED. */
-int cli_clients_verdict(const char *who, json_object *doc, const struct cli_client_outcome *c,
-			uint32_t n, uint64_t wait_s);
+/* Print it: per client its part; the aggregate (a text line, or "aggregate"
+ * in doc); the verdict: text lines naming each failed client (with its
+ * error) and each missing one, and "WHO: N clients, ...: OK|FAILED", or in
+ * doc "failed_clients", "missing_clients" and "ok". With doc (JSON, the
+ * command's fields in it) "clients" is added and doc printed (taken).
+ * CLI_OK when every wanted client came and passed, else CLI_FAILED. */
+int cli_clients_report(const struct cli_clients_report *r, json_object *doc);
 
 /* A server takes no positional argument; a client exactly one, the server's
  * address. Returns -1 when argv[first..] fits the role, else CLI_USAGE after

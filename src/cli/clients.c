@@ -22,8 +22,20 @@ int cli_clients_check(const char *cmd, uint64_t clients, bool server, bool persi
 	return 0;
 }
 
-void cli_clients_total_text(const struct rk_clients_total *t, const char *msgs_name,
-			    double unit_bw, const char *unit)
+void cli_client_end_text(const char *who, const struct rk_client_outcome *c, const char *unit,
+			 const char *checked)
+{
+	if (c->status)
+		printf("%s: client %u (%s) FAILED after %u %s%s: %s\n", who, c->index, c->peer,
+		       c->done, unit, c->done == 1 ? "" : "s", c->error);
+	else
+		printf("%s: client %u (%s) done, %u %s%s%s\n", who, c->index, c->peer, c->done,
+		       unit, c->done == 1 ? "" : "s", checked);
+	fflush(stdout);
+}
+
+static void total_text(const struct rk_clients_total *t, const char *msgs_name, double unit_bw,
+		       const char *unit)
 {
 	printf(" aggregate: %u of %u client%s OK, %" PRIu64 " bytes, %" PRIu64 " %s in %.6f s "
 	       "(the union of their measured spans): %.2f %s, %.6f million %s/s\n", t->ok, t->wanted,
@@ -31,7 +43,7 @@ void cli_clients_total_text(const struct rk_clients_total *t, const char *msgs_n
 	       t->msg_rate / 1e6, msgs_name);
 }
 
-json_object *cli_clients_total_json(const struct rk_clients_total *t, const char *msgs_name)
+static json_object *total_json(const struct rk_clients_total *t, const char *msgs_name)
 {
 	json_object *j = json_object_new_object();
 
@@ -49,7 +61,12 @@ json_object *cli_clients_total_json(const struct rk_clients_total *t, const char
 	return j;
 }
 
-static json_object *failed_json(const struct cli_client_outcome *c)
+static const struct rk_client_outcome *outcome(const struct cli_clients_report *r, uint32_t i)
+{
+	return (const struct rk_client_outcome *)((const char *)r->clients + i * r->stride);
+}
+
+static json_object *failed_json(const struct rk_client_outcome *c)
 {
 	json_object *j = json_object_new_object();
 
@@ -59,27 +76,29 @@ static json_object *failed_json(const struct cli_client_outcome *c)
 	return j;
 }
 
-int cli_clients_verdict(const char *who, json_object *doc, const struct cli_client_outcome *c,
-			uint32_t n, uint64_t wait_s)
+static int verdict(const struct cli_clients_report *r, json_object *doc)
 {
 	json_object *failed = json_object_new_array(), *missing = json_object_new_array();
-	uint32_t nfailed = 0, nmissing = 0;
+	uint32_t nfailed = 0, nmissing = 0, n = r->n;
+	const char *who = r->who;
 
 	for (uint32_t i = 0; i < n; i++) {
-		if (!c[i].arrived) {
+		const struct rk_client_outcome *c = outcome(r, i);
+
+		if (!c->arrived) {
 			nmissing++;
-			json_object_array_add(missing, json_object_new_int64(c[i].index));
+			json_object_array_add(missing, json_object_new_int64(c->index));
 			if (!doc)
-				printf(wait_s ? "%s: client %u of %u did not arrive within --wait %"
-						PRIu64 " s\n" :
-						"%s: client %u of %u did not arrive (stopped while "
-						"waiting)\n", who, c[i].index, n, wait_s);
-		} else if (c[i].status) {
+				printf(r->wait_s ? "%s: client %u of %u did not arrive within --wait %"
+						   PRIu64 " s\n" :
+						   "%s: client %u of %u did not arrive (stopped while "
+						   "waiting)\n", who, c->index, n, r->wait_s);
+		} else if (c->status) {
 			nfailed++;
-			json_object_array_add(failed, failed_json(&c[i]));
+			json_object_array_add(failed, failed_json(c));
 			if (!doc)
-				printf("%s: client %u (%s) FAILED: %s\n", who, c[i].index, c[i].peer,
-				       c[i].error);
+				printf("%s: client %u (%s) FAILED: %s\n", who, c->index, c->peer,
+				       c->error);
 		}
 	}
 	if (doc) {
@@ -96,4 +115,46 @@ int cli_clients_verdict(const char *who, json_object *doc, const struct cli_clie
 			       n == 1 ? "" : "s", n - nfailed - nmissing, nfailed, nmissing);
 	}
 	return nfailed || nmissing ? CLI_FAILED : CLI_OK;
+}
+
+static json_object *client_json(const struct cli_clients_report *r, uint32_t i)
+{
+	const struct rk_client_outcome *c = outcome(r, i);
+	json_object *j = json_object_new_object();
+
+	cli_add_int(j, "client", c->index);
+	cli_add_bool(j, "arrived", c->arrived);
+	if (!c->arrived)
+		return j;
+	cli_add_str(j, "peer", c->peer);
+	cli_add_bool(j, "ok", !c->status);
+	if (c->status)
+		cli_add_str(j, "error", c->error);
+	r->json(j, c, r->arg);
+	return j;
+}
+
+int cli_clients_report(const struct cli_clients_report *r, json_object *doc)
+{
+	json_object *arr = NULL;
+	int status;
+
+	if (doc) {
+		arr = json_object_new_array();
+		json_object_object_add(doc, "clients", arr);
+	}
+	for (uint32_t i = 0; i < r->n; i++) {
+		if (doc)
+			json_object_array_add(arr, client_json(r, i));
+		else if (outcome(r, i)->arrived)
+			r->text(outcome(r, i), r->arg);
+	}
+	if (doc)
+		json_object_object_add(doc, "aggregate", total_json(r->total, r->msgs_name));
+	else
+		total_text(r->total, r->msgs_name, r->unit_bw, r->unit);
+	status = verdict(r, doc);
+	if (doc)
+		cli_json_print(doc);
+	return status;
 }

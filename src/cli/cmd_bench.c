@@ -18,9 +18,7 @@
 
 struct bench_cli {
 	struct cli_dev_opts dev;
-	bool server;
-	uint64_t port;
-	bool cm;
+	struct cli_conn_opts conn;
 	const char *test;
 	const char *mode;
 	const char *transport;
@@ -39,8 +37,6 @@ struct bench_cli {
 	uint64_t inflight;
 	int64_t ack_timeout;
 	const char *wr_api;
-	uint64_t timeout;
-	uint64_t wait;
 	bool json;
 	bool csv;
 	struct cli_gate_opts gate;
@@ -63,7 +59,12 @@ static const char description[] =
 	"Soak: --duration 0 runs until Ctrl-C or SIGTERM (either side; the summary is\n"
 	"printed and the exit status is 0); --interval SEC prints a record every SEC\n"
 	"seconds (bandwidth and message rate, or latency p50/p99) and the summary gives\n"
-	"the lowest and highest interval. A failed interval names the error; exit 1.";
+	"the lowest and highest interval. A failed interval names the error; exit 1.\n"
+	"As with perftest, the server may be given the same run options as the client\n"
+	"(--test, --mode, --transport, --sizes, --iters, --duration, --qps, --threads,\n"
+	"--bidir): each one given is checked against what the client asks, and a client\n"
+	"that asks otherwise is refused by name on both sides (\"--sizes: client 4096,\n"
+	"server 65536\"; the client exits 1, the server as for any failed client).";
 static const char epilog[] =
 	"thresholds (client): each size's result is graded; a figure equal to the limit meets it.\n"
 	"  --expect-bw RATE   average bandwidth at least RATE: 90Gb (10^9 bits/s), 11.5GB\n"
@@ -142,6 +143,7 @@ struct report {
 	const struct rk_gates *gates; /* the units, and the thresholds to grade */
 	json_object *gate_arr;        /* --json: the graded checks */
 	int gate_checks, gate_failed;
+	int err; /* the failed round's error, for the JSON "result" */
 };
 
 /* soak: below, with the options they serve */
@@ -381,7 +383,7 @@ static json_object *info_json(const struct rk_bench_info *in, const struct bench
 		json_object_object_add(j, "gid", json_object_new_string(in->gid));
 	}
 	json_object_object_add(j, "path_mtu", json_object_new_int(in->path_mtu));
-	json_object_object_add(j, "port_tcp", json_object_new_int((int)o->port));
+	json_object_object_add(j, "port_tcp", json_object_new_int((int)o->conn.port));
 	json_object_object_add(fp, "inline_asked", json_object_new_int((int)in->inline_asked));
 	json_object_object_add(fp, "inline_granted", json_object_new_int((int)in->inline_granted));
 	json_object_object_add(fp, "wr_api", json_object_new_boolean(in->wr_api));
@@ -475,10 +477,10 @@ static int check_soak_opts(const struct bench_cli *o, int nsizes)
 	const char *why = NULL;
 	char buf[120];
 
-	if (o->server && o->interval)
+	if (o->conn.server && o->interval)
 		why = "option --interval: the client measures and prints the intervals; "
 		      "give it to the client";
-	else if (o->server)
+	else if (o->conn.server)
 		return CLI_OK;
 	else if (o->interval && o->duration < 0)
 		why = "option --interval: needs --duration SEC (0: until stopped); a run of "
@@ -706,9 +708,9 @@ static int gates_end(struct report *rp, int status)
 		return status;
 	if (o->json && !rp->gate_arr)
 		rp->gate_arr = json_object_new_array();
-	return cli_gates_end(o->server ? "bench server" : "bench client", status, rp->gate_checks,
-			     rp->gate_failed, o->json ? NULL : o->csv ? stderr : stdout, rp->doc,
-			     rp->gate_arr);
+	return cli_gates_end(o->conn.server ? "bench server" : "bench client", status,
+			     rp->gate_checks, rp->gate_failed, o->json ? NULL : o->csv ? stderr : stdout,
+			     rp->doc, rp->gate_arr);
 }
 
 /* ---- options ---- */
@@ -728,18 +730,6 @@ static int choose(const char *opt, const char *text, const char *const *names, i
 	return -EINVAL;
 }
 
-static int check_server_opts(const struct bench_cli *o)
-{
-	if (o->test || o->mode || o->transport || o->sizes || o->iters || o->duration >= 0 ||
-	    o->qps != 1 || o->bidir || o->threads != 1) {
-		fprintf(stderr, "rdmakit bench: the server learns the test, mode, transport, sizes, "
-				"iterations, duration, QPs and direction from the client, and "
-				"answers with one thread; give those options to the client only\n");
-		return -EINVAL;
-	}
-	return 0;
-}
-
 /* What the client's options come to: the test, mode, transport, posting
  * API choice and sizes (the server learns them from the client). */
 struct bench_plan {
@@ -749,9 +739,10 @@ struct bench_plan {
 	struct rk_gates gates; /* --units and the thresholds */
 };
 
-/* The client's options, each checked; defaults filled in (o->iters, the
- * sizes). CLI_OK, or CLI_USAGE after saying what is wrong. */
-static int check_client_opts(struct bench_cli *o, struct bench_plan *p)
+/* The run's options (the client's; a server's are what it checks the
+ * client's against), each checked; the sizes' default filled in. CLI_OK, or
+ * CLI_USAGE after saying what is wrong. */
+static int check_run_opts(const struct bench_cli *o, struct bench_plan *p)
 {
 	static const char *const tests[] = {"send", "write", "read", "fetch-add", "cmp-swap"};
 	static const char *const modes[] = {"bw", "lat"};
@@ -793,9 +784,20 @@ static int check_client_opts(struct bench_cli *o, struct bench_plan *p)
 			return CLI_USAGE;
 		}
 	}
-	if (!o->iters && o->duration < 0)
-		o->iters = p->mode == RK_BENCH_LAT ? 1000 : 5000;
 	return CLI_OK;
+}
+
+/* A server checks a client's plan against the run options given on its own
+ * command line (perftest habit: the same options on both sides). */
+static uint32_t given_opts(const struct bench_cli *o)
+{
+	return (o->test ? RK_BENCH_GIVEN_TEST : 0) | (o->mode ? RK_BENCH_GIVEN_MODE : 0) |
+	       (o->transport ? RK_BENCH_GIVEN_TRANSPORT : 0) |
+	       (o->sizes ? RK_BENCH_GIVEN_SIZES : 0) | (o->iters ? RK_BENCH_GIVEN_ITERS : 0) |
+	       (o->duration >= 0 ? RK_BENCH_GIVEN_DURATION : 0) |
+	       (rk_opts_given(&o->qps) ? RK_BENCH_GIVEN_QPS : 0) |
+	       (rk_opts_given(&o->threads) ? RK_BENCH_GIVEN_THREADS : 0) |
+	       (o->bidir ? RK_BENCH_GIVEN_BIDIR : 0);
 }
 
 /* --units (either side) and the thresholds: the client's, each for the mode
@@ -808,7 +810,7 @@ static int check_gate_opts(const struct bench_cli *o, struct bench_plan *p)
 		return CLI_USAGE;
 	if (!rk_gates_any(g))
 		return CLI_OK;
-	if (o->server) {
+	if (o->conn.server) {
 		fprintf(stderr, "rdmakit bench: the client grades what it measured: give "
 				"--expect-bw, --min-link-pct and --max-lat-p99 to the client\n");
 		return CLI_USAGE;
@@ -837,10 +839,10 @@ static int check_opts(struct bench_cli *o, struct bench_plan *p)
 	}
 	if (choose("wr-api", o->wr_api, wr_apis, 3, &p->wr))
 		return CLI_USAGE;
-	if (o->server && check_server_opts(o))
+	if (check_run_opts(o, p) != CLI_OK)
 		return CLI_USAGE;
-	if (!o->server && check_client_opts(o, p) != CLI_OK)
-		return CLI_USAGE;
+	if (!o->conn.server && !o->iters && o->duration < 0)
+		o->iters = p->mode == RK_BENCH_LAT ? 1000 : 5000;
 	if (check_soak_opts(o, p->nsizes) != CLI_OK)
 		return CLI_USAGE;
 	return check_gate_opts(o, p);
@@ -850,8 +852,8 @@ static int check_opts(struct bench_cli *o, struct bench_plan *p)
 static void fill_bench_opts(const struct bench_cli *o, const struct bench_plan *p, const char *host,
 			    struct rk_bench_opts *bo)
 {
-	cli_conn_opts(&bo->conn, o->server, host, o->port, o->cm, &o->dev, (int)o->timeout * 1000,
-		      o->wait);
+	cli_conn_opts(&bo->conn, o->conn.server, host, o->conn.port, o->conn.cm, &o->dev,
+		      (int)o->conn.timeout * 1000, o->conn.wait);
 	bo->test = (enum rk_bench_test)p->test;
 	bo->mode = (enum rk_bench_mode)p->mode;
 	bo->transport = (enum rk_transport)p->tr;
@@ -861,6 +863,15 @@ static void fill_bench_opts(const struct bench_cli *o, const struct bench_plan *
 	for (int i = 0; i < p->nsizes; i++)
 		if (p->sizes[i] > bo->max_size)
 			bo->max_size = p->sizes[i];
+	/* the plan: the client announces it, a server checks what it was given */
+	bo->plan = (struct rk_bench_plan){
+		.test = bo->test, .mode = bo->mode, .transport = bo->transport, .qps = bo->qps,
+		.threads = bo->threads, .bidir = bo->bidir, .iters = o->iters,
+		.duration_ms = soak_duration_ms(o),
+	};
+	rk_bench_plan_sizes(&bo->plan, p->sizes, (uint32_t)p->nsizes);
+	if (o->conn.server)
+		bo->expect = given_opts(o);
 	bo->tuning.tx_depth = (uint32_t)o->tx_depth;
 	bo->tuning.rx_depth = (uint32_t)o->rx_depth;
 	bo->tuning.post_list = (uint32_t)o->post_list;
@@ -893,11 +904,11 @@ static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_
 	} else {
 		print_header(rp);
 	}
-	for (int i = 0; o->server || i < p->nsizes; i++) {
+	for (int i = 0; o->conn.server || i < p->nsizes; i++) {
 		struct rk_bench_round round = {0};
 		struct rk_bench_result res;
 
-		if (!o->server) {
+		if (!o->conn.server) {
 			round.size = p->sizes[i];
 			round.iters = o->iters;
 			round.duration_ms = soak_duration_ms(o);
@@ -908,6 +919,7 @@ static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_
 			break;
 		if (ret) {
 			status = CLI_FAILED;
+			rp->err = ret;
 			round_counters(rp, &res, true);
 			break;
 		}
@@ -924,7 +936,7 @@ static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_
 		grade_result(rp, &res);
 		round_counters(rp, &res, false);
 		/* Stopped: no more rounds (a server serves until the client's FIN). */
-		if (!o->server && (res.stopped || cli_stop_signal))
+		if (!o->conn.server && (res.stopped || cli_stop_signal))
 			break;
 	}
 	cli_stop_signals(false);
@@ -938,6 +950,8 @@ static int report_end(struct report *rp, int status)
 	const struct bench_cli *o = rp->o;
 	int gated = gates_end(rp, status);
 
+	if (o->json)
+		cli_add_result(rp->doc, status == CLI_OK ? 0 : rp->err ? rp->err : -EIO);
 	if (o->json && o->interval) {
 		/* After the interval lines, the document on a line of its own. */
 		json_object_object_add(rp->doc, "ok", json_object_new_boolean(status == CLI_OK));
@@ -949,7 +963,7 @@ static int report_end(struct report *rp, int status)
 		json_object_object_add(rp->doc, "ok", json_object_new_boolean(status == CLI_OK));
 		cli_json_print(rp->doc);
 	} else if (!o->csv) {
-		printf("bench %s: %s\n", o->server ? "server" : "client",
+		printf("bench %s: %s\n", o->conn.server ? "server" : "client",
 		       status == CLI_OK ? "every size checked: OK" : "FAILED");
 	}
 	return gated;
@@ -981,9 +995,9 @@ static int serve_one(void *arg, bool *listened)
 	run->listened = false;
 	run->bo->conn.on_listening = on_listening;
 	run->bo->conn.arg = run;
-	if (!o->json && !o->csv && o->server)
-		printf("bench server: waiting for a client on port %" PRIu64 " (%s)\n", o->port,
-		       o->cm ? "RDMA CM" : "TCP exchange");
+	if (!o->json && !o->csv && o->conn.server)
+		printf("bench server: waiting for a client on port %" PRIu64 " (%s)\n", o->conn.port,
+		       o->conn.cm ? "RDMA CM" : "TCP exchange");
 	fflush(stdout);
 	ret = rk_bench_connect(run->bo, &b);
 	*listened = run->listened;
@@ -1001,26 +1015,21 @@ static void on_client_end(const struct rk_bench_client *c, void *arg)
 {
 	const struct bench_cli *o = arg;
 
-	if (o->json)
-		return;
-	if (c->status)
-		printf("bench server: client %u (%s) FAILED after %u round%s: %s\n", c->index,
-		       c->peer, c->nrounds, c->nrounds == 1 ? "" : "s", c->error);
-	else
-		printf("bench server: client %u (%s) done, %u round%s checked\n", c->index, c->peer,
-		       c->nrounds, c->nrounds == 1 ? "" : "s");
-	fflush(stdout);
+	if (!o->json)
+		cli_client_end_text("bench server", &c->out, "round", " checked");
 }
 
 /* A client's header line and its rows, under the same columns as one
  * client's report. */
-static void client_text(struct report *rp, const struct rk_bench_client *c)
+static void client_text(const void *client, void *arg)
 {
+	const struct rk_bench_client *c = client;
+	struct report *rp = arg;
 	const struct rk_bench_info *in = &c->info;
 
-	printf("client %u (%s): ", c->index, c->peer);
+	printf("client %u (%s): ", c->out.index, c->out.peer);
 	if (!c->connected) {
-		printf("not set up: %s\n", c->error);
+		printf("not set up: %s\n", c->out.error);
 		return;
 	}
 	printf("%s %s, %s, %u QP%s%s, device %s port %u, QP 0x%x -> peer QP 0x%x%s\n",
@@ -1030,81 +1039,52 @@ static void client_text(struct report *rp, const struct rk_bench_client *c)
 	       in->peer_qpn[0], in->qps > 1 ? ", ..." : "");
 	rp->info = in;
 	print_columns(rp);
-	for (uint32_t r = 0; r < c->nrounds; r++)
+	for (uint32_t r = 0; r < c->out.done; r++)
 		print_row(rp, &c->rounds[r]);
-	if (c->status)
-		printf(" FAILED: %s\n", c->error);
+	if (c->out.status)
+		printf(" FAILED: %s\n", c->out.error);
 }
 
-static json_object *client_json(struct report *rp, const struct rk_bench_client *c)
+static void client_json(json_object *j, const void *client, void *arg)
 {
-	json_object *j = json_object_new_object(), *rounds = json_object_new_array();
+	const struct rk_bench_client *c = client;
+	struct report *rp = arg;
+	json_object *rounds = json_object_new_array();
 
-	json_object_object_add(j, "client", json_object_new_int64(c->index));
-	json_object_object_add(j, "arrived", json_object_new_boolean(c->arrived));
-	if (!c->arrived)
-		return j;
-	json_object_object_add(j, "peer", json_object_new_string(c->peer));
-	json_object_object_add(j, "ok", json_object_new_boolean(!c->status));
-	if (c->status)
-		json_object_object_add(j, "error", json_object_new_string(c->error));
 	if (c->connected) {
 		rp->info = &c->info;
 		json_object_object_add(j, "setup", info_json(&c->info, rp->o));
 		json_object_object_add(j, "qpn", json_object_new_int64(c->info.qpn[0]));
 		json_object_object_add(j, "peer_qpn", json_object_new_int64(c->info.peer_qpn[0]));
 	}
-	for (uint32_t r = 0; r < c->nrounds; r++) {
+	for (uint32_t r = 0; r < c->out.done; r++) {
 		json_object *jr = result_json(&c->info, &c->rounds[r]);
 
 		units_result_json(rp, &c->rounds[r], jr);
 		json_object_array_add(rounds, jr);
 	}
 	json_object_object_add(j, "results", rounds);
-	json_object_object_add(j, "bytes", json_object_new_int64((int64_t)c->bytes));
-	json_object_object_add(j, "messages", json_object_new_int64((int64_t)c->msgs));
-	return j;
+	cli_add_int(j, "bytes", (int64_t)c->out.bytes);
+	cli_add_int(j, "messages", (int64_t)c->out.msgs);
 }
 
 /* The report of a --clients run: per client, the aggregate, the verdict. */
 static int clients_report(struct report *rp, const struct rk_bench_clients *rep)
 {
-	const struct bench_cli *o = rp->o;
-	struct cli_client_outcome *oc = calloc(rep->wanted, sizeof(*oc));
-	json_object *arr = NULL;
-	int status;
+	const struct cli_clients_report r = {
+		.who = "bench server", .msgs_name = "messages", .clients = rep->clients,
+		.stride = sizeof(*rep->clients), .n = rep->wanted, .total = &rep->total,
+		.unit_bw = bw_shown(rp, rep->total.bw), .unit = rk_bw_unit_str(rp->gates->unit),
+		.wait_s = rp->o->conn.wait, .text = client_text, .json = client_json, .arg = rp,
+	};
+	json_object *doc = NULL;
 
-	if (!oc)
-		return CLI_FAILED;
-	if (o->json) {
-		rp->doc = json_object_new_object();
-		json_object_object_add(rp->doc, "role", json_object_new_string("server"));
-		json_object_object_add(rp->doc, "units", json_object_new_string(
-							       rk_bw_unit_name(rp->gates->unit)));
-		arr = json_object_new_array();
-		json_object_object_add(rp->doc, "clients", arr);
+	if (rp->o->json) {
+		doc = json_object_new_object();
+		cli_add_str(doc, "role", "server");
+		cli_add_str(doc, "units", rk_bw_unit_name(rp->gates->unit));
 	}
-	for (uint32_t i = 0; i < rep->wanted; i++) {
-		const struct rk_bench_client *c = &rep->clients[i];
-
-		oc[i] = (struct cli_client_outcome){c->index, c->arrived, c->peer, c->status,
-						    c->error};
-		if (o->json)
-			json_object_array_add(arr, client_json(rp, c));
-		else if (c->arrived)
-			client_text(rp, c);
-	}
-	if (o->json)
-		json_object_object_add(rp->doc, "aggregate",
-				       cli_clients_total_json(&rep->total, "messages"));
-	else
-		cli_clients_total_text(&rep->total, "messages", bw_shown(rp, rep->total.bw),
-				       rk_bw_unit_str(rp->gates->unit));
-	status = cli_clients_verdict("bench server", rp->doc, oc, rep->wanted, o->wait);
-	if (o->json)
-		cli_json_print(rp->doc);
-	free(oc);
-	return status;
+	return cli_clients_report(&r, doc);
 }
 
 static int serve_clients(struct bench_run *run)
@@ -1116,7 +1096,7 @@ static int serve_clients(struct bench_run *run)
 
 	if (!o->json)
 		printf("bench server: waiting for %" PRIu64 " clients on port %" PRIu64 " (%s)\n",
-		       o->clients, o->port, o->cm ? "RDMA CM" : "TCP exchange");
+		       o->clients, o->conn.port, o->conn.cm ? "RDMA CM" : "TCP exchange");
 	fflush(stdout);
 	cli_stop_signals(true);
 	run->bo->stop = &cli_stop_signal;
@@ -1134,7 +1114,7 @@ int cmd_bench(int argc, char **argv)
 {
 	struct bench_cli o = {
 		.dev = CLI_DEV_OPTS_DEFAULT,
-		.port = RK_DEFAULT_PORT,
+		.conn = {.port = RK_DEFAULT_PORT, .timeout = 10},
 		.qps = 1,
 		.threads = 1,
 		.inline_max = -1,
@@ -1142,13 +1122,9 @@ int cmd_bench(int argc, char **argv)
 		.ack_timeout = -1,
 		.duration = -1,
 		.wr_api = "auto",
-		.timeout = 10,
 	};
 	const struct rk_opt opts[] = {
-		{"server", 'S', RK_OPT_FLAG, &o.server, 0, 0, NULL, "be the server"},
-		{"port", 'p', RK_OPT_COUNT, &o.port, 1, 65535, "PORT", "TCP or RDMA CM port"},
-		{"cm", 'c', RK_OPT_FLAG, &o.cm, 0, 0, NULL,
-		 "connect with RDMA CM instead of the TCP exchange"},
+		CLI_CONN_OPTS(&o.conn),
 		CLI_DEV_OPTS(&o.dev),
 		{"test", 't', RK_OPT_STRING, &o.test, 0, 0, "TEST",
 		 "send|write|read|fetch-add|cmp-swap (client; default write)"},
@@ -1193,11 +1169,8 @@ int cmd_bench(int argc, char **argv)
 		 "busy polling yields the CPU after N empty polls; 0: never; -1: 8 for bw, never for lat"},
 		{"wr-api", 0, RK_OPT_STRING, &o.wr_api, 0, 0, "WHEN",
 		 "ibv_wr_* posting API: auto (where the provider has it), on, off"},
-		{"timeout", 0, RK_OPT_COUNT, &o.timeout, 1, 3600, "SEC",
-		 "client: keep trying to connect this long; both: bound on every wait"},
-		{"wait", 'w', RK_OPT_COUNT, &o.wait, 0, 86400, "SEC",
-		 "server: give up when no client came in SEC seconds (0: wait forever)"},
-		{"json", 'j', RK_OPT_FLAG, &o.json, 0, 0, NULL, "print one JSON document"},
+		CLI_WAIT_OPTS(&o.conn, 0),
+		CLI_JSON_OPT(&o.json),
 		{"csv", 0, RK_OPT_FLAG, &o.csv, 0, 0, NULL, "print CSV, one row per size"},
 		CLI_UNITS_OPT(&o.gate), CLI_BW_GATE_OPTS(&o.gate), CLI_LAT_GATE_OPT(&o.gate),
 		CLI_PERSIST_OPT(&o.persist), CLI_CLIENTS_OPT(&o.clients),
@@ -1212,12 +1185,12 @@ int cmd_bench(int argc, char **argv)
 	ret = cli_parse_epilog("bench", usage_text, description, epilog, opts, argc, argv, &first);
 	if (ret >= 0)
 		return ret;
-	ret = cli_check_role_args("bench", o.server, argc, argv, first);
+	ret = cli_check_role_args("bench", o.conn.server, argc, argv, first);
 	if (ret >= 0)
 		return ret;
 	if (check_opts(&o, &p) != CLI_OK ||
-	    cli_persist_check("bench", o.persist, o.server, o.wait) ||
-	    cli_clients_check("bench", o.clients, o.server, o.persist))
+	    cli_persist_check("bench", o.persist, o.conn.server, o.conn.wait) ||
+	    cli_clients_check("bench", o.clients, o.conn.server, o.persist))
 		return CLI_USAGE;
 	if (o.clients && o.csv) {
 		fprintf(stderr, "rdmakit bench: option --clients reports in text or --json, not "

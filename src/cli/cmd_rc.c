@@ -12,16 +12,12 @@
 
 struct rc_opts {
 	struct cli_dev_opts dev;
-	bool server;
-	uint64_t port;
-	bool cm;
+	struct cli_conn_opts conn;
 	const char *op;
 	uint64_t size;
 	uint64_t sge;
 	bool events;
 	const char *mem;
-	uint64_t timeout;
-	uint64_t wait;
 	const char *inject;
 	uint64_t rnr_retry;
 	uint64_t retry;
@@ -51,7 +47,7 @@ static const char description[] =
 
 static void print_connected(const struct rc_opts *o, const struct rk_rcflow_result *r)
 {
-	const char *who = o->server ? "server" : "client";
+	const char *who = o->conn.server ? "server" : "client";
 	char gid[64], flags[128];
 
 	printf("%s: %s port %u", who, r->device, r->port_num);
@@ -65,7 +61,7 @@ static void print_connected(const struct rc_opts *o, const struct rk_rcflow_resu
 	if (!r->cm)
 		printf(" <-> peer QP 0x%x, path MTU %d", r->peer_qpn, r->path_mtu);
 	printf("\n");
-	if (o->server)
+	if (o->conn.server)
 		printf("exposing %" PRIu64 " bytes of %s%s, rkey 0x%x, access %s; client asks for "
 		       "%s\n",
 		       o->size, r->dm ? "device memory" : "host memory",
@@ -93,7 +89,7 @@ static void print_step(const struct rc_opts *o, const struct rk_rcflow_result *r
 	       rk_rcflow_step_name(r->kind), dir, r->bytes, r->status ? ": FAILED" : "");
 	if (r->has_imm)
 		printf(", immediate 0x%x", r->imm);
-	if (r->has_word && o->server)
+	if (r->has_word && o->conn.server)
 		printf(", word %" PRIu64 " -> %" PRIu64, r->word_before, r->word_after);
 	else if (r->has_word)
 		printf(", returned %" PRIu64, r->word_before);
@@ -102,7 +98,7 @@ static void print_step(const struct rc_opts *o, const struct rk_rcflow_result *r
 	printf("\n");
 	if (!r->status)
 		printf("  %s buffer after: [%s] (%" PRIu64 " bytes)\n",
-		       o->server ? "server" : "client", r->preview, o->size);
+		       o->conn.server ? "server" : "client", r->preview, o->size);
 }
 
 static void on_event(const struct rk_rcflow_result *r, enum rk_rcflow_event ev, int step,
@@ -116,10 +112,10 @@ static void on_event(const struct rk_rcflow_result *r, enum rk_rcflow_event ev, 
 		return;
 	if (ev == RK_RCFLOW_WAITING && o->clients)
 		printf("server: waiting for %" PRIu64 " clients on port %" PRIu64 " (%s)\n",
-		       o->clients, o->port, o->cm ? "RDMA CM" : "TCP exchange");
+		       o->clients, o->conn.port, o->conn.cm ? "RDMA CM" : "TCP exchange");
 	else if (ev == RK_RCFLOW_WAITING)
-		printf("server: waiting for a client on port %" PRIu64 " (%s)\n", o->port,
-		       o->cm ? "RDMA CM" : "TCP exchange");
+		printf("server: waiting for a client on port %" PRIu64 " (%s)\n", o->conn.port,
+		       o->conn.cm ? "RDMA CM" : "TCP exchange");
 	else if (ev == RK_RCFLOW_CONNECTED)
 		print_connected(o, r);
 	else
@@ -156,8 +152,8 @@ static json_object *report_json(const struct rc_opts *o, const struct rk_rcflow_
 {
 	json_object *doc = json_object_new_object(), *steps = json_object_new_array();
 
-	json_object_object_add(doc, "role", json_object_new_string(o->server ? "server" : "client"));
-	json_object_object_add(doc, "connection", json_object_new_string(o->cm ? "cm" : "tcp"));
+	cli_add_str(doc, "role", o->conn.server ? "server" : "client");
+	cli_add_str(doc, "connection", o->conn.cm ? "cm" : "tcp");
 	json_object_object_add(doc, "op", json_object_new_string(rk_rcflow_op_name(r->op)));
 	json_object_object_add(doc, "size", json_object_new_int64((int64_t)o->size));
 	json_object_object_add(doc, "sge", json_object_new_int64((int64_t)o->sge));
@@ -181,9 +177,7 @@ static json_object *report_json(const struct rc_opts *o, const struct rk_rcflow_
 		json_object_array_add(steps, step_json(&r->steps[i], i));
 	json_object_object_add(doc, "steps", steps);
 	json_object_object_add(doc, "counters", cli_counters_json(&r->counters));
-	json_object_object_add(doc, "result", json_object_new_string(result ? "failed" : "ok"));
-	if (result)
-		json_object_object_add(doc, "error", json_object_new_string(rk_strerror(result)));
+	cli_add_result(doc, result);
 	return doc;
 }
 
@@ -201,7 +195,7 @@ static int parse_mem(const struct rc_opts *o, struct rk_rcflow_opts *f)
 		fprintf(stderr, "rdmakit rc: option --mem: '%s' is not host, dm or auto\n", o->mem);
 		return -EINVAL;
 	}
-	if (!o->server && strcmp(o->mem, "host")) {
+	if (!o->conn.server && strcmp(o->mem, "host")) {
 		fprintf(stderr, "rdmakit rc: option --mem applies to the server's buffer\n");
 		return -EINVAL;
 	}
@@ -225,7 +219,7 @@ static int parse_inject(const struct rc_opts *o, struct rk_rcflow_opts *f)
 	if (!o->inject)
 		return 0;
 	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
-		if (!strcmp(o->inject, faults[i].name) && o->server == faults[i].server) {
+		if (!strcmp(o->inject, faults[i].name) && o->conn.server == faults[i].server) {
 			f->inject = faults[i].inject;
 			return 0;
 		}
@@ -238,16 +232,16 @@ static int parse_inject(const struct rc_opts *o, struct rk_rcflow_opts *f)
 static int parse_choices(const struct rc_opts *o, struct rk_rcflow_opts *f)
 {
 	if (parse_mem(o, f) || parse_inject(o, f) ||
-	    cli_persist_check("rc", o->persist, o->server, o->wait) ||
-	    cli_clients_check("rc", o->clients, o->server, o->persist))
+	    cli_persist_check("rc", o->persist, o->conn.server, o->conn.wait) ||
+	    cli_clients_check("rc", o->clients, o->conn.server, o->persist))
 		return -EINVAL;
 	f->op = RK_RCFLOW_OP_ANY;
-	if (o->server && !strcmp(o->op, "any"))
+	if (o->conn.server && !strcmp(o->op, "any"))
 		return 0;
 	if (rk_rcflow_op_parse(o->op, &f->op)) {
 		fprintf(stderr, "rdmakit rc: option --op: '%s' is not one of send, send-imm, "
 				"write, write-imm, read, fetch-add, cmp-swap, all%s\n",
-			o->op, o->server ? ", any" : "");
+			o->op, o->conn.server ? ", any" : "");
 		return -EINVAL;
 	}
 	if (rk_rcflow_has_atomics(f->op) && o->size < 8) {
@@ -266,15 +260,15 @@ static int parse_choices(const struct rc_opts *o, struct rk_rcflow_opts *f)
 /* The engine's options from the command's (after parse_choices()). */
 static void flow_opts(struct rc_opts *o, const char *host, struct rk_rcflow_opts *f)
 {
-	f->server = o->server;
+	f->server = o->conn.server;
 	f->host = host;
-	f->port = (uint16_t)o->port;
-	f->cm = o->cm;
+	f->port = (uint16_t)o->conn.port;
+	f->cm = o->conn.cm;
 	f->device = o->dev.device;
 	f->port_num = (uint8_t)o->dev.port;
 	f->gid_index = (int)o->dev.gid_index;
-	f->timeout_ms = (int)o->timeout * 1000;
-	f->accept_timeout_ms = o->wait ? (int)o->wait * 1000 : -1;
+	f->timeout_ms = (int)o->conn.timeout * 1000;
+	f->accept_timeout_ms = o->conn.wait ? (int)o->conn.wait * 1000 : -1;
 	f->size = o->size;
 	f->sge = (int)o->sge;
 	f->events = o->events;
@@ -313,10 +307,10 @@ static int serve_one(void *arg, bool *listened)
 	if (o->json)
 		cli_json_print(report_json(o, res, ret));
 	else if (!ret)
-		printf("%s: %d step%s done, every byte checked: OK\n", o->server ? "server" : "client",
-		       res->nsteps, res->nsteps > 1 ? "s" : "");
+		printf("%s: %d step%s done, every byte checked: OK\n",
+		       o->conn.server ? "server" : "client", res->nsteps, res->nsteps > 1 ? "s" : "");
 	else
-		printf("%s: FAILED (%s)\n", o->server ? "server" : "client", rk_strerror(ret));
+		printf("%s: FAILED (%s)\n", o->conn.server ? "server" : "client", rk_strerror(ret));
 	free(res);
 	return ret ? CLI_FAILED : CLI_OK;
 }
@@ -328,25 +322,20 @@ static void on_client_end(const struct rk_rcflow_client *c, void *arg)
 {
 	const struct rc_opts *o = arg;
 
-	if (o->json)
-		return;
-	if (c->status)
-		printf("server: client %u (%s) FAILED after %u step%s: %s\n", c->index, c->peer,
-		       c->steps, c->steps == 1 ? "" : "s", c->error);
-	else
-		printf("server: client %u (%s) done, %u step%s, every byte checked\n", c->index,
-		       c->peer, c->steps, c->steps == 1 ? "" : "s");
-	fflush(stdout);
+	if (!o->json)
+		cli_client_end_text("server", &c->out, "step", ", every byte checked");
 }
 
-static void client_text(const struct rc_opts *o, const struct rk_rcflow_client *c)
+static void client_text(const void *client, void *arg)
 {
+	const struct rk_rcflow_client *c = client;
+	const struct rc_opts *o = arg;
 	const struct rk_rcflow_result *r = &c->result;
 	char flags[128];
 
-	printf("client %u (%s): ", c->index, c->peer);
+	printf("client %u (%s): ", c->out.index, c->out.peer);
 	if (!r->connected) {
-		printf("not connected: %s\n", c->error);
+		printf("not connected: %s\n", c->out.error);
 		return;
 	}
 	printf("QP 0x%x", r->qpn);
@@ -357,62 +346,34 @@ static void client_text(const struct rc_opts *o, const struct rk_rcflow_client *
 	       rk_access_str(r->access, flags, sizeof(flags)), rk_rcflow_op_name(r->op));
 	for (int i = 0; i < r->done; i++)
 		print_step(o, r, i);
-	if (c->status)
-		printf("  FAILED: %s\n", c->error);
+	if (c->out.status)
+		printf("  FAILED: %s\n", c->out.error);
 }
 
-static json_object *client_json(const struct rc_opts *o, const struct rk_rcflow_client *c)
+static void client_json(json_object *j, const void *client, void *arg)
 {
-	json_object *j = json_object_new_object();
+	const struct rk_rcflow_client *c = client;
 
-	json_object_object_add(j, "client", json_object_new_int64(c->index));
-	json_object_object_add(j, "arrived", json_object_new_boolean(c->arrived));
-	if (!c->arrived)
-		return j;
-	json_object_object_add(j, "peer", json_object_new_string(c->peer));
-	json_object_object_add(j, "ok", json_object_new_boolean(!c->status));
-	if (c->status)
-		json_object_object_add(j, "error", json_object_new_string(c->error));
-	json_object_object_add(j, "steps_ok", json_object_new_int64(c->steps));
-	json_object_object_add(j, "bytes", json_object_new_int64((int64_t)c->bytes));
-	json_object_object_add(j, "report", report_json(o, &c->result, c->status));
-	return j;
+	cli_add_int(j, "steps_ok", c->out.done);
+	cli_add_int(j, "bytes", (int64_t)c->out.bytes);
+	json_object_object_add(j, "report", report_json(arg, &c->result, c->out.status));
 }
 
-static int clients_report(const struct rc_opts *o, const struct rk_rcflow_clients *rep)
+static int clients_report(struct rc_opts *o, const struct rk_rcflow_clients *rep)
 {
-	struct cli_client_outcome *oc = calloc(rep->wanted, sizeof(*oc));
-	json_object *doc = NULL, *arr = NULL;
-	double mib = 1024.0 * 1024.0;
-	int status;
+	const struct cli_clients_report r = {
+		.who = "server", .msgs_name = "steps", .clients = rep->clients,
+		.stride = sizeof(*rep->clients), .n = rep->wanted, .total = &rep->total,
+		.unit_bw = rep->total.bw / (1024.0 * 1024.0), .unit = "MiB/s",
+		.wait_s = o->conn.wait, .text = client_text, .json = client_json, .arg = o,
+	};
+	json_object *doc = NULL;
 
-	if (!oc)
-		return CLI_FAILED;
 	if (o->json) {
 		doc = json_object_new_object();
-		json_object_object_add(doc, "role", json_object_new_string("server"));
-		arr = json_object_new_array();
-		json_object_object_add(doc, "clients", arr);
+		cli_add_str(doc, "role", "server");
 	}
-	for (uint32_t i = 0; i < rep->wanted; i++) {
-		const struct rk_rcflow_client *c = &rep->clients[i];
-
-		oc[i] = (struct cli_client_outcome){c->index, c->arrived, c->peer, c->status,
-						    c->error};
-		if (o->json)
-			json_object_array_add(arr, client_json(o, c));
-		else if (c->arrived)
-			client_text(o, c);
-	}
-	if (o->json)
-		json_object_object_add(doc, "aggregate", cli_clients_total_json(&rep->total, "steps"));
-	else
-		cli_clients_total_text(&rep->total, "steps", rep->total.bw / mib, "MiB/s");
-	status = cli_clients_verdict("server", doc, oc, rep->wanted, o->wait);
-	if (o->json)
-		cli_json_print(doc);
-	free(oc);
-	return status;
+	return cli_clients_report(&r, doc);
 }
 
 static int serve_clients(struct rc_run *run)
@@ -434,14 +395,11 @@ static int serve_clients(struct rc_run *run)
 int cmd_rc(int argc, char **argv)
 {
 	struct rc_opts o = {
-		.dev = CLI_DEV_OPTS_DEFAULT, .port = RK_DEFAULT_PORT, .size = 4096,
-		.sge = 1, .mem = "host", .timeout = 10, .rnr_retry = 7, .retry = 6,
+		.dev = CLI_DEV_OPTS_DEFAULT, .conn = {.port = RK_DEFAULT_PORT, .timeout = 10},
+		.size = 4096, .sge = 1, .mem = "host", .rnr_retry = 7, .retry = 6,
 	};
 	const struct rk_opt opts[] = {
-		{"server", 'S', RK_OPT_FLAG, &o.server, 0, 0, NULL, "be the server"},
-		{"port", 'p', RK_OPT_COUNT, &o.port, 1, 65535, "PORT", "TCP or RDMA CM port"},
-		{"cm", 'c', RK_OPT_FLAG, &o.cm, 0, 0, NULL,
-		 "connect with RDMA CM instead of the TCP exchange"},
+		CLI_CONN_OPTS(&o.conn),
 		CLI_DEV_OPTS(&o.dev),
 		{"op", 'o', RK_OPT_STRING, &o.op, 0, 0, "OP",
 		 "send|send-imm|write|write-imm|read|fetch-add|cmp-swap|all; client default all, "
@@ -454,10 +412,7 @@ int cmd_rc(int argc, char **argv)
 		 "sleep on a completion channel instead of polling"},
 		{"mem", 'm', RK_OPT_STRING, &o.mem, 0, 0, "KIND",
 		 "server buffer: host, dm (device memory), auto (dm, else host)"},
-		{"timeout", 't', RK_OPT_COUNT, &o.timeout, 1, 3600, "SEC",
-		 "client: keep trying to connect this long; both: bound on every wait"},
-		{"wait", 'w', RK_OPT_COUNT, &o.wait, 0, 86400, "SEC",
-		 "server: give up when no client came in SEC seconds (0: wait forever)"},
+		CLI_WAIT_OPTS(&o.conn, 't'),
 		{"inject", 0, RK_OPT_STRING, &o.inject, 0, 0, "FAULT",
 		 "for tests: wrong-rkey|outside (client), no-access|no-recv (server)"},
 		{"rnr-retry", 0, RK_OPT_COUNT, &o.rnr_retry, 0, 7, "N",
@@ -465,7 +420,7 @@ int cmd_rc(int argc, char **argv)
 		{"retry", 0, RK_OPT_COUNT, &o.retry, 0, 7, "N",
 		 "transport retries before IBV_WC_RETRY_EXC_ERR (TCP exchange; rxe takes 7 as "
 		 "forever)"},
-		{"json", 'j', RK_OPT_FLAG, &o.json, 0, 0, NULL, "print one JSON document"},
+		CLI_JSON_OPT(&o.json),
 		{"auth-file", 0, RK_OPT_STRING, &o.auth_file, 0, 0, "PATH",
 		 "shared secret (mode 600): both sides prove they hold it before the server "
 		 "sends its buffer's address and rkey"},
@@ -478,11 +433,12 @@ int cmd_rc(int argc, char **argv)
 	bool listened;
 	int ret;
 
-	ret = cli_parse_role("rc", usage_text, description, opts, argc, argv, &o.server, &host);
+	ret = cli_parse_role("rc", usage_text, description, opts, argc, argv, &o.conn.server,
+			     &host);
 	if (ret >= 0)
 		return ret;
 	if (!o.op)
-		o.op = o.server ? "any" : "all";
+		o.op = o.conn.server ? "any" : "all";
 	if (parse_choices(&o, &f))
 		return CLI_USAGE;
 	flow_opts(&o, host, &f);

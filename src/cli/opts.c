@@ -161,6 +161,18 @@ static int set_value(const char *prog, const struct rk_opt *o, const char *arg)
 	return ret;
 }
 
+/* The destinations of the options the last parse was given. */
+static const void *given[MAX_OPTS];
+static int ngiven;
+
+bool rk_opts_given(const void *dest)
+{
+	for (int i = 0; i < ngiven; i++)
+		if (given[i] == dest)
+			return true;
+	return false;
+}
+
 int rk_opts_parse(const char *prog, const struct rk_opt *opts, int argc, char **argv,
 		  int *first_arg_p)
 {
@@ -188,6 +200,7 @@ int rk_opts_parse(const char *prog, const struct rk_opt *opts, int argc, char **
 	sopts[s++] = 'h';
 	sopts[s] = '\0';
 
+	ngiven = 0;
 	optind = 0; /* 0, not 1: also forgets a half-read cluster like -hv */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, sopts, lopts, &idx)) != -1) {
@@ -223,6 +236,8 @@ int rk_opts_parse(const char *prog, const struct rk_opt *opts, int argc, char **
 			return -EINVAL;
 		if (set_value(prog, o, optarg))
 			return -EINVAL;
+		if (!rk_opts_given(o->dest) && ngiven < MAX_OPTS)
+			given[ngiven++] = o->dest;
 	}
 	*first_arg_p = optind;
 	return 0;

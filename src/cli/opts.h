@@ -56,6 +56,10 @@ int rk_parse_i64(const char *text, int64_t min, int64_t max, int64_t *out, char 
 int rk_opts_parse(const char *prog, const struct rk_opt *opts, int argc, char **argv,
 		  int *first_arg_p);
 
+/* Whether the option whose value lands in dest was given in the last
+ * rk_opts_parse() (a default and the same value given are told apart). */
+bool rk_opts_given(const void *dest);
+
 /* Print usage, a description and every option with its current (default)
  * value. */
 void rk_opts_help(FILE *out, const char *usage, const char *description,

@@ -89,6 +89,33 @@ int rk_bench_check(enum rk_bench_test test, enum rk_bench_mode mode, enum rk_tra
 	return 0;
 }
 
+/* Client: the plan it announces: opts->plan's sizes, iters and duration
+ * (none given: the one size max_size), the rest from opts. */
+static int client_plan(struct rk_bench *b, const struct rk_bench_opts *opts, char *why,
+		       size_t why_len)
+{
+	const struct rk_bench_info *in = &b->info;
+	struct rk_bench_plan *p = &b->plan;
+
+	*p = opts->plan;
+	if (!p->nsizes)
+		rk_bench_plan_sizes(p, &in->max_size, 1);
+	p->test = in->test;
+	p->mode = in->mode;
+	p->transport = in->transport;
+	p->qps = in->qps;
+	p->threads = opts->threads > 1 ? opts->threads : 1;
+	p->bidir = in->bidir;
+	if (p->max_size != in->max_size || p->nsizes > UINT16_MAX ||
+	    p->iters > UINT32_MAX) {
+		snprintf(why, why_len, "the plan's sizes (%u, up to %u) do not fit max_size %u, or "
+			 "its iters %" PRIu64 " are above %u", p->nsizes, p->max_size,
+			 in->max_size, p->iters, UINT32_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Client: what it asks for, checked before anything connects. 0, or a
  * negative errno with a sentence in why. */
 static int client_params(struct rk_bench *b, const struct rk_bench_opts *opts, char *why,
@@ -124,6 +151,8 @@ static int client_params(struct rk_bench *b, const struct rk_bench_opts *opts, c
 		snprintf(why, why_len, "size %u is outside 1..%u", in->max_size, RK_BENCH_MAX_SIZE);
 		ret = -EINVAL;
 	}
+	if (!ret)
+		ret = client_plan(b, opts, why, why_len);
 	return ret;
 }
 

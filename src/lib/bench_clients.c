@@ -25,13 +25,13 @@ static int keep_round(struct rk_bench_client *c, const struct rk_bench_result *r
 {
 	struct rk_bench_result *more;
 
-	more = realloc(c->rounds, (c->nrounds + 1) * sizeof(*more));
+	more = realloc(c->rounds, (c->out.done + 1) * sizeof(*more));
 	if (!more)
 		return -ENOMEM;
 	c->rounds = more;
-	c->rounds[c->nrounds++] = *res;
-	c->bytes += res->bytes;
-	c->msgs += res->msgs;
+	c->rounds[c->out.done++] = *res;
+	c->out.bytes += res->bytes;
+	c->out.msgs += res->msgs;
 	return 0;
 }
 
@@ -59,14 +59,9 @@ static void serve_client(struct rk_conn *pending, uint32_t index, void *arg)
 	struct rk_bench_client *c = &s->rep->clients[index];
 	struct rk_bench_opts o = *s->opts;
 	struct rk_bench *b;
-	char tag[112];
 	int ret;
 
-	c->index = index + 1;
-	c->arrived = true;
-	snprintf(c->peer, sizeof(c->peer), "%s", pending->peer);
-	snprintf(tag, sizeof(tag), "client %u (%s)", c->index, c->peer);
-	rk_log_thread_scope(tag, c->error, sizeof(c->error));
+	clients_outcome_begin(&c->out, index, pending->peer);
 	o.progress = NULL;
 	o.interval = NULL;
 	o.interval_ms = 0;
@@ -77,10 +72,7 @@ static void serve_client(struct rk_conn *pending, uint32_t index, void *arg)
 		ret = serve_rounds(b, c);
 		rk_bench_close(b);
 	}
-	c->status = ret;
-	if (ret && !c->error[0])
-		snprintf(c->error, sizeof(c->error), "%s", rk_strerror(ret));
-	rk_log_thread_scope(NULL, NULL, 0);
+	clients_outcome_end(&c->out, ret);
 	if (s->on_client) {
 		pthread_mutex_lock(&s->lock);
 		s->on_client(c, s->arg);
@@ -100,17 +92,15 @@ static int bench_total(struct rk_bench_clients *rep)
 	for (uint32_t i = 0; i < rep->wanted; i++) {
 		const struct rk_bench_client *c = &rep->clients[i];
 
-		spans[i] = calloc(c->nrounds ? c->nrounds : 1, sizeof(**spans));
+		spans[i] = calloc(c->out.done ? c->out.done : 1, sizeof(**spans));
 		if (!spans[i])
 			goto out;
-		for (uint32_t r = 0; r < c->nrounds; r++) {
+		for (uint32_t r = 0; r < c->out.done; r++) {
 			spans[i][r].start_ns = c->rounds[r].start_ns;
 			spans[i][r].end_ns = c->rounds[r].start_ns +
 					     (uint64_t)(c->rounds[r].seconds * 1e9);
 		}
-		t[i] = (struct rk_client_tally){.arrived = c->arrived, .status = c->status,
-						.bytes = c->bytes, .msgs = c->msgs,
-						.spans = spans[i], .nspans = c->nrounds};
+		t[i] = clients_tally(&c->out, spans[i], c->out.done);
 	}
 	ret = rk_clients_total(t, rep->wanted, &rep->total);
 out:
@@ -149,7 +139,7 @@ int rk_bench_serve_clients(const struct rk_bench_opts *opts, uint32_t n,
 		return ret;
 	}
 	for (uint32_t i = arrived; i < n; i++)
-		rep->clients[i].index = i + 1;
+		rep->clients[i].out.index = i + 1;
 	ret = bench_total(rep);
 	if (ret)
 		rk_bench_clients_free(rep);

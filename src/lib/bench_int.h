@@ -117,6 +117,7 @@ struct soak {
 
 struct rk_bench {
 	struct rk_bench_opts o;
+	struct rk_bench_plan plan; /* the client's, as it announces it (server: as learnt) */
 	struct rk_conn *conn;
 	struct rk_bench_info info;
 	struct bworker *w;

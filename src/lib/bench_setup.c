@@ -107,6 +107,32 @@ static int probe_inline(struct rk_bench *b, uint64_t ops, uint32_t want, uint32_
 	return 0;
 }
 
+/* Many QPs: every QP's requests and receives fit its worker's CQs (which
+ * cq_size() caps at the device's max_cqe), so each QP gets fewer; post
+ * lists and signaling shrink with the send depth (progress needs a signaled
+ * request among those outstanding), receives stay at two post lists. */
+static void fit_cqs(struct rk_bench *b)
+{
+	struct rk_bench_info *in = &b->info;
+	uint32_t most = (in->qps + b->nworkers - 1) / b->nworkers; /* QPs of a worker */
+	uint32_t per = (uint32_t)b->conn->dev->info.max_cqe / most - 1;
+
+	if (in->tx_depth <= per && in->rx_depth <= per)
+		return;
+	if (in->tx_depth > per)
+		in->tx_depth = per;
+	while (in->post_list + in->signal_every > in->tx_depth && in->signal_every > 1)
+		in->signal_every /= 2;
+	while ((in->post_list + in->signal_every > in->tx_depth || 2 * in->post_list > per) &&
+	       in->post_list > 1)
+		in->post_list /= 2;
+	if (in->rx_depth > per)
+		in->rx_depth = per;
+	rk_debug("bench: %u QPs on CQs of %d entries: send depth %u, receive depth %u, post "
+		 "list %u, signal every %u", in->qps, b->conn->dev->info.max_cqe, in->tx_depth,
+		 in->rx_depth, in->post_list, in->signal_every);
+}
+
 static int choose_fast_path(struct rk_bench *b)
 {
 	const struct rk_bench_tuning *t = &b->o.tuning;
@@ -150,6 +176,7 @@ static int choose_fast_path(struct rk_bench *b)
 	}
 	if (in->rx_depth < 2 * in->post_list)
 		in->rx_depth = 2 * in->post_list;
+	fit_cqs(b);
 
 	b->ops_flags = ops_flags_for(in->test);
 	in->wr_api = false;
@@ -191,6 +218,19 @@ static int choose_fast_path(struct rk_bench *b)
 	return 0;
 }
 
+/* The data QPs and the control connection's against the device's max_qp:
+ * 0, or -E2BIG with a sentence in why. */
+static int qps_over_device(const struct rk_bench *b, char *why, size_t why_len)
+{
+	const struct rk_device_info *di = &b->conn->dev->info;
+
+	if ((int64_t)b->info.qps + 1 <= di->max_qp)
+		return 0;
+	snprintf(why, why_len, "--qps %u: device %s allows max_qp %d (one QP is the control "
+		 "connection's)", b->info.qps, di->name, di->max_qp);
+	return -E2BIG;
+}
+
 /* Entries for qps QPs of depth each (and one more), within the device's limit. */
 static int cq_size(const struct rk_device *dev, uint32_t qps, uint32_t depth)
 {
@@ -204,6 +244,7 @@ static int create_local(struct rk_bench *b)
 	struct rk_bench_info *in = &b->info;
 	struct rk_device *dev = b->conn->dev;
 	struct rk_qp_init_attr qa;
+	char why[160];
 	int ret;
 
 	in->path_mtu = 0;
@@ -213,6 +254,10 @@ static int create_local(struct rk_bench *b)
 	ret = rk_port_link_rate(dev, in->port_num, &in->link); /* the port is open: 0 */
 	if (ret)
 		return ret;
+	if (qps_over_device(b, why, sizeof(why))) {
+		rk_error("bench: %s", why);
+		return -E2BIG;
+	}
 	in->has_gid = b->conn->has_gid;
 	if (in->has_gid) {
 		in->gid_index = b->conn->gid.index;
@@ -307,6 +352,29 @@ static void setup_msg(struct rk_bench *b, uint32_t i, struct rk_msg *m)
 	s->bidir = in->bidir ? 1 : 0;
 	s->qps = (uint16_t)in->qps;
 	s->qp = (uint16_t)i;
+	s->threads = (uint16_t)b->plan.threads;
+	s->nsizes = (uint16_t)b->plan.nsizes;
+	s->min_size = b->plan.min_size;
+	s->sizes_hash = b->plan.sizes_hash;
+	s->duration_ms = b->plan.duration_ms;
+	s->iters = b->plan.iters;
+}
+
+/* Server: the client's plan from its SETUP, against what this server's
+ * command line gave (opts.expect). */
+static int match_plan(struct rk_bench *b, const struct rk_wire_bench_setup *s, char *why,
+		      size_t why_len)
+{
+	struct rk_bench_plan *p = &b->plan;
+
+	*p = (struct rk_bench_plan){
+		.test = (enum rk_bench_test)s->test, .mode = (enum rk_bench_mode)s->mode,
+		.transport = (enum rk_transport)s->transport, .qps = s->qps,
+		.threads = s->threads, .bidir = s->bidir, .nsizes = s->nsizes,
+		.min_size = s->min_size, .max_size = s->max_size, .sizes_hash = s->sizes_hash,
+		.iters = s->iters, .duration_ms = s->duration_ms,
+	};
+	return rk_bench_plan_match(&b->o.plan, b->o.expect, p, why, why_len);
 }
 
 /* Server: what the client asks for, from its first SETUP (whose fields
@@ -326,6 +394,10 @@ static int learn_setup(struct rk_bench *b, const struct rk_msg *m, char *why, si
 	in->bidir = s->bidir;
 	in->qps = s->qps;
 	in->max_size = s->max_size;
+	if (match_plan(b, s, why, why_len))
+		return -EINVAL;
+	if (qps_over_device(b, why, why_len))
+		return -E2BIG;
 	if ((uint64_t)in->qps * stride_for(in->max_size) > RK_BENCH_MAX_MEM / 2) {
 		snprintf(why, why_len, "%u QPs of %u bytes would need %" PRIu64 " bytes here, more "
 			 "than the %" PRIu64 " a bench server registers", in->qps, in->max_size,

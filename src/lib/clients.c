@@ -180,3 +180,32 @@ err_free:
 	free(ct);
 	return ret;
 }
+
+/* ---- each client's outcome ---- */
+
+void clients_outcome_begin(struct rk_client_outcome *out, uint32_t index, const char *peer)
+{
+	char tag[112];
+
+	out->index = index + 1;
+	out->arrived = true;
+	snprintf(out->peer, sizeof(out->peer), "%s", peer);
+	snprintf(tag, sizeof(tag), "client %u (%s)", out->index, out->peer);
+	rk_log_thread_scope(tag, out->error, sizeof(out->error));
+}
+
+void clients_outcome_end(struct rk_client_outcome *out, int status)
+{
+	out->status = status;
+	if (status && !out->error[0])
+		snprintf(out->error, sizeof(out->error), "%s", rk_strerror(status));
+	rk_log_thread_scope(NULL, NULL, 0);
+}
+
+struct rk_client_tally clients_tally(const struct rk_client_outcome *out,
+				     const struct rk_span *spans, size_t nspans)
+{
+	return (struct rk_client_tally){.arrived = out->arrived, .status = out->status,
+					.bytes = out->bytes, .msgs = out->msgs,
+					.spans = spans, .nspans = nspans};
+}

@@ -3,6 +3,7 @@
 #ifndef RDMAKIT_LIB_CLIENTS_INT_H
 #define RDMAKIT_LIB_CLIENTS_INT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <rdmakit/clients.h>
@@ -23,6 +24,19 @@ typedef void (*clients_serve_fn)(struct rk_conn *pending, uint32_t index, void *
  * negative errno when the server could not listen at all. */
 int clients_serve(const struct rk_conn_opts *co, uint32_t n, int wait_ms, clients_serve_fn serve,
 		  void *arg, uint32_t *arrived_p);
+
+/* A client's thread begins: its index (0..), arrival and peer in out, and
+ * its log lines tagged "client N (PEER)", the first error kept in
+ * out->error. */
+void clients_outcome_begin(struct rk_client_outcome *out, uint32_t index, const char *peer);
+
+/* It ends with status: out->status, an error text when none was logged, the
+ * log scope closed. */
+void clients_outcome_end(struct rk_client_outcome *out, int status);
+
+/* The tally of one client for rk_clients_total(). */
+struct rk_client_tally clients_tally(const struct rk_client_outcome *out,
+				     const struct rk_span *spans, size_t nspans);
 
 #pragma GCC visibility pop
 

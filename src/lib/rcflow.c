@@ -786,24 +786,19 @@ static void serve_client(struct rk_conn *pending, uint32_t index, void *arg)
 	struct rc_server *s = arg;
 	struct rk_rcflow_client *c = &s->rep->clients[index];
 	struct rk_rcflow_opts o = *s->opts;
-	char tag[112];
+	int ret;
 
-	c->index = index + 1;
-	c->arrived = true;
-	snprintf(c->peer, sizeof(c->peer), "%s", pending->peer);
-	snprintf(tag, sizeof(tag), "client %u (%s)", c->index, c->peer);
-	rk_log_thread_scope(tag, c->error, sizeof(c->error));
+	clients_outcome_begin(&c->out, index, pending->peer);
 	o.on_event = NULL;
-	c->status = rcflow_run(&o, pending, &c->result, &c->span);
+	ret = rcflow_run(&o, pending, &c->result, &c->span);
 	for (int i = 0; i < c->result.done; i++) {
 		if (!c->result.steps[i].status) {
-			c->steps++;
-			c->bytes += c->result.steps[i].bytes;
+			c->out.done++;
+			c->out.bytes += c->result.steps[i].bytes;
 		}
 	}
-	if (c->status && !c->error[0])
-		snprintf(c->error, sizeof(c->error), "%s", rk_strerror(c->status));
-	rk_log_thread_scope(NULL, NULL, 0);
+	c->out.msgs = c->out.done;
+	clients_outcome_end(&c->out, ret);
 	if (s->on_client) {
 		pthread_mutex_lock(&s->lock);
 		s->on_client(c, s->arg);
@@ -821,9 +816,7 @@ static int rc_total(struct rk_rcflow_clients *rep)
 	for (uint32_t i = 0; i < rep->wanted; i++) {
 		const struct rk_rcflow_client *c = &rep->clients[i];
 
-		t[i] = (struct rk_client_tally){.arrived = c->arrived, .status = c->status,
-						.bytes = c->bytes, .msgs = c->steps,
-						.spans = &c->span, .nspans = c->arrived ? 1 : 0};
+		t[i] = clients_tally(&c->out, &c->span, c->out.arrived ? 1 : 0);
 	}
 	ret = rk_clients_total(t, rep->wanted, &rep->total);
 	free(t);
@@ -861,7 +854,7 @@ int rk_rcflow_serve_clients(const struct rk_rcflow_opts *opts, uint32_t n,
 	ret = clients_serve(&co, n, opts->accept_timeout_ms, serve_client, &s, &arrived);
 	pthread_mutex_destroy(&s.lock);
 	for (uint32_t i = arrived; !ret && i < n; i++)
-		rep->clients[i].index = i + 1;
+		rep->clients[i].out.index = i + 1;
 	if (!ret)
 		ret = rc_total(rep);
 	if (ret)

@@ -275,6 +275,22 @@ static bool bench_setup_ok(const struct rk_wire_bench_setup *s, char *why, size_
 		WHY("BENCH_SETUP: max_size %u is outside 1..%u", s->max_size, RK_BENCH_MAX_SIZE);
 		return false;
 	}
+	if (s->threads < 1 || s->threads > RK_BENCH_MAX_THREADS) {
+		WHY("BENCH_SETUP: threads %u is outside 1..%d", s->threads, RK_BENCH_MAX_THREADS);
+		return false;
+	}
+	if (s->nsizes < 1) {
+		WHY("BENCH_SETUP: nsizes is 0");
+		return false;
+	}
+	if (s->min_size < 1 || s->min_size > s->max_size) {
+		WHY("BENCH_SETUP: min_size %u is outside 1..max_size %u", s->min_size, s->max_size);
+		return false;
+	}
+	if (s->iters > UINT32_MAX) {
+		WHY("BENCH_SETUP: iters %" PRIu64 " is above %u", s->iters, UINT32_MAX);
+		return false;
+	}
 	return true;
 }
 
@@ -309,7 +325,7 @@ struct wire_field {
 };
 
 #define WIRE_FIELD(o, member) {(o), sizeof(member), &(member)}
-#define BENCH_MAX_FIELDS 10
+#define BENCH_MAX_FIELDS 16
 
 static void put_fields(uint8_t *p, const struct wire_field *f, size_t n)
 {
@@ -351,7 +367,10 @@ static size_t bench_layout(struct rk_msg *m, struct wire_field *f)
 		WIRE_FIELD(SETUP_BUF_OFF, s->buf_addr), WIRE_FIELD(60, s->buf_len),
 		WIRE_FIELD(68, s->rkey), WIRE_FIELD(72, s->max_size), WIRE_FIELD(78, s->test),
 		WIRE_FIELD(79, s->mode), WIRE_FIELD(80, s->transport), WIRE_FIELD(81, s->bidir),
-		WIRE_FIELD(82, s->qps), WIRE_FIELD(84, s->qp),
+		WIRE_FIELD(82, s->qps), WIRE_FIELD(84, s->qp), WIRE_FIELD(86, s->threads),
+		WIRE_FIELD(88, s->nsizes), WIRE_FIELD(92, s->min_size),
+		WIRE_FIELD(96, s->sizes_hash), WIRE_FIELD(100, s->duration_ms),
+		WIRE_FIELD(104, s->iters),
 	};
 	const struct wire_field round[] = {
 		WIRE_FIELD(12, r->round), WIRE_FIELD(16, r->size), WIRE_FIELD(20, r->duration_ms),
@@ -397,19 +416,12 @@ static void put_bench(uint8_t *p, const struct rk_msg *msg)
  * fields already read), each checked. */
 static int get_bench_setup(const uint8_t *p, struct rk_msg *m, char *why, size_t why_len)
 {
-	uint16_t version = get_u16(p + 76), reserved = get_u16(p + 86);
+	uint16_t reserved = get_u16(p + 90);
 
-	/* The version first: another may lay out the rest differently. */
-	if (version != RK_WIRE_BENCH_VERSION) {
-		WHY("BENCH_SETUP: bench_version %u, this side speaks %d (run the same rdmakit on "
-		    "both sides)",
-		    version, RK_WIRE_BENCH_VERSION);
-		return -EPROTONOSUPPORT;
-	}
 	if (!endpoint_in(RK_MSG_BENCH_SETUP, p, &m->u.bench_setup.ep, why, why_len))
 		return -EBADMSG;
 	if (reserved) {
-		WHY("BENCH_SETUP: reserved bytes 86-87 are 0x%04x, must be 0", reserved);
+		WHY("BENCH_SETUP: reserved bytes 90-91 are 0x%04x, must be 0", reserved);
 		return -EBADMSG;
 	}
 	return bench_setup_ok(&m->u.bench_setup, why, why_len) ? 0 : -EBADMSG;
@@ -422,7 +434,7 @@ static int get_bench(const uint8_t *p, struct rk_msg *m, char *why, size_t why_l
 	struct wire_field f[BENCH_MAX_FIELDS];
 	size_t n = bench_layout(m, f);
 
-	get_fields(p, f, n);
+	get_fields(p, f, n);	/* a BENCH_SETUP's bench_version was checked first */
 	switch (m->type) {
 	case RK_MSG_BENCH_SETUP:
 		return get_bench_setup(p, m, why, why_len);
@@ -583,6 +595,10 @@ int rk_wire_check_header(const uint8_t *buf, size_t n, size_t *len_p, char *why,
 		    rk_msg_type_str((enum rk_msg_type)type), length, RK_WIRE_MAX_LEN);
 		return -EBADMSG;
 	}
+	/* Bench version 2's shorter BENCH_SETUP: decoded only as far as its
+	 * bench_version, to be refused by name. */
+	if (type == RK_MSG_BENCH_SETUP && length == RK_WIRE_BENCH_SETUP_V2_LEN)
+		want = length;
 	if (length != want) {
 		WHY("a %s message is %zu bytes, this one claims %u",
 		    rk_msg_type_str((enum rk_msg_type)type), want, length);
@@ -671,6 +687,26 @@ static int get_body(const uint8_t *buf, struct rk_msg *msg, char *why, size_t wh
 	return -EBADMSG; /* not reached: the header check knows the types */
 }
 
+/* A BENCH_SETUP's bench_version (at 76 in every version since 2) against
+ * this side's, and its length against the version's. */
+static int bench_setup_version(const uint8_t *buf, size_t len, char *why, size_t why_len)
+{
+	uint16_t version = get_u16(buf + 76);
+
+	if (version != RK_WIRE_BENCH_VERSION) {
+		WHY("BENCH_SETUP: bench_version %u, this side speaks %d (run the same rdmakit on "
+		    "both sides)",
+		    version, RK_WIRE_BENCH_VERSION);
+		return -EPROTONOSUPPORT;
+	}
+	if (len != RK_WIRE_BENCH_SETUP_LEN) {
+		WHY("a BENCH_SETUP message of bench_version %d is %d bytes, this one claims %zu",
+		    RK_WIRE_BENCH_VERSION, RK_WIRE_BENCH_SETUP_LEN, len);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
 int rk_wire_decode(const uint8_t *buf, size_t n, struct rk_msg *msg_p, char *why, size_t why_len)
 {
 	struct rk_msg msg;
@@ -690,6 +726,13 @@ int rk_wire_decode(const uint8_t *buf, size_t n, struct rk_msg *msg_p, char *why
 		WHY("%zu bytes of %s message followed by %zu extra", len, rk_msg_type_str(msg.type),
 		    n - len);
 		return -EBADMSG;
+	}
+	if (msg.type == RK_MSG_BENCH_SETUP) {
+		/* The version first: another may lay out (and size) the rest
+		 * differently. */
+		ret = bench_setup_version(buf, len, why, why_len);
+		if (ret)
+			return ret;
 	}
 	ret = get_body(buf, &msg, why, why_len);
 	if (ret)

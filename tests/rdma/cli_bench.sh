@@ -271,6 +271,13 @@ plain_only && bench_pair "" "--test send --bidir -s 256 -n $N" && iters $N &&
 	json "r = d['results'][0]; assert r['received'] == $N and r['peer_messages'] == $N, r"
 bench_pair "" "--test write --bidir --qps 2 -s 1k -n $N" && iters $N &&
 	has "$srv_out" "last WRITE's 1024 bytes written match the pattern"
+# 128 QPs (as ib_write_bw -q 128): each QP's depths shrink so that all fit the
+# CQs of the device's max_cqe; every QP's messages counted and checked.
+bench_pair "--qps 128" "--test write --qps 128 -s 64 -n 20" && iters 20 &&
+	has "$srv_out" "last WRITE's 64 bytes written match the pattern" &&
+	json "assert d['qps'] == 128 and len(d['results']) == 1, d"
+plain_only && bench_pair "" "--test send --qps 128 --threads 2 -s 64 -n 20" && iters 20 &&
+	has "$srv_out" "received 2560 of 2560 SENDs"
 # Threads, each driving its own QPs and CQs: every QP's messages counted.
 plain_only && bench_pair "" "--test write --qps 4 --threads 2 -s 4k -n $N" && iters $N &&
 	has "$srv_out" "last WRITE's 4096 bytes written match the pattern" &&
@@ -327,6 +334,37 @@ g = d['gates']
 assert d['gates_passed'] is False and len(g) == 1, d
 assert g[0]['name'] == 'max-lat-p99' and g[0]['graded'] and not g[0]['passed'] and g[0]['limit'] == 0.001, g
 assert g[0]['figure'] == d['results'][0]['latency_us']['p99'] > 0.001 and g[0]['size'] == 2, g"
+
+# Perftest habits: the server given the same run options as the client runs
+# as ever; one given otherwise refuses the client by name, on both sides
+# (the client exits 1, the server of one client too).
+bench_pair "--test write -s 4k -n $N --qps 2 --threads 2 --mode bw --transport rc" \
+	"--test write -s 4k -n $N --qps 2 --threads 2" && iters $N
+plain_only && bench_pair "--test send --transport uc --bidir --sizes 64,1k -n 20" \
+	"--test send --transport uc --bidir --sizes 64,1k -n 20" && iters 20 2
+plain_only && bench_pair "--test read --sizes 64..256 --duration 1" \
+	"--test read --sizes 64..256 --duration 1" && json "assert d['ok'] and len(d['results']) == 3, d"
+# refused WHAT "SERVER ARGS" "CLIENT ARGS": both exit 1, both name WHAT.
+refused() {
+	pair 1 1 "$RDMAKIT bench --server -p @PORT@ --wait 60 --timeout 60 $2" \
+		"$RDMAKIT bench $IP -p @PORT@ --timeout 60 $3" &&
+		has "$err" "the server refused: $1" && has "$srv_out" "$1"
+}
+refused "--sizes: client 4096, server 65536" "-s 65536" "-s 4096 -n 10"
+refused "--test: client read, server write" "--test write" "--test read -n 10"
+refused "--qps: client 1, server 2" "--qps 2" "-n 10"
+refused "--iters: client 20, server 10" "-n 10" "-n 20"
+refused "--bidir: client off, server on" "--bidir" "-n 10"
+refused "--sizes: client 4096, server 65536" "--cm -s 65536" "--cm -s 4096 -n 10"
+plain_only && refused "--mode: client lat, server bw" "--mode bw" "--mode lat -n 10"
+plain_only && refused "--transport: client uc, server rc" "--transport rc" "--transport uc -n 10"
+plain_only && refused "--sizes: client 3 sizes 64..4096, server 2 sizes 64..4096" \
+	"--sizes 64,4k" "--sizes 64,1k,4k -n 10"
+plain_only && refused "--sizes: client 2 sizes 64..4096, server 2 sizes 64..4096 (the lists differ)" \
+	"--sizes 64,4k" "--sizes 4k,64 -n 10"
+plain_only && refused "--iters: client none (runs by --duration), server 10" "-n 10" "--duration 1"
+plain_only && refused "--duration: client 1, server 2" "--duration 2" "--duration 1"
+plain_only && refused "--threads: client 1, server 2" "--qps 2 --threads 2" "--qps 2 -n 10"
 
 # Bad options: tests/cli/bad_options.sh (on the host).
 finish

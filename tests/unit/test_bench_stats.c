@@ -130,8 +130,12 @@ static void test_rules(void **state)
 	assert_contains(why, "latency runs on one QP");
 	assert_int_equal(rk_bench_check(RK_BENCH_SEND, RK_BENCH_BW, RK_RC, 0, false, why,
 					sizeof(why)), -EINVAL);
-	assert_int_equal(rk_bench_check(RK_BENCH_SEND, RK_BENCH_BW, RK_RC, 65, false, why,
-					sizeof(why)), -EINVAL);
+	assert_int_equal(rk_bench_check(RK_BENCH_SEND, RK_BENCH_BW, RK_RC, 128, false, why,
+					sizeof(why)), 0);
+	assert_int_equal(rk_bench_check(RK_BENCH_SEND, RK_BENCH_BW, RK_RC, RK_BENCH_MAX_QPS,
+					false, why, sizeof(why)), 0);
+	assert_int_equal(rk_bench_check(RK_BENCH_SEND, RK_BENCH_BW, RK_RC, RK_BENCH_MAX_QPS + 1,
+					false, why, sizeof(why)), -EINVAL);
 	assert_int_equal(rk_bench_check(RK_BENCH_SEND, RK_BENCH_LAT, RK_RC, 1, true, why,
 					sizeof(why)), -EINVAL);
 }

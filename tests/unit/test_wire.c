@@ -824,6 +824,12 @@ static struct rk_msg bench_setup_msg(void)
 	s->bidir = 1;
 	s->qps = RK_BENCH_MAX_QPS;
 	s->qp = RK_BENCH_MAX_QPS - 1;
+	s->threads = RK_BENCH_MAX_THREADS;
+	s->nsizes = 0xfedc;
+	s->min_size = 64;
+	s->sizes_hash = 0x89abcdef;
+	s->duration_ms = 0x0a0b0c0d;
+	s->iters = UINT32_MAX;
 	return m;
 }
 
@@ -859,7 +865,7 @@ static void put_be64(uint8_t *p, uint64_t v)
 static void test_bench_len_and_names(void **state)
 {
 	(void)state;
-	assert_int_equal(rk_wire_len(RK_MSG_BENCH_SETUP), 88);
+	assert_int_equal(rk_wire_len(RK_MSG_BENCH_SETUP), 112);
 	assert_int_equal(rk_wire_len(RK_MSG_BENCH_ROUND), 32);
 	assert_int_equal(rk_wire_len(RK_MSG_BENCH_RESULT), 44);
 	assert_int_equal(rk_wire_len(RK_MSG_BENCH_FIN), 12);
@@ -895,6 +901,12 @@ static void setup_equal(const struct rk_wire_bench_setup *a, const struct rk_wir
 	assert_int_equal(a->bidir, b->bidir);
 	assert_int_equal(a->qps, b->qps);
 	assert_int_equal(a->qp, b->qp);
+	assert_int_equal(a->threads, b->threads);
+	assert_int_equal(a->nsizes, b->nsizes);
+	assert_int_equal(a->min_size, b->min_size);
+	assert_int_equal(a->sizes_hash, b->sizes_hash);
+	assert_int_equal(a->duration_ms, b->duration_ms);
+	assert_int_equal(a->iters, b->iters);
 }
 
 static void test_bench_round_trips(void **state)
@@ -949,7 +961,7 @@ static void test_bench_layout(void **state)
 	n = encode_ok(&m, buf, sizeof(buf));
 	assert_int_equal(buf[6], 0x00);
 	assert_int_equal(buf[7], RK_MSG_BENCH_SETUP);
-	assert_int_equal(buf[11], 88);
+	assert_int_equal(buf[11], 112);
 	assert_int_equal(buf[12], RK_UC);                   /* endpoint as in HELLO */
 	put_be32(want, 0xfedcba);
 	assert_memory_equal(buf + 20, want, 4);             /* qpn */
@@ -968,8 +980,15 @@ static void test_bench_layout(void **state)
 	assert_int_equal(buf[81], 1);
 	assert_int_equal(buf[82] << 8 | buf[83], RK_BENCH_MAX_QPS);
 	assert_int_equal(buf[84] << 8 | buf[85], RK_BENCH_MAX_QPS - 1);
-	assert_int_equal(buf[86] | buf[87], 0);
-	assert_int_equal(n, 88);
+	assert_int_equal(buf[86] << 8 | buf[87], RK_BENCH_MAX_THREADS);
+	assert_int_equal(buf[88] << 8 | buf[89], 0xfedc);
+	assert_int_equal(buf[90] | buf[91], 0);
+	put_be32(want, 64);
+	put_be32(want + 4, 0x89abcdef);
+	put_be32(want + 8, 0x0a0b0c0d);
+	put_be64(want + 12, UINT32_MAX);
+	assert_memory_equal(buf + 92, want, 20);            /* min_size .. iters */
+	assert_int_equal(n, 112);
 
 	m = bench_round_msg();
 	n = encode_ok(&m, buf, sizeof(buf));
@@ -1008,17 +1027,24 @@ static void test_bench_setup_fields_refused(void **state)
 		{80, 1, 3, -EBADMSG, "BENCH_SETUP: transport 3"},
 		{81, 1, 2, -EBADMSG, "BENCH_SETUP: bidir 2"},
 		{82, 2, 0, -EBADMSG, "BENCH_SETUP: qps 0"},
-		{82, 2, RK_BENCH_MAX_QPS + 1, -EBADMSG, "BENCH_SETUP: qps 65"},
-		{84, 2, RK_BENCH_MAX_QPS, -EBADMSG, "BENCH_SETUP: qp 64 is not below qps 64"},
+		{82, 2, RK_BENCH_MAX_QPS + 1, -EBADMSG, "BENCH_SETUP: qps"},
+		{84, 2, RK_BENCH_MAX_QPS, -EBADMSG, "is not below qps"},
 		{72, 4, 0, -EBADMSG, "BENCH_SETUP: max_size 0"},
 		{72, 4, RK_BENCH_MAX_SIZE + 1, -EBADMSG, "BENCH_SETUP: max_size 1073741825"},
-		{86, 2, 1, -EBADMSG, "BENCH_SETUP: reserved bytes 86-87"},
+		{90, 2, 1, -EBADMSG, "BENCH_SETUP: reserved bytes 90-91"},
+		{86, 2, 0, -EBADMSG, "BENCH_SETUP: threads 0 is outside"},
+		{86, 2, RK_BENCH_MAX_THREADS + 1, -EBADMSG, "BENCH_SETUP: threads"},
+		{88, 2, 0, -EBADMSG, "BENCH_SETUP: nsizes is 0"},
+		{92, 4, 0, -EBADMSG, "BENCH_SETUP: min_size 0 is outside"},
+		{92, 4, RK_BENCH_MAX_SIZE + 1, -EBADMSG, "is outside 1..max_size"},
+		{104, 4, 1, -EBADMSG, "BENCH_SETUP: iters 8589934591 is above"},
 		{18, 2, 1, -EBADMSG, "BENCH_SETUP: reserved bytes 18-19"},
 		{15, 1, 0, -EBADMSG, "BENCH_SETUP: mtu 0"},
 		{12, 1, 3, -EBADMSG, "BENCH_SETUP: transport 3 is not RC"},
 		{20, 4, 0x1000000, -EBADMSG, "BENCH_SETUP: qpn 0x1000000"},
-		{76, 2, 1, -EPROTONOSUPPORT, "BENCH_SETUP: bench_version 1, this side speaks 2"},
-		{76, 2, 3, -EPROTONOSUPPORT, "bench_version 3"},
+		{76, 2, 1, -EPROTONOSUPPORT, "BENCH_SETUP: bench_version 1, this side speaks 3"},
+		{76, 2, 2, -EPROTONOSUPPORT, "bench_version 2"},
+		{76, 2, 4, -EPROTONOSUPPORT, "bench_version 4"},
 	};
 	struct rk_msg m = bench_setup_msg();
 	uint8_t good[RK_WIRE_MAX_LEN], buf[RK_WIRE_MAX_LEN];
@@ -1038,6 +1064,16 @@ static void test_bench_setup_fields_refused(void **state)
 			put_be32(buf + p->off, p->value);
 		decode_fails(buf, n, p->code, p->needle);
 	}
+	/* Version 2's 88-byte SETUP: refused by its version, not by its length;
+	 * 88 bytes claiming this version are malformed. */
+	memcpy(buf, good, n);
+	put_be32(buf + 8, RK_WIRE_BENCH_SETUP_V2_LEN);
+	put_be16(buf + 76, 2);
+	decode_fails(buf, RK_WIRE_BENCH_SETUP_V2_LEN, -EPROTONOSUPPORT,
+		     "BENCH_SETUP: bench_version 2, this side speaks 3");
+	put_be16(buf + 76, RK_WIRE_BENCH_VERSION);
+	decode_fails(buf, RK_WIRE_BENCH_SETUP_V2_LEN, -EBADMSG,
+		     "a BENCH_SETUP message of bench_version 3 is 112 bytes, this one claims 88");
 }
 
 static void test_bench_round_result_fields_refused(void **state)
@@ -1059,7 +1095,8 @@ static void test_bench_round_result_fields_refused(void **state)
 	m = bench_result_msg();
 	n = encode_ok(&m, buf, sizeof(buf));
 	put_be32(buf + 16, RK_BENCH_MAX_QPS);
-	decode_fails(buf, n, -EBADMSG, "BENCH_RESULT: qp 64 is not below 64");
+	decode_fails(buf, n, -EBADMSG, "BENCH_RESULT: qp");
+	decode_fails(buf, n, -EBADMSG, "is not below");
 }
 
 /* Cut short, padded, or a header whose length is not the type's. */
@@ -1105,6 +1142,12 @@ static void test_bench_encode_refuses(void **state)
 	encode_refused(&m, -EINVAL);
 	m = bench_setup_msg();
 	m.u.bench_setup.max_size = 0;
+	encode_refused(&m, -EINVAL);
+	m = bench_setup_msg();
+	m.u.bench_setup.threads = 0;
+	encode_refused(&m, -EINVAL);
+	m = bench_setup_msg();
+	m.u.bench_setup.min_size = RK_BENCH_MAX_SIZE + 1;
 	encode_refused(&m, -EINVAL);
 	m = bench_setup_msg();
 	m.u.bench_setup.ep.mtu = (enum ibv_mtu)0;

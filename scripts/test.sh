@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what it needs, builds
 # with warnings as errors (and, in the background, with ASan and UBSan in
-# build-asan), runs the unit tests on the host (also under valgrind and under
-# ASan/UBSan), then the device tests (CTest label "rdma") against a real RDMA
-# device when the host has one, else in Soft-RoCE guests (scripts/softroce):
-# the plain and the ASan/UBSan build's at the same time, each in a guest of
-# its own; the kernel tests (rkblk module against rdmakit memserver, two
-# guests) in the background from the start; then the wire tests (two guests);
-# a bounded fuzz run (scripts/fuzz.sh, build-fuzz) in the background. Ends
-# with one line: N passed, N failed, N skipped.
+# build-asan), then, at the same time where the device is Soft-RoCE: the
+# kernel tests (rkblk module against rdmakit memserver, two guests), the
+# device tests (CTest label "rdma") in a guest of their own, the unit tests on
+# the host (also under valgrind, then under ASan/UBSan), the ASan/UBSan build's
+# device tests in a second guest, the guests' own tests (the runner, the wire,
+# rdmakit-mesh on three guests) and a bounded fuzz run (scripts/fuzz.sh,
+# build-fuzz). On a native RDMA device the device tests run there, one build
+# after the other. Ends with one line: N passed, N failed, N skipped.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${RDMAKIT_BUILD_DIR:-$root/build}
 # shellcheck source=scripts/deps.sh
 . "$root/scripts/deps.sh"
 
-rk_install_packages $RDMAKIT_BUILD_PACKAGES $RDMAKIT_CHECK_PACKAGES
+rk_install_packages $RDMAKIT_BUILD_PACKAGES $RDMAKIT_CHECK_PACKAGES $RDMAKIT_MESH_PACKAGES
 rk_build "$root" "$build"
 
 # The ASan/UBSan build compiles in the background while the unit tests run.
@@ -38,10 +38,12 @@ cd "$build"
 # and every device test (RDMAKIT_SANITIZED=1 runs the rc matrix pairwise,
 # rping 6 times and the bench cases that share a code path once; every op,
 # transport, connection method, completion mode and SGE count still runs).
-# RDMAKIT_ASAN_SKIP, a ctest -E regex, leaves tests out when asked; by
-# default none. RDMAKIT_SANITIZED=1 also tells a test with time bounds that it
+# RDMAKIT_ASAN_SKIP, a ctest -E regex, leaves tests out when asked. RDMAKIT_SANITIZED=1 also tells a test with time bounds that it
 # runs slower here.
-asan_skip=${RDMAKIT_ASAN_SKIP:-}
+# By default mesh_smoke is left out there: Open MPI's own allocations would
+# need a suppression list of their own, and its three ranks' start-up costs
+# minutes under ASan in the emulated guest; the plain stage runs it.
+asan_skip=${RDMAKIT_ASAN_SKIP-^mesh_smoke\$}
 san_env=(RDMAKIT_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1:exitcode=86
 	"LSAN_OPTIONS=suppressions=$root/tests/lsan.supp:print_suppressions=0:exitcode=86"
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86)
@@ -61,19 +63,20 @@ collect() {
 	tally "$3" "$4"
 }
 
-# device_tests DIR LOG [ENV...]: every device test (label rdma) of the build in
-# DIR, natively or in a Soft-RoCE guest of its own, output into LOG. Guests
+# device_tests DIR LOG SKIP [ENV...]: every device test (label rdma) of the
+# build in DIR but those SKIP (a ctest -E regex, or empty) names, natively or
+# in a Soft-RoCE guest of its own, output into LOG. Guests
 # with one CPU, except the kernel tests' (their disks have a queue per CPU):
 # each emulated CPU costs host CPU, and this 2-core machine runs several guests
 # at once (measured: a third less CPU for the same device tests).
 device_tests() {
-	local dir=$1 log=$2
-	shift 2
+	local dir=$1 log=$2 skip=$3
+	shift 3
 	if [ $native = 1 ]; then
-		(cd "$dir" && env "$@" ctest -L rdma ${asan_skip:+-E "$asan_skip"} --output-on-failure) >"$log" 2>&1
+		(cd "$dir" && env "$@" ctest -L rdma ${skip:+-E "$skip"} --output-on-failure) >"$log" 2>&1
 	else
 		(cd "$dir" && "$root/scripts/softroce" run --cpus 1 -- env "$@" \
-			sh -c "rdma link show; ctest -L rdma ${asan_skip:+-E '$asan_skip'} --output-on-failure") >"$log" 2>&1
+			sh -c "rdma link show; ctest -L rdma ${skip:+-E '$skip'} --output-on-failure") >"$log" 2>&1
 	fi
 }
 
@@ -99,17 +102,17 @@ tally "examples build" "$build/examples.log"
 t0=$(date +%s)
 if [ $native = 0 ]; then
 	echo "== device tests (Soft-RoCE guest: rxe0 on 198.18.0.1), in the background"
-	(device_tests "$build" "$build/rdma.log") &
+	(device_tests "$build" "$build/rdma.log" "") &
 	device_pid=$!
 fi
 
 echo "== unit tests (host), each also under valgrind memcheck (label valgrind)"
-RDMAKIT_SOFTROCE_CPUS=1 ctest -LE 'rdma|wire|kernel' -E '^examples_build$' --output-on-failure | tee "$build/unit.log" || status=1
+ctest -LE 'rdma|wire|kernel|softroce|mesh' -E '^examples_build$' --output-on-failure | tee "$build/unit.log" || status=1
 tally unit "$build/unit.log"
 
 if [ $native = 1 ]; then
 	echo "== device tests (native: $(ls /sys/class/infiniband | tr '\n' ' '))"
-	device_tests "$build" "$build/rdma.log" || status=1
+	device_tests "$build" "$build/rdma.log" "" || status=1
 	cat "$build/rdma.log"
 fi
 
@@ -126,22 +129,28 @@ echo "== unit tests, ASan/UBSan (host)"
 tally "unit, ASan/UBSan" "$asan/unit.log"
 if [ $native = 1 ]; then
 	echo "== device tests, ASan/UBSan${asan_skip:+ (all but: $asan_skip)}"
-	device_tests "$asan" "$asan/rdma.log" "${san_env[@]}" || status=1
+	device_tests "$asan" "$asan/rdma.log" "$asan_skip" "${san_env[@]}" || status=1
 	cat "$asan/rdma.log"
 else
 	echo "== device tests, ASan/UBSan${asan_skip:+ (all but: $asan_skip)}, in a second guest beside the first"
-	(device_tests "$asan" "$asan/rdma.log" "${san_env[@]}") &
+	(device_tests "$asan" "$asan/rdma.log" "$asan_skip" "${san_env[@]}") &
 	asan_device_pid=$!
-	collect "device tests (started $(($(date +%s) - t0)) s ago)" "$device_pid" device "$build/rdma.log"
 fi
-[ $native = 0 ] || tally device "$build/rdma.log"
 
-# The wire tests (label "wire", tests/wire): two Soft-RoCE guests on a virtual
-# wire, tshark capturing RoCE v2 between them. They boot their own guests
-# (scripts/softroce run2), so they run here on the host, native device or not.
-echo "== wire tests (two Soft-RoCE guests on a virtual wire, tshark)"
-RDMAKIT_SOFTROCE_CPUS=1 ctest -L wire --output-on-failure | tee "$build/wire.log" || status=1
-tally wire "$build/wire.log"
+# The tests that boot guests of their own, on the host, native device or not:
+# the runner itself (label "softroce": run, run2, and mesh's three guests with
+# MPI across them), the wire tests (label "wire", tests/wire: two guests,
+# tshark capturing RoCE v2 between them) and rdmakit-mesh on three guests
+# with faults injected (label "mesh", tests/mesh/fabric.sh).
+echo "== test bed, wire and fabric tests (guests of their own: runner, two on a wire, three on a hub)"
+RDMAKIT_SOFTROCE_CPUS=1 ctest -L 'softroce|wire|mesh' --output-on-failure | tee "$build/beds.log" || status=1
+tally "test bed, wire, fabric" "$build/beds.log"
+
+if [ $native = 0 ]; then
+	collect "device tests (started $(($(date +%s) - t0)) s ago)" "$device_pid" device "$build/rdma.log"
+else
+	tally device "$build/rdma.log"
+fi
 
 collect "kernel tests (started before the unit tests)" "$kernel_pid" kernel "$build/kernel.log"
 
@@ -160,7 +169,7 @@ summary+=("fuzz: $(grep -c ': no crash$' "$build/fuzz.log" || true) target(s) wi
 echo "== summary"
 printf '%s\n' "${summary[@]}"
 # One closing line for all runs, in the plain form CI reads.
-cat "$build/examples.log" "$build/unit.log" "$build/rdma.log" "$build/wire.log" "$build/kernel.log" "$asan/unit.log" "$asan/rdma.log" "$build/fuzz.log" | awk '
+cat "$build/examples.log" "$build/unit.log" "$build/rdma.log" "$build/beds.log" "$build/kernel.log" "$asan/unit.log" "$asan/rdma.log" "$build/fuzz.log" | awk '
 	/tests passed, [0-9]+ tests failed out of/ {
 		for (i = 1; i <= NF; i++) if ($i == "failed") f += $(i - 2); t += $NF
 	}

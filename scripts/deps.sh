@@ -13,7 +13,7 @@ RDMAKIT_BENCH_PACKAGES="perftest ucx-utils gnuplot-nox python3"
 
 # Only for the mesh test bed (scripts/softroce mesh, tests/softroce/mesh.sh)
 # and rdmakit-mesh: Open MPI, whose mpirun starts ranks across the guests.
-RDMAKIT_MESH_PACKAGES="openmpi-bin libopenmpi-dev"
+RDMAKIT_MESH_PACKAGES="openmpi-bin libopenmpi-dev python3-jsonschema"
 
 # rk_install_packages PKG...: apt-get install those not installed yet.
 rk_install_packages() {

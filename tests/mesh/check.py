@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Check an rdmakit-mesh --json document: schema rdmakit-mesh/1, n nodes,
+"""Check an rdmakit-mesh --json document: valid against its JSON Schema
+(docs/mesh/rdmakit-mesh-1.schema.json, with Debian's python3-jsonschema), n nodes,
 full matrices of the stages run, and what the caller expects of the
 outliers. Prints what is wrong and exits 1; 0 when all holds.
 
@@ -11,7 +12,11 @@ NODE/SRC/DST are ranks; an --expect means: this outlier is there; with
 """
 import argparse
 import json
+import os
 import sys
+
+SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "mesh",
+                      "rdmakit-mesh-1.schema.json")
 
 MATRIX = {"bandwidth": ["bandwidth_mbps"], "latency": ["latency_p50_us", "latency_p99_us"]}
 
@@ -49,6 +54,25 @@ def check_matrices(doc, n, stages, unreachable):
                         fail("%s[%d][%d] = %r, expected a positive number" % (name, i, j, v))
 
 
+def validate(doc):
+    try:
+        import jsonschema
+    except ImportError:
+        fail("python3-jsonschema is not installed (apt-get install python3-jsonschema)")
+    with open(SCHEMA) as f:
+        schema = json.load(f)
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(doc))
+    for e in errors[:10]:
+        fail_soft("not valid against %s: %s at /%s" %
+                  (os.path.basename(SCHEMA), e.message, "/".join(str(p) for p in e.path)))
+    if errors:
+        fail("%d schema error(s)" % len(errors))
+
+
+def fail_soft(msg):
+    print("check.py: " + msg)
+
+
 def matches(o, kind, metric, node=None, src=None, dst=None):
     if o["kind"] != kind or o["metric"] != metric:
         return False
@@ -73,8 +97,7 @@ def main():
     a = ap.parse_args()
     with open(a.file) as f:
         doc = json.load(f)
-    if doc.get("schema") != "rdmakit-mesh/1":
-        fail("schema is %r" % doc.get("schema"))
+    validate(doc)
     for key in ("nodes", "parameters", "matrices", "statistics", "outliers", "exit_status"):
         if key not in doc:
             fail("no %r" % key)

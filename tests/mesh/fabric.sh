@@ -42,6 +42,10 @@ LAST=$N
 LASTR=$((N - 1))
 T=$(mktemp -d /tmp/mesh-fabric.XXXXXX)
 fails=0
+# Debian's python3 (with python3-jsonschema): a version manager's shim first
+# in PATH costs seconds a start in the emulated guest.
+PY=python3
+[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 EXEC=$RDMAKIT_GUEST_EXEC
 # TCG guests sharing two cores: a long RC ACK timeout (1 s) keeps slow ACKs
 # from passing for losses; p50 latency flagged above 3x the reference (the
@@ -75,7 +79,7 @@ run() {
 check() {
 	name=$1
 	shift
-	python3 "$CHECK" "$T/$name.json" "$N" "$@" || fail "$name: JSON check"
+	"$PY" "$CHECK" "$T/$name.json" "$N" "$@" || fail "$name: JSON check"
 }
 
 guest() { # I COMMAND: run on guest I, fail loudly if it fails

@@ -12,6 +12,10 @@ MESH=$1
 CHECK=$2
 N=3
 fails=0
+# Debian's python3 (with python3-jsonschema): a version manager's shim first
+# in PATH costs seconds a start in the emulated guest.
+PY=python3
+[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 T=$(mktemp -d /tmp/mesh-smoke.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
@@ -45,21 +49,21 @@ run() {
 
 # json FILE EXPR: a Python expression on the document d is true
 json() {
-	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2"
+	"$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2"
 }
 
 for s in pairs shift serial; do
 	if run "$s" 0 $SMALL $LOOSE --schedule "$s" --json "$T/$s.json" --svg "$T/$s.svg" \
 		--csv "$T/$s.csv"; then
 		before=$fails
-		python3 "$CHECK" "$T/$s.json" $N --clean --exit 0 || fail "$s: JSON"
+		"$PY" "$CHECK" "$T/$s.json" $N --clean --exit 0 || fail "$s: JSON"
 		json "$T/$s.json" "d['parameters']['schedule'] == '$s'" || fail "$s: schedule not in JSON"
 		grep -q '^verdict: clean' "$T/$s.out" || fail "$s: no clean verdict line"
 		titles=$(grep -c '<title>' "$T/$s.svg")
 		# one per cell of 3 panels (reach, bandwidth, latency) and the document's
 		[ "$titles" -eq $((3 * N * N + 1)) ] || fail "$s: SVG has $titles <title>"
 		grep -qi '<script' "$T/$s.svg" && fail "$s: SVG has a script"
-		python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$T/$s.svg" ||
+		"$PY" -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$T/$s.svg" ||
 			fail "$s: SVG is not well-formed XML"
 		for m in reach bandwidth_mbps latency_p50_us latency_p99_us; do
 			lines=$(wc -l <"$T/$s.csv/$m.csv" 2>/dev/null || echo 0)
@@ -76,7 +80,7 @@ if run baseline 0 $SMALL $LOOSE --baseline "$T/pairs.json" --json "$T/b.json"; t
 		ok "baseline" || fail "baseline not reported"
 fi
 # A baseline far better than this run: every cell a regression, exit 1.
-python3 -c '
+"$PY" -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 for name, f in (("bandwidth_mbps", 1e6), ("latency_p50_us", 1e-6)):
@@ -85,11 +89,11 @@ json.dump(d, open(sys.argv[2], "w"))' "$T/pairs.json" "$T/better.json"
 if run regression 1 $SMALL $LOOSE --baseline "$T/better.json" --json "$T/reg.json"; then
 	json "$T/reg.json" "len([o for o in d['outliers'] if o['kind'] == 'regression']) == 2 * $N * ($N - 1) - $N * ($N - 1) // 2 and d['exit_status'] == 1" &&
 		ok "baseline regressions: exit 1" ||
-		fail "regressions: $(python3 -c 'import json, sys; print([o["reason"] for o in json.load(open(sys.argv[1]))["outliers"]])' "$T/reg.json")"
+		fail "regressions: $("$PY" -c 'import json, sys; print([o["reason"] for o in json.load(open(sys.argv[1]))["outliers"]])' "$T/reg.json")"
 fi
 # One stage only: no other matrix.
 if run reach-only 0 -e --stages reach --json "$T/r.json"; then
-	python3 "$CHECK" "$T/r.json" $N --stages reach --clean &&
+	"$PY" "$CHECK" "$T/r.json" $N --stages reach --clean &&
 		! grep -q bandwidth_mbps "$T/r.json" && ok "--stages reach" || fail "--stages reach"
 fi
 # Usage errors: exit 3, a message naming what is wrong. Option errors and -np 1

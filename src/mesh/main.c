@@ -3,6 +3,7 @@
  * reason; text, JSON, CSV and an SVG heat map. MPI starts the ranks and
  * carries the small control messages only. */
 #include <errno.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,24 +277,38 @@ static int measure(struct mesh_ctx *c)
 	return status;
 }
 
+/* Whether this process is rank 0 as its launcher says (before MPI_Init):
+ * Open MPI, MPICH/Hydra and PMIx launchers; a process started alone is. */
+static bool launcher_rank0(void)
+{
+	static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i]);
+
+		if (v)
+			return strcmp(v, "0") == 0;
+	}
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	struct mesh_opts o;
 	struct mesh_ctx c = {.o = &o};
 	int ret, status;
 
+	/* Options before MPI_Init: --help and usage errors need no MPI (alone,
+	 * MPI_Init starts a daemon), and every rank parses the same argv; only
+	 * rank 0 prints help. */
+	defaults(&o);
+	ret = parse(&o, argc, argv, !launcher_rank0());
+	if (ret)
+		return ret == 1 ? MESH_CLEAN : MESH_SETUP;
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &c.n);
-	defaults(&o);
-	ret = c.rank == 0 ? parse(&o, argc, argv, false) : 0;
-	MPI_Bcast(&ret, 1, MPI_INT, 0, MPI_COMM_WORLD);
-	if (ret) {
-		MPI_Finalize();
-		return ret == 1 ? MESH_CLEAN : MESH_SETUP;
-	}
-	if (c.rank != 0)
-		parse(&o, argc, argv, true);
 	if (c.n < 2) {
 		fprintf(stderr, "rdmakit-mesh: needs at least 2 ranks (mpirun -np N, one per node)\n");
 		MPI_Finalize();

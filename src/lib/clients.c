@@ -183,15 +183,17 @@ err_free:
 
 /* ---- each client's outcome ---- */
 
+/* The log tag of this thread's client: the logger keeps the pointer, so it
+ * lives as long as the thread, not in a frame that returns. */
+static __thread char client_tag[112];
+
 void clients_outcome_begin(struct rk_client_outcome *out, uint32_t index, const char *peer)
 {
-	char tag[112];
-
 	out->index = index + 1;
 	out->arrived = true;
 	snprintf(out->peer, sizeof(out->peer), "%s", peer);
-	snprintf(tag, sizeof(tag), "client %u (%s)", out->index, out->peer);
-	rk_log_thread_scope(tag, out->error, sizeof(out->error));
+	snprintf(client_tag, sizeof(client_tag), "client %u (%s)", out->index, out->peer);
+	rk_log_thread_scope(client_tag, out->error, sizeof(out->error));
 }
 
 void clients_outcome_end(struct rk_client_outcome *out, int status)

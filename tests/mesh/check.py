@@ -26,6 +26,11 @@ def fail(msg):
     sys.exit(1)
 
 
+def failed_write(m, name, i, j):
+    errors = m.get("bandwidth_errors") if name == "bandwidth_mbps" else None
+    return bool(errors and errors[i][j])
+
+
 def check_matrices(doc, n, stages, unreachable):
     m = doc["matrices"]
     for row, cells in enumerate(m["reach"]):
@@ -50,6 +55,11 @@ def check_matrices(doc, n, stages, unreachable):
                     if i == j or bad:
                         if v is not None:
                             fail("%s[%d][%d] = %r, expected null" % (name, i, j, v))
+                    elif failed_write(m, name, i, j):
+                        # rdmakit-mesh counts WRITEs that failed on a reachable
+                        # pair as 0 MB/s, the reason in bandwidth_errors
+                        if v != 0:
+                            fail("%s[%d][%d] = %r with a failed WRITE, expected 0" % (name, i, j, v))
                     elif not isinstance(v, (int, float)) or v <= 0:
                         fail("%s[%d][%d] = %r, expected a positive number" % (name, i, j, v))
 

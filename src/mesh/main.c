@@ -117,8 +117,8 @@ static int parse(struct mesh_opts *o, int argc, char **argv, bool quiet)
 	};
 	int first, ret;
 
-	if (quiet) /* the other ranks parse the same argv silently */
-		opterr = 0;
+	/* rk_opts_parse() prints its own errors (getopt's opterr is off): quiet
+	 * only keeps the other ranks from printing the help */
 	ret = rk_opts_parse("mesh", opts, argc, argv, &first);
 	if (ret == 1) {
 		if (!quiet)

@@ -124,6 +124,13 @@ fuzz_pid=$!
 
 echo "== ASan/UBSan build ($asan, started in the background after the first build)"
 wait "$asan_build_pid" || { tail -40 "$asan/build.log"; echo "FAIL: the ASan/UBSan build"; exit 1; }
+# The ASan/UBSan device stage is the longest: it starts first, its unit
+# tests beside it.
+if [ $native = 0 ]; then
+	echo "== device tests, ASan/UBSan${asan_skip:+ (all but: $asan_skip)}, in a second guest beside the first"
+	(device_tests "$asan" "$asan/rdma.log" "$asan_skip" "${san_env[@]}") &
+	asan_device_pid=$!
+fi
 echo "== unit tests, ASan/UBSan (host)"
 (cd "$asan" && env "${san_env[@]}" ctest -L unit --output-on-failure) | tee "$asan/unit.log" || status=1
 tally "unit, ASan/UBSan" "$asan/unit.log"
@@ -131,10 +138,6 @@ if [ $native = 1 ]; then
 	echo "== device tests, ASan/UBSan${asan_skip:+ (all but: $asan_skip)}"
 	device_tests "$asan" "$asan/rdma.log" "$asan_skip" "${san_env[@]}" || status=1
 	cat "$asan/rdma.log"
-else
-	echo "== device tests, ASan/UBSan${asan_skip:+ (all but: $asan_skip)}, in a second guest beside the first"
-	(device_tests "$asan" "$asan/rdma.log" "$asan_skip" "${san_env[@]}") &
-	asan_device_pid=$!
 fi
 
 # The tests that boot guests of their own, on the host, native device or not:

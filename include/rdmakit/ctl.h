@@ -67,6 +67,13 @@ int rk_ctl_expect(struct rk_ctl *ctl, enum rk_msg_type type, int timeout_ms,
  * when it reported a failure (its step failed: we stop too). */
 int rk_ctl_sync(struct rk_ctl *ctl, uint32_t step, int32_t status, int timeout_ms);
 
+/* How many messages one side may send before it reads the peer's answers:
+ * a TCP channel's socket buffers hold RK_CTL_WINDOW each way; an RDMA CM
+ * channel keeps a single receive posted, so 1. For request/answer loops
+ * over many QPs (a round trip per window rather than per message). */
+#define RK_CTL_WINDOW 32
+uint32_t rk_ctl_window(const struct rk_ctl *ctl);
+
 /* Tell the peer why this side gives up (best effort; errors ignored). */
 void rk_ctl_send_error(struct rk_ctl *ctl, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -134,42 +134,64 @@ int bench_check_round(struct rk_bench *b, const struct rk_bench_round *r,
 
 /* Lock-step exchange of each QP's counts (through the stop protocol:
  * the server listens for its stop request until the client's first comes). */
-int bench_exchange_results(struct rk_bench *b, int wait_ms)
+static int send_result(struct rk_bench *b, uint32_t i)
 {
-	struct rk_ctl *ctl = b->conn->ctl;
-	struct rk_msg m, p;
+	struct rk_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = RK_MSG_BENCH_RESULT;
+	m.u.bench_result.round = b->rounds;
+	m.u.bench_result.qp = i;
+	m.u.bench_result.elapsed_ns = b->elapsed_ns;
+	m.u.bench_result.completed = b->q[i].completed;
+	m.u.bench_result.received = b->q[i].received;
+	return rk_ctl_send(b->conn->ctl, &m);
+}
+
+static int take_result(struct rk_bench *b, uint32_t i, int wait_ms)
+{
+	const struct rk_wire_bench_result *pr;
+	struct rk_msg p;
 	int ret;
 
-	for (uint32_t i = 0; i < b->info.qps; i++) {
-		const struct rk_wire_bench_result *pr = &p.u.bench_result;
+	ret = soak_expect(b, RK_MSG_BENCH_RESULT, wait_ms, &p);
+	if (ret)
+		return ret;
+	pr = &p.u.bench_result;
+	if (pr->qp != i || pr->round != b->rounds) {
+		rk_error("%s sent the result of QP %u in round %u where QP %u of round %u "
+			 "was due", b->conn->peer, pr->qp, pr->round, i, b->rounds);
+		return -EPROTO;
+	}
+	b->q[i].peer_sent = pr->completed;
+	b->q[i].peer_received = pr->received;
+	if (i == 0)
+		b->peer_elapsed_ns = pr->elapsed_ns;
+	return 0;
+}
 
-		memset(&m, 0, sizeof(m));
-		m.type = RK_MSG_BENCH_RESULT;
-		m.u.bench_result.round = b->rounds;
-		m.u.bench_result.qp = i;
-		m.u.bench_result.elapsed_ns = b->elapsed_ns;
-		m.u.bench_result.completed = b->q[i].completed;
-		m.u.bench_result.received = b->q[i].received;
-		if (!b->info.server) {
-			ret = rk_ctl_send(ctl, &m);
+/* Per QP, the client's result and the server's answer; the client sends a
+ * window of them before it reads the answers (rk_ctl_window). */
+int bench_exchange_results(struct rk_bench *b, int wait_ms)
+{
+	uint32_t window = b->info.server ? 1 : rk_ctl_window(b->conn->ctl);
+	int ret;
+
+	for (uint32_t first = 0; first < b->info.qps; first += window) {
+		uint32_t end = first + window < b->info.qps ? first + window : b->info.qps;
+
+		for (uint32_t i = first; i < end; i++) {
+			ret = b->info.server ? take_result(b, i, wait_ms) : 0;
 			if (!ret)
-				ret = soak_expect(b, RK_MSG_BENCH_RESULT, wait_ms, &p);
-		} else {
-			ret = soak_expect(b, RK_MSG_BENCH_RESULT, wait_ms, &p);
-			if (!ret)
-				ret = rk_ctl_send(ctl, &m);
+				ret = send_result(b, i);
+			if (ret)
+				return ret;
 		}
-		if (ret)
-			return ret;
-		if (pr->qp != i || pr->round != b->rounds) {
-			rk_error("%s sent the result of QP %u in round %u where QP %u of round %u "
-				 "was due", b->conn->peer, pr->qp, pr->round, i, b->rounds);
-			return -EPROTO;
+		for (uint32_t i = first; !b->info.server && i < end; i++) {
+			ret = take_result(b, i, wait_ms);
+			if (ret)
+				return ret;
 		}
-		b->q[i].peer_sent = pr->completed;
-		b->q[i].peer_received = pr->received;
-		if (i == 0)
-			b->peer_elapsed_ns = pr->elapsed_ns;
 	}
 	return 0;
 }

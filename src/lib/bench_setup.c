@@ -239,11 +239,11 @@ static int cq_size(const struct rk_device *dev, uint32_t qps, uint32_t depth)
 	return n > (uint64_t)dev->info.max_cqe ? dev->info.max_cqe : (int)n;
 }
 
+/* What the QPs share: CQs per worker, the fast path, the buffer. */
 static int create_local(struct rk_bench *b)
 {
 	struct rk_bench_info *in = &b->info;
 	struct rk_device *dev = b->conn->dev;
-	struct rk_qp_init_attr qa;
 	char why[160];
 	int ret;
 
@@ -300,6 +300,20 @@ static int create_local(struct rk_bench *b)
 	if (ret)
 		return ret;
 
+	b->q = calloc(in->qps, sizeof(*b->q));
+	if (!b->q)
+		return -ENOMEM;
+	return 0;
+}
+
+/* QPs first..end-1, each on its worker's CQs. */
+static int create_qps(struct rk_bench *b, uint32_t first, uint32_t end)
+{
+	struct rk_bench_info *in = &b->info;
+	struct rk_device *dev = b->conn->dev;
+	struct rk_qp_init_attr qa;
+	int ret;
+
 	memset(&qa, 0, sizeof(qa));
 	qa.transport = in->transport;
 	qa.port_num = b->conn->port_num;
@@ -307,10 +321,7 @@ static int create_local(struct rk_bench *b)
 	qa.max_recv_wr = in->rx_depth;
 	qa.max_inline_data = in->inline_granted;
 	qa.gid = b->conn->has_gid ? &b->conn->gid : NULL;
-	b->q = calloc(in->qps, sizeof(*b->q));
-	if (!b->q)
-		return -ENOMEM;
-	for (uint32_t i = 0, k = 0; i < in->qps; i++) {
+	for (uint32_t i = first, k = 0; i < end; i++) {
 		struct bqp *q = &b->q[i];
 		struct bworker *w;
 
@@ -524,46 +535,93 @@ static void prebuild(struct rk_bench *b, uint32_t i)
 	q->rsge.lkey = b->mr->mr->lkey;
 }
 
-static int exchange_setup(struct rk_bench *b)
+static void setup_failed(struct rk_bench *b, int ret)
+{
+	rk_ctl_send_error(b->conn->ctl, ret, "the %s could not set up: %s",
+			  b->info.server ? "server" : "client", rk_strerror(ret));
+}
+
+/* The client's SETUPs after the first travel in windows (rk_ctl_window):
+ * a round trip per window, not per QP. The first goes alone: the server
+ * checks the plan on it and may refuse, and its answer must not meet
+ * unread data at its close. */
+static int client_exchange(struct rk_bench *b, char *why, size_t why_len)
 {
 	struct rk_ctl *ctl = b->conn->ctl;
+	uint32_t window = 1;
 	struct rk_msg m;
-	char why[200] = "";
-	int ret = 0;
+	int ret;
 
-	/* Lock-step, one message each way per QP: the CM control channel keeps
-	 * a single receive posted. The server read the client's first SETUP
-	 * before it created its QPs. */
-	for (uint32_t i = 0; i < b->info.qps; i++) {
-		if (!b->info.server) {
+	for (uint32_t first = 0; first < b->info.qps; first += window) {
+		uint32_t end;
+
+		if (first > 0)
+			window = rk_ctl_window(ctl);
+		end = first + window < b->info.qps ? first + window : b->info.qps;
+		for (uint32_t i = first; i < end; i++) {
 			setup_msg(b, i, &m);
 			ret = rk_ctl_send(ctl, &m);
 			if (ret)
 				return ret;
+		}
+		if (first == 0 && b->info.qps > 1) {
+			ret = create_qps(b, 1, b->info.qps);
+			if (ret) {
+				setup_failed(b, ret);
+				return ret;
+			}
+		}
+		for (uint32_t i = first; i < end; i++) {
 			ret = rk_ctl_expect(ctl, RK_MSG_BENCH_SETUP, b->wait_ms, &m);
 			if (ret)
 				return ret;
-			ret = take_peer_setup(b, i, &m, why, sizeof(why));
-		} else {
-			if (i > 0) {
-				ret = rk_ctl_expect(ctl, RK_MSG_BENCH_SETUP, b->wait_ms, &m);
-				if (ret)
-					return ret;
-				ret = take_peer_setup(b, i, &m, why, sizeof(why));
-			}
-			if (!ret) {
-				setup_msg(b, i, &m);
-				ret = rk_ctl_send(ctl, &m);
-				if (ret)
-					return ret;
-			}
-		}
-		if (ret) {
-			rk_error("bench setup with %s: %s", b->conn->peer, why);
-			rk_ctl_send_error(ctl, ret, "%s", why);
-			return ret;
+			ret = take_peer_setup(b, i, &m, why, why_len);
+			if (ret)
+				return ret;
 		}
 	}
+	return 0;
+}
+
+/* Server: one SETUP in, one out, per QP; it read the client's first
+ * before it created its QPs. */
+static int server_exchange(struct rk_bench *b, char *why, size_t why_len)
+{
+	struct rk_ctl *ctl = b->conn->ctl;
+	struct rk_msg m;
+	int ret;
+
+	for (uint32_t i = 0; i < b->info.qps; i++) {
+		if (i > 0) {
+			ret = rk_ctl_expect(ctl, RK_MSG_BENCH_SETUP, b->wait_ms, &m);
+			if (ret)
+				return ret;
+			ret = take_peer_setup(b, i, &m, why, why_len);
+			if (ret)
+				return ret;
+		}
+		setup_msg(b, i, &m);
+		ret = rk_ctl_send(ctl, &m);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int exchange_setup(struct rk_bench *b)
+{
+	struct rk_ctl *ctl = b->conn->ctl;
+	char why[200] = "";
+	int ret;
+
+	ret = b->info.server ? server_exchange(b, why, sizeof(why)) :
+			       client_exchange(b, why, sizeof(why));
+	if (ret && why[0]) {
+		rk_error("bench setup with %s: %s", b->conn->peer, why);
+		rk_ctl_send_error(ctl, ret, "%s", why);
+	}
+	if (ret)
+		return ret;
 	for (uint32_t i = 0; i < b->info.qps; i++) {
 		ret = connect_qp(b, i);
 		if (ret) {
@@ -620,10 +678,13 @@ int bench_setup(struct rk_bench *b)
 		if (ret)
 			return ret;
 	}
+	/* The client creates one QP before its first SETUP and the rest while
+	 * the server creates its own (the server waits for that SETUP). */
 	ret = create_local(b);
+	if (!ret)
+		ret = create_qps(b, 0, b->info.server ? b->info.qps : 1);
 	if (ret) {
-		rk_ctl_send_error(b->conn->ctl, ret, "the %s could not set up: %s",
-				  b->info.server ? "server" : "client", rk_strerror(ret));
+		setup_failed(b, ret);
 		return ret;
 	}
 	if (b->info.server) {

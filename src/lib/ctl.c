@@ -126,6 +126,11 @@ int rk_ctl_expect(struct rk_ctl *ctl, enum rk_msg_type type, int timeout_ms,
 	return 0;
 }
 
+uint32_t rk_ctl_window(const struct rk_ctl *ctl)
+{
+	return ctl->fd >= 0 ? RK_CTL_WINDOW : 1;
+}
+
 int rk_ctl_sync(struct rk_ctl *ctl, uint32_t step, int32_t status, int timeout_ms)
 {
 	struct rk_msg msg = {.type = RK_MSG_SYNC};

@@ -26,8 +26,8 @@ struct cli_dev_opts {
 
 /* Device and port only, for commands that address no peer (no GID). */
 #define CLI_DEV_PORT_OPTS(o)                                                                     \
-	{"device", 'd', RK_OPT_STRING, &(o)->device, 0, 0, "DEV",                                \
-	 "RDMA device (default: the first one)"},                                                \
+	{"device", 'd', RK_OPT_STRING, &(o)->device, 0, 0, "DEV", "RDMA device",                 \
+	 .def = "the first one"},                                                                \
 		{"ib-port", 'i', RK_OPT_COUNT, &(o)->port, 1, 255, "PORT", "device port"}
 
 #define CLI_DEV_OPTS(o)                                                                          \

@@ -83,7 +83,8 @@ static int parse(struct mesh_opts *o, int argc, char **argv, bool quiet)
 {
 	static const char *const schedules[] = {"pairs", "shift", "serial", NULL};
 	const struct rk_opt opts[] = {
-		{"device", 'd', RK_OPT_STRING, &o->device, 0, 0, "DEV", "RDMA device (default: the first)"},
+		{"device", 'd', RK_OPT_STRING, &o->device, 0, 0, "DEV", "RDMA device",
+		 .def = "the first one"},
 		{"ib-port", 'i', RK_OPT_COUNT, &o->port, 1, 255, "PORT", "device port"},
 		{"gid-index", 'g', RK_OPT_INT, &o->gid_index, -1, 65535, "N",
 		 "GID index (-1: chosen, a RoCE v2 IPv4 GID first)"},

@@ -418,6 +418,8 @@ complete -F _rdmakit_mesh rdmakit-mesh''' % sh_quote(mesh_key))
 
 
 def index_rows(page, t):
+    # One row for the table itself, so that a table without options is listed.
+    yield "\t".join([page, " ".join(t.words), t.speaks, "", "", "table", "", "", ""])
     for o in t.options + t.gone:
         yield "\t".join([page, " ".join(t.words), t.speaks, o["name"], o["key"], o["type"],
                          o["arg"], shown_default(o), "|".join(o["choices"])])

@@ -63,7 +63,7 @@ run() {
 	name=$1 want=$2
 	shift 2
 	start=$(date +%s)
-	$RDMAKIT_MPIRUN -np "$N" "$MESH" $COMMON --json "$T/$name.json" --svg "$T/$name.svg" "$@" \
+	$RDMAKIT_MPIRUN -np "$N" "$MESH" $COMMON --json-file "$T/$name.json" --svg "$T/$name.svg" "$@" \
 		>"$T/$name.out" 2>&1
 	rc=$?
 	echo "--- $name: exit $rc after $(($(date +%s) - start)) s"

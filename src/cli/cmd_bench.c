@@ -1099,6 +1099,34 @@ static int serve_clients(struct bench_run *run)
 	return status;
 }
 
+/* The run options: the client's, and a server's to check the client's
+ * against (perftest habit: the same options on both sides). */
+#define BENCH_RUN_OPTS(o)                                                                   \
+	{"op", 'o', RK_OPT_STRING, &(o)->test, 0, 0, "OP",                                  \
+	 "send|write|read|fetch-add|cmp-swap (client)", .choices = bench_ops,               \
+	 .def = "write"},                                                                   \
+	{"mode", 'm', RK_OPT_STRING, &(o)->mode, 0, 0, "MODE",                              \
+	 "bw (bandwidth and message rate) or lat (client)", .choices = bench_modes,         \
+	 .def = "bw"},                                                                      \
+	{"transport", 'T', RK_OPT_STRING, &(o)->transport, 0, 0, "TR", "rc|uc|ud (client)", \
+	 .choices = bench_transports, .def = "rc"},                                         \
+	{"size", 's', RK_OPT_STRING, &(o)->sizes, 0, 0, "SIZES",                            \
+	 "one size, LO..HI powers of two, or a list A,B,C (client)",                        \
+	 .def = "65536 for bw, 2 for lat, 8 for atomics"},                                  \
+	{"count", 'n', RK_OPT_COUNT, &(o)->iters, 1, UINT32_MAX, "N",                       \
+	 "iterations per QP and size (client)", .def = "5000 for bw, 1000 for lat"},        \
+	{"duration", 'D', RK_OPT_INT, &(o)->duration, 0, 3600, "SEC",                       \
+	 "run each size SEC seconds instead of --count; 0: until stopped (client)",         \
+	 .def = "none, runs by --count"}
+
+/* Old spellings, each failing with a message naming the new one (issue 16:
+ * -t is --timeout on every command). */
+#define BENCH_OLD_SPELLINGS                                                               \
+	RK_OPT_GONE_ROW("", 't', "-t is now --timeout; the test is -o/--op"),             \
+	RK_OPT_GONE_ROW("test", 0, "--test is now -o/--op"),                              \
+	RK_OPT_GONE_ROW("sizes", 0, "--sizes is now -s/--size"),                          \
+	RK_OPT_GONE_ROW("iters", 0, "--iters is now -n/--count")
+
 int cmd_bench(int argc, char **argv)
 {
 	struct bench_cli o = {
@@ -1115,22 +1143,7 @@ int cmd_bench(int argc, char **argv)
 	const struct rk_opt opts[] = {
 		CLI_CONN_OPTS(&o.conn),
 		CLI_DEV_OPTS(&o.dev),
-		{"op", 'o', RK_OPT_STRING, &o.test, 0, 0, "OP",
-		 "send|write|read|fetch-add|cmp-swap (client)", .choices = bench_ops,
-		 .def = "write"},
-		{"mode", 'm', RK_OPT_STRING, &o.mode, 0, 0, "MODE",
-		 "bw (bandwidth and message rate) or lat (client)", .choices = bench_modes,
-		 .def = "bw"},
-		{"transport", 'T', RK_OPT_STRING, &o.transport, 0, 0, "TR", "rc|uc|ud (client)",
-		 .choices = bench_transports, .def = "rc"},
-		{"size", 's', RK_OPT_STRING, &o.sizes, 0, 0, "SIZES",
-		 "one size, LO..HI powers of two, or a list A,B,C (client)",
-		 .def = "65536 for bw, 2 for lat, 8 for atomics"},
-		{"count", 'n', RK_OPT_COUNT, &o.iters, 1, UINT32_MAX, "N",
-		 "iterations per QP and size (client)", .def = "5000 for bw, 1000 for lat"},
-		{"duration", 'D', RK_OPT_INT, &o.duration, 0, 3600, "SEC",
-		 "run each size SEC seconds instead of --count; 0: until stopped (client)",
-		 .def = "none, runs by --count"},
+		BENCH_RUN_OPTS(&o),
 		{"interval", 'I', RK_OPT_COUNT, &o.interval, 1, 3600, "SEC",
 		 "soak: a record every SEC seconds, the lowest and highest in the summary "
 		 "(client, with --duration)"},
@@ -1167,10 +1180,7 @@ int cmd_bench(int argc, char **argv)
 		{"csv", 0, RK_OPT_FLAG, &o.csv, 0, 0, NULL, "print CSV, one row per size"},
 		CLI_UNITS_OPT(&o.gate), CLI_BW_GATE_OPTS(&o.gate), CLI_LAT_GATE_OPT(&o.gate),
 		CLI_PERSIST_OPT(&o.persist), CLI_CLIENTS_OPT(&o.clients),
-		RK_OPT_GONE_ROW("", 't', "-t is now --timeout; the test is -o/--op"),
-		RK_OPT_GONE_ROW("test", 0, "--test is now -o/--op"),
-		RK_OPT_GONE_ROW("sizes", 0, "--sizes is now -s/--size"),
-		RK_OPT_GONE_ROW("iters", 0, "--iters is now -n/--count"),
+		BENCH_OLD_SPELLINGS,
 		RK_OPT_END,
 	};
 	struct bench_plan p = {.test = RK_BENCH_WRITE, .mode = RK_BENCH_BW, .tr = RK_RC, .wr = 2};

@@ -22,7 +22,7 @@ static int blk_attach(int argc, char **argv)
 	const struct rk_opt opts[] = {
 		CLI_PORT_OPT(&port, "the memserver's port"),
 		{"size", 's', RK_OPT_SIZE, &size, 4096, UINT64_MAX, "SIZE",
-		 "the disk's size (k, M, G; a multiple of 4096)", .def = "none (required)"},
+		 "the disk's size (k, M, G; a multiple of 4096)", .def = "none, required"},
 		{"queues", 0, RK_OPT_COUNT, &queues, 1, RK_MEM_MAX_QUEUES, "N",
 		 "RC connections, one blk-mq hardware queue each", .def = "one per online CPU"},
 		{"queue-depth", 0, RK_OPT_COUNT, &depth, 1, RK_BLK_MAX_QUEUE_DEPTH, "N",

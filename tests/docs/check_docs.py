@@ -320,6 +320,11 @@ def check_library(docs, so):
 def main():
     if len(sys.argv) < 5:
         sys.exit(__doc__)
+    import shutil
+    for tool, package in (("man", "man-db"), ("groff", "groff-base"), ("bash", "bash"),
+                          ("nm", "binutils")):
+        if not shutil.which(tool):
+            sys.exit("check_docs: no %s: install %s (scripts/deps.sh lists it)" % (tool, package))
     rdmakit, docs, src, so = sys.argv[1:5]
     mesh = sys.argv[5] if len(sys.argv) > 5 else None
     global mesh_program

@@ -48,6 +48,7 @@ static void defaults(struct mesh_opts *o)
 	o->bw_iters = 200;
 	o->window = 16;
 	o->timeout_ms = 5000;
+	o->qp_timeout = 14; /* rk_path_defaults()'s */
 	o->bw_low_pct = 60;
 	o->lat_high_pct = 200;
 	o->jitter_pct = 400;
@@ -99,8 +100,8 @@ static int parse(struct mesh_opts *o, int argc, char **argv, bool quiet)
 		{"window", 0, RK_OPT_COUNT, &o->window, 1, 64, "N", "WRITEs outstanding"},
 		{"wc-timeout", 0, RK_OPT_COUNT, &o->timeout_ms, 10, 3600000, "MS",
 		 "longest wait for one completion, in milliseconds"},
-		{"qp-timeout", 0, RK_OPT_COUNT, &o->qp_timeout, 0, 31, "N",
-		 "RC ACK timeout 4.096 us * 2^N (0: the library's 14, about 67 ms)"},
+		{"ack-timeout", 0, RK_OPT_COUNT, &o->qp_timeout, 1, 31, "N",
+		 "RC local ACK timeout, 4.096 us x 2^N (14: about 67 ms)"},
 		{"bw-low", 0, RK_OPT_COUNT, &o->bw_low_pct, 1, 100, "PCT",
 		 "flag bandwidth below PCT% of the reference"},
 		{"lat-high", 0, RK_OPT_COUNT, &o->lat_high_pct, 101, 100000, "PCT",
@@ -120,6 +121,7 @@ static int parse(struct mesh_opts *o, int argc, char **argv, bool quiet)
 		 "no progress line (shown when stdout is a terminal)"},
 		{"quiet", 0, RK_OPT_FLAG, &o->quiet, 0, 0, NULL, "verdicts only, no matrices"},
 		RK_OPT_GONE_ROW("iters", 0, "--iters is now -n/--count"),
+		RK_OPT_GONE_ROW("qp-timeout", 0, "--qp-timeout is now --ack-timeout (as bench's)"),
 		RK_OPT_GONE_ROW("timeout", 't',
 				"-t/--timeout (milliseconds) is now --wc-timeout MS (-t is "
 				"rdmakit's --timeout SEC)"),

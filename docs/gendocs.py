@@ -138,7 +138,7 @@ def options_section(title, table):
     return out
 
 
-def gone_section(tables):
+def gone_section(tables, usage_status):
     seen, out = set(), []
     for t in tables:
         for o in t.gone:
@@ -150,8 +150,8 @@ def gone_section(tables):
             out += [".TP", "\\fB%s\\fR" % roff_text(spelled), roff_text(o["help"]) + "."]
     if out:
         out = [".SH OLD SPELLINGS",
-               "Given, these fail (exit status 2) with the message below, naming the new "
-               "spelling."] + out
+               "Given, these fail (exit status %d, bad usage) with the message below, naming "
+               "the new spelling." % usage_status] + out
     return out
 
 
@@ -195,7 +195,8 @@ def command_page(name, summary, tables, version):
                 epilogs.append(t.epilog)
         if epilogs:
             out += [".SH NOTES", roff_pre("\n\n".join(epilogs))]
-    out += gone_section(tables)
+    # rdmakit-mesh has statuses of its own: 3 for a usage error.
+    out += gone_section(tables, 3 if name == "rdmakit-mesh" else 2)
     out += see_also(name)
     return "\n".join(out) + "\n"
 

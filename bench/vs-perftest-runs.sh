@@ -151,18 +151,18 @@ run_tool() {
 	msgs=$((n * q))
 	if [ "$_tool" = rdmakit ]; then
 		case $_name in
-		msgrate_64_q2) rdmakit 0 rate -m bw -t write -s 64 -n "$n" --qps 2 --threads 2 ;;
-		write_bw_*_q*) rdmakit 0 rate -m bw -t write -s "$size" -n "$n" --qps "$q" ;;
-		write_bibw_*) rdmakit 0 bidir -m bw -t write -s "$size" -n "$n" --bidir ;;
-		fetch_add_bw_8) rdmakit 0 rate -m bw -t fetch-add -s 8 -n "$n" ;;
-		fetch_add_lat_8) rdmakit 0 lat -m lat -t fetch-add -s 8 -n "$n" ;;
-		ud_send_bw_64) rdmakit 0 rate -m bw -t send -T ud -s 64 -n "$n" ;;
-		setup_q*) rdmakit 0 setup -m bw -t write -s 64 -n "$n" --qps "$q" ;;
-		cm_setup_q1) rdmakit 1 setup -m bw -t write -s 64 -n "$n" ;;
-		ucx_write_bw_*) rdmakit 0 rate -m bw -t write -s "$size" -n "$n" ;;
-		ucx_write_lat_*) rdmakit 0 lat -m lat -t write -s "$size" -n "$n" ;;
-		*_bw_*) rdmakit 0 rate -m bw -t "${_name%%_*}" -s "$size" -n "$n" ;;
-		*_lat_*) rdmakit 0 lat -m lat -t "${_name%%_*}" -s "$size" -n "$n" ;;
+		msgrate_64_q2) rdmakit 0 rate -m bw -o write -s 64 -n "$n" --qps 2 --threads 2 ;;
+		write_bw_*_q*) rdmakit 0 rate -m bw -o write -s "$size" -n "$n" --qps "$q" ;;
+		write_bibw_*) rdmakit 0 bidir -m bw -o write -s "$size" -n "$n" --bidir ;;
+		fetch_add_bw_8) rdmakit 0 rate -m bw -o fetch-add -s 8 -n "$n" ;;
+		fetch_add_lat_8) rdmakit 0 lat -m lat -o fetch-add -s 8 -n "$n" ;;
+		ud_send_bw_64) rdmakit 0 rate -m bw -o send -T ud -s 64 -n "$n" ;;
+		setup_q*) rdmakit 0 setup -m bw -o write -s 64 -n "$n" --qps "$q" ;;
+		cm_setup_q1) rdmakit 1 setup -m bw -o write -s 64 -n "$n" ;;
+		ucx_write_bw_*) rdmakit 0 rate -m bw -o write -s "$size" -n "$n" ;;
+		ucx_write_lat_*) rdmakit 0 lat -m lat -o write -s "$size" -n "$n" ;;
+		*_bw_*) rdmakit 0 rate -m bw -o "${_name%%_*}" -s "$size" -n "$n" ;;
+		*_lat_*) rdmakit 0 lat -m lat -o "${_name%%_*}" -s "$size" -n "$n" ;;
 		esac
 		return
 	fi

@@ -34,20 +34,20 @@
 #   --no-ucx       leave out the ucx_perftest rows
 #
 # Cases (rdmakit | anchor; the same size, iterations and QP count for both):
-#   TEST_bw_SIZE        bench --test TEST -s SIZE | ib_TEST_bw -s SIZE (message rate, Mpps)
+#   TEST_bw_SIZE        bench --op TEST -s SIZE | ib_TEST_bw -s SIZE (message rate, Mpps)
 #   TEST_lat_SIZE       bench --mode lat | ib_TEST_lat (median; perftest's t_typical, us)
 #   msgrate_64_q2       --qps 2 --threads 2 | ib_write_bw -q 2 (write_bw_64 is the 1-QP row)
 #   write_bw_SIZE_qN    --qps N | ib_write_bw -q N, SIZE 64 and 65536, N 8 and 64
 #   write_bibw_65536    --bidir | ib_write_bw -b (both directions summed)
-#   fetch_add_bw_8      --test fetch-add | ib_atomic_bw -A FETCH_AND_ADD
-#   fetch_add_lat_8     --test fetch-add --mode lat | ib_atomic_lat -A FETCH_AND_ADD
-#   ud_send_bw_64       --transport ud --test send | ib_send_bw -c UD
+#   fetch_add_bw_8      --op fetch-add | ib_atomic_bw -A FETCH_AND_ADD
+#   fetch_add_lat_8     --op fetch-add --mode lat | ib_atomic_lat -A FETCH_AND_ADD
+#   ud_send_bw_64       --transport ud --op send | ib_send_bw -c UD
 #   setup_qN            N = 1, 16, 128: connection setup time (ms), TCP exchange
 #   cm_setup_q1         the same with RDMA CM: --cm | -R
-#   ucx_write_bw_SIZE   bench --test write | ucx_perftest -t ucp_put_bw (UCX_TLS=rc_verbs,ud_verbs
+#   ucx_write_bw_SIZE   bench --op write | ucx_perftest -t ucp_put_bw (UCX_TLS=rc_verbs,ud_verbs
 #                       on DEV; the GID index of the others, else 0: on rxe UCX 1.13 runs
 #                       only with index 0, the fe80:: RoCE v2 GID; the report says so)
-#   ucx_write_lat_2     bench --mode lat --test write | ucx_perftest -t ucp_put_lat
+#   ucx_write_lat_2     bench --mode lat --op write | ucx_perftest -t ucp_put_lat
 # Setup time: neither tool prints one, so it is the client process's wall
 # time (started once the server listens: its TCP port open, or 1 s after it
 # started for RDMA CM) less the transfer time the tool itself reports for

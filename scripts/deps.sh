@@ -1,8 +1,11 @@
 # Sourced by demo.sh and test.sh: install the Debian packages rdmakit needs to
-# build and test, only those missing, with one apt-get update first.
+# build and test, only those missing, with one apt-get update first. man-db,
+# groff-base and bash-completion: the docs test reads the generated man pages
+# with man -l and loads the completion as bash-completion does.
 
 RDMAKIT_BUILD_PACKAGES="cmake gcc make pkg-config libibverbs-dev librdmacm-dev libjson-c-dev
-libcmocka-dev libssl-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils iproute2 python3"
+libcmocka-dev libssl-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils iproute2 python3
+man-db groff-base bash-completion"
 
 # Only for the checks beyond the build: fuzzing (clang, libFuzzer) and valgrind.
 RDMAKIT_FUZZ_PACKAGES="clang libclang-rt-14-dev"

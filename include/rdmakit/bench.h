@@ -167,7 +167,7 @@ void rk_bench_plan_sizes(struct rk_bench_plan *p, const uint32_t *sizes, uint32_
 
 /* Whether the client's plan matches the server's in every field given (bits
  * RK_BENCH_GIVEN_*): 0, or -EINVAL with why naming the first that does not,
- * as the option: "--sizes: client 4096, server 65536". Pure logic. */
+ * as the option: "--size: client 4096, server 65536". Pure logic. */
 int rk_bench_plan_match(const struct rk_bench_plan *server, uint32_t given,
 			const struct rk_bench_plan *client, char *why, size_t why_len);
 

@@ -26,8 +26,8 @@ struct cli_dev_opts {
 
 /* Device and port only, for commands that address no peer (no GID). */
 #define CLI_DEV_PORT_OPTS(o)                                                                     \
-	{"device", 'd', RK_OPT_STRING, &(o)->device, 0, 0, "DEV",                                \
-	 "RDMA device (default: the first one)"},                                                \
+	{"device", 'd', RK_OPT_STRING, &(o)->device, 0, 0, "DEV", "RDMA device",                 \
+	 .def = "the first one"},                                                                \
 		{"ib-port", 'i', RK_OPT_COUNT, &(o)->port, 1, 255, "PORT", "device port"}
 
 #define CLI_DEV_OPTS(o)                                                                          \
@@ -197,7 +197,10 @@ int cli_parse_role(const char *cmd, const char *usage, const char *description,
 void cli_conn_opts(struct rk_conn_opts *co, bool server, const char *host, uint64_t port, bool cm,
 		   const struct cli_dev_opts *dev, int timeout_ms, uint64_t wait_s);
 
-/* Parse options; handles --help. Returns -1 to continue, or the exit code. */
+/* --version: "rdmakit VERSION" on stdout; CLI_OK. */
+int cli_version(void);
+
+/* Parse options; handles --help and --version. Returns -1 to continue, or the exit code. */
 int cli_parse(const char *cmd, const char *usage, const char *description,
 	      const struct rk_opt *opts, int argc, char **argv, int *first_arg_p);
 
@@ -243,7 +246,7 @@ struct cli_gate_opts {
 #define CLI_UNITS_OPT(o)                                                                         \
 	{"units", 0, RK_OPT_STRING, &(o)->units, 0, 0, "UNIT",                                   \
 	 "bandwidth in Gb (10^9 bits/s, as perftest's --report_gbits), GB (10^9 bytes/s) or "   \
-	 "MiB (2^20 bytes/s; the default)"}
+	 "MiB (2^20 bytes/s)", .def = "MiB"}
 #define CLI_BW_GATE_OPTS(o)                                                                      \
 	{"expect-bw", 0, RK_OPT_STRING, &(o)->expect_bw, 0, 0, "RATE",                           \
 	 "client: exit 3 unless the average bandwidth is at least RATE (90Gb, 11GB, 1000MiB; "  \

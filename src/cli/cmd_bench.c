@@ -49,9 +49,9 @@ static const char description[] =
 	"measures them (ib_send_bw, ib_write_lat, ...), in one command. The client says\n"
 	"what runs; the server learns it and serves it. After every size the side that\n"
 	"was written, read, sent to or operated on checks what arrived.\n"
-	"  --test send|write|read|fetch-add|cmp-swap   --mode bw|lat\n"
+	"  --op send|write|read|fetch-add|cmp-swap   --mode bw|lat\n"
 	"  --transport rc|uc|ud (UC: send, write; UD: send)\n"
-	"  --sizes 65536 | 2..8M (powers of two) | 64,4k,64k\n"
+	"  --size 65536 | 2..8M (powers of two) | 64,4k,64k\n"
 	"Bandwidth counts messages x size from the first post to the last completion;\n"
 	"latency is half the round trip of a SEND/WRITE ping-pong and the full round\n"
 	"trip of a READ or atomic. Inline data, post lists, selective signaling, batched\n"
@@ -61,9 +61,9 @@ static const char description[] =
 	"seconds (bandwidth and message rate, or latency p50/p99) and the summary gives\n"
 	"the lowest and highest interval. A failed interval names the error; exit 1.\n"
 	"As with perftest, the server may be given the same run options as the client\n"
-	"(--test, --mode, --transport, --sizes, --iters, --duration, --qps, --threads,\n"
+	"(--op, --mode, --transport, --size, --count, --duration, --qps, --threads,\n"
 	"--bidir): each one given is checked against what the client asks, and a client\n"
-	"that asks otherwise is refused by name on both sides (\"--sizes: client 4096,\n"
+	"that asks otherwise is refused by name on both sides (\"--size: client 4096,\n"
 	"server 65536\"; the client exits 1, the server as for any failed client).";
 static const char epilog[] =
 	"thresholds (client): each size's result is graded; a figure equal to the limit meets it.\n"
@@ -83,7 +83,7 @@ static int parse_one_size(const char *text, uint32_t *out)
 	uint64_t v;
 
 	if (rk_parse_u64(text, 1, RK_BENCH_MAX_SIZE, 1024, &v, err, sizeof(err))) {
-		fprintf(stderr, "rdmakit bench: option --sizes: %s\n", err);
+		fprintf(stderr, "rdmakit bench: option --size: %s\n", err);
 		return -EINVAL;
 	}
 	*out = (uint32_t)v;
@@ -97,7 +97,7 @@ static int parse_sizes(const char *text, uint32_t *sizes)
 	int n = 0;
 
 	if (strlen(text) >= sizeof(buf)) {
-		fprintf(stderr, "rdmakit bench: option --sizes: too long\n");
+		fprintf(stderr, "rdmakit bench: option --size: too long\n");
 		return -EINVAL;
 	}
 	snprintf(buf, sizeof(buf), "%s", text);
@@ -110,7 +110,7 @@ static int parse_sizes(const char *text, uint32_t *sizes)
 			return -EINVAL;
 		n = rk_bench_sweep(lo, hi, sizes, MAX_SIZES);
 		if (n < 0) {
-			fprintf(stderr, "rdmakit bench: option --sizes: '%s' is not a sweep of powers "
+			fprintf(stderr, "rdmakit bench: option --size: '%s' is not a sweep of powers "
 					"of two (LO..HI with LO <= HI, e.g. 2..8M)\n", text);
 			return -EINVAL;
 		}
@@ -118,7 +118,7 @@ static int parse_sizes(const char *text, uint32_t *sizes)
 	}
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (n == MAX_SIZES) {
-			fprintf(stderr, "rdmakit bench: option --sizes: at most %d sizes\n", MAX_SIZES);
+			fprintf(stderr, "rdmakit bench: option --size: at most %d sizes\n", MAX_SIZES);
 			return -EINVAL;
 		}
 		if (parse_one_size(tok, &sizes[n]))
@@ -126,7 +126,7 @@ static int parse_sizes(const char *text, uint32_t *sizes)
 		n++;
 	}
 	if (!n || text[strlen(text) - 1] == ',' || text[0] == ',' || strstr(text, ",,")) {
-		fprintf(stderr, "rdmakit bench: option --sizes: '%s' is not a list of sizes\n", text);
+		fprintf(stderr, "rdmakit bench: option --size: '%s' is not a list of sizes\n", text);
 		return -EINVAL;
 	}
 	return n;
@@ -484,7 +484,7 @@ static int check_soak_opts(const struct bench_cli *o, int nsizes)
 		return CLI_OK;
 	else if (o->interval && o->duration < 0)
 		why = "option --interval: needs --duration SEC (0: until stopped); a run of "
-		      "--iters has no intervals";
+		      "--count has no intervals";
 	else if (o->interval && o->csv)
 		why = "option --interval: records are text or --json lines, not CSV";
 	else if (o->duration == 0 && nsizes > 1)
@@ -715,20 +715,12 @@ static int gates_end(struct report *rp, int status)
 
 /* ---- options ---- */
 
-static int choose(const char *opt, const char *text, const char *const *names, int n, int *out)
-{
-	for (int i = 0; i < n; i++) {
-		if (!strcmp(text, names[i])) {
-			*out = i;
-			return 0;
-		}
-	}
-	fprintf(stderr, "rdmakit bench: option --%s: '%s' is not one of", opt, text);
-	for (int i = 0; i < n; i++)
-		fprintf(stderr, "%s %s", i ? "," : "", names[i]);
-	fprintf(stderr, "\n");
-	return -EINVAL;
-}
+/* The values of the options that take one of a few (rk_opt.choices), in
+ * the order of their enums. */
+static const char *const bench_ops[] = {"send", "write", "read", "fetch-add", "cmp-swap", NULL};
+static const char *const bench_modes[] = {"bw", "lat", NULL};
+static const char *const bench_transports[] = {"rc", "uc", "ud", NULL};
+static const char *const bench_wr_apis[] = {"off", "on", "auto", NULL};
 
 /* What the client's options come to: the test, mode, transport, posting
  * API choice and sizes (the server learns them from the client). */
@@ -744,17 +736,17 @@ struct bench_plan {
  * CLI_USAGE after saying what is wrong. */
 static int check_run_opts(const struct bench_cli *o, struct bench_plan *p)
 {
-	static const char *const tests[] = {"send", "write", "read", "fetch-add", "cmp-swap"};
-	static const char *const modes[] = {"bw", "lat"};
-	static const char *const transports[] = {"rc", "uc", "ud"};
 	char why[200];
 
-	if ((o->test && choose("test", o->test, tests, 5, &p->test)) ||
-	    (o->mode && choose("mode", o->mode, modes, 2, &p->mode)) ||
-	    (o->transport && choose("transport", o->transport, transports, 3, &p->tr)))
-		return CLI_USAGE;
+	/* The parser took only these values. */
+	if (o->test)
+		p->test = rk_opt_choice(bench_ops, o->test);
+	if (o->mode)
+		p->mode = rk_opt_choice(bench_modes, o->mode);
+	if (o->transport)
+		p->tr = rk_opt_choice(bench_transports, o->transport);
 	if (o->iters && o->duration >= 0) {
-		fprintf(stderr, "rdmakit bench: give --iters or --duration, not both\n");
+		fprintf(stderr, "rdmakit bench: give --count or --duration, not both\n");
 		return CLI_USAGE;
 	}
 	if (rk_bench_check((enum rk_bench_test)p->test, (enum rk_bench_mode)p->mode,
@@ -779,7 +771,7 @@ static int check_run_opts(const struct bench_cli *o, struct bench_plan *p)
 	}
 	for (int i = 0; i < p->nsizes; i++) {
 		if (p->test >= RK_BENCH_FETCH_ADD && p->sizes[i] != 8) {
-			fprintf(stderr, "rdmakit bench: option --sizes: atomics work on 8 bytes "
+			fprintf(stderr, "rdmakit bench: option --size: atomics work on 8 bytes "
 					"(got %u)\n", p->sizes[i]);
 			return CLI_USAGE;
 		}
@@ -831,14 +823,11 @@ static int check_gate_opts(const struct bench_cli *o, struct bench_plan *p)
  * what is wrong. */
 static int check_opts(struct bench_cli *o, struct bench_plan *p)
 {
-	static const char *const wr_apis[] = {"off", "on", "auto"};
-
 	if (o->json && o->csv) {
 		fprintf(stderr, "rdmakit bench: --json and --csv exclude each other\n");
 		return CLI_USAGE;
 	}
-	if (choose("wr-api", o->wr_api, wr_apis, 3, &p->wr))
-		return CLI_USAGE;
+	p->wr = rk_opt_choice(bench_wr_apis, o->wr_api);
 	if (check_run_opts(o, p) != CLI_OK)
 		return CLI_USAGE;
 	if (!o->conn.server && !o->iters && o->duration < 0)
@@ -1110,6 +1099,34 @@ static int serve_clients(struct bench_run *run)
 	return status;
 }
 
+/* The run options: the client's, and a server's to check the client's
+ * against (perftest habit: the same options on both sides). */
+#define BENCH_RUN_OPTS(o)                                                                   \
+	{"op", 'o', RK_OPT_STRING, &(o)->test, 0, 0, "OP",                                  \
+	 "send|write|read|fetch-add|cmp-swap (client)", .choices = bench_ops,               \
+	 .def = "write"},                                                                   \
+	{"mode", 'm', RK_OPT_STRING, &(o)->mode, 0, 0, "MODE",                              \
+	 "bw (bandwidth and message rate) or lat (client)", .choices = bench_modes,         \
+	 .def = "bw"},                                                                      \
+	{"transport", 'T', RK_OPT_STRING, &(o)->transport, 0, 0, "TR", "rc|uc|ud (client)", \
+	 .choices = bench_transports, .def = "rc"},                                         \
+	{"size", 's', RK_OPT_STRING, &(o)->sizes, 0, 0, "SIZES",                            \
+	 "one size, LO..HI powers of two, or a list A,B,C (client)",                        \
+	 .def = "65536 for bw, 2 for lat, 8 for atomics"},                                  \
+	{"count", 'n', RK_OPT_COUNT, &(o)->iters, 1, UINT32_MAX, "N",                       \
+	 "iterations per QP and size (client)", .def = "5000 for bw, 1000 for lat"},        \
+	{"duration", 'D', RK_OPT_INT, &(o)->duration, 0, 3600, "SEC",                       \
+	 "run each size SEC seconds instead of --count; 0: until stopped (client)",         \
+	 .def = "none, runs by --count"}
+
+/* Old spellings, each failing with a message naming the new one (issue 16:
+ * -t is --timeout on every command). */
+#define BENCH_OLD_SPELLINGS                                                               \
+	RK_OPT_GONE_ROW("", 't', "-t is now --timeout; the test is -o/--op"),             \
+	RK_OPT_GONE_ROW("test", 0, "--test is now -o/--op"),                              \
+	RK_OPT_GONE_ROW("sizes", 0, "--sizes is now -s/--size"),                          \
+	RK_OPT_GONE_ROW("iters", 0, "--iters is now -n/--count")
+
 int cmd_bench(int argc, char **argv)
 {
 	struct bench_cli o = {
@@ -1126,19 +1143,7 @@ int cmd_bench(int argc, char **argv)
 	const struct rk_opt opts[] = {
 		CLI_CONN_OPTS(&o.conn),
 		CLI_DEV_OPTS(&o.dev),
-		{"test", 't', RK_OPT_STRING, &o.test, 0, 0, "TEST",
-		 "send|write|read|fetch-add|cmp-swap (client; default write)"},
-		{"mode", 'm', RK_OPT_STRING, &o.mode, 0, 0, "MODE",
-		 "bw (bandwidth and message rate) or lat (client; default bw)"},
-		{"transport", 'T', RK_OPT_STRING, &o.transport, 0, 0, "TR",
-		 "rc|uc|ud (client; default rc)"},
-		{"sizes", 's', RK_OPT_STRING, &o.sizes, 0, 0, "SIZES",
-		 "one size, LO..HI powers of two, or a list A,B,C (client; default 65536 for bw, "
-		 "2 for lat, 8 for atomics)"},
-		{"iters", 'n', RK_OPT_COUNT, &o.iters, 1, UINT32_MAX, "N",
-		 "iterations per QP and size (client; default 5000 for bw, 1000 for lat)"},
-		{"duration", 'D', RK_OPT_INT, &o.duration, 0, 3600, "SEC",
-		 "run each size SEC seconds instead of --iters; 0: until stopped (client)"},
+		BENCH_RUN_OPTS(&o),
 		{"interval", 'I', RK_OPT_COUNT, &o.interval, 1, 3600, "SEC",
 		 "soak: a record every SEC seconds, the lowest and highest in the summary "
 		 "(client, with --duration)"},
@@ -1168,12 +1173,14 @@ int cmd_bench(int argc, char **argv)
 		{"yield-after", 0, RK_OPT_INT, &o.yield_after, -1, 1 << 30, "N",
 		 "busy polling yields the CPU after N empty polls; 0: never; -1: 8 for bw, never for lat"},
 		{"wr-api", 0, RK_OPT_STRING, &o.wr_api, 0, 0, "WHEN",
-		 "ibv_wr_* posting API: auto (where the provider has it), on, off"},
-		CLI_WAIT_OPTS(&o.conn, 0),
+		 "ibv_wr_* posting API: auto (where the provider has it), on, off",
+		 .choices = bench_wr_apis},
+		CLI_WAIT_OPTS(&o.conn, 't'),
 		CLI_JSON_OPT(&o.json),
 		{"csv", 0, RK_OPT_FLAG, &o.csv, 0, 0, NULL, "print CSV, one row per size"},
 		CLI_UNITS_OPT(&o.gate), CLI_BW_GATE_OPTS(&o.gate), CLI_LAT_GATE_OPT(&o.gate),
 		CLI_PERSIST_OPT(&o.persist), CLI_CLIENTS_OPT(&o.clients),
+		BENCH_OLD_SPELLINGS,
 		RK_OPT_END,
 	};
 	struct bench_plan p = {.test = RK_BENCH_WRITE, .mode = RK_BENCH_BW, .tr = RK_RC, .wr = 2};

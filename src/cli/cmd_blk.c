@@ -22,15 +22,15 @@ static int blk_attach(int argc, char **argv)
 	const struct rk_opt opts[] = {
 		CLI_PORT_OPT(&port, "the memserver's port"),
 		{"size", 's', RK_OPT_SIZE, &size, 4096, UINT64_MAX, "SIZE",
-		 "the disk's size (k, M, G; a multiple of 4096; required)"},
+		 "the disk's size (k, M, G; a multiple of 4096)", .def = "none, required"},
 		{"queues", 0, RK_OPT_COUNT, &queues, 1, RK_MEM_MAX_QUEUES, "N",
-		 "RC connections, one blk-mq hardware queue each (unset 0: one per online CPU)"},
+		 "RC connections, one blk-mq hardware queue each", .def = "one per online CPU"},
 		{"queue-depth", 0, RK_OPT_COUNT, &depth, 1, RK_BLK_MAX_QUEUE_DEPTH, "N",
-		 "requests in flight per queue (unset 0: the module's default, 128)"},
+		 "requests in flight per queue", .def = "the module's, 128"},
 		{"reconnect-delay", 0, RK_OPT_COUNT, &delay, 1, RK_BLK_MAX_RECONNECT_DELAY, "S",
-		 "seconds between reconnection attempts (unset 0: the module's default, 2)"},
+		 "seconds between reconnection attempts", .def = "the module's, 2"},
 		{"loss-timeout", 0, RK_OPT_INT, &loss, 0, RK_BLK_MAX_LOSS_TIMEOUT, "S",
-		 "seconds without the server before I/O fails (unset -1: the module's default, 60)"},
+		 "seconds without the server before I/O fails", .def = "the module's, 60"},
 		RK_OPT_END,
 	};
 	struct rk_blk_attach_opts o;
@@ -166,6 +166,8 @@ int cmd_blk(int argc, char **argv)
 			"SUBCOMMAND --help' lists a subcommand's options.\n", blk_usage);
 		return argc < 2 ? CLI_USAGE : CLI_OK;
 	}
+	if (!strcmp(argv[1], "--version"))
+		return cli_version();
 	if (!strcmp(argv[1], "attach"))
 		return blk_attach(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "detach"))

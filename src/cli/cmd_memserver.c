@@ -221,7 +221,7 @@ int cmd_memserver(int argc, char **argv)
 	const struct rk_opt opts[] = {
 		CLI_PORT_OPT(&o.port, "RDMA CM port to listen on"),
 		{"bind", 0, RK_OPT_STRING, &o.bind, 0, 0, "ADDR",
-		 "listen on this local address only (default: every IPv4 address)"},
+		 "listen on this local address only", .def = "every IPv4 address"},
 		{"max-size", 0, RK_OPT_SIZE, &o.max_size, 4096, UINT64_MAX, "SIZE",
 		 "largest region one session may ask for (k, M, G)"},
 		{"max-clients", 0, RK_OPT_COUNT, &o.max_clients, 0, 1000000, "N",

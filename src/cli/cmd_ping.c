@@ -48,7 +48,8 @@ struct ping_view {
 	bool listened; /* the server listened: a failure after it is a client's */
 };
 
-static const char *const proto_names[] = {"native", "rping", "pingpong"};
+static const char *const proto_names[] = {"native", "rping", "pingpong", NULL};
+static const char *const pp_transports[] = {"rc", "uc", "ud", NULL};
 
 static const char *pp_name(enum rk_transport t)
 {
@@ -430,7 +431,7 @@ static int run(void *arg, bool *listened)
 
 #define OPT_PROTO(o)                                                                             \
 	{"proto", 0, RK_OPT_STRING, &(o)->proto, 0, 0, "MODE",                                  \
-	 "native, rping or pingpong (each takes its own options)"}
+	 "native, rping or pingpong (each takes its own options)", .choices = proto_names}
 #define OPT_COMMON(o)                                                                            \
 	{"interval", 'I', RK_OPT_COUNT, &(o)->interval, 0, 3600000, "MS",                       \
 	 "client: pause between rounds"},                                                        \
@@ -480,7 +481,8 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 	const struct rk_opt pp_opts[] = {
 		OPT_PROTO(&o),
 		{"transport", 0, RK_OPT_STRING, &o.transport, 0, 0, "T",
-		 "rc, uc or ud: as ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong"},
+		 "rc, uc or ud: as ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong",
+		 .choices = pp_transports},
 		{"server", 0, RK_OPT_FLAG, &o.conn.server, 0, 0, NULL,
 		 "be the server (as giving no HOST)"},
 		CLI_PORT_OPT(&o.conn.port, "TCP port of the exchange"),

@@ -392,6 +392,12 @@ static int serve_clients(struct rc_run *run)
 	return status;
 }
 
+/* The values of --op and --inject (rk_opt.choices); parse_choices() and
+ * parse_inject() check which side may use which. */
+static const char *const rc_ops[] = {"send", "send-imm", "write", "write-imm", "read",
+				     "fetch-add", "cmp-swap", "all", "any", NULL};
+static const char *const rc_faults[] = {"wrong-rkey", "outside", "no-access", "no-recv", NULL};
+
 int cmd_rc(int argc, char **argv)
 {
 	struct rc_opts o = {
@@ -402,19 +408,21 @@ int cmd_rc(int argc, char **argv)
 		CLI_CONN_OPTS(&o.conn),
 		CLI_DEV_OPTS(&o.dev),
 		{"op", 'o', RK_OPT_STRING, &o.op, 0, 0, "OP",
-		 "send|send-imm|write|write-imm|read|fetch-add|cmp-swap|all; client default all, "
-		 "server default any (serve what the client runs)"},
+		 "send|send-imm|write|write-imm|read|fetch-add|cmp-swap|all, or for a server any "
+		 "(serve what the client runs)", .choices = rc_ops,
+		 .def = "all (client), any (server)"},
 		{"size", 's', RK_OPT_SIZE, &o.size, 1, 1u << 30, "BYTES",
 		 "bytes per operation; the server's buffer size"},
 		{"sge", 0, RK_OPT_COUNT, &o.sge, 1, RK_RCFLOW_MAX_SGE, "N",
 		 "split local buffers into N scatter/gather pieces"},
 		{"events", 'e', RK_OPT_FLAG, &o.events, 0, 0, NULL,
 		 "sleep on a completion channel instead of polling"},
-		{"mem", 'm', RK_OPT_STRING, &o.mem, 0, 0, "KIND",
+		{"mem", 0, RK_OPT_STRING, &o.mem, 0, 0, "KIND",
 		 "server buffer: host, dm (device memory), auto (dm, else host)"},
 		CLI_WAIT_OPTS(&o.conn, 't'),
 		{"inject", 0, RK_OPT_STRING, &o.inject, 0, 0, "FAULT",
-		 "for tests: wrong-rkey|outside (client), no-access|no-recv (server)"},
+		 "for tests: wrong-rkey|outside (client), no-access|no-recv (server)",
+		 .choices = rc_faults},
 		{"rnr-retry", 0, RK_OPT_COUNT, &o.rnr_retry, 0, 7, "N",
 		 "RNR retries before IBV_WC_RNR_RETRY_EXC_ERR (7: forever; TCP exchange)"},
 		{"retry", 0, RK_OPT_COUNT, &o.retry, 0, 7, "N",
@@ -425,6 +433,7 @@ int cmd_rc(int argc, char **argv)
 		 "shared secret (mode 600): both sides prove they hold it before the server "
 		 "sends its buffer's address and rkey"},
 		CLI_PERSIST_OPT(&o.persist), CLI_CLIENTS_OPT(&o.clients),
+		RK_OPT_GONE_ROW("", 'm', "-m is now --mem (-m is bench's --mode)"),
 		RK_OPT_END,
 	};
 	struct rk_rcflow_opts f = {0};

@@ -18,7 +18,7 @@
 #include "cli.h"
 
 static const char usage_text[] =
-	"rdmakit share import|shm|fork [-d DEV] [-g IDX] [-p N] [-s SIZE] [--json]";
+	"rdmakit share import|shm|fork [-d DEV] [-g IDX] [-P N] [-s SIZE] [--json]";
 static const char description[] =
 	"Several processes on one RDMA device.\n"
 	"  import  the owner passes its context's command fd with PD and MR handles over a Unix\n"
@@ -139,11 +139,12 @@ int cmd_share(int argc, char **argv)
 	bool json = false;
 	const struct rk_opt opts[] = {
 		CLI_DEV_OPTS(&dev),
-		{"procs", 'p', RK_OPT_COUNT, &procs, 1, RK_SHARE_MAX_PROCS, "N",
+		{"procs", 'P', RK_OPT_COUNT, &procs, 1, RK_SHARE_MAX_PROCS, "N",
 		 "worker, child or user processes"},
 		{"size", 's', RK_OPT_SIZE, &size, RK_SHARE_MIN_SIZE, RK_SHARE_MAX_SIZE, "BYTES",
 		 "bytes per RDMA operation (4k, 1M ...)"},
 		CLI_JSON_OPT(&json),
+		RK_OPT_GONE_ROW("", 'p', "-p is now -P/--procs (-p is --port elsewhere)"),
 		RK_OPT_END,
 	};
 	struct rk_share_opts o = {0};

@@ -134,8 +134,8 @@ int cmd_ud(int argc, char **argv)
 			    .conn.timeout = 10};
 	const struct rk_opt opts[] = {
 		CLI_SERVER_OPT(&o.conn.server),
-		CLI_PORT_OPT(&o.conn.port, "TCP port (default 18515), or RDMA CM port with --cm "
-					   "(default 7174, udaddy's)"),
+		{"port", 'p', RK_OPT_COUNT, &o.conn.port, 1, 65535, "PORT",
+		 "TCP port, or RDMA CM port with --cm", .def = "18515; 7174 (udaddy's) with --cm"},
 		CLI_CM_OPT(&o.conn.cm,
 			   "RDMA CM in RDMA_PS_UDP (as udaddy) instead of the TCP exchange"),
 		CLI_DEV_OPTS(&o.dev),

@@ -71,6 +71,12 @@ void cli_json_print(json_object *doc)
 	json_object_put(doc);
 }
 
+int cli_version(void)
+{
+	printf("rdmakit %s\n", rk_version());
+	return CLI_OK;
+}
+
 int cli_parse(const char *cmd, const char *usage, const char *description,
 	      const struct rk_opt *opts, int argc, char **argv, int *first_arg_p)
 {
@@ -87,6 +93,8 @@ int cli_parse_epilog(const char *cmd, const char *usage, const char *description
 		rk_opts_help_epilog(stdout, usage, description, opts, epilog);
 		return CLI_OK;
 	}
+	if (ret == 2)
+		return cli_version();
 	if (ret)
 		return CLI_USAGE;
 	return -1;

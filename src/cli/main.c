@@ -4,10 +4,28 @@
 
 #include "cli.h"
 
+/* One option table of a command that has several: the words that select
+ * it ("attach", "--proto=rping"), and the program whose letters it speaks
+ * (NULL: rdmakit's own; such a table is left out of the one-letter-one-
+ * meaning rule, its letters are that program's). */
+struct variant {
+	const char *args;
+	const char *speaks;
+};
+
 struct command {
 	const char *name;
 	int (*run)(int argc, char **argv);
 	const char *summary;
+	const struct variant *variants; /* NULL: one table */
+};
+
+static const struct variant ping_variants[] = {
+	{"--proto=native", NULL}, {"--proto=rping", "rping"},
+	{"--proto=pingpong", "ibv_rc_pingpong"}, {NULL, NULL},
+};
+static const struct variant blk_variants[] = {
+	{"attach", NULL}, {"detach", NULL}, {"list", NULL}, {NULL, NULL},
 };
 
 static const struct command commands[] = {
@@ -16,23 +34,48 @@ static const struct command commands[] = {
 	{"loopback", cmd_loopback, "two RC QPs on one device: SEND, WRITE and READ, checked"},
 	{"rc", cmd_rc, "RC client/server over TCP exchange or RDMA CM: every operation"},
 	{"bench", cmd_bench, "bandwidth, message rate and latency, like perftest; data checked"},
-	{"ping", cmd_ping, "RC ping-pong with RTT stats; speaks rping and ibv_*_pingpong too"},
+	{"ping", cmd_ping, "RC ping-pong with RTT stats; speaks rping and ibv_*_pingpong too",
+	 ping_variants},
 	{"ud", cmd_ud, "UD datagrams to one server QP, TCP exchange or RDMA CM (as udaddy)"},
 	{"qp-states", cmd_qp_states, "what a QP does in each state (RESET .. ERR), seen on the device"},
 	{"share", cmd_share, "several processes on one device: import, shared memory, fork"},
-	{"blk", cmd_blk, "attach, detach and list rkblk disks (the kernel module)"},
+	{"blk", cmd_blk, "attach, detach and list rkblk disks (the kernel module)", blk_variants},
 	{"mesh", cmd_mesh, "check every pair of N nodes over MPI (runs rdmakit-mesh; mpirun -np N)"},
 	{"memserver", cmd_memserver, "remote memory for the rkblk module: one region per session"},
 };
 
+static const char description[] = "RDMA toolkit over libibverbs and librdmacm.";
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+/* RDMAKIT_HELP_FORMAT=tsv (opts.h): the commands as records for the man
+ * pages and the completion: "command NAME SUMMARY", then per table of a
+ * command with several "variant NAME ARGS SPEAKS". */
+static void usage_tsv(FILE *out)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		const struct variant *v = commands[i].variants;
+
+		fprintf(out, "command\t%s\t%s\n", commands[i].name, commands[i].summary);
+		for (; v && v->args; v++)
+			fprintf(out, "variant\t%s\t%s\t%s\n", commands[i].name, v->args,
+				v->speaks ? v->speaks : "");
+	}
+}
+
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: rdmakit COMMAND [OPTIONS]\n\nRDMA toolkit over libibverbs and "
-		     "librdmacm.\n\ncommands:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	if (rk_opts_help_tsv()) {
+		fprintf(out, "description\t%s\n", description);
+		usage_tsv(out);
+		return;
+	}
+	fprintf(out, "usage: rdmakit COMMAND [OPTIONS]\n\n%s\n\ncommands:\n", description);
+	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "\n'rdmakit COMMAND --help' describes a command's options.\n"
-		     "RDMAKIT_LOG=error|warn|info|debug sets how much the library logs.\n");
+	fprintf(out, "\n'rdmakit COMMAND --help' describes a command's options; --version prints "
+		     "the version.\nRDMAKIT_LOG=error|warn|info|debug sets how much the library "
+		     "logs.\n");
 }
 
 int main(int argc, char **argv)
@@ -45,11 +88,9 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return CLI_OK;
 	}
-	if (!strcmp(argv[1], "--version")) {
-		printf("rdmakit %s\n", rk_version());
-		return CLI_OK;
-	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	if (!strcmp(argv[1], "--version"))
+		return cli_version();
+	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);
 	fprintf(stderr, "rdmakit: unknown command '%s' (see rdmakit --help)\n", argv[1]);

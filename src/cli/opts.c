@@ -8,7 +8,10 @@
 
 #include "opts.h"
 
-#define MAX_OPTS 64
+#define MAX_OPTS 96
+
+/* getopt_long's value for --version (above 256 + MAX_OPTS). */
+#define VERSION_VAL 0x1000
 
 int rk_parse_u64(const char *text, uint64_t min, uint64_t max, unsigned int suffix_base,
 		 uint64_t *out, char *err, size_t err_len)
@@ -114,18 +117,42 @@ static int count_opts(const struct rk_opt *opts)
 	return n;
 }
 
+int rk_opt_choice(const char *const *choices, const char *text)
+{
+	for (int i = 0; choices && choices[i]; i++)
+		if (!strcmp(choices[i], text))
+			return i;
+	return -1;
+}
+
+/* "'x' is not one of a, b, c" into err. */
+static void not_a_choice(const struct rk_opt *o, const char *arg, char *err, size_t len)
+{
+	size_t at = (size_t)snprintf(err, len, "'%s' is not one of", arg);
+
+	for (int i = 0; o->choices[i] && at < len; i++)
+		at += (size_t)snprintf(err + at, len - at, "%s %s", i ? "," : "", o->choices[i]);
+}
+
 static int set_value(const char *prog, const struct rk_opt *o, const char *arg)
 {
-	char err[160];
+	char err[256];
 	int ret = 0;
 
 	switch (o->type) {
 	case RK_OPT_FLAG:
 		*(bool *)o->dest = true;
 		return 0;
+	case RK_OPT_GONE:
+		return -EINVAL;
 	case RK_OPT_STRING:
 		if (!arg[0]) {
 			snprintf(err, sizeof(err), "an empty value");
+			ret = -EINVAL;
+			break;
+		}
+		if (o->choices && rk_opt_choice(o->choices, arg) < 0) {
+			not_a_choice(o, arg, err, sizeof(err));
 			ret = -EINVAL;
 			break;
 		}
@@ -136,6 +163,9 @@ static int set_value(const char *prog, const struct rk_opt *o, const char *arg)
 
 		if (!arg[0]) {
 			snprintf(err, sizeof(err), "an empty value");
+			ret = -EINVAL;
+		} else if (o->choices && rk_opt_choice(o->choices, arg) < 0) {
+			not_a_choice(o, arg, err, sizeof(err));
 			ret = -EINVAL;
 		} else if (l->n == RK_OPT_LIST_MAX) {
 			snprintf(err, sizeof(err), "given more than %d times", RK_OPT_LIST_MAX);
@@ -173,69 +203,117 @@ bool rk_opts_given(const void *dest)
 	return false;
 }
 
-int rk_opts_parse(const char *prog, const struct rk_opt *opts, int argc, char **argv,
-		  int *first_arg_p)
+/* Whether a row is an option in use (not an old spelling). A gone row's
+ * letter that a live row also has is only a note on that row. */
+static bool is_live(const struct rk_opt *o)
 {
-	struct option lopts[MAX_OPTS + 2];
-	char sopts[MAX_OPTS * 2 + 4];
-	int n = count_opts(opts), s = 0, c, idx;
+	return o->type != RK_OPT_GONE;
+}
 
-	if (n > MAX_OPTS)
-		return -EINVAL;
+static const struct rk_opt *live_with_key(const struct rk_opt *opts, int key)
+{
+	for (const struct rk_opt *o = opts; key && o->name; o++)
+		if (is_live(o) && o->key == key)
+			return o;
+	return NULL;
+}
+
+static const struct rk_opt *gone_with_key(const struct rk_opt *opts, int key)
+{
+	for (const struct rk_opt *o = opts; key && o->name; o++)
+		if (!is_live(o) && o->key == key)
+			return o;
+	return NULL;
+}
+
+/* getopt_long's tables from ours: sopts ":ab:..h", lopts with --help and
+ * --version. */
+static void build_getopt(const struct rk_opt *opts, int n, struct option *lopts, char *sopts)
+{
+	int s = 0, l = 0;
+
 	/* Options may follow positionals ("rc HOST -s 4k"): glibc permutes. */
 	sopts[s++] = ':';
 	for (int i = 0; i < n; i++) {
-		lopts[i].name = opts[i].name;
-		lopts[i].has_arg = opts[i].type == RK_OPT_FLAG ? no_argument : required_argument;
-		lopts[i].flag = NULL;
-		lopts[i].val = 256 + i;
-		if (opts[i].key) {
-			sopts[s++] = (char)opts[i].key;
-			if (opts[i].type != RK_OPT_FLAG)
+		const struct rk_opt *o = &opts[i];
+
+		if (o->name[0]) {
+			lopts[l].name = o->name;
+			lopts[l].has_arg = !is_live(o) ? optional_argument :
+					   o->type == RK_OPT_FLAG ? no_argument : required_argument;
+			lopts[l].flag = NULL;
+			lopts[l++].val = 256 + i;
+		}
+		if (o->key && (is_live(o) || !live_with_key(opts, o->key))) {
+			sopts[s++] = (char)o->key;
+			if (is_live(o) && o->type != RK_OPT_FLAG)
 				sopts[s++] = ':';
 		}
 	}
-	lopts[n] = (struct option){"help", no_argument, NULL, 'h'};
-	lopts[n + 1] = (struct option){0};
+	lopts[l++] = (struct option){"help", no_argument, NULL, 'h'};
+	lopts[l++] = (struct option){"version", no_argument, NULL, VERSION_VAL};
+	lopts[l] = (struct option){0};
 	sopts[s++] = 'h';
 	sopts[s] = '\0';
+}
 
+/* getopt_long's '?' or ':' said as "rdmakit PROG: ...". */
+static void say_bad_option(const char *prog, const struct rk_opt *opts, int c, char **argv)
+{
+	if (c == ':')
+		fprintf(stderr, "rdmakit %s: option %s needs a value\n", prog, argv[optind - 1]);
+	else if (optopt >= 256 && optopt < 256 + MAX_OPTS)
+		fprintf(stderr, "rdmakit %s: option --%s takes no value\n", prog,
+			opts[optopt - 256].name);
+	else if (optopt == VERSION_VAL)
+		fprintf(stderr, "rdmakit %s: option --version takes no value\n", prog);
+	else if (optopt)
+		fprintf(stderr, "rdmakit %s: unknown option -%c (see --help)\n", prog, optopt);
+	else
+		fprintf(stderr, "rdmakit %s: unknown option %s (see --help)\n", prog,
+			argv[optind - 1]);
+}
+
+int rk_opts_parse(const char *prog, const struct rk_opt *opts, int argc, char **argv,
+		  int *first_arg_p)
+{
+	struct option lopts[MAX_OPTS + 3];
+	char sopts[MAX_OPTS * 2 + 4];
+	int n = count_opts(opts), c, idx;
+
+	if (n > MAX_OPTS)
+		return -EINVAL;
+	build_getopt(opts, n, lopts, sopts);
 	ngiven = 0;
 	optind = 0; /* 0, not 1: also forgets a half-read cluster like -hv */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, sopts, lopts, &idx)) != -1) {
-		const struct rk_opt *o = NULL;
+		const struct rk_opt *o;
 
 		if (c == 'h')
 			return 1;
-		if (c == '?') {
-			if (optopt >= 256)
-				fprintf(stderr, "rdmakit %s: option --%s takes no value\n", prog,
-					opts[optopt - 256].name);
-			else if (optopt)
-				fprintf(stderr, "rdmakit %s: unknown option -%c (see --help)\n", prog,
-					optopt);
-			else
-				fprintf(stderr, "rdmakit %s: unknown option %s (see --help)\n", prog,
-					argv[optind - 1]);
+		if (c == VERSION_VAL)
+			return 2;
+		if (c == '?' || c == ':') {
+			say_bad_option(prog, opts, c, argv);
 			return -EINVAL;
 		}
-		if (c == ':') {
-			fprintf(stderr, "rdmakit %s: option %s needs a value\n", prog,
-				argv[optind - 1]);
-			return -EINVAL;
-		}
-		if (c >= 256) {
-			o = &opts[c - 256];
-		} else {
-			for (int i = 0; i < n && !o; i++)
-				if (opts[i].key == c)
-					o = &opts[i];
-		}
+		o = c >= 256 ? &opts[c - 256] : live_with_key(opts, c);
+		if (!o)
+			o = gone_with_key(opts, c);
 		if (!o)
 			return -EINVAL;
-		if (set_value(prog, o, optarg))
+		if (!is_live(o)) {
+			fprintf(stderr, "rdmakit %s: %s\n", prog, o->help);
 			return -EINVAL;
+		}
+		if (set_value(prog, o, optarg)) {
+			const struct rk_opt *note = c < 256 ? gone_with_key(opts, c) : NULL;
+
+			if (note)
+				fprintf(stderr, "rdmakit %s: %s\n", prog, note->help);
+			return -EINVAL;
+		}
 		if (!rk_opts_given(o->dest) && ngiven < MAX_OPTS)
 			given[ngiven++] = o->dest;
 	}
@@ -243,23 +321,30 @@ int rk_opts_parse(const char *prog, const struct rk_opt *opts, int argc, char **
 	return 0;
 }
 
-static void format_default(const struct rk_opt *o, char *buf, size_t len)
+/* The default as text ("" when there is none to show): o->def, or the live
+ * value. */
+static void default_text(const struct rk_opt *o, char *buf, size_t len)
 {
 	buf[0] = '\0';
+	if (o->def) {
+		snprintf(buf, len, "%s", o->def);
+		return;
+	}
 	switch (o->type) {
 	case RK_OPT_FLAG:
 	case RK_OPT_LIST:
+	case RK_OPT_GONE:
 		break;
 	case RK_OPT_STRING:
 		if (*(const char **)o->dest)
-			snprintf(buf, len, " (default: %s)", *(const char **)o->dest);
+			snprintf(buf, len, "%s", *(const char **)o->dest);
 		break;
 	case RK_OPT_SIZE:
 	case RK_OPT_COUNT:
-		snprintf(buf, len, " (default: %" PRIu64 ")", *(uint64_t *)o->dest);
+		snprintf(buf, len, "%" PRIu64, *(uint64_t *)o->dest);
 		break;
 	case RK_OPT_INT:
-		snprintf(buf, len, " (default: %" PRId64 ")", *(int64_t *)o->dest);
+		snprintf(buf, len, "%" PRId64, *(int64_t *)o->dest);
 		break;
 	}
 }
@@ -270,13 +355,70 @@ void rk_opts_help(FILE *out, const char *usage, const char *description,
 	rk_opts_help_epilog(out, usage, description, opts, NULL);
 }
 
+/* text with backslash, tab and newline escaped (one TSV field). */
+static void tsv_field(FILE *out, const char *text)
+{
+	for (const char *p = text ? text : ""; *p; p++) {
+		if (*p == '\\')
+			fputs("\\\\", out);
+		else if (*p == '\t')
+			fputs("\\t", out);
+		else if (*p == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*p, out);
+	}
+}
+
+static void help_tsv(FILE *out, const char *usage, const char *description,
+		     const struct rk_opt *opts, const char *epilog)
+{
+	static const char *const types[] = {"flag", "string", "size", "count", "int", "list",
+					    "gone"};
+	const char *heads[] = {"usage", usage, "description", description, "epilog", epilog};
+
+	for (int i = 0; i < 6; i += 2) {
+		fprintf(out, "%s\t", heads[i]);
+		tsv_field(out, heads[i + 1]);
+		fputc('\n', out);
+	}
+	for (const struct rk_opt *o = opts; o->name; o++) {
+		char key[2] = {(char)o->key, 0}, def[128];
+
+		default_text(o, def, sizeof(def));
+		fprintf(out, "option\t%s\t%s\t%s\t", o->name, key, types[o->type]);
+		tsv_field(out, o->arg ? o->arg : (o->type == RK_OPT_FLAG ? "" : "VALUE"));
+		fputc('\t', out);
+		tsv_field(out, def);
+		fputc('\t', out);
+		for (int i = 0; o->choices && o->choices[i]; i++)
+			fprintf(out, "%s%s", i ? "|" : "", o->choices[i]);
+		fputc('\t', out);
+		tsv_field(out, o->help);
+		fputc('\n', out);
+	}
+}
+
+bool rk_opts_help_tsv(void)
+{
+	const char *f = getenv("RDMAKIT_HELP_FORMAT");
+
+	return f && !strcmp(f, "tsv");
+}
+
 void rk_opts_help_epilog(FILE *out, const char *usage, const char *description,
 			 const struct rk_opt *opts, const char *epilog)
 {
+	if (rk_opts_help_tsv()) {
+		help_tsv(out, usage, description, opts, epilog);
+		return;
+	}
 	fprintf(out, "usage: %s\n\n%s\n\noptions:\n", usage, description);
 	for (const struct rk_opt *o = opts; o->name; o++) {
-		char left[64], def[96];
+		char left[64], def[128];
 
+		if (!is_live(o))
+			continue;
 		if (o->type == RK_OPT_FLAG)
 			snprintf(left, sizeof(left), "%s%c%s--%s", o->key ? "-" : "",
 				 o->key ? o->key : ' ', o->key ? ", " : "   ", o->name);
@@ -284,10 +426,12 @@ void rk_opts_help_epilog(FILE *out, const char *usage, const char *description,
 			snprintf(left, sizeof(left), "%s%c%s--%s %s", o->key ? "-" : "",
 				 o->key ? o->key : ' ', o->key ? ", " : "   ", o->name,
 				 o->arg ? o->arg : "VALUE");
-		format_default(o, def, sizeof(def));
-		fprintf(out, "  %-28s %s%s\n", left, o->help, def);
+		default_text(o, def, sizeof(def));
+		fprintf(out, "  %-28s %s%s%s%s\n", left, o->help, def[0] ? " (default: " : "", def,
+			def[0] ? ")" : "");
 	}
 	fprintf(out, "  %-28s %s\n", "-h, --help", "show this help");
+	fprintf(out, "  %-28s %s\n", "    --version", "print rdmakit's version");
 	if (epilog)
 		fprintf(out, "\n%s\n", epilog);
 }

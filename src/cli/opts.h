@@ -14,6 +14,7 @@ enum rk_opt_type {
 	RK_OPT_COUNT,  /* uint64_t; suffixes k, M, G are powers of 1000 */
 	RK_OPT_INT,    /* int64_t; plain decimal, may be negative */
 	RK_OPT_LIST,   /* struct rk_opt_list; repeatable, each value kept */
+	RK_OPT_GONE,   /* an old spelling, kept to name the new one: no dest */
 };
 
 #define RK_OPT_LIST_MAX 16
@@ -32,11 +33,25 @@ struct rk_opt {
 	int64_t min;           /* numeric range, inclusive */
 	uint64_t max;
 	const char *arg;       /* argument name in --help */
-	const char *help;
+	const char *help;      /* RK_OPT_GONE: the message, "--test is now -o/--op" */
+	/* RK_OPT_STRING and RK_OPT_LIST: the values it takes, NULL-terminated
+	 * (the parser refuses others; --help, man and completion show them);
+	 * NULL: any text. */
+	const char *const *choices;
+	/* The default as --help and the man page show it, where the live value
+	 * does not say it ("5000 for bw, 1000 for lat"); NULL: the live value. */
+	const char *def;
 };
 
 /* Terminates a table. */
 #define RK_OPT_END {0}
+
+/* An old spelling: given, the parse fails with "rdmakit CMD: MSG" (exit 2).
+ * name "" for a letter alone. A letter that a live row of the same table
+ * has too is that row's old meaning: MSG follows an error in its value
+ * ("bench -t write": "-t is now --timeout; the test is -o/--op"). Not shown
+ * by --help; the man page lists them under OLD SPELLINGS. */
+#define RK_OPT_GONE_ROW(name, key, msg) {(name), (key), RK_OPT_GONE, NULL, 0, 0, NULL, (msg)}
 
 /* Parse text as an unsigned number in [min, max]. suffix_base 1024 accepts
  * k/M/G as 1024^n, 1000 as 1000^n, 0 no suffix. On failure writes a reason
@@ -51,7 +66,8 @@ int rk_parse_i64(const char *text, int64_t min, int64_t max, int64_t *out, char 
 
 /* Parse argv against the table (argv[0] is the command name). Positional
  * arguments are left in argv[*first_arg_p .. argc-1]. Returns 1 for --help
- * (the caller prints rk_opts_help()). On bad input prints "rdmakit CMD: ..." naming the option to
+ * (the caller prints rk_opts_help()), 2 for --version (the caller prints
+ * its version). On bad input prints "rdmakit CMD: ..." naming the option to
  * stderr and returns -EINVAL. prog names the command in messages. */
 int rk_opts_parse(const char *prog, const struct rk_opt *opts, int argc, char **argv,
 		  int *first_arg_p);
@@ -60,10 +76,22 @@ int rk_opts_parse(const char *prog, const struct rk_opt *opts, int argc, char **
  * rk_opts_parse() (a default and the same value given are told apart). */
 bool rk_opts_given(const void *dest);
 
+/* The index of text in choices (NULL-terminated), or -1. */
+int rk_opt_choice(const char *const *choices, const char *text);
+
 /* Print usage, a description and every option with its current (default)
- * value. */
+ * value. With RDMAKIT_HELP_FORMAT=tsv in the environment it prints the same
+ * as tab-separated records instead, for the generator of the man pages and
+ * the completion (docs/gendocs.py reads them):
+ *   usage/description/epilog TAB TEXT    (backslash, tab, newline escaped)
+ *   option TAB LONG TAB LETTER TAB TYPE TAB ARG TAB DEFAULT TAB CHOICES TAB HELP
+ * LETTER "" when none, CHOICES joined by "|", TYPE flag, string, size,
+ * count, int, list or gone. */
 void rk_opts_help(FILE *out, const char *usage, const char *description,
 		  const struct rk_opt *opts);
+
+/* Whether RDMAKIT_HELP_FORMAT=tsv asks for the records above. */
+bool rk_opts_help_tsv(void);
 
 /* rk_opts_help(), then epilog (when not NULL) after the options: what the
  * options come to together, exit statuses. */

@@ -39,7 +39,7 @@ static void sizes_text(const struct rk_bench_plan *p, char *buf, size_t len)
 static void duration_text(const struct rk_bench_plan *p, char *buf, size_t len)
 {
 	if (!p->duration_ms)
-		snprintf(buf, len, "none (runs by --iters)");
+		snprintf(buf, len, "none (runs by --count)");
 	else if (p->duration_ms == RK_BENCH_UNTIL_STOPPED)
 		snprintf(buf, len, "0 (until stopped)");
 	else if (p->duration_ms % 1000)
@@ -100,9 +100,9 @@ int rk_bench_plan_match(const struct rk_bench_plan *server, uint32_t given,
 		uint32_t field;
 		const char *option;
 	} fields[] = {
-		{RK_BENCH_GIVEN_TEST, "test"},     {RK_BENCH_GIVEN_MODE, "mode"},
-		{RK_BENCH_GIVEN_TRANSPORT, "transport"}, {RK_BENCH_GIVEN_SIZES, "sizes"},
-		{RK_BENCH_GIVEN_ITERS, "iters"},   {RK_BENCH_GIVEN_DURATION, "duration"},
+		{RK_BENCH_GIVEN_TEST, "op"},       {RK_BENCH_GIVEN_MODE, "mode"},
+		{RK_BENCH_GIVEN_TRANSPORT, "transport"}, {RK_BENCH_GIVEN_SIZES, "size"},
+		{RK_BENCH_GIVEN_ITERS, "count"},   {RK_BENCH_GIVEN_DURATION, "duration"},
 		{RK_BENCH_GIVEN_QPS, "qps"},       {RK_BENCH_GIVEN_THREADS, "threads"},
 		{RK_BENCH_GIVEN_BIDIR, "bidir"},
 	};

@@ -300,7 +300,7 @@ int mesh_report_json(const struct mesh_result *r, const struct mesh_opts *o)
 			       r->baseline_note[0] ? json_object_new_string(o->baseline) : NULL);
 	json_object_object_add(doc, "exit_status", json_object_new_int(r->exit_status));
 	if (json_object_to_file_ext(o->json, doc, JSON_C_TO_STRING_PRETTY)) {
-		fprintf(stderr, "rdmakit-mesh: --json %s: %s\n", o->json, json_util_get_last_err());
+		fprintf(stderr, "rdmakit-mesh: --json-file %s: %s\n", o->json, json_util_get_last_err());
 		ret = -EIO;
 	}
 	json_object_put(doc);

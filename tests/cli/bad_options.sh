@@ -18,6 +18,18 @@ has "$err" "unexpected argument 'extra'"
 run 2 "$RDMAKIT" nosuchcommand
 has "$err" "unknown command 'nosuchcommand'"
 
+# old spellings name the new one (issue 16: one letter, one meaning)
+run 2 "$RDMAKIT" bench "$IP" -t write
+has "$err" "option --timeout: 'write' is not a number"
+has "$err" "rdmakit bench: -t is now --timeout; the test is -o/--op"
+run 2 "$RDMAKIT" bench "$IP" --test write && has "$err" "rdmakit bench: --test is now -o/--op"
+run 2 "$RDMAKIT" bench "$IP" --sizes 4k && has "$err" "rdmakit bench: --sizes is now -s/--size"
+run 2 "$RDMAKIT" bench "$IP" --iters 10 && has "$err" "rdmakit bench: --iters is now -n/--count"
+run 2 "$RDMAKIT" rc --server -m dm && has "$err" "rdmakit rc: -m is now --mem"
+run 2 "$RDMAKIT" share shm -p 2 && has "$err" "rdmakit share: -p is now -P/--procs"
+run 0 "$RDMAKIT" bench --version && has "$out" "rdmakit "
+run 0 "$RDMAKIT" blk --version && has "$out" "rdmakit "
+
 # loopback
 run 2 "$RDMAKIT" loopback -n 10x
 has "$err" "--count"
@@ -91,7 +103,7 @@ run 2 "$RDMAKIT" rc --server --auth-file ""
 has "$err" "option --auth-file: an empty value"
 
 # share
-run 2 "$RDMAKIT" share shm -p 17
+run 2 "$RDMAKIT" share shm -P 17
 has "$err" "--procs"
 run 2 "$RDMAKIT" share shm -s 1x
 has "$err" "--size"
@@ -101,10 +113,10 @@ run 2 "$RDMAKIT" share pipes
 has "$err" "unknown way 'pipes'"
 
 # bench
-run 2 "$RDMAKIT" bench "$IP" --test foo && has "$err" "option --test: 'foo' is not one of"
+run 2 "$RDMAKIT" bench "$IP" --op foo && has "$err" "option --op: 'foo' is not one of"
 run 2 "$RDMAKIT" bench "$IP" --mode fast && has "$err" "option --mode: 'fast'"
-run 2 "$RDMAKIT" bench "$IP" --transport ud --test read && has "$err" "UD has no read"
-run 2 "$RDMAKIT" bench "$IP" --transport uc --test fetch-add && has "$err" "UC has no fetch-add"
+run 2 "$RDMAKIT" bench "$IP" --transport ud --op read && has "$err" "UD has no read"
+run 2 "$RDMAKIT" bench "$IP" --transport uc --op fetch-add && has "$err" "UC has no fetch-add"
 run 2 "$RDMAKIT" bench "$IP" --mode lat --qps 2 && has "$err" "latency runs on one QP"
 run 2 "$RDMAKIT" bench "$IP" --mode lat --bidir && has "$err" "--bidir is for bandwidth"
 run 2 "$RDMAKIT" bench "$IP" --threads 2 && has "$err" "each thread needs a QP of its own"
@@ -114,20 +126,20 @@ run 2 "$RDMAKIT" bench "$IP" --qps 1025 && has "$err" "option --qps: 1025 is out
 # a server takes the run options to check the client's against (perftest
 # habit), each checked as the client's are
 run 2 "$RDMAKIT" bench --server --threads 2 && has "$err" "each thread needs a QP of its own"
-run 2 "$RDMAKIT" bench --server --test foo && has "$err" "option --test: 'foo' is not one of"
+run 2 "$RDMAKIT" bench --server --op foo && has "$err" "option --op: 'foo' is not one of"
 run 2 "$RDMAKIT" bench --server --mode fast && has "$err" "option --mode: 'fast'"
-run 2 "$RDMAKIT" bench --server --transport ud --test read && has "$err" "UD has no read"
+run 2 "$RDMAKIT" bench --server --transport ud --op read && has "$err" "UD has no read"
 run 2 "$RDMAKIT" bench --server --mode lat --qps 2 && has "$err" "latency runs on one QP"
-run 2 "$RDMAKIT" bench --server --sizes 3..8 && has "$err" "not a sweep of powers of two"
-run 2 "$RDMAKIT" bench --server --test cmp-swap -s 64 && has "$err" "atomics work on 8 bytes"
+run 2 "$RDMAKIT" bench --server --size 3..8 && has "$err" "not a sweep of powers of two"
+run 2 "$RDMAKIT" bench --server --op cmp-swap -s 64 && has "$err" "atomics work on 8 bytes"
 run 2 "$RDMAKIT" bench --server -n 5 --duration 1 && has "$err" "not both"
 run 2 "$RDMAKIT" bench --server --qps 0 && has "$err" "option --qps"
-run 2 "$RDMAKIT" bench "$IP" --sizes 3..8 && has "$err" "not a sweep of powers of two"
-run 2 "$RDMAKIT" bench "$IP" --sizes 64,,4k && has "$err" "not a list of sizes"
-run 2 "$RDMAKIT" bench "$IP" --sizes 0 && has "$err" "option --sizes"
-run 2 "$RDMAKIT" bench "$IP" -n 10x && has "$err" "option --iters: '10x' is not a number"
+run 2 "$RDMAKIT" bench "$IP" --size 3..8 && has "$err" "not a sweep of powers of two"
+run 2 "$RDMAKIT" bench "$IP" --size 64,,4k && has "$err" "not a list of sizes"
+run 2 "$RDMAKIT" bench "$IP" --size 0 && has "$err" "option --size"
+run 2 "$RDMAKIT" bench "$IP" -n 10x && has "$err" "option --count: '10x' is not a number"
 run 2 "$RDMAKIT" bench "$IP" -n 5 --duration 1 && has "$err" "not both"
-run 2 "$RDMAKIT" bench "$IP" --test cmp-swap -s 64 && has "$err" "atomics work on 8 bytes"
+run 2 "$RDMAKIT" bench "$IP" --op cmp-swap -s 64 && has "$err" "atomics work on 8 bytes"
 run 2 "$RDMAKIT" bench "$IP" --json --csv && has "$err" "exclude each other"
 run 2 "$RDMAKIT" bench "$IP" --wr-api maybe && has "$err" "option --wr-api"
 run 2 "$RDMAKIT" bench "$IP" --ack-timeout 32 && has "$err" "option --ack-timeout"
@@ -137,12 +149,12 @@ run 2 "$RDMAKIT" bench "$IP" --duration 5 --interval -1 && has "$err" "option --
 run 2 "$RDMAKIT" bench "$IP" --duration 5 --interval 1s && has "$err" "option --interval: '1s' is not a number"
 run 2 "$RDMAKIT" bench "$IP" --duration 5 --interval abc && has "$err" "option --interval: 'abc' is not a number"
 run 2 "$RDMAKIT" bench "$IP" --interval 1 && has "$err" "option --interval: needs --duration SEC (0: until stopped)"
-run 2 "$RDMAKIT" bench "$IP" --interval 1 -n 1000 && has "$err" "a run of --iters has no intervals"
+run 2 "$RDMAKIT" bench "$IP" --interval 1 -n 1000 && has "$err" "a run of --count has no intervals"
 run 2 "$RDMAKIT" bench "$IP" --duration 2 --interval 5 && has "$err" "option --interval: 5 s is longer than --duration 2 s"
 run 2 "$RDMAKIT" bench "$IP" --duration 5 --interval 1 --csv && has "$err" "not CSV"
 run 2 "$RDMAKIT" bench "$IP" --duration -1 && has "$err" "option --duration: -1 is outside the range 0..3600"
 run 2 "$RDMAKIT" bench "$IP" --duration x && has "$err" "option --duration: 'x' is not a number"
-run 2 "$RDMAKIT" bench "$IP" --duration 0 --sizes 64,4k && has "$err" "--duration 0 runs one size until stopped"
+run 2 "$RDMAKIT" bench "$IP" --duration 0 --size 64,4k && has "$err" "--duration 0 runs one size until stopped"
 run 2 "$RDMAKIT" bench "$IP" --duration 0 --bidir && has "$err" "--duration 0 is not for --bidir"
 run 2 "$RDMAKIT" bench "$IP" --duration 0 -n 10 && has "$err" "not both"
 run 2 "$RDMAKIT" bench --server --interval 1 && has "$err" "give it to the client"
@@ -184,7 +196,7 @@ has "$err" "needs the server's address (-a ADDR)"
 run 2 "$R" ping --proto rping -c -a "$IP" -S 10
 has "$err" "--size"
 run 2 "$R" ping --proto pingpong --transport xx "$IP"
-has "$err" "--transport: 'xx' is not rc, uc or ud"
+has "$err" "option --transport: 'xx' is not one of rc, uc, ud"
 run 2 "$R" ping --proto pingpong -m 1000 "$IP"
 has "$err" "--mtu: 1000 is not"
 run 2 "$R" ping --server "$IP"

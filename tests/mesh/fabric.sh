@@ -53,7 +53,7 @@ EXEC=$RDMAKIT_GUEST_EXEC
 # between identical TCG guests varies up to 20x with the host's load, so it
 # is graded only below 1% of the reference here (a lossy link, each loss
 # costing the 1 s ACK timeout, falls far below that).
-COMMON="-e -n 30 --bw-iters 10 --size 16k --window 4 --qp-timeout 18 --lat-high 300 --bw-low 1"
+COMMON="-e -n 30 --bw-iters 10 --size 16k --window 4 --ack-timeout 18 --lat-high 300 --bw-low 1"
 COMMON="$COMMON ${RDMAKIT_MESH_TEST_ARGS:-}"
 
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
@@ -63,7 +63,7 @@ run() {
 	name=$1 want=$2
 	shift 2
 	start=$(date +%s)
-	$RDMAKIT_MPIRUN -np "$N" "$MESH" $COMMON --json "$T/$name.json" --svg "$T/$name.svg" "$@" \
+	$RDMAKIT_MPIRUN -np "$N" "$MESH" $COMMON --json-file "$T/$name.json" --svg "$T/$name.svg" "$@" \
 		>"$T/$name.out" 2>&1
 	rc=$?
 	echo "--- $name: exit $rc after $(($(date +%s) - start)) s"

@@ -53,7 +53,7 @@ json() {
 }
 
 for s in pairs shift serial; do
-	if run "$s" 0 $SMALL $LOOSE --schedule "$s" --json "$T/$s.json" --svg "$T/$s.svg" \
+	if run "$s" 0 $SMALL $LOOSE --schedule "$s" --json-file "$T/$s.json" --svg "$T/$s.svg" \
 		--csv "$T/$s.csv"; then
 		before=$fails
 		"$PY" "$CHECK" "$T/$s.json" $N --clean --exit 0 || fail "$s: JSON"
@@ -74,7 +74,7 @@ for s in pairs shift serial; do
 done
 
 # A baseline compared with itself: no regression.
-if run baseline 0 $SMALL $LOOSE --baseline "$T/pairs.json" --json "$T/b.json"; then
+if run baseline 0 $SMALL $LOOSE --baseline "$T/pairs.json" --json-file "$T/b.json"; then
 	grep -q "^baseline: compared with $T/pairs.json" "$T/baseline.out" &&
 		json "$T/b.json" "d['baseline'] == '$T/pairs.json' and d['exit_status'] == 0" &&
 		ok "baseline" || fail "baseline not reported"
@@ -86,13 +86,13 @@ d = json.load(open(sys.argv[1]))
 for name, f in (("bandwidth_mbps", 1e6), ("latency_p50_us", 1e-6)):
     d["matrices"][name] = [[None if v is None else v * f for v in row] for row in d["matrices"][name]]
 json.dump(d, open(sys.argv[2], "w"))' "$T/pairs.json" "$T/better.json"
-if run regression 1 $SMALL $LOOSE --baseline "$T/better.json" --json "$T/reg.json"; then
+if run regression 1 $SMALL $LOOSE --baseline "$T/better.json" --json-file "$T/reg.json"; then
 	json "$T/reg.json" "len([o for o in d['outliers'] if o['kind'] == 'regression']) == 2 * $N * ($N - 1) - $N * ($N - 1) // 2 and d['exit_status'] == 1" &&
 		ok "baseline regressions: exit 1" ||
 		fail "regressions: $("$PY" -c 'import json, sys; print([o["reason"] for o in json.load(open(sys.argv[1]))["outliers"]])' "$T/reg.json")"
 fi
 # One stage only: no other matrix.
-if run reach-only 0 -e --stages reach --json "$T/r.json"; then
+if run reach-only 0 -e --stages reach --json-file "$T/r.json"; then
 	"$PY" "$CHECK" "$T/r.json" $N --stages reach --clean &&
 		! grep -q bandwidth_mbps "$T/r.json" && ok "--stages reach" || fail "--stages reach"
 fi
@@ -105,7 +105,8 @@ alone() { # NAME ARGS...
 	rc=$?
 	[ $rc -eq 3 ] || { fail "$name: exit $rc, expected 3: $(cat "$T/$name.out")"; return 1; }
 }
-alone bad-schedule --schedule ring && grep -q "'ring' is not pairs" "$T/bad-schedule.out" &&
+alone bad-schedule --schedule ring &&
+	grep -q "'ring' is not one of pairs, shift, serial" "$T/bad-schedule.out" &&
 	ok "--schedule ring: exit 3" || fail "--schedule ring message"
 alone bad-stage --stages reach,speed && grep -q "unknown stage 'speed'" "$T/bad-stage.out" &&
 	ok "--stages speed: exit 3" || fail "--stages message"
@@ -113,6 +114,11 @@ alone bad-size --size 10x && grep -q "'10x' is not a number" "$T/bad-size.out" &
 	ok "--size 10x: exit 3" || fail "--size message"
 alone one-rank && grep -q "at least 2 ranks" "$T/one-rank.out" && ok "one rank: exit 3" ||
 	fail "one rank message"
+# Old spellings name the new one (issue 16: --json is a flag elsewhere, -t seconds).
+alone old-json --json "$T/x.json" && grep -q "is now --json-file FILE" "$T/old-json.out" &&
+	ok "--json FILE: exit 3, names --json-file" || fail "--json FILE message"
+alone old-timeout -t 500 && grep -q "is now --wc-timeout MS" "$T/old-timeout.out" &&
+	ok "-t MS: exit 3, names --wc-timeout" || fail "-t message"
 # A baseline that is not there: found out after measuring, still exit 3.
 run bad-baseline 3 -e --stages reach --baseline "$T/none.json" &&
 	grep -q "baseline $T/none.json" "$T/bad-baseline.out" && ok "missing baseline: exit 3" ||

@@ -144,23 +144,23 @@ ended() {
 
 soak_tests() {
 	# Six seconds in intervals of one: six records adding up to the round.
-	bench_pair "" "--test write -s 4k --duration 6 --interval 1" && lines_sum 6 messages "
+	bench_pair "" "--op write -s 4k --duration 6 --interval 1" && lines_sum 6 messages "
 assert r['duration_ms'] == 6000 and not r['stopped'] and r['peer_check'] == 'passed', r
 assert 5.9 < ivs[-1]['end_s'] < 8, ivs[-1]
 assert k['ranked'] >= 5, k"
 	# Latency: intervals of iterations with their own p50/p99.
-	bench_pair "" "--test send --mode lat --duration 3 --interval 1" && lines_sum 3 iterations "
+	bench_pair "" "--op send --mode lat --duration 3 --interval 1" && lines_sum 3 iterations "
 assert all(i['latency_us']['p50'] <= i['latency_us']['p99'] for i in ivs), ivs"
 
 	# SIGINT to the client of a run until stopped: both end cleanly with a summary.
-	bg_pair "" "--test write -s 4k --duration 0 --interval 1"
+	bg_pair "" "--op write -s 4k --duration 0 --interval 1"
 	records 2 && kill -INT "$cpid"
 	ended 0 0 "SIGINT to the client" && lines_sum "" messages "
 assert r['until_stopped'] and r['stopped'] and r['stopped_by'] == 'SIGINT', r
 assert s['ok'] is True, s" && has "$srv_out" "bench server: every size checked: OK"
 
 	# SIGTERM to the server: it tells the client, which ends the round and reports.
-	bg_pair "" "--test send -s 1k --duration 0 --interval 1"
+	bg_pair "" "--op send -s 1k --duration 0 --interval 1"
 	records 2 && kill -TERM "$spid"
 	ended 0 0 "SIGTERM to the server" && lines_sum "" messages "
 assert r['stopped'] and r['stopped_by'] == 'the peer' and r['peer_check'] == 'passed', r" &&
@@ -173,7 +173,7 @@ assert r['stopped'] and r['stopped_by'] == 'the peer' and r['peer_check'] == 'pa
 	# not the whole --timeout.
 	DEV=$("$RDMAKIT" devices --json | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["devices"][0]["name"])')
 	NETDEV=$(rdma link show "$DEV/1" | sed -n 's/.*netdev \([^ ]*\).*/\1/p')
-	bg_pair "" "--test write -s 4k --duration 0 --interval 1"
+	bg_pair "" "--op write -s 4k --duration 0 --interval 1"
 	records 2 && ip link set "$NETDEV" down
 	wait "$cpid"
 	gc=$?
@@ -212,24 +212,24 @@ fi
 N=100
 plain_only || echo "# sanitized run: the cases marked plain_only are left to the plain run"
 # Bandwidth, RC: each operation, the target side's verdict.
-bench_pair "" "--test write -s 64 -n $N" && iters $N &&
+bench_pair "" "--op write -s 64 -n $N" && iters $N &&
 	has "$srv_out" "last WRITE's 64 bytes written match the pattern"
-bench_pair "" "--test send -s 4k -n $N" && iters $N &&
+bench_pair "" "--op send -s 4k -n $N" && iters $N &&
 	has "$srv_out" "received $N of $N SENDs, last message's 4096 bytes match"
-bench_pair "" "--test read -s 4k -n $N" && iters $N &&
+bench_pair "" "--op read -s 4k -n $N" && iters $N &&
 	json "assert d['results'][0]['check'] == '4096 bytes read match the peer\\'s pattern', d['results'][0]['check']"
-bench_pair "" "--test fetch-add -n $N" && iters $N &&
+bench_pair "" "--op fetch-add -n $N" && iters $N &&
 	has "$srv_out" "word = $N after $N FETCH_ADD, as due" &&
 	json "assert d['results'][0]['check'] == 'every FETCH_ADD returned the value due', d['results'][0]['check']"
 # (the server's report as CSV this time)
-bench_pair "--csv" "--test cmp-swap -n $N" && iters $N &&
+bench_pair "--csv" "--op cmp-swap -n $N" && iters $N &&
 	has "$srv_out" "cmp-swap,bw,RC,1,8,$N,$N," &&
 	has "$srv_out" "word = $N after $N CMP_SWAP, as due"
 # Multi-packet messages (rxe's MTU is 1024) and an inline-sized one in one sweep.
-plain_only && bench_pair "" "--test write --sizes 256..1k -n 20" && iters 20 3 &&
+plain_only && bench_pair "" "--op write --size 256..1k -n 20" && iters 20 3 &&
 	has "$srv_out" "last WRITE's 1024 bytes written match the pattern" &&
 	has "$srv_out" "last WRITE's 256 bytes written match the pattern"
-bench_pair "" "--test send --sizes 2,1000,64k -n 20" && iters 20 3 &&
+bench_pair "" "--op send --size 2,1000,64k -n 20" && iters 20 3 &&
 	has "$srv_out" "received 20 of 20 SENDs, last message's 65536 bytes match"
 
 # Latency: samples = iterations, the ponger answered every ping.
@@ -237,7 +237,7 @@ bench_pair "" "--test send --sizes 2,1000,64k -n 20" && iters 20 3 &&
 lat_tests="send write read fetch-add"
 plain_only || lat_tests="read fetch-add"
 for t in $lat_tests; do
-	bench_pair "" "--test $t --mode lat -n 50" && iters 50 &&
+	bench_pair "" "--op $t --mode lat -n 50" && iters 50 &&
 		json "
 l = d['results'][0]['latency_us']
 assert l['samples'] == 50, 'samples %d' % l['samples']
@@ -246,15 +246,15 @@ done
 has "$srv_out" "word = 50 after 50 FETCH_ADD, as due"
 
 # UC and UD.
-plain_only && bench_pair "" "--transport uc --test write -s 4k -n $N" && iters $N &&
+plain_only && bench_pair "" "--transport uc --op write -s 4k -n $N" && iters $N &&
 	has "$srv_out" "last WRITE's 4096 bytes written match the pattern"
-plain_only && bench_pair "" "--transport uc --test send -s 4k -n $N" && iters $N &&
+plain_only && bench_pair "" "--transport uc --op send -s 4k -n $N" && iters $N &&
 	has "$srv_out" "SENDs, last message's 4096 bytes match"
-bench_pair "" "--transport ud --test send -s 1k -n $N" && iters $N &&
+bench_pair "" "--transport ud --op send -s 1k -n $N" && iters $N &&
 	has "$srv_out" "received $N of $N SENDs"
-bench_pair "" "--transport ud --test send --mode lat -n 50" && iters 50
+bench_pair "" "--transport ud --op send --mode lat -n 50" && iters 50
 # (with a latency p99 threshold far above rxe's: met, exit 0)
-bench_pair "" "--transport uc --test write --mode lat -n 50 --max-lat-p99 10000000" && iters 50 &&
+bench_pair "" "--transport uc --op write --mode lat -n 50 --max-lat-p99 10000000" && iters 50 &&
 	json "
 g = d['gates']
 assert d['gates_passed'] is True and len(g) == 1, d
@@ -262,44 +262,44 @@ assert g[0]['name'] == 'max-lat-p99' and g[0]['graded'] and g[0]['passed'] and g
 assert g[0]['figure'] == d['results'][0]['latency_us']['p99'] and g[0]['limit'] == 10000000, g"
 
 # Several QPs, both directions, RDMA CM, a duration, CSV.
-plain_only && bench_pair "" "--test fetch-add --qps 2 -n $N" && iters $N &&
+plain_only && bench_pair "" "--op fetch-add --qps 2 -n $N" && iters $N &&
 	has "$srv_out" "words (per QP), total = $((2 * N)) after $((2 * N)) FETCH_ADD"
-plain_only && bench_pair "" "--test send --qps 2 -s 256 -n $N" && iters $N &&
+plain_only && bench_pair "" "--op send --qps 2 -s 256 -n $N" && iters $N &&
 	has "$srv_out" "received $((2 * N)) of $((2 * N)) SENDs"
-plain_only && bench_pair "" "--test send --bidir -s 256 -n $N" && iters $N &&
+plain_only && bench_pair "" "--op send --bidir -s 256 -n $N" && iters $N &&
 	has "$srv_out" "received $N of $N SENDs" &&
 	json "r = d['results'][0]; assert r['received'] == $N and r['peer_messages'] == $N, r"
-bench_pair "" "--test write --bidir --qps 2 -s 1k -n $N" && iters $N &&
+bench_pair "" "--op write --bidir --qps 2 -s 1k -n $N" && iters $N &&
 	has "$srv_out" "last WRITE's 1024 bytes written match the pattern"
 # 128 QPs (as ib_write_bw -q 128): each QP's depths shrink so that all fit the
 # CQs of the device's max_cqe; every QP's messages counted and checked.
-bench_pair "--qps 128" "--test write --qps 128 -s 64 -n 20" && iters 20 &&
+bench_pair "--qps 128" "--op write --qps 128 -s 64 -n 20" && iters 20 &&
 	has "$srv_out" "last WRITE's 64 bytes written match the pattern" &&
 	json "assert d['qps'] == 128 and len(d['results']) == 1, d"
-plain_only && bench_pair "" "--test send --qps 128 --threads 2 -s 64 -n 20" && iters 20 &&
+plain_only && bench_pair "" "--op send --qps 128 --threads 2 -s 64 -n 20" && iters 20 &&
 	has "$srv_out" "received 2560 of 2560 SENDs"
 # Threads, each driving its own QPs and CQs: every QP's messages counted.
-plain_only && bench_pair "" "--test write --qps 4 --threads 2 -s 4k -n $N" && iters $N &&
+plain_only && bench_pair "" "--op write --qps 4 --threads 2 -s 4k -n $N" && iters $N &&
 	has "$srv_out" "last WRITE's 4096 bytes written match the pattern" &&
 	json "assert d['threads'] == 2 and d['qps'] == 4, d"
-plain_only && bench_pair "" "--test send --qps 2 --threads 2 -s 256 -n $N" && iters $N &&
+plain_only && bench_pair "" "--op send --qps 2 --threads 2 -s 256 -n $N" && iters $N &&
 	has "$srv_out" "received $((2 * N)) of $((2 * N)) SENDs"
-bench_pair "" "--test fetch-add --qps 3 --threads 3 -n $N" && iters $N &&
+bench_pair "" "--op fetch-add --qps 3 --threads 3 -n $N" && iters $N &&
 	has "$srv_out" "words (per QP), total = $((3 * N)) after $((3 * N)) FETCH_ADD"
-bench_pair "" "--test read --qps 2 --threads 2 -s 1k --duration 1" &&
+bench_pair "" "--op read --qps 2 --threads 2 -s 1k --duration 1" &&
 	json "
 r = d['results'][0]
 assert r['iterations'] > 0 and r['messages'] >= 2 * r['iterations'] and r['peer_check'] == 'passed', r"
-bench_pair "--cm" "--cm --test write -s 4k -n $N" && iters $N &&
+bench_pair "--cm" "--cm --op write -s 4k -n $N" && iters $N &&
 	json "assert d['connection'] == 'rdma_cm', d['connection']" &&
 	has "$srv_out" "last WRITE's 4096 bytes written match the pattern"
 # (in Gb/s, with a rate far under rxe's: met, exit 0; see "Units and thresholds")
-bench_pair "" "--test write -s 64 --duration 1 --units Gb --expect-bw 0.01MiB" &&
+bench_pair "" "--op write -s 64 --duration 1 --units Gb --expect-bw 0.01MiB" &&
 	json "
 r = d['results'][0]
 assert r['iterations'] > 0 and r['duration_ms'] == 1000 and r['peer_check'] == 'passed', r
 assert 0.9 < r['seconds'] < 5, r['seconds']" && units_passed 64
-bench_pair "" "--test write -s 64 --wr-api off --inline 0 -n 50 --post-list 4 --signal-every 8 --ack-timeout 18" &&
+bench_pair "" "--op write -s 64 --wr-api off --inline 0 -n 50 --post-list 4 --signal-every 8 --ack-timeout 18" &&
 	iters 50 && json "fp = d['fast_path']; assert fp['wr_api'] is False and fp['inline_granted'] == 0 and fp['post_list'] == 4 and fp['ack_timeout'] == 18, fp"
 
 # Units and thresholds (a rate far under rxe's is met: the --duration run
@@ -307,7 +307,7 @@ bench_pair "" "--test write -s 64 --wr-api off --inline 0 -n 50 --post-list 4 --
 # have: each threshold with its figure and limit, exit 3 (RK_EXIT_GATE), in
 # text. The client's Gb/s row against the server's MiB/s row of the same run.
 pair 0 3 "$RDMAKIT bench --server -p @PORT@ --wait 60 --timeout 60" \
-	"$RDMAKIT bench $IP -p @PORT@ --timeout 60 --test write -s 64k -n 100 --units Gb --expect-bw 1000Gb --min-link-pct 50" &&
+	"$RDMAKIT bench $IP -p @PORT@ --timeout 60 --op write -s 64k -n 100 --units Gb --expect-bw 1000Gb --min-link-pct 50" &&
 	has "$out" "BW average[Gb/s]" &&
 	has "$out" "link      rate unknown (emulated device (Soft-RoCE)" &&
 	has "$out" "gate 65536 bytes: expect-bw: " &&
@@ -328,7 +328,7 @@ assert mib > 0 and abs(gb * 1e9 / 8 / 1048576 - mib) <= 0.05 * mib + 0.6, (gb, m
 }
 # A latency p99 far under rxe's: missed, in the JSON.
 pair 0 3 "$RDMAKIT bench --server -p @PORT@ --wait 60 --timeout 60" \
-	"$RDMAKIT bench $IP -p @PORT@ --timeout 60 --json --test write --mode lat -n 50 --max-lat-p99 0.001" &&
+	"$RDMAKIT bench $IP -p @PORT@ --timeout 60 --json --op write --mode lat -n 50 --max-lat-p99 0.001" &&
 	iters 50 && json "
 g = d['gates']
 assert d['gates_passed'] is False and len(g) == 1, d
@@ -338,31 +338,31 @@ assert g[0]['figure'] == d['results'][0]['latency_us']['p99'] > 0.001 and g[0]['
 # Perftest habits: the server given the same run options as the client runs
 # as ever; one given otherwise refuses the client by name, on both sides
 # (the client exits 1, the server of one client too).
-bench_pair "--test write -s 4k -n $N --qps 2 --threads 2 --mode bw --transport rc" \
-	"--test write -s 4k -n $N --qps 2 --threads 2" && iters $N
-plain_only && bench_pair "--test send --transport uc --bidir --sizes 64,1k -n 20" \
-	"--test send --transport uc --bidir --sizes 64,1k -n 20" && iters 20 2
-plain_only && bench_pair "--test read --sizes 64..256 --duration 1" \
-	"--test read --sizes 64..256 --duration 1" && json "assert d['ok'] and len(d['results']) == 3, d"
+bench_pair "--op write -s 4k -n $N --qps 2 --threads 2 --mode bw --transport rc" \
+	"--op write -s 4k -n $N --qps 2 --threads 2" && iters $N
+plain_only && bench_pair "--op send --transport uc --bidir --size 64,1k -n 20" \
+	"--op send --transport uc --bidir --size 64,1k -n 20" && iters 20 2
+plain_only && bench_pair "--op read --size 64..256 --duration 1" \
+	"--op read --size 64..256 --duration 1" && json "assert d['ok'] and len(d['results']) == 3, d"
 # refused WHAT "SERVER ARGS" "CLIENT ARGS": both exit 1, both name WHAT.
 refused() {
 	pair 1 1 "$RDMAKIT bench --server -p @PORT@ --wait 60 --timeout 60 $2" \
 		"$RDMAKIT bench $IP -p @PORT@ --timeout 60 $3" &&
 		has "$err" "the server refused: $1" && has "$srv_out" "$1"
 }
-refused "--sizes: client 4096, server 65536" "-s 65536" "-s 4096 -n 10"
-refused "--test: client read, server write" "--test write" "--test read -n 10"
+refused "--size: client 4096, server 65536" "-s 65536" "-s 4096 -n 10"
+refused "--op: client read, server write" "--op write" "--op read -n 10"
 refused "--qps: client 1, server 2" "--qps 2" "-n 10"
-refused "--iters: client 20, server 10" "-n 10" "-n 20"
+refused "--count: client 20, server 10" "-n 10" "-n 20"
 refused "--bidir: client off, server on" "--bidir" "-n 10"
-refused "--sizes: client 4096, server 65536" "--cm -s 65536" "--cm -s 4096 -n 10"
+refused "--size: client 4096, server 65536" "--cm -s 65536" "--cm -s 4096 -n 10"
 plain_only && refused "--mode: client lat, server bw" "--mode bw" "--mode lat -n 10"
 plain_only && refused "--transport: client uc, server rc" "--transport rc" "--transport uc -n 10"
-plain_only && refused "--sizes: client 3 sizes 64..4096, server 2 sizes 64..4096" \
-	"--sizes 64,4k" "--sizes 64,1k,4k -n 10"
-plain_only && refused "--sizes: client 2 sizes 64..4096, server 2 sizes 64..4096 (the lists differ)" \
-	"--sizes 64,4k" "--sizes 4k,64 -n 10"
-plain_only && refused "--iters: client none (runs by --duration), server 10" "-n 10" "--duration 1"
+plain_only && refused "--size: client 3 sizes 64..4096, server 2 sizes 64..4096" \
+	"--size 64,4k" "--size 64,1k,4k -n 10"
+plain_only && refused "--size: client 2 sizes 64..4096, server 2 sizes 64..4096 (the lists differ)" \
+	"--size 64,4k" "--size 4k,64 -n 10"
+plain_only && refused "--count: client none (runs by --duration), server 10" "-n 10" "--duration 1"
 plain_only && refused "--duration: client 1, server 2" "--duration 2" "--duration 1"
 plain_only && refused "--threads: client 1, server 2" "--qps 2 --threads 2" "--qps 2 -n 10"
 

@@ -75,7 +75,7 @@ lap() {
 # server's per-client results and of the clients' own.
 P=$((PORT + 1))
 server "$RDMAKIT" bench --server --clients 4 -p $P --wait 60 --json
-clients 4 "$RDMAKIT" bench "$IP" -p $P --test write -s 4k,64k -n 200 --json
+clients 4 "$RDMAKIT" bench "$IP" -p $P --op write -s 4k,64k -n 200 --json
 clients_exit 0
 server_exit 0
 "$PY" - "$dir" <<'PY' || { echo "FAIL: bench --clients 4"; fails=$((fails + 1)); }
@@ -149,8 +149,8 @@ lap "rc --clients 3"
 # it as failed and exits 1; the other three finish, checked, and exit 0.
 P=$((PORT + 3))
 server "$RDMAKIT" bench --server --clients 4 -p $P --wait 60 --json
-clients 3 "$RDMAKIT" bench "$IP" -p $P --test write -s 64k --duration 4 --json
-"$RDMAKIT" bench "$IP" -p $P --test write -s 64k --duration 20 >"$dir/victim" 2>&1 &
+clients 3 "$RDMAKIT" bench "$IP" -p $P --op write -s 64k --duration 4 --json
+"$RDMAKIT" bench "$IP" -p $P --op write -s 64k --duration 20 >"$dir/victim" 2>&1 &
 victim=$!
 # connected (its header printed), then a second into its round
 i=0

@@ -58,7 +58,7 @@ assert c['left_out'] == 0 and c['note'] is None and c['seconds'] > 0, c"
 	# SEND with immediate that ends the round on each QP (2 QPs: 302); the
 	# round's counters under its row, and in its JSON result.
 	pair 0 0 "$RDMAKIT bench --server -p @PORT@ -w 30" \
-		"$RDMAKIT bench $IP -p @PORT@ -t send -s 64 -n 150 -q 2 --json" || return 0
+		"$RDMAKIT bench $IP -p @PORT@ -o send -s 64 -n 150 -q 2 --json" || return 0
 	deltas "$cli_out" "bench send -n 150 -q 2" "
 assert (hw.get('rdma_sends'), hw.get('rdma_recvs')) == (302, 302), hw
 assert d['results'][0]['messages'] == 300, d['results'][0]['messages']"

@@ -93,7 +93,7 @@ print('ok: ping --persist --json: 3 documents and', last)
 P=$((PORT + 3))
 start_server "waiting for a client" "$RDMAKIT" bench --server --persist -p $P
 for i in 1 2 3; do
-	run 0 "$RDMAKIT" bench "$IP" -p $P --test write -s 4k -n 50 && has "$out" "ok: peer checked"
+	run 0 "$RDMAKIT" bench "$IP" -p $P --op write -s 4k -n 50 && has "$out" "ok: peer checked"
 	waiting $((i + 1)) "bench server: waiting for a client"
 done
 stop_server TERM && has "$srv" "bench server: served 3 clients (0 failed), stopped by SIGTERM"
@@ -103,12 +103,12 @@ stop_server TERM && has "$srv" "bench server: served 3 clients (0 failed), stopp
 # goes on and serves the next one that matches.
 P=$((PORT + 4))
 start_server "waiting for a client" "$RDMAKIT" bench --server --persist -p $P -s 4k -n 50
-run 1 "$RDMAKIT" bench "$IP" -p $P --test write -s 64k -n 50 &&
-	has "$err" "the server refused: --sizes: client 65536, server 4096"
+run 1 "$RDMAKIT" bench "$IP" -p $P --op write -s 64k -n 50 &&
+	has "$err" "the server refused: --size: client 65536, server 4096"
 waiting 2 "bench server: waiting for a client"
-run 0 "$RDMAKIT" bench "$IP" -p $P --test write -s 4k -n 50 && has "$out" "ok: peer checked"
+run 0 "$RDMAKIT" bench "$IP" -p $P --op write -s 4k -n 50 && has "$out" "ok: peer checked"
 waiting 3 "bench server: waiting for a client"
 stop_server INT && has "$srv" "bench server: served 2 clients (1 failed), stopped by SIGINT" &&
-	has "$srv" "--sizes: client 65536, server 4096"
+	has "$srv" "--size: client 65536, server 4096"
 
 finish

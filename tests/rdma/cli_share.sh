@@ -12,7 +12,7 @@ MODE=$2
 case $MODE in
 shm)
 	for n in 2 4; do
-		run 0 "$RDMAKIT" share shm -p $n -s 8k --json
+		run 0 "$RDMAKIT" share shm -P $n -s 8k --json
 		json "
 n = $n
 assert d['result'] == 'ok', d['result']
@@ -28,12 +28,12 @@ assert sorted(s['process'] for s in st if s['step'] == 'issue') == list(range(n)
 print('ok: shm with', n, 'processes:', len(st), 'steps, all ok')
 "
 	done
-	run 0 "$RDMAKIT" share shm -p 3
+	run 0 "$RDMAKIT" share shm -P 3
 	has "$out" "every byte as written"
 	has "$out" "share shm: 3 processes, every byte checked: OK"
 	;;
 fork)
-	run 0 "$RDMAKIT" share fork -p 3 --json
+	run 0 "$RDMAKIT" share fork -P 3 --json
 	json "
 f = d['fork']
 print('fork status %s, ibv_fork_init first: %d; registration first: %d (status %s)' % (
@@ -51,12 +51,12 @@ want = ['init', 'late'] + ['connect'] * 3 + ['serve'] + ['issue'] * 3 + ['arrive
 assert names == want, ('steps', want, names)
 print('ok: fork with 3 children')
 "
-	run 0 "$RDMAKIT" share fork -p 2
+	run 0 "$RDMAKIT" share fork -P 2
 	has "$out" "ibv_is_fork_initialized() reports"
 	has "$out" "share fork: 2 processes, every byte checked: OK"
 	;;
 import-refused)
-	"$RDMAKIT" share import -p 2 --json >"$out" 2>"$err"
+	"$RDMAKIT" share import -P 2 --json >"$out" 2>"$err"
 	rc=$?
 	if [ $rc -eq 0 ]; then
 		echo "SKIP: this device's provider imports contexts (import succeeded); no refusal to check"
@@ -80,7 +80,7 @@ print('ok: refused:', s[0]['detail'])
 	has "$out" "rdmakit share shm"
 	;;
 import)
-	"$RDMAKIT" share import -p 2 --json >"$out" 2>"$err"
+	"$RDMAKIT" share import -P 2 --json >"$out" 2>"$err"
 	rc=$?
 	if [ $rc -ne 0 ] && grep -Eq '"error": ?"EOPNOTSUPP"' "$out"; then
 		echo "SKIP: the provider cannot import a context (ibv_import_device: EOPNOTSUPP);"

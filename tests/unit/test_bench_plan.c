@@ -95,17 +95,17 @@ static void test_each_option_named(void **state)
 	struct rk_bench_plan srv = plan(s64k, 1), cli = plan(s4k, 1);
 
 	(void)state;
-	refused(&srv, RK_BENCH_GIVEN_SIZES, &cli, "--sizes: client 4096, server 65536");
+	refused(&srv, RK_BENCH_GIVEN_SIZES, &cli, "--size: client 4096, server 65536");
 	srv = plan(l1, 2);
 	cli = plan(l2, 3);
 	refused(&srv, RK_BENCH_GIVEN_SIZES, &cli,
-		"--sizes: client 3 sizes 64..4096, server 2 sizes 64..4096");
+		"--size: client 3 sizes 64..4096, server 2 sizes 64..4096");
 	cli = plan(l3, 2);
 	refused(&srv, RK_BENCH_GIVEN_SIZES, &cli,
-		"--sizes: client 2 sizes 64..4096, server 2 sizes 64..4096 (the lists differ)");
+		"--size: client 2 sizes 64..4096, server 2 sizes 64..4096 (the lists differ)");
 	cli = plan(l1, 2);
 	cli.test = RK_BENCH_READ;
-	refused(&srv, RK_BENCH_GIVEN_TEST, &cli, "--test: client read, server write");
+	refused(&srv, RK_BENCH_GIVEN_TEST, &cli, "--op: client read, server write");
 	cli = plan(l1, 2);
 	cli.mode = RK_BENCH_LAT;
 	refused(&srv, RK_BENCH_GIVEN_MODE, &cli, "--mode: client lat, server bw");
@@ -114,11 +114,11 @@ static void test_each_option_named(void **state)
 	refused(&srv, RK_BENCH_GIVEN_TRANSPORT, &cli, "--transport: client ud, server rc");
 	cli = plan(l1, 2);
 	cli.iters = 20;
-	refused(&srv, RK_BENCH_GIVEN_ITERS, &cli, "--iters: client 20, server 5000");
+	refused(&srv, RK_BENCH_GIVEN_ITERS, &cli, "--count: client 20, server 5000");
 	cli.iters = 0;
 	cli.duration_ms = 3000;
 	refused(&srv, RK_BENCH_GIVEN_ITERS, &cli,
-		"--iters: client none (runs by --duration), server 5000");
+		"--count: client none (runs by --duration), server 5000");
 	srv.iters = 0;
 	srv.duration_ms = RK_BENCH_UNTIL_STOPPED;
 	refused(&srv, RK_BENCH_GIVEN_DURATION, &cli,
@@ -143,9 +143,9 @@ static void test_first_named(void **state)
 	(void)state;
 	cli.qps = 3;
 	cli.test = RK_BENCH_SEND;
-	refused(&srv, ~0u, &cli, "--test: client send, server write");
+	refused(&srv, ~0u, &cli, "--op: client send, server write");
 	refused(&srv, RK_BENCH_GIVEN_SIZES | RK_BENCH_GIVEN_QPS, &cli,
-		"--sizes: client 4096, server 65536");
+		"--size: client 4096, server 65536");
 	refused(&srv, RK_BENCH_GIVEN_QPS, &cli, "--qps: client 3, server 1");
 }
 

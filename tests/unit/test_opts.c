@@ -522,14 +522,14 @@ static void test_parse_twice_after_cluster(void **state)
 
 static void test_parse_too_many_options(void **state)
 {
-	static char names[70][8];
-	static bool flags[70];
-	struct rk_opt many[71];
+	static char names[100][8];
+	static bool flags[100];
+	struct rk_opt many[101];
 	char *argv[] = {"test", NULL};
 	int first = -1;
 
 	memset(many, 0, sizeof(many));
-	for (int i = 0; i < 70; i++) {
+	for (int i = 0; i < 100; i++) {
 		snprintf(names[i], sizeof(names[i]), "opt%d", i);
 		many[i] = (struct rk_opt){names[i], 0, RK_OPT_FLAG, &flags[i], 0, 0, NULL, "x"};
 	}
@@ -644,6 +644,130 @@ static void test_parse_list(void **state)
 	assert_int_equal(allow.n, RK_OPT_LIST_MAX);
 }
 
+/* Output of f(out) as a string (free it). */
+static char *capture_help(const struct rk_opt *o)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	rk_opts_help(f, "u", "d", o);
+	fclose(f);
+	return text;
+}
+
+/* A STRING with choices takes only them, and the error lists them. */
+static void test_parse_choices(void **state)
+{
+	static const char *const modes[] = {"bw", "lat", NULL};
+	const char *mode = NULL;
+	const struct rk_opt copts[] = {
+		{"mode", 'm', RK_OPT_STRING, &mode, 0, 0, "MODE", "bw or lat", .choices = modes},
+		RK_OPT_END,
+	};
+	char *good[] = {"test", "-m", "lat", NULL};
+	char *bad[] = {"test", "--mode", "latency", NULL};
+	int first = -1;
+
+	(void)state;
+	assert_int_equal(rk_opts_parse("test", copts, ARGC(good), good, &first), 0);
+	assert_string_equal(mode, "lat");
+	assert_int_equal(rk_opt_choice(modes, "lat"), 1);
+	assert_int_equal(rk_opt_choice(modes, "x"), -1);
+	mode = NULL;
+	assert_int_equal(rk_opts_parse("test", copts, ARGC(bad), bad, &first), -EINVAL);
+	assert_null(mode);
+}
+
+/* An old spelling fails; an old letter a live row has too is that row's. */
+static void test_parse_gone(void **state)
+{
+	uint64_t timeout = 10;
+	const char *op = NULL;
+	const struct rk_opt gopts[] = {
+		{"timeout", 't', RK_OPT_COUNT, &timeout, 1, 3600, "SEC", "seconds"},
+		{"op", 'o', RK_OPT_STRING, &op, 0, 0, "OP", "the test"},
+		RK_OPT_GONE_ROW("", 't', "-t is now --timeout; the test is -o/--op"),
+		RK_OPT_GONE_ROW("test", 0, "--test is now -o/--op"),
+		RK_OPT_END,
+	};
+	char *now[] = {"test", "-t", "20", NULL};
+	char *word[] = {"test", "-t", "write", NULL};
+	char *old[] = {"test", "--test", "write", NULL};
+	char *old_eq[] = {"test", "--test=write", NULL};
+	char *text;
+	int first = -1;
+
+	(void)state;
+	assert_int_equal(rk_opts_parse("test", gopts, ARGC(now), now, &first), 0);
+	assert_int_equal(timeout, 20);
+	assert_int_equal(rk_opts_parse("test", gopts, ARGC(word), word, &first), -EINVAL);
+	assert_int_equal(rk_opts_parse("test", gopts, ARGC(old), old, &first), -EINVAL);
+	assert_int_equal(rk_opts_parse("test", gopts, ARGC(old_eq), old_eq, &first), -EINVAL);
+	assert_null(op);
+	/* --help does not show old spellings. */
+	text = capture_help(gopts);
+	assert_not_contains(text, "--test");
+	assert_not_contains(text, "is now");
+	free(text);
+}
+
+/* --version is its own answer (2), as --help is 1. */
+static void test_parse_version(void **state)
+{
+	char *argv[] = {"test", "--version", NULL};
+	int first = -1;
+
+	(void)state;
+	assert_int_equal(rk_opts_parse("test", opts, ARGC(argv), argv, &first), 2);
+}
+
+/* A shown default (def) replaces the live value: one default per line. */
+static void test_help_def(void **state)
+{
+	uint64_t iters = 0;
+	const struct rk_opt dopts[] = {
+		{"count", 'n', RK_OPT_COUNT, &iters, 1, 100, "N", "iterations",
+		 .def = "5000 for bw, 1000 for lat"},
+		RK_OPT_END,
+	};
+	char *text, line[256];
+
+	(void)state;
+	text = capture_help(dopts);
+	line_with(text, "--count", line, sizeof(line));
+	assert_contains(line, "iterations (default: 5000 for bw, 1000 for lat)");
+	assert_not_contains(line, "(default: 0)");
+	assert_contains(text, "--version");
+	free(text);
+}
+
+/* RDMAKIT_HELP_FORMAT=tsv: the table as records for docs/gendocs.py. */
+static void test_help_tsv(void **state)
+{
+	static const char *const modes[] = {"bw", "lat", NULL};
+	const char *mode = "bw";
+	bool flag = false;
+	const struct rk_opt topts[] = {
+		{"mode", 'm', RK_OPT_STRING, &mode, 0, 0, "MODE", "a\tb", .choices = modes},
+		{"flag", 0, RK_OPT_FLAG, &flag, 0, 0, NULL, "on"},
+		RK_OPT_GONE_ROW("old", 0, "--old is now --mode"),
+		RK_OPT_END,
+	};
+	char *text;
+
+	(void)state;
+	setenv("RDMAKIT_HELP_FORMAT", "tsv", 1);
+	text = capture_help(topts);
+	unsetenv("RDMAKIT_HELP_FORMAT");
+	assert_contains(text, "usage\tu\n");
+	assert_contains(text, "option\tmode\tm\tstring\tMODE\tbw\tbw|lat\ta\\tb\n");
+	assert_contains(text, "option\tflag\t\tflag\t\t\t\ton\n");
+	assert_contains(text, "option\told\t\tgone\tVALUE\t\t\t--old is now --mode\n");
+	free(text);
+}
+
 #define PARSE_TEST(f) cmocka_unit_test_setup(f, reset_defaults)
 
 int main(void)
@@ -675,6 +799,11 @@ int main(void)
 		PARSE_TEST(test_help),
 		PARSE_TEST(test_help_live_defaults),
 		cmocka_unit_test(test_parse_list),
+		cmocka_unit_test(test_parse_choices),
+		cmocka_unit_test(test_parse_gone),
+		PARSE_TEST(test_parse_version),
+		cmocka_unit_test(test_help_def),
+		cmocka_unit_test(test_help_tsv),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

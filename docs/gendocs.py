@@ -1,0 +1,491 @@
+#!/usr/bin/python3
+"""Write rdmakit's man pages and bash completion from the option tables.
+
+The tables that drive parsing and --help (struct rk_opt, src/cli/opts.h) are
+read from the built programs themselves: with RDMAKIT_HELP_FORMAT=tsv in the
+environment, `rdmakit --help` lists the commands (and the option tables of
+the commands that have several), and `rdmakit CMD --help` prints its table
+as records instead of text (opts.c, rk_opts_help_epilog()). Nothing here
+lists an option by hand, so the pages and the completion cannot drift from
+what the programs parse. librdmakit(3) is generated from the public headers
+(include/rdmakit/*.h): each header's leading comment, and every rk_*
+function's declaration with the comment above it.
+
+usage: gendocs.py --rdmakit BIN [--mesh BIN] --include DIR --version V --out DIR
+
+Writes OUT/man1/rdmakit.1, OUT/man1/rdmakit-CMD.1 (rdmakit-mesh.1 with
+--mesh), OUT/man3/librdmakit.3, OUT/bash-completion/completions/rdmakit (and
+rdmakit-mesh, the same script) and OUT/options.tsv (every option of every table, for the tests).
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+SEE_ALSO_LOG = ("RDMAKIT_LOG=error|warn|info|debug sets how much the library logs "
+                "(the default: warn).")
+
+
+def unescape(text):
+    out, i = [], 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text):
+            out.append({"n": "\n", "t": "\t", "\\": "\\"}.get(text[i + 1], text[i + 1]))
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def run_tsv(argv):
+    env = dict(os.environ, RDMAKIT_HELP_FORMAT="tsv")
+    # Keep MPI launchers' rank variables away: rdmakit-mesh prints help on rank 0 only.
+    for v in ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"):
+        env.pop(v, None)
+    p = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, check=False)
+    if p.returncode != 0:
+        sys.exit("gendocs: %s exited %d: %s" % (" ".join(argv), p.returncode, p.stderr))
+    return [line.split("\t") for line in p.stdout.splitlines() if line]
+
+
+class Table:
+    """One option table: usage, description, epilog and its rows."""
+
+    def __init__(self, records, words, speaks=""):
+        self.words = words      # argv after the program that selects it
+        self.speaks = speaks    # the program whose letters it speaks ("" rdmakit's)
+        self.usage = self.description = self.epilog = ""
+        self.options, self.gone = [], []
+        for r in records:
+            if r[0] in ("usage", "description", "epilog"):
+                setattr(self, r[0], unescape(r[1]))
+            elif r[0] == "option":
+                o = dict(zip(("name", "key", "type", "arg", "default", "choices", "help"),
+                             [unescape(x) for x in r[1:8]]))
+                o["choices"] = o["choices"].split("|") if o["choices"] else []
+                (self.gone if o["type"] == "gone" else self.options).append(o)
+            else:
+                sys.exit("gendocs: unknown record %r" % r[0])
+
+
+def shown_default(o):
+    """The default as the man page shows it: every option has one."""
+    if o["default"]:
+        return o["default"]
+    if o["type"] == "flag":
+        return "off"
+    if o["type"] == "list":
+        return "none (repeat the option for more than one)"
+    return "none"
+
+
+# ---- roff ----
+
+def roff_text(text):
+    """Plain text as roff: backslashes and hyphens escaped, no line starting
+    with a control character."""
+    text = text.replace("\\", "\\e").replace("-", "\\-")
+    lines = []
+    for line in text.split("\n"):
+        if line.startswith((".", "'")):
+            line = "\\&" + line
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def roff_pre(text):
+    """Preformatted text, as --help prints it."""
+    return ".nf\n" + roff_text(text) + "\n.fi"
+
+
+def option_head(o):
+    parts = []
+    if o["key"]:
+        parts.append("\\fB\\-%s\\fR" % o["key"])
+    if o["name"]:
+        parts.append("\\fB\\-\\-%s\\fR" % roff_text(o["name"]))
+    head = ", ".join(parts)
+    if o["type"] != "flag":
+        head += " \\fI%s\\fR" % roff_text(o["arg"])
+    return head
+
+
+def option_item(o):
+    lines = [".TP", option_head(o), roff_text(o["help"]) + "."]
+    if o["choices"]:
+        lines += [".br", "Values: " + roff_text(", ".join(o["choices"])) + "."]
+    lines += [".br", "Default: " + roff_text(shown_default(o)) + "."]
+    return "\n".join(lines)
+
+
+STANDARD = [
+    {"name": "help", "key": "h", "type": "flag", "arg": "", "default": "", "choices": [],
+     "help": "show the options and their defaults, then exit"},
+    {"name": "version", "key": "", "type": "flag", "arg": "", "default": "", "choices": [],
+     "help": "print rdmakit's version, then exit"},
+]
+
+
+def options_section(title, table):
+    out = [".SH " + title]
+    if table.speaks:
+        out.append("These options are %s's own, letters included." % roff_text(table.speaks))
+    out += [option_item(o) for o in table.options + STANDARD]
+    return out
+
+
+def gone_section(tables, usage_status):
+    seen, out = set(), []
+    for t in tables:
+        for o in t.gone:
+            spelled = ("-" + o["key"] if o["key"] else "") + \
+                      (("/" if o["key"] else "") + "--" + o["name"] if o["name"] else "")
+            if spelled in seen:
+                continue
+            seen.add(spelled)
+            out += [".TP", "\\fB%s\\fR" % roff_text(spelled), roff_text(o["help"]) + "."]
+    if out:
+        out = [".SH OLD SPELLINGS",
+               "Given, these fail (exit status %d, bad usage) with the message below, naming "
+               "the new spelling." % usage_status] + out
+    return out
+
+
+def page_head(name, section, summary, version):
+    return ['.\\" Generated by docs/gendocs.py from the option tables; do not edit.',
+            '.TH %s %d "" "rdmakit %s" "rdmakit manual"' % (name.upper().replace("-", "\\-"),
+                                                             section, version),
+            ".nh", ".ad l", ".SH NAME", "%s \\- %s" % (roff_text(name), roff_text(summary))]
+
+
+def see_also(name):
+    pages = ["rdmakit(1)", "librdmakit(3)"]
+    return [".SH ENVIRONMENT", roff_text(SEE_ALSO_LOG), ".SH SEE ALSO",
+            ", ".join("\\fB%s\\fR(%s)" % (p.split("(")[0].replace("-", "\\-"),
+                                          p.split("(")[1][:-1])
+                      for p in pages if not p.startswith(name + "("))]
+
+
+def command_page(name, summary, tables, version):
+    out = page_head(name, 1, summary, version)
+    first = tables[0]
+    usage = "\n".join(l.strip() for l in first.usage.split("\n"))
+    out += [".SH SYNOPSIS", roff_pre(usage)]
+    if len(tables) == 1:
+        out += [".SH DESCRIPTION", roff_pre(first.description)]
+        out += options_section("OPTIONS", first)
+        if first.epilog:
+            out += [".SH NOTES", roff_pre(first.epilog)]
+    else:
+        shared_description = len({t.description for t in tables}) == 1
+        if shared_description:
+            out += [".SH DESCRIPTION", roff_pre(first.description)]
+        for t in tables:
+            words = " ".join(t.words)
+            if not shared_description:
+                out += [".SH %s" % roff_text(words.upper()), roff_pre(t.description)]
+            out += options_section("OPTIONS: " + roff_text(words), t)
+        epilogs = []
+        for t in tables:
+            if t.epilog and t.epilog not in epilogs:
+                epilogs.append(t.epilog)
+        if epilogs:
+            out += [".SH NOTES", roff_pre("\n\n".join(epilogs))]
+    # rdmakit-mesh has statuses of its own: 3 for a usage error.
+    out += gone_section(tables, 3 if name == "rdmakit-mesh" else 2)
+    out += see_also(name)
+    return "\n".join(out) + "\n"
+
+
+def main_page(description, commands, version, mesh):
+    out = page_head("rdmakit", 1, description.rstrip("."), version)
+    out += [".SH SYNOPSIS", ".nf", "\\fBrdmakit\\fR \\fICOMMAND\\fR [\\fIOPTIONS\\fR]",
+            "\\fBrdmakit\\fR \\fICOMMAND\\fR \\-\\-help", "\\fBrdmakit\\fR \\-\\-version",
+            ".fi", ".SH DESCRIPTION", roff_text(description),
+            "Each command has its own page, \\fBrdmakit\\-\\fR\\fICOMMAND\\fR(1), and "
+            "\\fBrdmakit \\fR\\fICOMMAND\\fR \\fB\\-\\-help\\fR lists its options with "
+            "their defaults.", ".PP",
+            "Option letters mean one thing across the commands: \\-t is \\-\\-timeout "
+            "(seconds), \\-n \\-\\-count, \\-s \\-\\-size, \\-p \\-\\-port, \\-j "
+            "\\-\\-json and so on; the exceptions are the tables of \\fBrdmakit ping "
+            "\\-\\-proto rping\\fR and \\fB\\-\\-proto pingpong\\fR, which take the letters "
+            "of the programs they speak for.", ".SH COMMANDS"]
+    for name, summary, _ in commands:
+        page = "rdmakit\\-" + roff_text(name)
+        ref = "\\fB%s\\fR(1)" % page if name != "mesh" or mesh else "(built with MPI only)"
+        out += [".TP", "\\fB%s\\fR" % roff_text(name), "%s; see %s." % (roff_text(summary), ref)]
+    out += [".SH OPTIONS", ".TP", "\\fB\\-h\\fR, \\fB\\-\\-help\\fR",
+            "list the commands, then exit.", ".TP", "\\fB\\-\\-version\\fR",
+            "print rdmakit's version, then exit.",
+            ".SH EXIT STATUS",
+            "0 the run worked; 1 the run failed; 2 bad usage; 3 a threshold was missed or "
+            "could not be graded (bench, ping). rdmakit\\-mesh(1) has its own.",
+            ".SH FILES", ".TP", "\\fI/sys/class/infiniband\\fR",
+            "the RDMA devices (\\-d \\fIDEV\\fR; the completion offers their names).",
+            ".SH ENVIRONMENT", roff_text(SEE_ALSO_LOG), ".SH SEE ALSO",
+            ", ".join("\\fBrdmakit\\-%s\\fR(1)" % roff_text(n) for n, _, _ in commands
+                      if n != "mesh" or mesh) + ", \\fBlibrdmakit\\fR(3)"]
+    return "\n".join(out) + "\n"
+
+
+# ---- librdmakit(3) from the headers ----
+
+COMMENT = re.compile(r"/\*(.*?)\*/", re.S)
+
+
+def comment_text(c):
+    lines = [re.sub(r"^\s*\* ?", "", l).rstrip() for l in c.strip("*").split("\n")]
+    return " ".join(l.strip() for l in lines if l.strip())
+
+
+def header_api(path):
+    """(summary, [(declaration, comment)]) of one public header."""
+    text = open(path).read()
+    m = COMMENT.match(text.lstrip())
+    summary = comment_text(m.group(1)) if m else ""
+    summary = re.sub(r"^rdmakit:\s*", "", summary)
+    funcs = []
+    # Top-level declarations of rk_ functions, with the comment just above.
+    for m in re.finditer(r"(?:/\*((?:(?!\*/).)*?)\*/\s*\n)?"
+                         r"^((?:[A-Za-z_][\w \*]*?[\s\*])(rk_\w+)\s*\([^;{]*?\)\s*;)",
+                         text, re.S | re.M):
+        decl = " ".join(m.group(2).split())
+        funcs.append((decl, comment_text(m.group(1)) if m.group(1) else ""))
+    return summary, funcs
+
+
+def header_order(include_dir):
+    names = sorted(f for f in os.listdir(include_dir) if f.endswith(".h"))
+    umbrella = os.path.join(include_dir, "rdmakit.h")
+    order = []
+    if os.path.exists(umbrella):
+        order = re.findall(r"#include <rdmakit/(\w+\.h)>", open(umbrella).read())
+    return [n for n in order if n in names] + [n for n in names
+                                                if n not in order and n != "rdmakit.h"]
+
+
+def library_page(include_dir, version):
+    out = page_head("librdmakit", 3, "RDMA toolkit library over libibverbs and librdmacm",
+                    version)
+    out += [".SH SYNOPSIS", ".nf", "\\fB#include <rdmakit/rdmakit.h>\\fR", "",
+            "cc ... $(pkg\\-config \\-\\-cflags \\-\\-libs rdmakit)", ".fi",
+            ".SH DESCRIPTION",
+            ".PP", "librdmakit is the library under the \\fBrdmakit\\fR(1) command: devices, "
+            "GIDs, memory, CQs, QPs and their operations, connection set-up over a TCP "
+            "exchange or RDMA CM, and the engines of the commands (bench, ping, rc, ud, "
+            "share, loopback, qp\\-states, mesh) behind one call each that fills a "
+            "result struct.", ".PP",
+            "Conventions: functions return 0 or a negative errno; outputs (the \\fI_p\\fR "
+            "parameters) are set only on success; an error is logged once, by the "
+            "function that first understands it (\\fBRDMAKIT_LOG\\fR sets how much is "
+            "logged); \\fBrk_strerror\\fR() names an error.", ".PP",
+            "This page is generated from the public headers, "
+            "\\fI/usr/include/rdmakit/*.h\\fR: each header's purpose, then its functions "
+            "with the comment that documents them. The headers themselves hold the "
+            "structures and constants.", ".SH API"]
+    for h in header_order(include_dir):
+        summary, funcs = header_api(os.path.join(include_dir, h))
+        out += [".SS <rdmakit/%s>" % roff_text(h), roff_text(summary)]
+        for decl, comment in funcs:
+            out += [".TP", ".B " + roff_text(decl).replace('"', '\\(dq'),
+                    roff_text(comment) if comment else "(see the header)"]
+    out += [".SH SEE ALSO", "\\fBrdmakit\\fR(1), \\fBibv_open_device\\fR(3), "
+            "\\fBrdma_cm\\fR(7)"]
+    return "\n".join(out) + "\n"
+
+
+# ---- bash completion ----
+
+def sh_quote(text):
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def completion(commands, tables_by_key, mesh_key):
+    """A bash completion for rdmakit and rdmakit-mesh: commands, each table's
+    options, the values of options with choices, device names for --device,
+    files for FILE, PATH and DIR arguments."""
+    out = ["# bash completion for rdmakit and rdmakit-mesh.",
+           "# Generated by docs/gendocs.py from the option tables; do not edit.",
+           "",
+           "_rdmakit_commands=%s" % sh_quote(" ".join(c[0] for c in commands)),
+           "declare -gA _rdmakit_subs=(%s)" % " ".join(
+               "[%s]=%s" % (c[0], sh_quote(" ".join(w for w in c[2])))
+               for c in commands if c[2] and not c[2][0].startswith("-")),
+           "declare -gA _rdmakit_opts=()", "declare -gA _rdmakit_takes=()",
+           "declare -gA _rdmakit_values=()", ""]
+    for key, t in tables_by_key.items():
+        opts, takes = [], []
+        for o in t.options + STANDARD:
+            spelled = ["--" + o["name"]] + (["-" + o["key"]] if o["key"] else [])
+            opts += spelled
+            if o["type"] != "flag":
+                takes += spelled
+                if o["choices"]:
+                    kind = "choices:" + " ".join(o["choices"])
+                elif o["name"] == "device":
+                    kind = "device"
+                elif o["arg"] in ("FILE", "PATH") or o["arg"].endswith(".json"):
+                    kind = "file"
+                elif o["arg"] == "DIR":
+                    kind = "dir"
+                else:
+                    kind = ""
+                for s in spelled:
+                    out.append("_rdmakit_values[%s]=%s" % (sh_quote(key + " " + s),
+                                                           sh_quote(kind)))
+        out.append("_rdmakit_opts[%s]=%s" % (sh_quote(key), sh_quote(" ".join(opts))))
+        out.append("_rdmakit_takes[%s]=%s" % (sh_quote(key), sh_quote(" " + " ".join(takes)
+                                                                        + " ")))
+    out.append(r'''
+# Where the RDMA devices are listed (a variable so a test can point it elsewhere).
+_rdmakit_ib_dir=${_rdmakit_ib_dir:-/sys/class/infiniband}
+
+# _rdmakit_complete KEY: COMPREPLY for the current word in table KEY, the
+# words before it being COMP_WORDS[start..].
+_rdmakit_complete() {
+	local key=$1 cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+	local kind d devs=()
+	# "--opt=value": bash splits at "=" (COMP_WORDBREAKS).
+	if [ "$cur" = "=" ]; then
+		prev=${COMP_WORDS[COMP_CWORD-1]}
+		cur=
+	elif [ "$prev" = "=" ] && [ "$COMP_CWORD" -ge 2 ]; then
+		prev=${COMP_WORDS[COMP_CWORD-2]}
+	fi
+	if [[ ${_rdmakit_takes[$key]} == *" $prev "* ]]; then
+		kind=${_rdmakit_values["$key $prev"]}
+		case $kind in
+		choices:*) COMPREPLY=($(compgen -W "${kind#choices:}" -- "$cur")) ;;
+		device)
+			for d in "$_rdmakit_ib_dir"/*; do
+				[ -e "$d" ] && devs+=("${d##*/}")
+			done
+			COMPREPLY=($(compgen -W "${devs[*]}" -- "$cur")) ;;
+		file) COMPREPLY=($(compgen -f -- "$cur")) ;;
+		dir) COMPREPLY=($(compgen -d -- "$cur")) ;;
+		*) COMPREPLY=() ;;
+		esac
+		return 0
+	fi
+	if [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "${_rdmakit_opts[$key]}" -- "$cur"))
+	fi
+	return 0
+}
+
+_rdmakit() {
+	local cmd=${COMP_WORDS[1]} key proto=native i
+	COMPREPLY=()
+	if [ "$COMP_CWORD" -eq 1 ]; then
+		COMPREPLY=($(compgen -W "$_rdmakit_commands --help --version" -- "${COMP_WORDS[1]}"))
+		return 0
+	fi
+	key=$cmd
+	if [ -n "${_rdmakit_subs[$cmd]}" ]; then
+		if [ "$COMP_CWORD" -eq 2 ]; then
+			COMPREPLY=($(compgen -W "${_rdmakit_subs[$cmd]} --help --version" -- \
+				"${COMP_WORDS[2]}"))
+			return 0
+		fi
+		key="$cmd ${COMP_WORDS[2]}"
+	fi
+	if [ "$cmd" = ping ]; then
+		for ((i = 2; i < COMP_CWORD; i++)); do
+			if [ "${COMP_WORDS[i]}" = --proto ]; then
+				proto=${COMP_WORDS[i+1]}
+				[ "$proto" = "=" ] && proto=${COMP_WORDS[i+2]}
+			fi
+		done
+		key="ping --proto=$proto"
+		# --proto's own value being typed, or one it does not take
+		[ -n "${_rdmakit_opts[$key]}" ] || key="ping --proto=native"
+	fi
+	[ -n "${_rdmakit_opts[$key]}" ] || return 0
+	_rdmakit_complete "$key"
+}
+complete -F _rdmakit rdmakit
+''')
+    if mesh_key:
+        out.append('''_rdmakit_mesh() {
+	COMPREPLY=()
+	_rdmakit_complete %s
+}
+complete -F _rdmakit_mesh rdmakit-mesh''' % sh_quote(mesh_key))
+    return "\n".join(out) + "\n"
+
+
+def index_rows(page, t):
+    # One row for the table itself, so that a table without options is listed.
+    yield "\t".join([page, " ".join(t.words), t.speaks, "", "", "table", "", "", ""])
+    for o in t.options + t.gone:
+        yield "\t".join([page, " ".join(t.words), t.speaks, o["name"], o["key"], o["type"],
+                         o["arg"], shown_default(o), "|".join(o["choices"])])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rdmakit", required=True)
+    ap.add_argument("--mesh")
+    ap.add_argument("--include", required=True)
+    ap.add_argument("--version", required=True)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+
+    top = run_tsv([a.rdmakit, "--help"])
+    description = next(r[1] for r in top if r[0] == "description")
+    commands = []  # (name, summary, [(words, speaks)])
+    for r in top:
+        if r[0] == "command":
+            commands.append((r[1], r[2], []))
+        elif r[0] == "variant":
+            commands[-1][2].append((r[2], r[3] if len(r) > 3 else ""))
+    tables_by_key, pages, index = {}, {}, []
+    for name, summary, variants in commands:
+        tables = []
+        if name == "mesh":
+            if not a.mesh:
+                continue
+            tables = [Table(run_tsv([a.mesh, "--help"]), [])]
+            tables_by_key["mesh"] = tables[0]
+        elif not variants:
+            tables = [Table(run_tsv([a.rdmakit, name, "--help"]), [])]
+            tables_by_key[name] = tables[0]
+        else:
+            for words, speaks in variants:
+                t = Table(run_tsv([a.rdmakit, name, words, "--help"]), [words], speaks)
+                tables.append(t)
+                tables_by_key[name + " " + words] = t
+        pages["man1/rdmakit-%s.1" % name] = command_page("rdmakit-" + name, summary, tables,
+                                                         a.version)
+        index += [row for t in tables for row in index_rows("rdmakit-" + name, t)]
+    # The command list keeps only the subcommand words (blk), not --proto.
+    commands = [(n, s, [w for w, _ in v]) for n, s, v in commands]
+    pages["man1/rdmakit.1"] = main_page(description, commands, a.version, bool(a.mesh))
+    pages["man3/librdmakit.3"] = library_page(a.include, a.version)
+    # As bash-completion looks for them: DIR/bash-completion/completions/NAME.
+    script = completion(commands, tables_by_key, "mesh" if a.mesh else None)
+    pages["bash-completion/completions/rdmakit"] = script
+    if a.mesh:
+        pages["bash-completion/completions/rdmakit-mesh"] = script
+    pages["options.tsv"] = ("page\tselect\tspeaks\tname\tkey\ttype\targ\tdefault\tchoices\n" +
+                            "\n".join(index) + "\n")
+    # A page of a command gone (or of rdmakit-mesh, built no more) goes too.
+    for d, ext in (("man1", ".1"), ("man3", ".3"), ("bash-completion/completions", "")):
+        path = os.path.join(a.out, d)
+        for f in os.listdir(path) if os.path.isdir(path) else []:
+            if f.endswith(ext) and d + "/" + f not in pages:
+                os.remove(os.path.join(path, f))
+    for rel, text in pages.items():
+        path = os.path.join(a.out, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path + ".tmp", "w") as f:
+            f.write(text)
+        os.replace(path + ".tmp", path)
+
+
+if __name__ == "__main__":
+    main()

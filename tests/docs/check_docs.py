@@ -1,0 +1,357 @@
+#!/usr/bin/python3
+"""The generated man pages and bash completion against the programs.
+
+usage: check_docs.py RDMAKIT DOCS_DIR SOURCE_DIR LIBRDMAKIT_SO [RDMAKIT_MESH]
+
+- every option a table parses is documented: each command's (and table's)
+  `--help`, which the parser's own table prints, lists exactly the options of
+  its man page; every option row in the sources (src/cli, src/mesh) is in a
+  page;
+- every documented option parses: given to the program by its long name and
+  by its letter it is taken (exit 0 before --help) or its value is refused
+  naming that very option; every old spelling fails naming the new one;
+- `man -l` renders every page, showing each option with its default;
+- the completion, loaded in bash with COMP_WORDS/COMP_CWORD set as bash sets
+  them, offers every command, every option of every table, the values of
+  options with choices, and device names (from a directory standing in for
+  /sys/class/infiniband);
+- no letter means two things across rdmakit's own tables (ping's rping and
+  pingpong tables speak those programs' letters);
+- every command and table answers --version; librdmakit(3) names every rk_
+  function the library exports.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL: " + msg)
+
+
+def run(argv, env=None):
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       env=env, check=False)
+    return p.returncode, p.stdout, p.stderr
+
+
+def load_index(docs):
+    rows = []
+    with open(os.path.join(docs, "options.tsv")) as f:
+        head = f.readline().rstrip("\n").split("\t")
+        for line in f:
+            rows.append(dict(zip(head, line.rstrip("\n").split("\t"))))
+    tables = {}
+    for r in rows:
+        rows_of = tables.setdefault((r["page"], r["select"], r["speaks"]), [])
+        if r["type"] != "table":  # the row that lists a table, options or none
+            rows_of.append(r)
+    return tables
+
+
+def program(rdmakit, mesh, page, select):
+    """argv that reaches a table: rdmakit CMD [WORDS] or rdmakit-mesh."""
+    if page == "rdmakit-mesh":
+        return [mesh]
+    return [rdmakit, page[len("rdmakit-"):]] + (select.split() if select else [])
+
+
+HELP_LINE = re.compile(r"^  (?:-(\S), |    )--([a-z0-9-]+)(?: (\S+))?\s+(.*)$")
+
+
+def help_options(argv):
+    """{long: (letter, rest of line)} from a table's text --help."""
+    rc, out, err = run(argv + ["--help"])
+    if rc != 0:
+        fail("%s --help: exit %d: %s" % (" ".join(argv), rc, err.strip()))
+        return {}
+    opts = {}
+    for line in out.split("options:\n", 1)[-1].splitlines():
+        m = HELP_LINE.match(line)
+        if m:
+            opts[m.group(2)] = (m.group(1) or "", m.group(4))
+        elif not line.strip():
+            break
+    return opts
+
+
+def check_help_matches(argv, rows):
+    shown = help_options(argv)
+    live = {r["name"]: r for r in rows if r["type"] != "gone"}
+    name = " ".join(os.path.basename(a) for a in argv)
+    for long in sorted(set(shown) - set(live) - {"help", "version"}):
+        fail("%s: --%s is parsed (--help) but not in the man page" % (name, long))
+    for long in sorted(set(live) - set(shown)):
+        fail("%s: --%s is in the man page but not parsed (--help)" % (name, long))
+    for long in set(shown) & set(live):
+        if shown[long][0] != live[long]["key"]:
+            fail("%s: --%s has letter '%s' in --help, '%s' in the man page" %
+                 (name, long, shown[long][0], live[long]["key"]))
+        d = live[long]["default"]
+        if live[long]["type"] not in ("flag", "list") and d != "none" and \
+           "(default: %s)" % d not in shown[long][1]:
+            fail("%s: --%s: --help does not show the default '%s': %s" %
+                 (name, long, d, shown[long][1]))
+        if shown[long][1].count("default:") > 1:
+            fail("%s: --%s: --help shows two defaults: %s" % (name, long, shown[long][1]))
+
+
+def probe_value(r):
+    if r["choices"]:
+        return r["choices"].split("|")[0]
+    if re.fullmatch(r"-?[0-9]+", r["default"]):
+        return r["default"]
+    return "x"
+
+
+mesh_program = None
+
+
+def check_parses(argv, rows):
+    name = " ".join(os.path.basename(a) for a in argv)
+    for r in rows:
+        spellings = ["--" + r["name"]] if r["name"] else []
+        spellings += ["-" + r["key"]] if r["key"] else []
+        for sp in spellings:
+            if r["type"] == "gone":
+                # rdmakit's usage errors exit 2, rdmakit-mesh's 3 (its own statuses)
+                usage = 3 if argv[0] == mesh_program else 2
+                rc, _, err = run(argv + [sp, "x", "--help"])
+                if rc != usage or "is now" not in err:
+                    fail("%s %s (old spelling): exit %d, %r (wanted exit %d naming the new "
+                         "spelling)" % (name, sp, rc, err.strip(), usage))
+                continue
+            extra = [] if r["type"] == "flag" else [probe_value(r)]
+            rc, _, err = run(argv + [sp] + extra + ["--help"])
+            if rc == 0:
+                continue
+            if "option --%s" % r["name"] not in err:
+                fail("%s %s %s: exit %d, %r (not taken as --%s)" %
+                     (name, sp, " ".join(extra), rc, err.strip(), r["name"]))
+
+
+def source_rows(src, mesh):
+    """Option names of the rows written in the sources (src/mesh's when
+    rdmakit-mesh is built)."""
+    names = set()
+    row = re.compile(r'\{"([a-z0-9-]+)",\s*(?:0|\'.\'|\([a-z]+\)),\s*RK_OPT_(?!GONE)')
+    for d in ("src/cli", "src/mesh") if mesh else ("src/cli",):
+        for f in os.listdir(os.path.join(src, d)):
+            if f.endswith((".c", ".h")):
+                names.update(row.findall(open(os.path.join(src, d, f)).read()))
+    return names
+
+
+def rendered(path):
+    env = dict(os.environ, MANWIDTH="80", MAN_KEEP_FORMATTING="")
+    env.pop("MANPAGER", None)
+    env.pop("PAGER", None)
+    p = subprocess.run(["man", "-l", "-P", "cat", path], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, env=env, check=False)
+    if p.returncode != 0 or p.stderr.strip():
+        fail("man -l %s: exit %d: %s" % (path, p.returncode, p.stderr.strip()))
+    text = re.sub(r".\x08", "", p.stdout)
+    return " ".join(text.split())
+
+
+def check_page(docs, page, tables):
+    path = os.path.join(docs, "man1", page + ".1")
+    if not os.path.exists(path):
+        fail("no man page %s" % path)
+        return
+    text = rendered(path)
+    for (pg, select, _), rows in tables.items():
+        if pg != page:
+            continue
+        for r in rows:
+            if r["type"] == "gone":
+                spelled = ("-" + r["key"] if r["key"] else "") + \
+                          ("/" if r["key"] and r["name"] else "") + \
+                          ("--" + r["name"] if r["name"] else "")
+                if "OLD SPELLINGS" not in text or spelled not in text:
+                    fail("%s: old spelling %s not under OLD SPELLINGS" % (page, spelled))
+                continue
+            head = ("-%s, " % r["key"] if r["key"] else "") + "--" + r["name"] + \
+                   ("" if r["type"] == "flag" else " " + r["arg"])
+            found = False
+            for m in re.finditer(re.escape(head) + r"(?![\w-])", text):
+                tail = text[m.end():m.end() + 3000]
+                d = tail.find("Default: ")
+                if d >= 0 and tail[d + 9:].startswith(r["default"] + "."):
+                    found = True
+                    break
+            if not found:
+                fail("%s%s: '%s' not shown with 'Default: %s.'" %
+                     (page, " " + select if select else "", head, r["default"]))
+    for std in ("-h, --help", "--version"):
+        if std not in text:
+            fail("%s: %s not shown" % (page, std))
+
+
+def completion_replies(docs, queries, ib_dir):
+    """COMPREPLY for each list of words (the last is the word being completed),
+    in one bash that loaded the script."""
+    script = os.path.join(docs, "bash-completion", "completions", "rdmakit")
+    lines = ["_rdmakit_ib_dir=%s" % ib_dir, ". %s || exit 9" % script]
+    for words in queries:
+        quoted = " ".join("'%s'" % w.replace("'", "'\\''") for w in words)
+        fn = "_rdmakit_mesh" if words[0] == "rdmakit-mesh" else "_rdmakit"
+        lines.append("COMP_WORDS=(%s); COMP_CWORD=%d; COMPREPLY=(); %s; "
+                     "echo \"@@ ${COMPREPLY[*]}\"" % (quoted, len(words) - 1, fn))
+    p = subprocess.run(["bash", "--norc", "--noprofile"], input="\n".join(lines) + "\n",
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       check=False)
+    if p.returncode != 0 or p.stderr.strip():
+        fail("bash with the completion: exit %d: %s" % (p.returncode, p.stderr.strip()))
+    replies = [l[3:].split() for l in p.stdout.splitlines() if l.startswith("@@")]
+    if len(replies) != len(queries):
+        fail("completion: %d answers to %d queries" % (len(replies), len(queries)))
+        return [[] for _ in queries]
+    return replies
+
+
+def table_words(page, select):
+    if page == "rdmakit-mesh":
+        return ["rdmakit-mesh"]
+    words = ["rdmakit", page[len("rdmakit-"):]]
+    if select.startswith("--proto="):
+        return words + ["--proto", select[len("--proto="):]]
+    return words + (select.split() if select else [])
+
+
+def check_completion(docs, tables, has_mesh):
+    with tempfile.TemporaryDirectory() as ib:
+        for dev in ("rxe0", "mlx5_1"):
+            os.mkdir(os.path.join(ib, dev))
+        queries, wants = [], []
+        commands = sorted({p[len("rdmakit-"):] for p, _, _ in tables})
+        queries.append(["rdmakit", ""])
+        wants.append(("every command", set(commands) | {"--help", "--version"}, True))
+        for (page, select, _), rows in sorted(tables.items()):
+            words = table_words(page, select)
+            live = [r for r in rows if r["type"] != "gone"]
+            longs = {"--" + r["name"] for r in live} | {"--help", "--version"}
+            shorts = {"-" + r["key"] for r in live if r["key"]} | {"-h"}
+            queries.append(words + ["--"])
+            wants.append(("%s: every long option" % " ".join(words), longs, True))
+            queries.append(words + ["-"])
+            wants.append(("%s: every option" % " ".join(words), longs | shorts, True))
+            for r in live:
+                if r["choices"]:
+                    queries.append(words + ["--" + r["name"], ""])
+                    wants.append(("%s --%s: its values" % (" ".join(words), r["name"]),
+                                  set(r["choices"].split("|")), True))
+                if r["name"] == "device":
+                    for sp in ["--device"] + (["-" + r["key"]] if r["key"] else []):
+                        queries.append(words + [sp, ""])
+                        wants.append(("%s %s: device names" % (" ".join(words), sp),
+                                      {"rxe0", "mlx5_1"}, True))
+            if page == "rdmakit-mesh" and has_mesh:
+                queries.append(["rdmakit", "mesh", "--"])
+                wants.append(("rdmakit mesh: every long option", longs, True))
+        queries.append(["rdmakit", "blk", ""])
+        wants.append(("rdmakit blk: its subcommands",
+                      {s for p, s, _ in tables if p == "rdmakit-blk"} | {"--help", "--version"},
+                      True))
+        queries.append(["rdmakit", "bench", "--op", "=", "wr"])
+        wants.append(("rdmakit bench --op=wr", {"write"}, True))
+        replies = completion_replies(docs, queries, ib)
+    for q, (what, want, exact), got in zip(queries, wants, replies):
+        if set(got) != want:
+            fail("completion of %r (%s): missing %s, extra %s" %
+                 (q, what, sorted(want - set(got)), sorted(set(got) - want)))
+
+
+def check_letters(tables):
+    letters, longs = {}, {}
+    for (page, select, speaks), rows in tables.items():
+        if speaks:
+            continue
+        where = page + (" " + select if select else "")
+        for r in rows:
+            if r["type"] == "gone" or not r["key"] or not r["name"]:
+                continue
+            letters.setdefault(r["key"], {}).setdefault(r["name"], []).append(where)
+            longs.setdefault(r["name"], {}).setdefault(r["key"], []).append(where)
+    for key, names in sorted(letters.items()):
+        if len(names) > 1:
+            fail("-%s means %s" % (key, "; ".join("--%s in %s" % (n, ", ".join(w))
+                                                  for n, w in sorted(names.items()))))
+    for name, keys in sorted(longs.items()):
+        if len(keys) > 1:
+            fail("--%s has letters %s" % (name, "; ".join("-%s in %s" % (k, ", ".join(w))
+                                                         for k, w in sorted(keys.items()))))
+
+
+def check_versions(rdmakit, mesh, tables):
+    rc, out, _ = run([rdmakit, "--version"])
+    version = out.strip()
+    if rc != 0 or not re.fullmatch(r"rdmakit \d+\.\d+\.\d+", version):
+        fail("rdmakit --version: exit %d, %r" % (rc, out))
+    for page, select, _ in tables:
+        argv = program(rdmakit, mesh, page, select)
+        rc, out, err = run(argv + ["--version"])
+        want = version.replace("rdmakit", "rdmakit-mesh") if page == "rdmakit-mesh" else version
+        if rc != 0 or out.strip() != want:
+            fail("%s --version: exit %d, %r %r (wanted %r)" %
+                 (" ".join(argv), rc, out.strip(), err.strip(), want))
+
+
+def check_library(docs, so):
+    text = rendered(os.path.join(docs, "man3", "librdmakit.3"))
+    rc, out, err = run(["nm", "-D", "--defined-only", so])
+    if rc != 0:
+        fail("nm %s: %s" % (so, err))
+        return
+    funcs = [l.split()[2] for l in out.splitlines()
+             if len(l.split()) == 3 and l.split()[1] == "T" and l.split()[2].startswith("rk_")]
+    if len(funcs) < 50:
+        fail("librdmakit exports only %d rk_ functions?" % len(funcs))
+    for f in funcs:
+        if not re.search(r"\b%s\(" % f, text):
+            fail("librdmakit(3) does not name %s()" % f)
+
+
+def main():
+    if len(sys.argv) < 5:
+        sys.exit(__doc__)
+    import shutil
+    for tool, package in (("man", "man-db"), ("groff", "groff-base"), ("bash", "bash"),
+                          ("nm", "binutils")):
+        if not shutil.which(tool):
+            sys.exit("check_docs: no %s: install %s (scripts/deps.sh lists it)" % (tool, package))
+    rdmakit, docs, src, so = sys.argv[1:5]
+    mesh = sys.argv[5] if len(sys.argv) > 5 else None
+    global mesh_program
+    mesh_program = mesh
+    tables = load_index(docs)
+    if not mesh:
+        tables = {k: v for k, v in tables.items() if k[0] != "rdmakit-mesh"}
+    documented = {r["name"] for rows in tables.values() for r in rows}
+    for name in sorted(source_rows(src, mesh) - documented):
+        fail("--%s is a row in the sources but in no man page" % name)
+    for (page, select, _), rows in sorted(tables.items()):
+        argv = program(rdmakit, mesh, page, select)
+        check_help_matches(argv, rows)
+        check_parses(argv, rows)
+    pages = sorted({p for p, _, _ in tables})
+    for page in pages:
+        check_page(docs, page, tables)
+    rendered(os.path.join(docs, "man1", "rdmakit.1"))
+    check_completion(docs, tables, bool(mesh))
+    check_letters(tables)
+    check_versions(rdmakit, mesh, tables)
+    check_library(docs, so)
+    print("%d tables, %d options, %d pages checked: %s" %
+          (len(tables), sum(len(v) for v in tables.values()), len(pages) + 2,
+           "%d failures" % len(failures) if failures else "ok"))
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -16,7 +16,6 @@ RDMAKIT=$4
 # shellcheck source=tests/rdma/lib.sh
 . "$SRC/tests/rdma/lib.sh"
 
-IP=${RDMAKIT_TEST_IP:-198.18.0.1}
 N=7
 # The prefix and the examples' binaries, kept between the two halves.
 tmp=$BUILD/examples-check

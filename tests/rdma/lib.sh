@@ -8,6 +8,11 @@ PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
+# The server's address (guest 1 of scripts/softroce), and the first port:
+# from PORT_BASE (30000 unless the script sets it before sourcing this),
+# spread by the PID so that tests in parallel do not meet.
+IP=${RDMAKIT_TEST_IP:-198.18.0.1}
+PORT=$((${PORT_BASE:-30000} + $$ % 10000))
 
 # run EXPECTED_RC CMD...: run CMD, keep stdout/stderr in $out/$err.
 run() {
@@ -15,15 +20,20 @@ run() {
 	shift
 	json_ctx="$*"
 	"$@" >"$out" 2>"$err"
-	got=$?
-	if [ "$got" -ne "$want" ]; then
-		echo "FAIL: '$*' exited $got, expected $want"
-		sed 's/^/  stdout: /' "$out" | head -20
-		sed 's/^/  stderr: /' "$err" | head -20
+	exit_is "'$*'" $? "$want" "$out" "$err"
+}
+
+# exit_is WHAT GOT WANT OUT [ERR]: WHAT exited GOT, and WANT was due; on a
+# mismatch the last lines of its stdout (OUT) and stderr (ERR) are shown.
+exit_is() {
+	if [ "$2" -ne "$3" ]; then
+		echo "FAIL: $1 exited $2, expected $3"
+		sed 's/^/  stdout: /' "$4" | tail -20
+		[ -z "${5:-}" ] || sed 's/^/  stderr: /' "$5" | tail -20
 		fails=$((fails + 1))
 		return 1
 	fi
-	echo "ok: '$*' exited $got"
+	echo "ok: $1 exited $2"
 }
 
 # has FILE TEXT: FILE contains TEXT.

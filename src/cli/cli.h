@@ -124,6 +124,9 @@ typedef int (*cli_serve_fn)(void *arg, bool *listened);
  * status 0, or the server's own failure's. */
 int cli_persist(const char *who, bool json, cli_serve_fn serve, void *arg);
 
+/* -EINVAL, said on stderr, when option was given to a client (!server). */
+int cli_server_only(const char *cmd, const char *option, bool given, bool server);
+
 /* --persist is for a server, and waits until stopped (not with --wait SEC):
  * 0, or -EINVAL after saying why. */
 int cli_persist_check(const char *cmd, bool persist, bool server, uint64_t wait_s);

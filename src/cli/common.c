@@ -151,3 +151,12 @@ void cli_conn_opts(struct rk_conn_opts *co, bool server, const char *host, uint6
 	co->timeout_ms = timeout_ms;
 	co->accept_timeout_ms = wait_s ? (int)wait_s * 1000 : -1;
 }
+
+int cli_server_only(const char *cmd, const char *option, bool given, bool server)
+{
+	if (given && !server) {
+		fprintf(stderr, "rdmakit %s: option %s is for the server (--server)\n", cmd, option);
+		return -EINVAL;
+	}
+	return 0;
+}

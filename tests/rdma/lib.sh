@@ -23,13 +23,18 @@ run() {
 	exit_is "'$*'" $? "$want" "$out" "$err"
 }
 
+# show LABEL FILE [N]: the last N (20) lines of FILE, each behind "  LABEL: ".
+show() {
+	sed "s/^/  $1: /" "$2" | tail -"${3:-20}"
+}
+
 # exit_is WHAT GOT WANT OUT [ERR]: WHAT exited GOT, and WANT was due; on a
 # mismatch the last lines of its stdout (OUT) and stderr (ERR) are shown.
 exit_is() {
 	if [ "$2" -ne "$3" ]; then
 		echo "FAIL: $1 exited $2, expected $3"
-		sed 's/^/  stdout: /' "$4" | tail -20
-		[ -z "${5:-}" ] || sed 's/^/  stderr: /' "$5" | tail -20
+		show stdout "$4"
+		[ -z "${5:-}" ] || show stderr "$5"
 		fails=$((fails + 1))
 		return 1
 	fi
@@ -121,9 +126,9 @@ pair() {
 	if [ "$gs" -ne "$ws" ] || [ "$gc" -ne "$wc" ] || [ "$took" -gt "${PAIR_BOUND:-999999}" ]; then
 		echo "FAIL: server [$scmd] exited $gs (want $ws), client [$ccmd] exited $gc" \
 			"(want $wc), in ${took}s${PAIR_BOUND:+ (bound ${PAIR_BOUND}s)}"
-		sed 's/^/  server: /' "$srv_out" | tail -15
-		sed 's/^/  client: /' "$cli_out" | tail -15
-		[ -z "${cli_err:-}" ] || sed 's/^/  client stderr: /' "$cli_err" | tail -15
+		show server "$srv_out" 15
+		show client "$cli_out" 15
+		[ -z "${cli_err:-}" ] || show "client stderr" "$cli_err" 15
 		fails=$((fails + 1))
 		return 1
 	fi

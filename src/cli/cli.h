@@ -68,21 +68,6 @@ struct cli_conn_opts {
 #define CLI_JSON_OPT(flag)                                                                       \
 	{"json", 'j', RK_OPT_FLAG, (flag), 0, 0, NULL, "print one JSON document"}
 
-/* An opened device with a checked, active port and a chosen GID. */
-struct cli_dev {
-	struct rk_device *dev;
-	uint8_t port;
-	bool has_gid;
-	struct rk_gid_choice gid;
-};
-
-/* Open the device, check the port exists and is ACTIVE, choose the GID
- * (towards local_ip when given). Errors are logged. */
-int cli_dev_open(const struct cli_dev_opts *o, const char *local_ip, struct cli_dev *d);
-
-/* Close what cli_dev_open() opened. */
-void cli_dev_close(struct cli_dev *d);
-
 /* A chosen GID as JSON: {index, type, gid, why}. */
 json_object *cli_gid_json(const struct rk_gid_choice *gid);
 

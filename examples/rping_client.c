@@ -19,24 +19,6 @@
 
 #include <rdmakit/rdmakit.h>
 
-/* A whole number in [min, max], or an error naming the argument. */
-static int parse_num(const char *name, const char *s, unsigned long min, unsigned long max,
-		     unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
-		fprintf(stderr, "rping_client: %s '%s' is not a number from %lu to %lu\n", name, s,
-			min, max);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 static void on_progress(const struct rk_ping_progress *p, void *arg)
 {
 	(void)arg;
@@ -50,18 +32,29 @@ static void on_progress(const struct rk_ping_progress *p, void *arg)
 
 int main(int argc, char **argv)
 {
-	unsigned long count = 10, size = 64;
+	uint64_t count = 10, size = 64;
 	struct rk_ping_result res = {0};
 	struct rk_ping_opts opts = {0};
-	int ret;
+	const char *what = "COUNT";
+	char err[128];
+	int ret = 0;
 
 	if (argc < 2 || argc > 4) {
 		fprintf(stderr, "usage: rping_client HOST [COUNT [SIZE]]\n");
 		return 2;
 	}
-	if ((argc > 2 && parse_num("COUNT", argv[2], 1, 1000000, &count)) ||
-	    (argc > 3 && parse_num("SIZE", argv[3], RK_RPING_MIN_SIZE, RK_RPING_MAX_SIZE, &size)))
+	/* Whole numbers in range, checked to the end (rdmakit/units.h). */
+	if (argc > 2)
+		ret = rk_parse_u64(argv[2], 1, 1000000, 0, &count, err, sizeof(err));
+	if (!ret && argc > 3) {
+		what = "SIZE";
+		ret = rk_parse_u64(argv[3], RK_RPING_MIN_SIZE, RK_RPING_MAX_SIZE, 0, &size, err,
+				   sizeof(err));
+	}
+	if (ret) {
+		fprintf(stderr, "rping_client: %s: %s\n", what, err);
 		return 2;
+	}
 
 	opts.host = argv[1];
 	opts.count = count;
@@ -73,7 +66,7 @@ int main(int argc, char **argv)
 
 	ret = rk_rping_run(&opts, &res); /* errors are logged on stderr */
 	if (ret)
-		printf("failed after %zu of %lu rounds: %s\n", res.rounds, count, rk_strerror(ret));
+		printf("failed after %zu of %" PRIu64 " rounds: %s\n", res.rounds, count, rk_strerror(ret));
 	else
 		printf("%zu rounds of %u bytes, %s\n", res.rounds, res.size,
 		       res.checked ? "every pong checked" : "NOT checked");

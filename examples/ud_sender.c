@@ -18,24 +18,6 @@
 
 #include <rdmakit/rdmakit.h>
 
-/* A whole number in [min, max], or an error naming the argument. */
-static int parse_num(const char *name, const char *s, unsigned long min, unsigned long max,
-		     unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
-		fprintf(stderr, "ud_sender: %s '%s' is not a number from %lu to %lu\n", name, s,
-			min, max);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 static void on_event(const struct rk_ud_event *ev, void *arg)
 {
 	(void)arg;
@@ -46,10 +28,12 @@ static void on_event(const struct rk_ud_event *ev, void *arg)
 
 int main(int argc, char **argv)
 {
-	unsigned long count = 10, size = 100;
+	uint64_t count = 10, size = 100;
 	struct rk_ud_opts opts = {0};
 	struct rk_ud_result res;
-	int a = 1, ret;
+	const char *what = "COUNT";
+	char err[128];
+	int a = 1, ret = 0;
 
 	if (argc > 1 && !strcmp(argv[1], "--cm")) {
 		opts.cm = true;
@@ -59,9 +43,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: ud_sender [--cm] HOST [COUNT [SIZE]]\n");
 		return 2;
 	}
-	if ((argc - a > 1 && parse_num("COUNT", argv[a + 1], 1, 1000000, &count)) ||
-	    (argc - a > 2 && parse_num("SIZE", argv[a + 2], 1, RK_UD_MAX_SIZE, &size)))
+	/* Whole numbers in range, checked to the end (rdmakit/units.h). */
+	if (argc - a > 1)
+		ret = rk_parse_u64(argv[a + 1], 1, 1000000, 0, &count, err, sizeof(err));
+	if (!ret && argc - a > 2) {
+		what = "SIZE";
+		ret = rk_parse_u64(argv[a + 2], 1, RK_UD_MAX_SIZE, 0, &size, err, sizeof(err));
+	}
+	if (ret) {
+		fprintf(stderr, "ud_sender: %s: %s\n", what, err);
 		return 2;
+	}
 
 	opts.host = argv[a];
 	opts.count = (uint32_t)count;
@@ -72,11 +64,11 @@ int main(int argc, char **argv)
 
 	ret = rk_ud_run(&opts, &res); /* errors are logged on stderr */
 	if (ret) {
-		printf("failed after %" PRIu64 " of %lu echoes: %s\n", res.received, count,
+		printf("failed after %" PRIu64 " of %" PRIu64 " echoes: %s\n", res.received, count,
 		       rk_strerror(ret));
 		return 1;
 	}
-	printf("%" PRIu64 " datagrams of %lu bytes sent, %" PRIu64 " echoed back%s\n", res.sent,
+	printf("%" PRIu64 " datagrams of %" PRIu64 " bytes sent, %" PRIu64 " echoed back%s\n", res.sent,
 	       size, res.received, res.checked ? ", every byte checked" : "");
 	return res.received == count ? 0 : 1;
 }

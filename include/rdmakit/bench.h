@@ -171,6 +171,43 @@ void rk_bench_plan_sizes(struct rk_bench_plan *p, const uint32_t *sizes, uint32_
 int rk_bench_plan_match(const struct rk_bench_plan *server, uint32_t given,
 			const struct rk_bench_plan *client, char *why, size_t why_len);
 
+/* Sizes in one run, at most. */
+#define RK_BENCH_MAX_SIZES 64
+
+/* The sizes as a command takes them (rdmakit bench --size): one size "N",
+ * a sweep "LO..HI" of powers of two, or a list "A,B,C"; each 1 ..
+ * RK_BENCH_MAX_SIZE with k/M/G (1024^n) suffixes. Writes up to
+ * RK_BENCH_MAX_SIZES sizes and returns their count, or -EINVAL with why
+ * naming the option ("option --size: '4x' is not a number ..."). Pure
+ * logic. */
+int rk_bench_sizes_parse(const char *text, uint32_t *sizes, char *why, size_t why_len);
+
+/* What a command asks of a run, before defaults (rdmakit bench's options). */
+struct rk_bench_ask {
+	bool server;
+	enum rk_bench_test test;
+	enum rk_bench_mode mode;
+	enum rk_transport transport;
+	uint32_t qps, threads;
+	bool bidir;
+	const char *sizes;        /* rk_bench_sizes_parse() text; NULL: the default
+				     (8 for atomics, 2 for latency, 65536) */
+	uint64_t iters;           /* 0: not given */
+	int64_t duration_s;       /* -1: not given; 0: until stopped */
+	uint64_t interval_s;      /* soak records; 0: none */
+};
+
+/* The ask checked as a whole, as perftest users give it: test, mode and
+ * transport together (rk_bench_check()), --count or --duration, --threads
+ * within --qps and for bandwidth, atomics on 8 bytes, and the soak options
+ * (--interval on the client within --duration, --duration 0 for one size
+ * and one direction). Fills sizes (RK_BENCH_MAX_SIZES), *nsizes_p and
+ * *iters_p (a client given neither --count nor --duration: 5000 for
+ * bandwidth, 1000 for latency). 0, or -EINVAL with why naming the option.
+ * Pure logic. */
+int rk_bench_ask_check(const struct rk_bench_ask *a, uint32_t *sizes, int *nsizes_p,
+		       uint64_t *iters_p, char *why, size_t why_len);
+
 struct rk_bench_opts {
 	struct rk_conn_opts conn; /* server/host/port/cm/device/GID/timeouts; the
 				     engine sets transport and QP caps itself */

@@ -12,6 +12,7 @@
 #define RDMAKIT_UNITS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,6 +42,20 @@ int rk_bw_unit_parse(const char *text, enum rk_bw_unit *unit_p);
 /* Bytes per second in unit, and back. */
 double rk_bw_in(double bytes_per_s, enum rk_bw_unit unit);
 double rk_bw_bytes(double value, enum rk_bw_unit unit);
+
+/* Whole numbers as options and arguments take them, checked to the end.
+ *
+ * text as an unsigned number in [min, max]: decimal, or hex with 0x, never
+ * octal. suffix_base 1024 accepts k/M/G as 1024^n, 1000 as 1000^n, 0 no
+ * suffix. On failure writes a reason ("'10x' is not a number", "8192 is
+ * outside the range 1..4096") into err and returns -EINVAL or -ERANGE. *out
+ * is set only on success. */
+int rk_parse_u64(const char *text, uint64_t min, uint64_t max, unsigned int suffix_base,
+		 uint64_t *out, char *err, size_t err_len);
+
+/* Parse a signed decimal in [min, max]; same error convention. */
+int rk_parse_i64(const char *text, int64_t min, int64_t max, int64_t *out, char *err,
+		 size_t err_len);
 
 /* A plain non-negative decimal at the start of text: digits with at most one
  * point ("90", "12.5", ".5", "3."); no sign, exponent, hex, blank, "inf" or

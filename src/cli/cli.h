@@ -68,21 +68,6 @@ struct cli_conn_opts {
 #define CLI_JSON_OPT(flag)                                                                       \
 	{"json", 'j', RK_OPT_FLAG, (flag), 0, 0, NULL, "print one JSON document"}
 
-/* An opened device with a checked, active port and a chosen GID. */
-struct cli_dev {
-	struct rk_device *dev;
-	uint8_t port;
-	bool has_gid;
-	struct rk_gid_choice gid;
-};
-
-/* Open the device, check the port exists and is ACTIVE, choose the GID
- * (towards local_ip when given). Errors are logged. */
-int cli_dev_open(const struct cli_dev_opts *o, const char *local_ip, struct cli_dev *d);
-
-/* Close what cli_dev_open() opened. */
-void cli_dev_close(struct cli_dev *d);
-
 /* A chosen GID as JSON: {index, type, gid, why}. */
 json_object *cli_gid_json(const struct rk_gid_choice *gid);
 
@@ -123,6 +108,9 @@ typedef int (*cli_serve_fn)(void *arg, bool *listened);
  * one line {"record": "persist", "served", "failed", "stopped_by"}); exit
  * status 0, or the server's own failure's. */
 int cli_persist(const char *who, bool json, cli_serve_fn serve, void *arg);
+
+/* -EINVAL, said on stderr, when option was given to a client (!server). */
+int cli_server_only(const char *cmd, const char *option, bool given, bool server);
 
 /* --persist is for a server, and waits until stopped (not with --wait SEC):
  * 0, or -EINVAL after saying why. */

@@ -9,10 +9,8 @@
 
 int cli_clients_check(const char *cmd, uint64_t clients, bool server, bool persist)
 {
-	if (clients && !server) {
-		fprintf(stderr, "rdmakit %s: option --clients is for the server (--server)\n", cmd);
+	if (cli_server_only(cmd, "--clients", clients, server))
 		return -EINVAL;
-	}
 	if (clients && persist) {
 		fprintf(stderr, "rdmakit %s: options --clients and --persist exclude each other: "
 				"--clients N serves N clients at once and ends, --persist one "

@@ -13,7 +13,6 @@
 
 #include "cli.h"
 
-#define MAX_SIZES 64
 #define MIB (1024.0 * 1024.0)
 
 struct bench_cli {
@@ -74,63 +73,6 @@ static const char epilog[] =
 	"                     (rxe, siw) the gate cannot be graded, and a gate not graded fails\n"
 	"  --max-lat-p99 US   latency p99 (the t_p99 column) at most US microseconds\n"
 	CLI_EXIT_HELP;
-
-/* ---- sizes ---- */
-
-static int parse_one_size(const char *text, uint32_t *out)
-{
-	char err[160];
-	uint64_t v;
-
-	if (rk_parse_u64(text, 1, RK_BENCH_MAX_SIZE, 1024, &v, err, sizeof(err))) {
-		fprintf(stderr, "rdmakit bench: option --size: %s\n", err);
-		return -EINVAL;
-	}
-	*out = (uint32_t)v;
-	return 0;
-}
-
-/* "N", "LO..HI" (powers of two) or "A,B,C". Returns the count or -EINVAL. */
-static int parse_sizes(const char *text, uint32_t *sizes)
-{
-	char buf[512], *dots, *save = NULL, *tok;
-	int n = 0;
-
-	if (strlen(text) >= sizeof(buf)) {
-		fprintf(stderr, "rdmakit bench: option --size: too long\n");
-		return -EINVAL;
-	}
-	snprintf(buf, sizeof(buf), "%s", text);
-	dots = strstr(buf, "..");
-	if (dots) {
-		uint32_t lo, hi;
-
-		*dots = '\0';
-		if (parse_one_size(buf, &lo) || parse_one_size(dots + 2, &hi))
-			return -EINVAL;
-		n = rk_bench_sweep(lo, hi, sizes, MAX_SIZES);
-		if (n < 0) {
-			fprintf(stderr, "rdmakit bench: option --size: '%s' is not a sweep of powers "
-					"of two (LO..HI with LO <= HI, e.g. 2..8M)\n", text);
-			return -EINVAL;
-		}
-		return n;
-	}
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (n == MAX_SIZES) {
-			fprintf(stderr, "rdmakit bench: option --size: at most %d sizes\n", MAX_SIZES);
-			return -EINVAL;
-		}
-		if (parse_one_size(tok, &sizes[n]))
-			return -EINVAL;
-		n++;
-	}
-	if (!n || text[strlen(text) - 1] == ',' || text[0] == ',' || strstr(text, ",,")) {
-		fprintf(stderr, "rdmakit bench: option --size: '%s' is not a list of sizes\n", text);
-		return -EINVAL;
-	}
-	return n;
-}
 
 /* ---- report ---- */
 
@@ -470,39 +412,6 @@ static uint32_t soak_duration_ms(const struct bench_cli *o)
 	return o->duration > 0 ? (uint32_t)o->duration * 1000 : 0;
 }
 
-/* --interval and --duration 0, beyond their ranges: CLI_OK, or CLI_USAGE
- * after saying what is wrong. */
-static int check_soak_opts(const struct bench_cli *o, int nsizes)
-{
-	const char *why = NULL;
-	char buf[120];
-
-	if (o->conn.server && o->interval)
-		why = "option --interval: the client measures and prints the intervals; "
-		      "give it to the client";
-	else if (o->conn.server)
-		return CLI_OK;
-	else if (o->interval && o->duration < 0)
-		why = "option --interval: needs --duration SEC (0: until stopped); a run of "
-		      "--count has no intervals";
-	else if (o->interval && o->csv)
-		why = "option --interval: records are text or --json lines, not CSV";
-	else if (o->duration == 0 && nsizes > 1)
-		why = "--duration 0 runs one size until stopped: give one size";
-	else if (o->duration == 0 && o->bidir)
-		why = "--duration 0 is not for --bidir (the server's direction ends by the "
-		      "duration)";
-	if (!why && o->interval && o->duration > 0 && (int64_t)o->interval > o->duration) {
-		snprintf(buf, sizeof(buf), "option --interval: %" PRIu64 " s is longer than "
-			 "--duration %" PRId64 " s", o->interval, o->duration);
-		why = buf;
-	}
-	if (!why)
-		return CLI_OK;
-	fprintf(stderr, "rdmakit bench: %s\n", why);
-	return CLI_USAGE;
-}
-
 static json_object *interval_json(const struct rk_bench_interval *iv, bool lat)
 {
 	json_object *j = json_object_new_object();
@@ -726,16 +635,22 @@ static const char *const bench_wr_apis[] = {"off", "on", "auto", NULL};
  * API choice and sizes (the server learns them from the client). */
 struct bench_plan {
 	int test, mode, tr, wr;
-	uint32_t sizes[MAX_SIZES];
+	uint32_t sizes[RK_BENCH_MAX_SIZES];
 	int nsizes;
 	struct rk_gates gates; /* --units and the thresholds */
 };
 
 /* The run's options (the client's; a server's are what it checks the
- * client's against), each checked; the sizes' default filled in. CLI_OK, or
- * CLI_USAGE after saying what is wrong. */
-static int check_run_opts(const struct bench_cli *o, struct bench_plan *p)
+ * client's against), each checked by the engine's rules
+ * (rk_bench_ask_check()); the sizes' and --iters' defaults filled in.
+ * CLI_OK, or CLI_USAGE after saying what is wrong. */
+static int check_run_opts(struct bench_cli *o, struct bench_plan *p)
 {
+	struct rk_bench_ask a = {
+		.server = o->conn.server, .qps = (uint32_t)o->qps, .threads = (uint32_t)o->threads,
+		.bidir = o->bidir, .sizes = o->sizes, .iters = o->iters, .duration_s = o->duration,
+		.interval_s = o->interval,
+	};
 	char why[200];
 
 	/* The parser took only these values. */
@@ -745,36 +660,18 @@ static int check_run_opts(const struct bench_cli *o, struct bench_plan *p)
 		p->mode = rk_opt_choice(bench_modes, o->mode);
 	if (o->transport)
 		p->tr = rk_opt_choice(bench_transports, o->transport);
-	if (o->iters && o->duration >= 0) {
-		fprintf(stderr, "rdmakit bench: give --count or --duration, not both\n");
-		return CLI_USAGE;
-	}
-	if (rk_bench_check((enum rk_bench_test)p->test, (enum rk_bench_mode)p->mode,
-			   (enum rk_transport)p->tr, (uint32_t)o->qps, o->bidir, why,
-			   sizeof(why))) {
+	a.test = (enum rk_bench_test)p->test;
+	a.mode = (enum rk_bench_mode)p->mode;
+	a.transport = (enum rk_transport)p->tr;
+	if (rk_bench_ask_check(&a, p->sizes, &p->nsizes, &o->iters, why, sizeof(why))) {
 		fprintf(stderr, "rdmakit bench: %s\n", why);
 		return CLI_USAGE;
 	}
-	if (o->threads > 1 && (p->mode != RK_BENCH_BW || o->threads > o->qps)) {
-		fprintf(stderr, "rdmakit bench: option --threads: %s\n",
-			p->mode != RK_BENCH_BW ? "threads are for bandwidth (--mode bw)" :
-						 "each thread needs a QP of its own: raise --qps");
+	/* Interval records are text or JSON lines. */
+	if (!o->conn.server && o->interval && o->csv) {
+		fprintf(stderr, "rdmakit bench: option --interval: records are text or --json "
+				"lines, not CSV\n");
 		return CLI_USAGE;
-	}
-	if (o->sizes) {
-		p->nsizes = parse_sizes(o->sizes, p->sizes);
-		if (p->nsizes < 0)
-			return CLI_USAGE;
-	} else {
-		p->sizes[0] = p->test >= RK_BENCH_FETCH_ADD ? 8 : p->mode == RK_BENCH_LAT ? 2 : 65536;
-		p->nsizes = 1;
-	}
-	for (int i = 0; i < p->nsizes; i++) {
-		if (p->test >= RK_BENCH_FETCH_ADD && p->sizes[i] != 8) {
-			fprintf(stderr, "rdmakit bench: option --size: atomics work on 8 bytes "
-					"(got %u)\n", p->sizes[i]);
-			return CLI_USAGE;
-		}
 	}
 	return CLI_OK;
 }
@@ -829,10 +726,6 @@ static int check_opts(struct bench_cli *o, struct bench_plan *p)
 	}
 	p->wr = rk_opt_choice(bench_wr_apis, o->wr_api);
 	if (check_run_opts(o, p) != CLI_OK)
-		return CLI_USAGE;
-	if (!o->conn.server && !o->iters && o->duration < 0)
-		o->iters = p->mode == RK_BENCH_LAT ? 1000 : 5000;
-	if (check_soak_opts(o, p->nsizes) != CLI_OK)
 		return CLI_USAGE;
 	return check_gate_opts(o, p);
 }

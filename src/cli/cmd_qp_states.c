@@ -388,22 +388,22 @@ int cmd_qp_states(int argc, char **argv)
 		RK_OPT_END,
 	};
 	static struct rk_qps_report rep;
-	struct cli_dev d;
+	struct rk_port_sel d;
 	int ret;
 
 	ret = cli_parse_noargs("qp-states", usage_text, description, opts, argc, argv);
 	if (ret >= 0)
 		return ret;
-	ret = cli_dev_open(&o.dev, NULL, &d);
+	ret = rk_port_open(o.dev.device, (uint8_t)o.dev.port, (int)o.dev.gid_index, NULL, &d);
 	if (ret)
 		return CLI_FAILED;
-	ret = rk_qps_observe(d.dev, d.port, d.has_gid ? &d.gid : NULL, &rep);
+	ret = rk_qps_observe(d.dev, d.port_num, d.has_gid ? &d.gid : NULL, &rep);
 	if (o.json)
 		cli_json_print(report_json(&rep, ret));
 	else if (rep.nrows)
 		print_text(&rep);
 	if (ret)
 		fprintf(stderr, "rdmakit qp-states: the walk stopped: %s\n", rk_strerror(ret));
-	cli_dev_close(&d);
+	rk_port_close(&d);
 	return ret ? CLI_FAILED : CLI_OK;
 }

@@ -1,25 +1,8 @@
-/* Pieces every subcommand uses: device/GID setup, JSON output, parsing. */
+/* Pieces every subcommand uses: JSON output, parsing. */
 #include <errno.h>
 #include <stdio.h>
 
 #include "cli.h"
-
-int cli_dev_open(const struct cli_dev_opts *o, const char *local_ip, struct cli_dev *d)
-{
-	struct rk_port_sel sel;
-	int ret = rk_port_open(o->device, (uint8_t)o->port, (int)o->gid_index, local_ip, &sel);
-
-	if (!ret)
-		*d = (struct cli_dev){.dev = sel.dev, .port = sel.port_num, .has_gid = sel.has_gid,
-				      .gid = sel.gid};
-	return ret;
-}
-
-void cli_dev_close(struct cli_dev *d)
-{
-	rk_device_close(d->dev);
-	d->dev = NULL;
-}
 
 json_object *cli_gid_json(const struct rk_gid_choice *gid)
 {
@@ -158,4 +141,13 @@ void cli_conn_opts(struct rk_conn_opts *co, bool server, const char *host, uint6
 	co->gid_index = (int)dev->gid_index;
 	co->timeout_ms = timeout_ms;
 	co->accept_timeout_ms = wait_s ? (int)wait_s * 1000 : -1;
+}
+
+int cli_server_only(const char *cmd, const char *option, bool given, bool server)
+{
+	if (given && !server) {
+		fprintf(stderr, "rdmakit %s: option %s is for the server (--server)\n", cmd, option);
+		return -EINVAL;
+	}
+	return 0;
 }

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <rdmakit/units.h>
+
 enum rk_opt_type {
 	RK_OPT_FLAG,   /* bool; no argument */
 	RK_OPT_STRING, /* const char * */
@@ -52,17 +54,6 @@ struct rk_opt {
  * ("bench -t write": "-t is now --timeout; the test is -o/--op"). Not shown
  * by --help; the man page lists them under OLD SPELLINGS. */
 #define RK_OPT_GONE_ROW(name, key, msg) {(name), (key), RK_OPT_GONE, NULL, 0, 0, NULL, (msg)}
-
-/* Parse text as an unsigned number in [min, max]. suffix_base 1024 accepts
- * k/M/G as 1024^n, 1000 as 1000^n, 0 no suffix. On failure writes a reason
- * ("'10x' is not a number", "8192 is above the maximum 4096") into err and
- * returns -EINVAL or -ERANGE. */
-int rk_parse_u64(const char *text, uint64_t min, uint64_t max, unsigned int suffix_base,
-		 uint64_t *out, char *err, size_t err_len);
-
-/* Parse a signed decimal in [min, max]; same error convention. */
-int rk_parse_i64(const char *text, int64_t min, int64_t max, int64_t *out, char *err,
-		 size_t err_len);
 
 /* Parse argv against the table (argv[0] is the command name). Positional
  * arguments are left in argv[*first_arg_p .. argc-1]. Returns 1 for --help

@@ -88,10 +88,8 @@ int cli_persist(const char *who, bool json, cli_serve_fn serve, void *arg)
 
 int cli_persist_check(const char *cmd, bool persist, bool server, uint64_t wait_s)
 {
-	if (persist && !server) {
-		fprintf(stderr, "rdmakit %s: option --persist is for the server (--server)\n", cmd);
+	if (cli_server_only(cmd, "--persist", persist, server))
 		return -EINVAL;
-	}
 	if (persist && wait_s) {
 		fprintf(stderr, "rdmakit %s: option --persist serves until SIGINT or SIGTERM; "
 				"--wait %" PRIu64 " is for a server of one client\n", cmd, wait_s);

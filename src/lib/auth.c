@@ -188,6 +188,18 @@ static int send_auth(struct rk_ctl *ctl, enum rk_msg_type type, const uint8_t *d
 	return rk_ctl_send(ctl, &msg);
 }
 
+/* One step of the handshake: send type with data, then the peer's answer,
+ * which must be a want (rk_ctl_expect()). */
+static int auth_step(struct rk_ctl *ctl, enum rk_msg_type type, const uint8_t *data,
+		     enum rk_msg_type want, int timeout_ms, struct rk_msg *msg_p)
+{
+	int ret = send_auth(ctl, type, data);
+
+	if (ret)
+		return ret;
+	return rk_ctl_expect(ctl, want, timeout_ms, msg_p);
+}
+
 int rk_auth_client(struct rk_ctl *ctl, const struct rk_auth *auth, int timeout_ms)
 {
 	uint8_t nc[RK_AUTH_NONCE_LEN], ns[RK_AUTH_NONCE_LEN], mac[RK_AUTH_MAC_LEN];
@@ -197,21 +209,15 @@ int rk_auth_client(struct rk_ctl *ctl, const struct rk_auth *auth, int timeout_m
 	ret = make_nonce(nc);
 	if (ret)
 		return ret;
-	ret = send_auth(ctl, RK_MSG_AUTH_BEGIN, nc);
-	if (ret)
-		return ret;
 	/* A server without a secret answers with an ERROR: logged by rk_ctl_recv. */
-	ret = rk_ctl_expect(ctl, RK_MSG_AUTH_CHALLENGE, timeout_ms, &msg);
+	ret = auth_step(ctl, RK_MSG_AUTH_BEGIN, nc, RK_MSG_AUTH_CHALLENGE, timeout_ms, &msg);
 	if (ret)
 		return ret;
 	memcpy(ns, msg.u.auth.data, sizeof(ns));
 	ret = rk_auth_mac(auth, RK_AUTH_CLIENT, ns, nc, mac);
 	if (ret)
 		return ret;
-	ret = send_auth(ctl, RK_MSG_AUTH_RESPONSE, mac);
-	if (ret)
-		return ret;
-	ret = rk_ctl_expect(ctl, RK_MSG_AUTH_OK, timeout_ms, &msg);
+	ret = auth_step(ctl, RK_MSG_AUTH_RESPONSE, mac, RK_MSG_AUTH_OK, timeout_ms, &msg);
 	if (ret)
 		return ret;
 	if (!rk_auth_verify(auth, RK_AUTH_SERVER, ns, nc, msg.u.auth.data)) {
@@ -250,10 +256,7 @@ int rk_auth_server(struct rk_ctl *ctl, const struct rk_auth *auth, int timeout_m
 	ret = make_nonce(ns);
 	if (ret)
 		goto err_tell_peer;
-	ret = send_auth(ctl, RK_MSG_AUTH_CHALLENGE, ns);
-	if (ret)
-		return ret;
-	ret = rk_ctl_expect(ctl, RK_MSG_AUTH_RESPONSE, timeout_ms, &msg);
+	ret = auth_step(ctl, RK_MSG_AUTH_CHALLENGE, ns, RK_MSG_AUTH_RESPONSE, timeout_ms, &msg);
 	if (ret)
 		return ret;
 	if (!rk_auth_verify(auth, RK_AUTH_CLIENT, ns, nc, msg.u.auth.data)) {

@@ -1,4 +1,5 @@
-/* The client's plan against the server's (bench.h, rk_bench_plan_match()):
+/* What a command asks of a run, checked (rk_bench_ask_check()), and the
+ * client's plan against the server's (rk_bench_plan_match()):
  * perftest users give both sides the same options; a server checks the ones
  * it was given and names the first that differs. Pure logic. */
 #include <errno.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include <rdmakit/bench.h>
+#include <rdmakit/units.h>
 
 void rk_bench_plan_sizes(struct rk_bench_plan *p, const uint32_t *sizes, uint32_t n)
 {
@@ -126,5 +128,147 @@ int rk_bench_plan_match(const struct rk_bench_plan *server, uint32_t given,
 			snprintf(why, why_len, "--%s: client %s, server %s", fields[i].option, c, s);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* ---- what a command asks for, checked (rk_bench_ask_check()) ---- */
+
+static int size_parse(const char *text, uint32_t *out, char *why, size_t why_len)
+{
+	char err[160];
+	uint64_t v;
+
+	if (rk_parse_u64(text, 1, RK_BENCH_MAX_SIZE, 1024, &v, err, sizeof(err))) {
+		snprintf(why, why_len, "option --size: %s", err);
+		return -EINVAL;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int rk_bench_sizes_parse(const char *text, uint32_t *sizes, char *why, size_t why_len)
+{
+	char buf[512], *dots, *save = NULL, *tok;
+	int n = 0;
+
+	if (strlen(text) >= sizeof(buf)) {
+		snprintf(why, why_len, "option --size: too long");
+		return -EINVAL;
+	}
+	snprintf(buf, sizeof(buf), "%s", text);
+	dots = strstr(buf, "..");
+	if (dots) {
+		uint32_t lo, hi;
+
+		*dots = '\0';
+		if (size_parse(buf, &lo, why, why_len) || size_parse(dots + 2, &hi, why, why_len))
+			return -EINVAL;
+		n = rk_bench_sweep(lo, hi, sizes, RK_BENCH_MAX_SIZES);
+		if (n < 0) {
+			snprintf(why, why_len, "option --size: '%s' is not a sweep of powers of two "
+				 "(LO..HI with LO <= HI, e.g. 2..8M)", text);
+			return -EINVAL;
+		}
+		return n;
+	}
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (n == RK_BENCH_MAX_SIZES) {
+			snprintf(why, why_len, "option --size: at most %d sizes", RK_BENCH_MAX_SIZES);
+			return -EINVAL;
+		}
+		if (size_parse(tok, &sizes[n], why, why_len))
+			return -EINVAL;
+		n++;
+	}
+	if (!n || text[strlen(text) - 1] == ',' || text[0] == ',' || strstr(text, ",,")) {
+		snprintf(why, why_len, "option --size: '%s' is not a list of sizes", text);
+		return -EINVAL;
+	}
+	return n;
+}
+
+/* The test, mode, transport, threads and sizes: the sizes' default filled
+ * in. */
+static int ask_run(const struct rk_bench_ask *a, uint32_t *sizes, int *nsizes_p, char *why,
+		   size_t why_len)
+{
+	bool atomic = a->test >= RK_BENCH_FETCH_ADD;
+	int n = 1;
+
+	if (a->iters && a->duration_s >= 0) {
+		snprintf(why, why_len, "give --count or --duration, not both");
+		return -EINVAL;
+	}
+	if (rk_bench_check(a->test, a->mode, a->transport, a->qps, a->bidir, why, why_len))
+		return -EINVAL;
+	if (a->threads > 1 && (a->mode != RK_BENCH_BW || a->threads > a->qps)) {
+		snprintf(why, why_len, "option --threads: %s",
+			 a->mode != RK_BENCH_BW ? "threads are for bandwidth (--mode bw)" :
+						  "each thread needs a QP of its own: raise --qps");
+		return -EINVAL;
+	}
+	if (a->sizes) {
+		n = rk_bench_sizes_parse(a->sizes, sizes, why, why_len);
+		if (n < 0)
+			return n;
+	} else {
+		sizes[0] = atomic ? 8 : a->mode == RK_BENCH_LAT ? 2 : 65536;
+	}
+	for (int i = 0; i < n; i++) {
+		if (atomic && sizes[i] != 8) {
+			snprintf(why, why_len, "option --size: atomics work on 8 bytes (got %u)",
+				 sizes[i]);
+			return -EINVAL;
+		}
+	}
+	*nsizes_p = n;
+	return 0;
+}
+
+/* --interval and --duration 0, beyond their ranges. */
+static int ask_soak(const struct rk_bench_ask *a, int nsizes, char *why, size_t why_len)
+{
+	const char *w = NULL;
+
+	if (a->server && a->interval_s)
+		w = "option --interval: the client measures and prints the intervals; give it to "
+		    "the client";
+	else if (a->server)
+		return 0;
+	else if (a->interval_s && a->duration_s < 0)
+		w = "option --interval: needs --duration SEC (0: until stopped); a run of --count "
+		    "has no intervals";
+	else if (a->duration_s == 0 && nsizes > 1)
+		w = "--duration 0 runs one size until stopped: give one size";
+	else if (a->duration_s == 0 && a->bidir)
+		w = "--duration 0 is not for --bidir (the server's direction ends by the duration)";
+	if (w) {
+		snprintf(why, why_len, "%s", w);
+		return -EINVAL;
+	}
+	if (a->interval_s && a->duration_s > 0 && (int64_t)a->interval_s > a->duration_s) {
+		snprintf(why, why_len, "option --interval: %" PRIu64 " s is longer than --duration %"
+			 PRId64 " s", a->interval_s, a->duration_s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int rk_bench_ask_check(const struct rk_bench_ask *a, uint32_t *sizes, int *nsizes_p,
+		       uint64_t *iters_p, char *why, size_t why_len)
+{
+	uint64_t iters = a->iters;
+	int n = 0, ret;
+
+	ret = ask_run(a, sizes, &n, why, why_len);
+	if (ret)
+		return ret;
+	if (!a->server && !iters && a->duration_s < 0)
+		iters = a->mode == RK_BENCH_LAT ? 1000 : 5000;
+	ret = ask_soak(a, n, why, why_len);
+	if (ret)
+		return ret;
+	*nsizes_p = n;
+	*iters_p = iters;
 	return 0;
 }

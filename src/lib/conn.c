@@ -104,6 +104,31 @@ static int tcp_local_setup(struct rk_conn *c, const struct rk_conn_opts *o)
 	return rk_qp_create(c->pd, c->dev, c->cq, c->cq, &qa, &c->qp);
 }
 
+/* The tool's buffer for a client's request (o->prepare): 0, or its error. */
+static int prepare_request(struct rk_conn *c, const struct rk_conn_opts *o, int *access_p)
+{
+	return o->prepare ? o->prepare(c, &c->request, access_p, o->arg) : 0;
+}
+
+/* The tool judges a client's request (o->on_request) and makes the reply:
+ * 0 with *access_p set, or its error, logged, and the reason for the client
+ * in reason. */
+static int judge_request(struct rk_conn *c, const struct rk_conn_opts *o, int *access_p,
+			 char *reason, size_t reason_len)
+{
+	int ret;
+
+	if (!o->on_request)
+		return 0;
+	ret = o->on_request(c, &c->request, &c->reply, access_p, reason, reason_len, o->arg);
+	if (ret) {
+		if (!reason[0])
+			snprintf(reason, reason_len, "%s", rk_strerror(ret));
+		rk_error("refusing %s: %s", c->peer, reason);
+	}
+	return ret;
+}
+
 static int tcp_client(struct rk_conn *c, const struct rk_conn_opts *o)
 {
 	struct rk_msg msg = {.type = RK_MSG_HELLO};
@@ -122,11 +147,9 @@ static int tcp_client(struct rk_conn *c, const struct rk_conn_opts *o)
 	ret = tcp_local_setup(c, o);
 	if (ret)
 		goto err_tell_peer;
-	if (o->prepare) {
-		ret = o->prepare(c, &c->request, &access, o->arg);
-		if (ret)
-			goto err_tell_peer;
-	}
+	ret = prepare_request(c, o, &access);
+	if (ret)
+		goto err_tell_peer;
 	rk_qp_local_endpoint(c->qp, &c->local);
 	msg.u.hello.ep = c->local;
 	msg.u.hello.buf = c->request;
@@ -205,15 +228,10 @@ static int tcp_server_setup(struct rk_conn *c, const struct rk_conn_opts *o)
 	ret = check_peer(c);
 	if (ret)
 		return ret;
-	if (o->on_request) {
-		ret = o->on_request(c, &c->request, &c->reply, &access, reason, sizeof(reason),
-				    o->arg);
-		if (ret) {
-			rk_error("refusing %s: %s", c->peer, reason[0] ? reason : rk_strerror(ret));
-			rk_ctl_send_error(c->ctl, ret, "the server refused: %s",
-					  reason[0] ? reason : rk_strerror(ret));
-			return ret;
-		}
+	ret = judge_request(c, o, &access, reason, sizeof(reason));
+	if (ret) {
+		rk_ctl_send_error(c->ctl, ret, "the server refused: %s", reason);
+		return ret;
 	}
 	msg.type = RK_MSG_HELLO;
 	msg.u.hello.ep = c->local;
@@ -346,11 +364,9 @@ static int cm_client(struct rk_conn *c, const struct rk_conn_opts *o)
 	ret = make_pd_cq(c, o);
 	if (ret)
 		return ret;
-	if (o->prepare) {
-		ret = o->prepare(c, &c->request, &access, o->arg);
-		if (ret)
-			return ret;
-	}
+	ret = prepare_request(c, o, &access);
+	if (ret)
+		return ret;
 	if (c->auth)
 		c->request.flags |= RK_BUF_AUTH;
 	t.qa = qp_attr(c, o);
@@ -414,15 +430,10 @@ static int cm_server_auth(struct rk_conn *c, const struct rk_conn_opts *o)
 	ret = rk_auth_server(c->ctl, c->auth, c->timeout_ms);
 	if (ret)
 		return ret;
-	if (o->on_request) {
-		ret = o->on_request(c, &c->request, &c->reply, &access, reason, sizeof(reason),
-				    o->arg);
-		if (ret) {
-			rk_error("refusing %s: %s", c->peer, reason[0] ? reason : rk_strerror(ret));
-			rk_ctl_send_error(c->ctl, ret, "the server refused: %s",
-					  reason[0] ? reason : rk_strerror(ret));
-			return ret;
-		}
+	ret = judge_request(c, o, &access, reason, sizeof(reason));
+	if (ret) {
+		rk_ctl_send_error(c->ctl, ret, "the server refused: %s", reason);
+		return ret;
 	}
 	ret = rk_qp_set_access(c->qp, access);
 	if (ret)
@@ -478,14 +489,10 @@ static int cm_server_setup(struct rk_conn *c, const struct rk_conn_opts *o)
 		return ret;
 	}
 	/* With a secret, the request is judged only after the client proved it. */
-	if (o->on_request && !c->auth) {
-		ret = o->on_request(c, &c->request, &c->reply, &access, reason, sizeof(reason),
-				    o->arg);
-		if (ret) {
-			rk_error("refusing %s: %s", c->peer, reason[0] ? reason : rk_strerror(ret));
-			rk_cm_reject(c->cm, reason[0] ? reason : rk_strerror(ret));
-			return ret;
-		}
+	ret = c->auth ? 0 : judge_request(c, o, &access, reason, sizeof(reason));
+	if (ret) {
+		rk_cm_reject(c->cm, reason);
+		return ret;
 	}
 	qa = qp_attr(c, o);
 	ret = rk_cm_create_qp(c->cm, c->pd, c->cq, c->cq, &qa, &c->qp);

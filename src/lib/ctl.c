@@ -51,6 +51,13 @@ static int recv_part(struct rk_ctl *ctl, uint8_t *buf, size_t len, size_t have, 
 	return ret;
 }
 
+/* A message that does not parse: logged, ret handed back. */
+static int bad_message(const struct rk_ctl *ctl, int ret, const char *why)
+{
+	rk_error("bad exchange message from %s: %s", ctl->peer, why);
+	return ret;
+}
+
 int rk_ctl_recv(struct rk_ctl *ctl, int timeout_ms, struct rk_msg *msg_p)
 {
 	uint8_t buf[RK_WIRE_MAX_LEN];
@@ -65,10 +72,8 @@ int rk_ctl_recv(struct rk_ctl *ctl, int timeout_ms, struct rk_msg *msg_p)
 	/* Judge the header before reading on: a garbled length must not make us
 	 * read (or wait for) bytes that are not a message. */
 	ret = rk_wire_check_header(buf, RK_WIRE_HDR_LEN, &len, why, sizeof(why));
-	if (ret) {
-		rk_error("bad exchange message from %s: %s", ctl->peer, why);
-		return ret;
-	}
+	if (ret)
+		return bad_message(ctl, ret, why);
 	/* A header-only message (BENCH_FIN) has no rest to read: asking for 0
 	 * bytes would make the QP channel wait for the next SEND. */
 	if (len > RK_WIRE_HDR_LEN) {
@@ -78,10 +83,8 @@ int rk_ctl_recv(struct rk_ctl *ctl, int timeout_ms, struct rk_msg *msg_p)
 			return ret;
 	}
 	ret = rk_wire_decode(buf, len, &msg, why, sizeof(why));
-	if (ret) {
-		rk_error("bad exchange message from %s: %s", ctl->peer, why);
-		return ret;
-	}
+	if (ret)
+		return bad_message(ctl, ret, why);
 	if (msg.type == RK_MSG_ERROR) {
 		rk_error("%s gave up: %s (%s)", ctl->peer, msg.u.error.text,
 			 rk_strerror(msg.u.error.code));

@@ -76,6 +76,21 @@ static void stage(struct ctl_qp *c, const struct ibv_wc *wc)
 	c->staged_off = 0;
 }
 
+/* A completion of the channel's what ("SEND", "receive"): flushed means the
+ * QP went to ERR, the connection is gone (-ECONNRESET, not an error here). */
+static int ctl_wc_check(const struct ctl_qp *c, const struct ibv_wc *wc, const char *what)
+{
+	char op[64];
+
+	if (wc->status == IBV_WC_WR_FLUSH_ERR) {
+		rk_debug("control channel to %s: %s flushed on QP 0x%x", c->ctl.peer, what,
+			 wc->qp_num);
+		return -ECONNRESET;
+	}
+	snprintf(op, sizeof(op), "control message %s", what);
+	return rk_wc_check(wc, op);
+}
+
 /* Take one completion from cq within timeout_ms: the channel's SEND or
  * receive. -ETIMEDOUT (not logged) when none came. */
 static int reap(struct ctl_qp *c, struct rk_cq *cq, int timeout_ms)
@@ -88,22 +103,11 @@ static int reap(struct ctl_qp *c, struct rk_cq *cq, int timeout_ms)
 		return ret;
 	if (wc.wr_id == CTL_WRID_SEND) {
 		c->send_posted = false;
-		if (wc.status == IBV_WC_WR_FLUSH_ERR) {
-			rk_debug("control channel to %s: SEND flushed on QP 0x%x", c->ctl.peer,
-				 wc.qp_num);
-			return -ECONNRESET;
-		}
-		return rk_wc_check(&wc, "control message SEND");
+		return ctl_wc_check(c, &wc, "SEND");
 	}
 	if (wc.wr_id == CTL_WRID_RECV) {
 		c->recv_posted = false;
-		if (wc.status == IBV_WC_WR_FLUSH_ERR) {
-			/* The QP went to ERR: the connection is gone. */
-			rk_debug("control channel to %s: receive flushed on QP 0x%x", c->ctl.peer,
-				 wc.qp_num);
-			return -ECONNRESET;
-		}
-		ret = rk_wc_check(&wc, "control message receive");
+		ret = ctl_wc_check(c, &wc, "receive");
 		if (ret)
 			return ret;
 		stage(c, &wc);

@@ -11,6 +11,8 @@
 #include <rdmakit/memserver.h>
 #include <rdmakit/wire.h>
 
+#include "bytes.h"
+
 static int cidr_fail(const char *text, const char *what, char *why, size_t why_len)
 {
 	snprintf(why, why_len, "'%s': %s", text, what);
@@ -124,32 +126,17 @@ const char *rk_cidr_str(const struct rk_cidr *cidr, char *buf, size_t len)
 	return buf;
 }
 
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)get16(p) << 16 | get16(p + 2);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) << 32 | get32(p + 4);
-}
-
 /* The fields, in the order memproto.h lays them out. */
 static int check_fields(const uint8_t *p, uint64_t max_size, struct rk_mem_request *r, char *why,
 			size_t why_len)
 {
-	uint16_t flags = get16(p + 10);
-	uint32_t reserved = get32(p + 12);
+	uint16_t flags = get_u16(p + 10);
+	uint32_t reserved = get_u32(p + 12);
 
-	r->queue = get16(p + 6);
-	r->queues = get16(p + 8);
-	r->session = get64(p + 16);
-	r->size = get64(p + 24);
+	r->queue = get_u16(p + 6);
+	r->queues = get_u16(p + 8);
+	r->session = get_u64(p + 16);
+	r->size = get_u64(p + 24);
 	if (flags) {
 		snprintf(why, why_len, "flags 0x%x: none are defined, expected 0", flags);
 		return -EBADMSG;
@@ -201,13 +188,13 @@ int rk_mem_request_check(const void *data, size_t len, uint64_t max_size,
 			 RK_MEM_REQ_LEN);
 		return -EBADMSG;
 	}
-	magic = get32(p);
+	magic = get_u32(p);
 	if (magic != RK_MEM_MAGIC) {
 		snprintf(why, why_len, "magic 0x%08x is not RKMS (0x%08x)", magic, RK_MEM_MAGIC);
 		return -EBADMSG;
 	}
 	memset(&r, 0, sizeof(r));
-	r.version = get16(p + 4);
+	r.version = get_u16(p + 4);
 	if (r.version != RK_MEM_VERSION) {
 		snprintf(why, why_len, "protocol version %u, this server speaks %d", r.version,
 			 RK_MEM_VERSION);

@@ -345,6 +345,18 @@ static void post_both_ways(struct walk *w, struct rk_qps_row *row)
 	row->incoming_wr = post_send(w, true, false, "incoming send", SMALL);
 }
 
+/* A row for a state entered with modify_ret (0: the modify worked), then,
+ * once in it, post_both_ways(). */
+static struct rk_qps_row *enter_both_ways(struct walk *w, enum ibv_qp_state state,
+					  const char *label, int modify_ret)
+{
+	struct rk_qps_row *row = begin_row(w, state, label, modify_ret);
+
+	if (!row->modify_ret)
+		post_both_ways(w, row);
+	return row;
+}
+
 /* Poll until done() says the two work requests a and b are through (or for
  * ms), then for settle_ms more: what comes late still lands in this row. */
 static void drain_two(struct walk *w, int a, int b, int ms,
@@ -447,24 +459,21 @@ static int walk_to_rts(struct walk *w)
 	drain(w, 300, NULL, NULL);
 
 	/* INIT: the peer's SEND must wait; the peer retransmits it. */
-	row = begin_row(w, IBV_QPS_INIT, "INIT", rk_qp_to_init(w->s, 0));
+	row = enter_both_ways(w, IBV_QPS_INIT, "INIT", rk_qp_to_init(w->s, 0));
 	if (row->modify_ret)
 		return row->modify_ret;
-	post_both_ways(w, row);
 	drain(w, 600, NULL, NULL);
 
 	/* RTR: incoming messages are received, sends are not executed. */
-	row = begin_row(w, IBV_QPS_RTR, "RTR", rk_qp_to_rtr(w->s, &ep, &w->path));
+	row = enter_both_ways(w, IBV_QPS_RTR, "RTR", rk_qp_to_rtr(w->s, &ep, &w->path));
 	if (row->modify_ret)
 		return row->modify_ret;
-	post_both_ways(w, row);
 	drain_two(w, rep->rows[1].incoming_wr, row->incoming_wr, 6000, all_delivered, 400);
 
 	/* RTS: both directions. */
-	row = begin_row(w, IBV_QPS_RTS, "RTS", rk_qp_to_rts(w->s));
+	row = enter_both_ways(w, IBV_QPS_RTS, "RTS", rk_qp_to_rts(w->s));
 	if (row->modify_ret)
 		return row->modify_ret;
-	post_both_ways(w, row);
 	drain_two(w, row->send_wr, row->incoming_wr, 4000, all_completed, 400);
 	return 0;
 }
@@ -564,10 +573,9 @@ static int walk_recovered(struct walk *w)
 		ret = post_recv(w, true, false, "peer recv");
 		ret = ret < 0 ? ret : 0;
 	}
-	row = begin_row(w, IBV_QPS_RTS, "RTS (recovered)", ret);
+	row = enter_both_ways(w, IBV_QPS_RTS, "RTS (recovered)", ret);
 	if (row->modify_ret)
 		return row->modify_ret;
-	post_both_ways(w, row);
 	drain_two(w, row->send_wr, row->incoming_wr, 4000, all_delivered, 200);
 	return 0;
 }

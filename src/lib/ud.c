@@ -15,6 +15,7 @@
 #include <rdmakit/rdmakit.h>
 #include <rdmakit/ud.h>
 
+#include "bytes.h"
 #include "clock.h"
 
 #define UD_OP 0x55444750u          /* "UDGP": the TCP client's request code */
@@ -81,26 +82,12 @@ static uint32_t ud_seed(uint32_t qpn, uint64_t i)
 
 /* ---- the SIDR private data ---- */
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	v = htonl(v);
-	memcpy(p, &v, 4);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return ntohl(v);
-}
-
 static void priv_encode(uint8_t *p, uint32_t qpn, uint32_t count, uint32_t size)
 {
 	memcpy(p, UD_MARK, UD_MARK_LEN);
-	put32(p + UD_MARK_LEN, qpn);
-	put32(p + UD_MARK_LEN + 4, count);
-	put32(p + UD_MARK_LEN + 8, size);
+	put_u32(p + UD_MARK_LEN, qpn);
+	put_u32(p + UD_MARK_LEN + 4, count);
+	put_u32(p + UD_MARK_LEN + 8, size);
 }
 
 /* False for private data that is not rdmakit's (udaddy's: none). */
@@ -109,9 +96,9 @@ static bool priv_decode(const uint8_t *p, size_t len, uint32_t *qpn, uint32_t *c
 {
 	if (len < UD_PRIV_LEN || memcmp(p, UD_MARK, UD_MARK_LEN))
 		return false;
-	*qpn = get32(p + UD_MARK_LEN);
-	*count = get32(p + UD_MARK_LEN + 4);
-	*size = get32(p + UD_MARK_LEN + 8);
+	*qpn = get_u32(p + UD_MARK_LEN);
+	*count = get_u32(p + UD_MARK_LEN + 4);
+	*size = get_u32(p + UD_MARK_LEN + 8);
 	return true;
 }
 

@@ -1,6 +1,8 @@
-/* Bandwidth units, rates and limits written as text, the share of a link. */
+/* Whole numbers, bandwidth units, rates and limits written as text, the
+ * share of a link. */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -149,4 +151,99 @@ double rk_link_pct(double bytes_per_s, double link_gbps)
 	if (!(link_gbps > 0))
 		return -1;
 	return bytes_per_s * 800.0 / (link_gbps * 1e9); /* one rounding: 90% stays 90 */
+}
+
+int rk_parse_u64(const char *text, uint64_t min, uint64_t max, unsigned int suffix_base,
+		 uint64_t *out, char *err, size_t err_len)
+{
+	unsigned long long v;
+	uint64_t mult = 1;
+	const char *digits = text;
+	int base = 10;
+	char *end;
+
+	if (!text || !*text || isspace((unsigned char)text[0]) || text[0] == '-' ||
+	    text[0] == '+') {
+		snprintf(err, err_len, "'%s' is not a non-negative number", text ? text : "");
+		return -EINVAL;
+	}
+	/* Decimal, or hex with 0x; never octal: "010" is ten. strtoull would
+	 * also take a sign or spaces after "0x": only digits may follow. */
+	if (text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+		digits = text + 2;
+		base = 16;
+	}
+	if (base == 16 ? !isxdigit((unsigned char)digits[0]) : !isdigit((unsigned char)digits[0])) {
+		snprintf(err, err_len, "'%s' is not a number", text);
+		return -EINVAL;
+	}
+	errno = 0;
+	v = strtoull(digits, &end, base);
+	if (end == digits) {
+		snprintf(err, err_len, "'%s' is not a number", text);
+		return -EINVAL;
+	}
+	if (errno == ERANGE) {
+		snprintf(err, err_len, "'%s' is too large", text);
+		return -ERANGE;
+	}
+	if (*end && suffix_base) {
+		switch (*end) {
+		case 'k': case 'K': mult = suffix_base; break;
+		case 'm': case 'M': mult = (uint64_t)suffix_base * suffix_base; break;
+		case 'g': case 'G': mult = (uint64_t)suffix_base * suffix_base * suffix_base; break;
+		default: mult = 0; break;
+		}
+		if (mult) {
+			end++;
+			/* "4KiB"/"4kB" read naturally; accept them with binary suffixes. */
+			if (suffix_base == 1024 && (*end == 'i' || *end == 'I') && end[1] == 'B')
+				end += 2;
+			else if (*end == 'B' || (suffix_base == 1024 && *end == 'b'))
+				end++;
+		}
+	}
+	if (*end || !mult) {
+		snprintf(err, err_len, "'%s' is not a number%s", text,
+			 suffix_base == 1024 ? " (examples: 4096, 0x1000, 4k, 1M)" :
+			 suffix_base ? " (examples: 1000, 10k, 1M)" : "");
+		return -EINVAL;
+	}
+	if (v && mult > UINT64_MAX / v) {
+		snprintf(err, err_len, "'%s' is too large", text);
+		return -ERANGE;
+	}
+	v *= mult;
+	if (v < min || v > max) {
+		snprintf(err, err_len, "%s is outside the range %" PRIu64 "..%" PRIu64, text, min,
+			 max);
+		return -ERANGE;
+	}
+	*out = v;
+	return 0;
+}
+
+int rk_parse_i64(const char *text, int64_t min, int64_t max, int64_t *out, char *err,
+		 size_t err_len)
+{
+	long long v;
+	char *end;
+
+	if (!text || !*text || isspace((unsigned char)text[0])) {
+		snprintf(err, err_len, "'%s' is not a number", text ? text : "");
+		return -EINVAL;
+	}
+	errno = 0;
+	v = strtoll(text, &end, 10);
+	if (end == text || *end) {
+		snprintf(err, err_len, "'%s' is not a number", text);
+		return -EINVAL;
+	}
+	if (errno == ERANGE || v < min || v > max) {
+		snprintf(err, err_len, "%s is outside the range %" PRId64 "..%" PRId64, text, min,
+			 max);
+		return -ERANGE;
+	}
+	*out = v;
+	return 0;
 }

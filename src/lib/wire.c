@@ -11,6 +11,8 @@
 #include <rdmakit/gid.h>
 #include <rdmakit/qp.h>
 
+#include "bytes.h"
+
 /* The buffer fields: 40 bytes, behind the header in a CM_HELLO. */
 #define WIRE_BUF_LEN 40
 #define CM_HELLO_LEN RK_WIRE_CM_HELLO_LEN
@@ -27,40 +29,6 @@ _Static_assert(RK_WIRE_HDR_LEN + WIRE_BUF_LEN == RK_WIRE_CM_HELLO_LEN, "CM_HELLO
 		if (why)                                                                           \
 			snprintf(why, why_len, __VA_ARGS__);                                       \
 	} while (0)
-
-/* Byte-wise, so that neither alignment nor host byte order matters. */
-static void put_u16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put_u32(uint8_t *p, uint32_t v)
-{
-	put_u16(p, (uint16_t)(v >> 16));
-	put_u16(p + 2, (uint16_t)v);
-}
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-	put_u32(p, (uint32_t)(v >> 32));
-	put_u32(p + 4, (uint32_t)v);
-}
-
-static uint16_t get_u16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-	return (uint32_t)get_u16(p) << 16 | get_u16(p + 2);
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-	return (uint64_t)get_u32(p) << 32 | get_u32(p + 4);
-}
 
 /* Locale-independent: the text crosses machines. */
 static bool is_print(uint8_t c)

@@ -161,29 +161,35 @@ static int run_rounds(struct mesh_ctx *c, const char *stage, enum rk_mesh_sched 
 	return 0;
 }
 
+typedef int (*reach_fn)(struct rk_mesh_link *link, int src, int dst, uint32_t nonce,
+			int timeout_ms, char *why, size_t why_len);
+
+/* One direction of a reach round: src -> dst over link (NULL: link_why says
+ * why there is none). *ok_p 1 when the checked message went through, else 0
+ * with the reason in why. */
+static void reach_way(const struct mesh_ctx *c, reach_fn fn, struct rk_mesh_link *link,
+		      const char *link_why, int src, int dst, int8_t *ok_p, char *why)
+{
+	*ok_p = 0;
+	if (!link)
+		snprintf(why, MESH_WHY, "%s", link_why);
+	else if (!fn(link, src, dst, c->nonce, (int)c->o->timeout_ms, why, MESH_WHY))
+		*ok_p = 1;
+}
+
 static void reach_op(struct mesh_ctx *c, struct round *rd, enum rk_mesh_sched s)
 {
-	int tmo = (int)c->o->timeout_ms;
-
 	if (rd->to >= 0) {
 		struct mesh_cell *cell = &c->row[rd->to];
 
-		cell->sent = 0;
-		if (!rd->link[0])
-			snprintf(cell->sent_why, MESH_WHY, "%s", rd->why[0]);
-		else if (!rk_mesh_reach_send(rd->link[0], c->rank, rd->to, c->nonce, tmo,
-					     cell->sent_why, MESH_WHY))
-			cell->sent = 1;
+		reach_way(c, rk_mesh_reach_send, rd->link[0], rd->why[0], c->rank, rd->to,
+			  &cell->sent, cell->sent_why);
 	}
 	if (rd->from >= 0) {
 		struct mesh_cell *cell = &c->row[rd->from];
 
-		cell->got = 0;
-		if (!rd->link[1])
-			snprintf(cell->got_why, MESH_WHY, "%s", rd->why[1]);
-		else if (!rk_mesh_reach_recv(rd->link[1], rd->from, c->rank, c->nonce, tmo,
-					     cell->got_why, MESH_WHY))
-			cell->got = 1;
+		reach_way(c, rk_mesh_reach_recv, rd->link[1], rd->why[1], rd->from, c->rank,
+			  &cell->got, cell->got_why);
 	}
 }
 

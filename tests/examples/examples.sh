@@ -16,7 +16,6 @@ RDMAKIT=$4
 # shellcheck source=tests/rdma/lib.sh
 . "$SRC/tests/rdma/lib.sh"
 
-IP=${RDMAKIT_TEST_IP:-198.18.0.1}
 N=7
 # The prefix and the examples' binaries, kept between the two halves.
 tmp=$BUILD/examples-check
@@ -66,10 +65,10 @@ build() {
 
 	# Bad arguments: a named error, exit 2, nothing run.
 	run 2 "$tmp/rping_client" && has "$err" "usage: rping_client HOST"
-	run 2 "$tmp/rping_client" "$IP" 5 22 && has "$err" "SIZE '22' is not a number from 23 to 65535"
-	run 2 "$tmp/rping_client" "$IP" 0 && has "$err" "COUNT '0'"
-	run 2 "$tmp/ud_sender" "$IP" 3x && has "$err" "COUNT '3x'"
-	run 2 "$tmp/ud_sender" "$IP" 3 5000 && has "$err" "SIZE '5000' is not a number from 1 to 4096"
+	run 2 "$tmp/rping_client" "$IP" 5 22 && has "$err" "SIZE: 22 is outside the range 23..65535"
+	run 2 "$tmp/rping_client" "$IP" 0 && has "$err" "COUNT: 0 is outside the range 1..1000000"
+	run 2 "$tmp/ud_sender" "$IP" 3x && has "$err" "COUNT: '3x' is not a number"
+	run 2 "$tmp/ud_sender" "$IP" 3 5000 && has "$err" "SIZE: 5000 is outside the range 1..4096"
 	run 2 "$tmp/ud_sender" --bogus && has "$err" "usage: ud_sender"
 	[ "$fails" -ne 0 ] || touch "$tmp/built"
 }

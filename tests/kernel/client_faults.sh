@@ -39,6 +39,16 @@ wait_io() {
 		sleep 0.2
 	done
 }
+# fio_started NAME WHEN DISK ARGS...: fio_bg NAME DISK ARGS..., then check
+# that it does I/O on DISK (within 60 s) before WHEN.
+fio_started() {
+	_w=$2 _fd=$3
+	_fn=$1
+	shift 3
+	fio_bg "$_fn" "$_fd" "$@"
+	wait_io "$_fd" 60
+	check "fio is doing I/O on $_fd before $_w" 0 $?
+}
 # wait_pid PID SEC: until PID ends (status in WAIT_RC); 1 on timeout.
 wait_pid() {
 	_i=0
@@ -56,10 +66,8 @@ attach_disk "$SRV" --size 128M --reconnect-delay $DELAY --loss-timeout 60
 check "attach (loss timeout 60 s)" 0 $?
 d=$DISK
 if [ -n "$d" ]; then
-	fio_bg resume "$d" --rw=randwrite --bsrange=4k-64k --iodepth=16 --size=64M --verify=crc32c \
-		--verify_fatal=1 --do_verify=1
-	wait_io "$d" 60
-	check "fio is doing I/O on $d before the kill" 0 $?
+	fio_started resume "the kill" "$d" --rw=randwrite --bsrange=4k-64k --iodepth=16 --size=64M \
+		--verify=crc32c --verify_fatal=1 --do_verify=1
 	remote 30 "ms_kill ms KILL"
 	wait_state "$d" reconnecting 30
 	check "$d state after the server died" reconnecting "$(attr "$d" state)"
@@ -87,9 +95,8 @@ attach_disk "$SRV" --size 64M --reconnect-delay $DELAY --loss-timeout "$LOSS"
 check "attach (loss timeout $LOSS s)" 0 $?
 d=$DISK
 if [ -n "$d" ]; then
-	fio_bg loss "$d" --rw=randwrite --iodepth=16 --size=64M --time_based --runtime=300
-	wait_io "$d" 60
-	check "fio is doing I/O on $d before the kill" 0 $?
+	fio_started loss "the kill" "$d" --rw=randwrite --iodepth=16 --size=64M --time_based \
+		--runtime=300
 	remote 30 "ms_kill ms KILL"
 	t0=$(now)
 	wait_pid $FIO_PID $((LOSS + DELAY + SLACK + 30))
@@ -118,9 +125,8 @@ attach_disk "$SRV" --size 64M --reconnect-delay $DELAY --loss-timeout 60
 check "attach for the link case" 0 $?
 d=$DISK
 if [ -n "$d" ]; then
-	fio_bg link "$d" --rw=randrw --iodepth=16 --size=64M --time_based --runtime=300
-	wait_io "$d" 60
-	check "fio is doing I/O on $d before the link goes" 0 $?
+	fio_started link "the link goes" "$d" --rw=randrw --iodepth=16 --size=64M --time_based \
+		--runtime=300
 	rdma link delete rxe0
 	check "rdma link delete rxe0" 0 $?
 	t0=$(now)

@@ -6,8 +6,6 @@
 RDMAKIT=$1
 . "$(dirname "$0")/lib.sh"
 
-IP=${RDMAKIT_TEST_IP:-198.18.0.1}
-PORT=$((30000 + $$ % 10000))
 BOUND=20 # seconds any run, refused or not, may take
 dir=$(mktemp -d)
 srv_out=$dir/server.out cli_out=$dir/client.out

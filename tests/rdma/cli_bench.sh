@@ -7,8 +7,6 @@
 RDMAKIT=$1
 . "$(dirname "$0")/lib.sh"
 
-IP=${RDMAKIT_TEST_IP:-198.18.0.1}
-PORT=$((30000 + $$ % 10000))
 srv_out=$(mktemp)
 trap 'rm -f "$out" "$err" "$srv_out"' EXIT
 
@@ -131,15 +129,8 @@ ended() {
 	wait "$spid"
 	gs=$?
 	kill "$wpid" 2>/dev/null
-	if [ "$gs" -ne "$1" ] || [ "$gc" -ne "$2" ]; then
-		echo "FAIL [$3]: server exited $gs (want $1), client $gc (want $2)"
-		sed 's/^/  server: /' "$srv_out" | tail -15
-		sed 's/^/  client: /' "$out" | tail -10
-		sed 's/^/  client stderr: /' "$err" | tail -10
-		fails=$((fails + 1))
-		return 1
-	fi
-	echo "ok [$3]: server/client exited $gs/$gc"
+	exit_is "[$3] the server" "$gs" "$1" "$srv_out" &&
+		exit_is "[$3] the client" "$gc" "$2" "$out" "$err"
 }
 
 soak_tests() {

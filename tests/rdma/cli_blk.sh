@@ -5,10 +5,9 @@
 # module's answer line with the server's reject text), detach.
 # Usage: cli_blk.sh RDMAKIT RKBLK_KO
 RDMAKIT=$1 KO=$2
+PORT_BASE=20000
 . "$(dirname "$0")/lib.sh"
 
-IP=${RDMAKIT_TEST_IP:-198.18.0.1}
-PORT=$((20000 + $$ % 10000))
 dir=$(mktemp -d)
 trap 'kill "$spid" 2>/dev/null; rm -rf "$out" "$err" "$dir"' EXIT
 [ -f "$KO" ] || { echo "no module at '$KO' (scripts/kmod.sh builds it)"; exit 1; }

@@ -8,8 +8,6 @@
 RDMAKIT=$1
 . "$(dirname "$0")/lib.sh"
 
-IP=${RDMAKIT_TEST_IP:-198.18.0.1}
-PORT=$((30000 + $$ % 10000))
 dir=$(mktemp -d)
 trap 'rm -rf "$out" "$err" "$dir"; [ -n "${spid:-}" ] && kill "$spid" 2>/dev/null' EXIT
 
@@ -24,14 +22,7 @@ server_exit() {
 	wait "$spid"
 	got=$?
 	spid=
-	if [ "$got" -ne "$1" ]; then
-		echo "FAIL: the server exited $got, expected $1"
-		sed 's/^/  | /' "$dir/srv" | tail -30
-		sed 's/^/  stderr: /' "$dir/srv.err" | tail -20
-		fails=$((fails + 1))
-		return 1
-	fi
-	echo "ok: the server exited $got"
+	exit_is "the server" "$got" "$1" "$dir/srv" "$dir/srv.err"
 }
 
 # clients N CMD...: N clients at once (outputs $dir/cI, $dir/cI.err, pids $cpids).
@@ -53,13 +44,18 @@ clients_exit() {
 		wait "$p"
 		got=$?
 		[ "$i" = "${2:-0}" ] && continue
-		if [ "$got" -ne "$1" ]; then
-			echo "FAIL: client $i exited $got, expected $1"
-			sed 's/^/  | /' "$dir/c$i" | tail -10
-			sed 's/^/  stderr: /' "$dir/c$i.err" | tail -10
-			fails=$((fails + 1))
-		fi
+		exit_is "client $i" "$got" "$1" "$dir/c$i" "$dir/c$i.err"
 	done
+}
+
+# srv_json WHAT: python assertions (stdin) on the server's JSON document, with
+# d (the directory of the outputs), s (the document) and cl (its clients).
+srv_json() {
+	{
+		printf '%s\n' 'import json, sys' 'd = sys.argv[1]' 's = json.load(open(d + "/srv"))' \
+			'cl = s["clients"]'
+		cat
+	} | "$PY" - "$dir" || { echo "FAIL: $1"; fails=$((fails + 1)); }
 }
 
 # lap: the seconds since the last lap, for the log.
@@ -78,11 +74,7 @@ server "$RDMAKIT" bench --server --clients 4 -p $P --wait 60 --json
 clients 4 "$RDMAKIT" bench "$IP" -p $P --op write -s 4k,64k -n 200 --json
 clients_exit 0
 server_exit 0
-"$PY" - "$dir" <<'PY' || { echo "FAIL: bench --clients 4"; fails=$((fails + 1)); }
-import json, sys
-d = sys.argv[1]
-s = json.load(open(d + "/srv"))
-cl = s["clients"]
+srv_json "bench --clients 4" <<'PY'
 assert s["ok"] is True and len(cl) == 4, (s["ok"], len(cl))
 assert [c["client"] for c in cl] == [1, 2, 3, 4], [c["client"] for c in cl]
 assert len({c["peer"] for c in cl}) == 4, "four distinct peers expected"
@@ -120,11 +112,7 @@ server "$RDMAKIT" rc --server --clients 3 -p $P -s 16k --wait 60 --json
 clients 3 "$RDMAKIT" rc "$IP" -p $P --op all -s 16k --json
 clients_exit 0
 server_exit 0
-"$PY" - "$dir" <<'PY' || { echo "FAIL: rc --clients 3"; fails=$((fails + 1)); }
-import json, sys
-d = sys.argv[1]
-s = json.load(open(d + "/srv"))
-cl = s["clients"]
+srv_json "rc --clients 3" <<'PY'
 assert s["ok"] is True and len(cl) == 3, s
 assert len({c["report"]["rkey"] for c in cl}) == 3, "each client its own buffer"
 assert len({c["report"]["qpn"] for c in cl}) == 3, "each client its own QP"
@@ -160,11 +148,7 @@ kill -KILL "$victim" || echo "FAIL: the client to kill was gone already"
 wait "$victim" 2>/dev/null
 clients_exit 0
 server_exit 1
-"$PY" - "$dir" <<'PY' || { echo "FAIL: bench --clients 4, one killed"; fails=$((fails + 1)); }
-import json, sys
-d = sys.argv[1]
-s = json.load(open(d + "/srv"))
-cl = s["clients"]
+srv_json "bench --clients 4, one killed" <<'PY'
 assert s["ok"] is False and len(cl) == 4, s["ok"]
 bad = [c for c in cl if not c["ok"]]
 good = [c for c in cl if c["ok"]]

@@ -4,10 +4,9 @@
 # received), --watch until SIGINT/SIGTERM or --count, and bad input; and the
 # counters in the reports of ping, rc, bench and ud.
 RDMAKIT=$1
+PORT_BASE=40000
 . "$(dirname "$0")/lib.sh"
 
-IP=${RDMAKIT_TEST_IP:-198.18.0.1}
-PORT=$((40000 + $$ % 10000))
 watch_out=$(mktemp) watch_err=$(mktemp) srv_out=$(mktemp) cli_out=$(mktemp)
 trap 'rm -f "$out" "$err" "$watch_out" "$watch_err" "$srv_out" "$cli_out"' EXIT
 

@@ -4,10 +4,9 @@
 # failure (its port taken) ends it at once.
 # Usage: cli_persist.sh RDMAKIT
 RDMAKIT=$1
+PORT_BASE=40000
 . "$(dirname "$0")/lib.sh"
 
-IP=${RDMAKIT_TEST_IP:-198.18.0.1}
-PORT=$((40000 + $$ % 10000))
 srv=$(mktemp)
 trap 'rm -f "$out" "$err" "$srv" "$srv.err"; [ -n "${spid:-}" ] && kill "$spid" 2>/dev/null' EXIT
 

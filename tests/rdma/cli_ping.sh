@@ -7,8 +7,6 @@ RDMAKIT=$1
 WHAT=${2:-ping}
 . "$(dirname "$0")/lib.sh"
 
-IP=${RDMAKIT_TEST_IP:-198.18.0.1}
-PORT=$((30000 + $$ % 10000))
 srv_out=$(mktemp) cli_out=$(mktemp) cli2_out=$(mktemp)
 trap 'rm -f "$out" "$err" "$srv_out" "$cli_out" "$cli2_out"' EXIT
 

@@ -24,15 +24,19 @@ for r in d["rows"]:
 def wr(row, key):
     return rows[row][key] or {}
 
-# RESET: both posts are an immediate error (spec and rxe); rxe runs the
-# refused send once the QP reaches RTS (its provider queued it first).
+# A send posted in a state that cannot send: an immediate error; rxe runs it
+# once the QP reaches RTS (its provider queued it first).
+def send_refused(row):
+    check(row + " send accepted", wr(row, "send")["accepted"], False)
+    check(row + " refused send ran later", wr(row, "send")["delivered"], rxe)
+    if rxe:
+        check(row + " refused send ran in", wr(row, "send").get("delivered_in"), "RTS")
+
+# RESET: both posts are an immediate error (spec and rxe).
 check("RESET recv accepted", wr("RESET", "recv")["accepted"], False)
 check("RESET recv errno", wr("RESET", "recv")["post_errno"], "EINVAL" if rxe else wr("RESET", "recv")["post_errno"])
 check("RESET recv completed", wr("RESET", "recv")["completed"], False)
-check("RESET send accepted", wr("RESET", "send")["accepted"], False)
-check("RESET send ran later", wr("RESET", "send")["delivered"], rxe)
-if rxe:
-    check("RESET refused send ran in", wr("RESET", "send").get("delivered_in"), "RTS")
+send_refused("RESET")
 
 # INIT: receives accepted and wait; the peer SEND is not processed in INIT
 # (it is retransmitted and lands in RTR); a send is an immediate error.
@@ -41,19 +45,13 @@ check("INIT recv status", wr("INIT", "recv").get("status"), "SUCCESS")
 check("INIT recv filled in", wr("INIT", "recv").get("completed_in"), "RTR")
 check("INIT incoming received", wr("INIT", "incoming")["delivered"], True)
 check("INIT incoming received in", wr("INIT", "incoming").get("delivered_in"), "RTR")
-check("INIT send accepted", wr("INIT", "send")["accepted"], False)
-check("INIT refused send ran later", wr("INIT", "send")["delivered"], rxe)
-if rxe:
-    check("INIT refused send ran in", wr("INIT", "send").get("delivered_in"), "RTS")
+send_refused("INIT")
 
 # RTR: receives, cannot send.
 check("RTR recv accepted", wr("RTR", "recv")["accepted"], True)
 check("RTR recv filled in", wr("RTR", "recv").get("completed_in"), "RTR")
 check("RTR incoming received in", wr("RTR", "incoming").get("delivered_in"), "RTR")
-check("RTR send accepted", wr("RTR", "send")["accepted"], False)
-check("RTR refused send ran later", wr("RTR", "send")["delivered"], rxe)
-if rxe:
-    check("RTR refused send ran in", wr("RTR", "send").get("delivered_in"), "RTS")
+send_refused("RTR")
 
 # RTS: both.
 for label in ("RTS", "RTS (recovered)"):

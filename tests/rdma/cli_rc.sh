@@ -3,11 +3,9 @@
 # methods. Usage: cli_rc.sh RDMAKIT matrix|faults
 RDMAKIT=$1
 WHAT=${2:-matrix}
+PORT_BASE=20000
 . "$(dirname "$0")/lib.sh"
 
-# The server listens on the address of the device under test.
-IP=${RDMAKIT_TEST_IP:-198.18.0.1}
-PORT=$((20000 + $$ % 10000))
 srv_out=$(mktemp) cli_out=$(mktemp)
 trap 'rm -f "$out" "$err" "$srv_out" "$cli_out"' EXIT
 
@@ -162,21 +160,18 @@ faults() {
 		[ "$took" -le 10 ] || { echo "FAIL: gave up after ${took}s"; fails=$((fails + 1)); }
 	done
 
-	# Garbled and truncated exchange messages, both directions.
-	PORT=$((PORT + 1))
-	"$PY" "$(dirname "$0")/fake_peer.py" serve "$PORT" garbage >"$srv_out" 2>&1 &
-	fpid=$!
-	wait_for "$srv_out" "listening on port" 30
-	run 1 "$RDMAKIT" rc "$IP" -p "$PORT" -t 5
-	has "$err" "bad exchange message"
-	wait "$fpid"
-	PORT=$((PORT + 1))
-	"$PY" "$(dirname "$0")/fake_peer.py" serve "$PORT" truncated >"$srv_out" 2>&1 &
-	fpid=$!
-	wait_for "$srv_out" "listening on port" 30
-	run 1 "$RDMAKIT" rc "$IP" -p "$PORT" -t 5
-	has "$err" "in the middle of a message"
-	wait "$fpid"
+	# Garbled and truncated exchange messages, both directions: a fake
+	# server sends KIND, and the client says WHAT.
+	for case in "garbage|bad exchange message" "truncated|in the middle of a message"; do
+		kind=${case%%|*} what=${case#*|}
+		PORT=$((PORT + 1))
+		"$PY" "$(dirname "$0")/fake_peer.py" serve "$PORT" "$kind" >"$srv_out" 2>&1 &
+		fpid=$!
+		wait_for "$srv_out" "listening on port" 30
+		run 1 "$RDMAKIT" rc "$IP" -p "$PORT" -t 5
+		has "$err" "$what"
+		wait "$fpid"
+	done
 	for kind in garbage oversized text; do
 		PORT=$((PORT + 1))
 		"$RDMAKIT" rc --server -p "$PORT" --wait 20 >"$srv_out" 2>&1 &

@@ -4,9 +4,7 @@
 # Usage: faults.sh RDMAKIT
 RDMAKIT=$1
 . "$(dirname "$0")/lib.sh"
-IP=${RDMAKIT_TEST_IP:-198.18.0.1}
 HERE=$(dirname "$0")
-PORT=$((30000 + $$ % 10000))
 srv_out=$(mktemp) cli_out=$(mktemp)
 trap 'rm -f "$out" "$err" "$srv_out" "$cli_out"; ip link set "$NETDEV" up 2>/dev/null' EXIT
 DEV=$("$RDMAKIT" devices --json | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["devices"][0]["name"])')

@@ -21,6 +21,17 @@ void fx_log_reset(struct fx *f)
 	f->logs = 0;
 }
 
+int fx_open_connected(struct fx *f, int remote_access, int nsge, bool events, int access_b)
+{
+	int ret = fx_open(f, remote_access, nsge, events);
+
+	if (!ret)
+		ret = fx_connect(f, access_b);
+	if (ret)
+		fprintf(stderr, "fixture: %s\n", rk_strerror(ret));
+	return ret;
+}
+
 const char *fx_test_ip(void)
 {
 	const char *ip = getenv("RDMAKIT_TEST_IP");

@@ -38,6 +38,9 @@ void fx_close(struct fx *f);
  * access flags given; A's allows none. */
 int fx_connect(struct fx *f, int access_b);
 
+/* fx_open() then fx_connect(): 0, or the error (said on stderr). */
+int fx_open_connected(struct fx *f, int remote_access, int nsge, bool events, int access_b);
+
 /* The address of the test device's netdev: RDMAKIT_TEST_IP, else 198.18.0.1. */
 const char *fx_test_ip(void);
 

@@ -8,6 +8,11 @@ PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
+# The server's address (guest 1 of scripts/softroce), and the first port:
+# from PORT_BASE (30000 unless the script sets it before sourcing this),
+# spread by the PID so that tests in parallel do not meet.
+IP=${RDMAKIT_TEST_IP:-198.18.0.1}
+PORT=$((${PORT_BASE:-30000} + $$ % 10000))
 
 # run EXPECTED_RC CMD...: run CMD, keep stdout/stderr in $out/$err.
 run() {
@@ -15,15 +20,25 @@ run() {
 	shift
 	json_ctx="$*"
 	"$@" >"$out" 2>"$err"
-	got=$?
-	if [ "$got" -ne "$want" ]; then
-		echo "FAIL: '$*' exited $got, expected $want"
-		sed 's/^/  stdout: /' "$out" | head -20
-		sed 's/^/  stderr: /' "$err" | head -20
+	exit_is "'$*'" $? "$want" "$out" "$err"
+}
+
+# show LABEL FILE [N]: the last N (20) lines of FILE, each behind "  LABEL: ".
+show() {
+	sed "s/^/  $1: /" "$2" | tail -"${3:-20}"
+}
+
+# exit_is WHAT GOT WANT OUT [ERR]: WHAT exited GOT, and WANT was due; on a
+# mismatch the last lines of its stdout (OUT) and stderr (ERR) are shown.
+exit_is() {
+	if [ "$2" -ne "$3" ]; then
+		echo "FAIL: $1 exited $2, expected $3"
+		show stdout "$4"
+		[ -z "${5:-}" ] || show stderr "$5"
 		fails=$((fails + 1))
 		return 1
 	fi
-	echo "ok: '$*' exited $got"
+	echo "ok: $1 exited $2"
 }
 
 # has FILE TEXT: FILE contains TEXT.
@@ -111,9 +126,9 @@ pair() {
 	if [ "$gs" -ne "$ws" ] || [ "$gc" -ne "$wc" ] || [ "$took" -gt "${PAIR_BOUND:-999999}" ]; then
 		echo "FAIL: server [$scmd] exited $gs (want $ws), client [$ccmd] exited $gc" \
 			"(want $wc), in ${took}s${PAIR_BOUND:+ (bound ${PAIR_BOUND}s)}"
-		sed 's/^/  server: /' "$srv_out" | tail -15
-		sed 's/^/  client: /' "$cli_out" | tail -15
-		[ -z "${cli_err:-}" ] || sed 's/^/  client stderr: /' "$cli_err" | tail -15
+		show server "$srv_out" 15
+		show client "$cli_out" 15
+		[ -z "${cli_err:-}" ] || show "client stderr" "$cli_err" 15
 		fails=$((fails + 1))
 		return 1
 	fi

@@ -17,13 +17,7 @@ static struct fx F;
 
 static int open_connected(int mr_access, int qp_access, bool events)
 {
-	int ret = fx_open(&F, mr_access, NSGE, events);
-
-	if (!ret)
-		ret = fx_connect(&F, qp_access);
-	if (ret)
-		fprintf(stderr, "fixture: %s\n", rk_strerror(ret));
-	return ret;
+	return fx_open_connected(&F, mr_access, NSGE, events, qp_access);
 }
 
 static int setup_polled(void **state)

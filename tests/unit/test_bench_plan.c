@@ -149,6 +149,115 @@ static void test_first_named(void **state)
 	refused(&srv, RK_BENCH_GIVEN_QPS, &cli, "--qps: client 3, server 1");
 }
 
+/* ---- what a command asks (rk_bench_sizes_parse, rk_bench_ask_check) ---- */
+
+static void test_sizes_parse(void **state)
+{
+	uint32_t sizes[RK_BENCH_MAX_SIZES];
+	char why[200] = "";
+
+	(void)state;
+	assert_int_equal(rk_bench_sizes_parse("4k", sizes, why, sizeof(why)), 1);
+	assert_int_equal(sizes[0], 4096);
+	assert_int_equal(rk_bench_sizes_parse("2..16", sizes, why, sizeof(why)), 4);
+	assert_int_equal(sizes[0], 2);
+	assert_int_equal(sizes[3], 16);
+	assert_int_equal(rk_bench_sizes_parse("64,4k,1M", sizes, why, sizeof(why)), 3);
+	assert_int_equal(sizes[2], 1048576);
+	assert_int_equal(rk_bench_sizes_parse("4x", sizes, why, sizeof(why)), -EINVAL);
+	assert_contains(why, "option --size: '4x' is not a number");
+	assert_int_equal(rk_bench_sizes_parse("8..2", sizes, why, sizeof(why)), -EINVAL);
+	assert_contains(why, "'8..2' is not a sweep of powers of two");
+	assert_int_equal(rk_bench_sizes_parse("4k,,8k", sizes, why, sizeof(why)), -EINVAL);
+	assert_contains(why, "'4k,,8k' is not a list of sizes");
+	assert_int_equal(rk_bench_sizes_parse("0", sizes, why, sizeof(why)), -EINVAL);
+	assert_contains(why, "outside the range 1..1073741824");
+}
+
+static struct rk_bench_ask ask(enum rk_bench_test t, enum rk_bench_mode m)
+{
+	return (struct rk_bench_ask){.test = t, .mode = m, .transport = RK_RC, .qps = 1,
+				     .threads = 1, .duration_s = -1};
+}
+
+static void ask_refused(const struct rk_bench_ask *a, const char *want)
+{
+	uint32_t sizes[RK_BENCH_MAX_SIZES];
+	uint64_t iters = 77;
+	int n = -1;
+	char why[200] = "";
+
+	assert_int_equal(rk_bench_ask_check(a, sizes, &n, &iters, why, sizeof(why)), -EINVAL);
+	assert_contains(why, want);
+	assert_int_equal(n, -1);
+	assert_int_equal(iters, 77);
+}
+
+static void test_ask_defaults(void **state)
+{
+	struct rk_bench_ask a = ask(RK_BENCH_WRITE, RK_BENCH_BW);
+	uint32_t sizes[RK_BENCH_MAX_SIZES];
+	uint64_t iters;
+	char why[200] = "";
+	int n;
+
+	(void)state;
+	assert_int_equal(rk_bench_ask_check(&a, sizes, &n, &iters, why, sizeof(why)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(sizes[0], 65536);
+	assert_int_equal(iters, 5000);
+	a = ask(RK_BENCH_SEND, RK_BENCH_LAT);
+	assert_int_equal(rk_bench_ask_check(&a, sizes, &n, &iters, why, sizeof(why)), 0);
+	assert_int_equal(sizes[0], 2);
+	assert_int_equal(iters, 1000);
+	a = ask(RK_BENCH_FETCH_ADD, RK_BENCH_LAT);
+	a.server = true; /* a server learns the client's iterations */
+	assert_int_equal(rk_bench_ask_check(&a, sizes, &n, &iters, why, sizeof(why)), 0);
+	assert_int_equal(sizes[0], 8);
+	assert_int_equal(iters, 0);
+	a = ask(RK_BENCH_WRITE, RK_BENCH_BW);
+	a.duration_s = 10;
+	a.interval_s = 2;
+	assert_int_equal(rk_bench_ask_check(&a, sizes, &n, &iters, why, sizeof(why)), 0);
+	assert_int_equal(iters, 0);
+}
+
+static void test_ask_refused(void **state)
+{
+	struct rk_bench_ask a = ask(RK_BENCH_WRITE, RK_BENCH_BW);
+
+	(void)state;
+	a.iters = 10;
+	a.duration_s = 5;
+	ask_refused(&a, "give --count or --duration, not both");
+	a = ask(RK_BENCH_WRITE, RK_BENCH_BW);
+	a.threads = 2;
+	ask_refused(&a, "option --threads: each thread needs a QP of its own: raise --qps");
+	a = ask(RK_BENCH_WRITE, RK_BENCH_LAT);
+	a.threads = 2;
+	ask_refused(&a, "option --threads: threads are for bandwidth (--mode bw)");
+	a = ask(RK_BENCH_FETCH_ADD, RK_BENCH_BW);
+	a.sizes = "16";
+	ask_refused(&a, "option --size: atomics work on 8 bytes (got 16)");
+	a = ask(RK_BENCH_WRITE, RK_BENCH_BW);
+	a.interval_s = 1;
+	ask_refused(&a, "option --interval: needs --duration SEC");
+	a.duration_s = 2;
+	a.interval_s = 3;
+	ask_refused(&a, "option --interval: 3 s is longer than --duration 2 s");
+	a = ask(RK_BENCH_WRITE, RK_BENCH_BW);
+	a.duration_s = 0;
+	a.sizes = "4k,8k";
+	ask_refused(&a, "--duration 0 runs one size until stopped: give one size");
+	a.server = true;
+	a.sizes = NULL;
+	a.interval_s = 1;
+	ask_refused(&a, "option --interval: the client measures and prints the intervals");
+	a = ask(RK_BENCH_READ, RK_BENCH_BW);
+	a.transport = RK_UD;
+	ask_refused(&a, "UD has no");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -157,6 +266,9 @@ int main(void)
 		cmocka_unit_test(test_all_given_same),
 		cmocka_unit_test(test_each_option_named),
 		cmocka_unit_test(test_first_named),
+		cmocka_unit_test(test_sizes_parse),
+		cmocka_unit_test(test_ask_defaults),
+		cmocka_unit_test(test_ask_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

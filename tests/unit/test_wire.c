@@ -56,6 +56,16 @@ static void decode_ok(const uint8_t *buf, size_t n, struct rk_msg *m)
 		fail_msg("decode: %d (%s)", ret, why);
 }
 
+/* Encode in into buf (RK_WIRE_MAX_LEN bytes), decode that into out; the
+ * length. */
+static size_t round_trip(const struct rk_msg *in, uint8_t *buf, struct rk_msg *out)
+{
+	size_t n = encode_ok(in, buf, RK_WIRE_MAX_LEN);
+
+	decode_ok(buf, n, out);
+	return n;
+}
+
 /* Decode must fail with code, say something containing needle, and leave
  * *msg_p alone. */
 static void decode_fails(const uint8_t *buf, size_t n, int code, const char *needle)
@@ -118,9 +128,8 @@ static void test_round_trip_hello(void **state)
 {
 	struct rk_msg in = hello_msg(), out;
 	uint8_t buf[RK_WIRE_MAX_LEN];
-	size_t n = encode_ok(&in, buf, sizeof(buf));
 
-	decode_ok(buf, n, &out);
+	round_trip(&in, buf, &out);
 	assert_int_equal(out.type, RK_MSG_HELLO);
 	assert_int_equal(out.u.hello.ep.transport, RK_UD);
 	assert_int_equal(out.u.hello.ep.link_layer, IBV_LINK_LAYER_ETHERNET);
@@ -152,8 +161,7 @@ static void test_round_trip_hello(void **state)
 	in.u.hello.ep.qkey = 0;
 	in.u.hello.buf.flags = 0;
 	in.u.hello.buf.addr = UINT64_MAX;
-	n = encode_ok(&in, buf, sizeof(buf));
-	decode_ok(buf, n, &out);
+	round_trip(&in, buf, &out);
 	assert_memory_equal(&out, &in, sizeof(in));
 }
 
@@ -161,7 +169,6 @@ static void test_round_trip_cm_hello(void **state)
 {
 	struct rk_msg in, out;
 	uint8_t buf[RK_WIRE_MAX_LEN];
-	size_t n;
 
 	memset(&in, 0, sizeof(in));
 	in.type = RK_MSG_CM_HELLO;
@@ -172,8 +179,7 @@ static void test_round_trip_cm_hello(void **state)
 	in.u.cm.op = 3;
 	in.u.cm.size = 0xfffffffe;
 	in.u.cm.offset = 0xa000000000000001ull;
-	n = encode_ok(&in, buf, sizeof(buf));
-	decode_ok(buf, n, &out);
+	round_trip(&in, buf, &out);
 	assert_int_equal(out.u.cm.addr, 0x8877665544332211ull);
 	assert_int_equal(out.u.cm.len, 0x0123456789abcdefull);
 	assert_int_equal(out.u.cm.rkey, 0xcafef00d);
@@ -225,13 +231,11 @@ static void test_round_trip_auth(void **state)
 	/* A CM_HELLO may carry the authentication flag. */
 	{
 		struct rk_msg in, out;
-		size_t n;
 
 		memset(&in, 0, sizeof(in));
 		in.type = RK_MSG_CM_HELLO;
 		in.u.cm.flags = RK_BUF_AUTH;
-		n = encode_ok(&in, buf, sizeof(buf));
-		decode_ok(buf, n, &out);
+		round_trip(&in, buf, &out);
 		assert_int_equal(out.u.cm.flags, RK_BUF_AUTH);
 	}
 }
@@ -246,14 +250,12 @@ static void test_round_trip_sync(void **state)
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct rk_msg in, out;
-		size_t n;
 
 		memset(&in, 0, sizeof(in));
 		in.type = RK_MSG_SYNC;
 		in.u.sync.step = cases[i].step;
 		in.u.sync.status = cases[i].status;
-		n = encode_ok(&in, buf, sizeof(buf));
-		decode_ok(buf, n, &out);
+		round_trip(&in, buf, &out);
 		assert_int_equal(out.type, RK_MSG_SYNC);
 		assert_int_equal(out.u.sync.step, cases[i].step);
 		assert_int_equal(out.u.sync.status, cases[i].status);
@@ -272,8 +274,7 @@ static void test_round_trip_error(void **state)
 	in.u.error.code = -EPROTO;
 	snprintf(in.u.error.text, sizeof(in.u.error.text),
 		 "the peer uses RC, this side UD: ~all printable~ {}");
-	n = encode_ok(&in, buf, sizeof(buf));
-	decode_ok(buf, n, &out);
+	n = round_trip(&in, buf, &out);
 	assert_int_equal(out.type, RK_MSG_ERROR);
 	assert_int_equal(out.u.error.code, -EPROTO);
 	assert_string_equal(out.u.error.text, in.u.error.text);
@@ -284,8 +285,7 @@ static void test_round_trip_error(void **state)
 
 	/* Empty text. */
 	memset(in.u.error.text, 0, sizeof(in.u.error.text));
-	n = encode_ok(&in, buf, sizeof(buf));
-	decode_ok(buf, n, &out);
+	n = round_trip(&in, buf, &out);
 	assert_string_equal(out.u.error.text, "");
 }
 
@@ -308,8 +308,7 @@ static void test_error_text_truncated(void **state)
 
 	/* 111 characters fit exactly. */
 	in.u.error.text[RK_WIRE_ERROR_TEXT - 1] = '\0';
-	n = encode_ok(&in, buf, sizeof(buf));
-	decode_ok(buf, n, &out);
+	n = round_trip(&in, buf, &out);
 	assert_memory_equal(&out, &in, sizeof(in));
 }
 

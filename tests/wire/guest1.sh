@@ -8,20 +8,26 @@ RDMAKIT=$1 W=$2
 . "$(dirname "$0")/cases.sh"
 DEV=${RDMAKIT_SOFTROCE_NETDEV:-eth0}
 
+# await PID FILE TEXT WHAT: until FILE shows TEXT (up to 60 s) while process
+# PID lives; else say WHAT went wrong, show FILE, end PID and the script.
+await() {
+	n=0
+	until grep -q "$3" "$2" 2>/dev/null; do
+		if ! kill -0 "$1" 2>/dev/null || [ $n -ge 600 ]; then
+			echo "wire: $4:"
+			cat "$2"
+			kill "$1" 2>/dev/null
+			exit 1
+		fi
+		sleep 0.1
+		n=$((n + 1))
+	done
+}
+
 dumpcap -q -i "$DEV" -f 'udp port 4791' -w "$W/capture.pcapng" 2>"$W/dumpcap.err" &
 cap=$!
 # Serve nothing until the capture runs: dumpcap says so on stderr.
-n=0
-until grep -q 'Capturing on' "$W/dumpcap.err" 2>/dev/null; do
-	if ! kill -0 "$cap" 2>/dev/null || [ $n -ge 600 ]; then
-		echo "wire: dumpcap did not start capturing on $DEV within 60 s:"
-		cat "$W/dumpcap.err"
-		kill "$cap" 2>/dev/null
-		exit 1
-	fi
-	sleep 0.1
-	n=$((n + 1))
-done
+await "$cap" "$W/dumpcap.err" 'Capturing on' "dumpcap did not start capturing on $DEV within 60 s"
 echo "wire: capturing udp port 4791 on $DEV into $W/capture.pcapng"
 
 # All servers at once, each on its own port (the clients come one by one and
@@ -54,17 +60,7 @@ echo "wire: dumpcap exited $rc"
 # server process is killed with SIGKILL while the client's WRITE is running.
 "$RDMAKIT" rc --server -p "$WIRE_KILL_PORT" -s 64M --wait 60 -t 20 >"$W/peer-killed.server" 2>&1 &
 srv=$!
-n=0
-until grep -q exposing "$W/peer-killed.server"; do
-	if ! kill -0 "$srv" 2>/dev/null || [ $n -ge 600 ]; then
-		echo "wire: the peer-killed server never got a client:"
-		cat "$W/peer-killed.server"
-		kill "$srv" 2>/dev/null
-		exit 1
-	fi
-	sleep 0.1
-	n=$((n + 1))
-done
+await "$srv" "$W/peer-killed.server" exposing "the peer-killed server never got a client"
 sleep 0.3
 kill -9 "$srv"
 wait "$srv"

@@ -8,7 +8,8 @@
  * takes the traffic class as the id's type of service (RDMA_OPTION_ID_TOS,
  * set before the route is resolved, and on a listener); it derives SL, flow
  * label and hop limit itself, so rk_traffic_note() says, by name, which asked
- * field it cannot carry.
+ * field it cannot carry. On RoCE the kernel itself replaces some fields:
+ * rk_traffic_note() says which.
  */
 #ifndef RDMAKIT_TRAFFIC_H
 #define RDMAKIT_TRAFFIC_H
@@ -65,19 +66,24 @@ void rk_traffic_apply(const struct rk_traffic *t, struct rk_path_attr *path);
  * CM's SIDR reply. */
 void rk_traffic_apply_ah(const struct rk_traffic *t, struct ibv_ah_attr *ah);
 
-/* Say once per process (rk_warn) what the device or the way of connecting
- * cannot honour of t on dev's port port_num: an SL on RoCE, where it reaches
- * the wire only as the VLAN priority of a VLAN netdev (and the GID's netdev
- * is not one); with cm, the SL, flow label and hop limit, which RDMA CM sets
- * from the route itself. gid may be NULL (IB without GRH). */
+/* Say once per process and field (rk_warn) what the way of connecting or
+ * the device cannot honour of t on dev's port port_num. With cm: the SL, flow
+ * label and hop limit, which RDMA CM sets from the route itself. Otherwise on
+ * RoCE: an SL (on the wire only as the VLAN priority of a VLAN netdev, and
+ * the GID's netdev is not one); a hop limit towards a routable GID (the
+ * kernel takes it from the IP route, measured on rxe and in its core code);
+ * a flow label on an IPv4 GID (IPv4 has no such field). gid may be NULL (IB
+ * without GRH). */
 void rk_traffic_note(const struct rk_traffic *t, struct rk_device *dev, uint8_t port_num,
 		     const struct rk_gid_choice *gid, bool cm);
 
-/* After RDMA CM connected qp: say (rk_warn) each field asked for in t that
- * the QP's address vector does not carry, with the value it carries (a
- * server's QP takes the client's traffic class from its connect request).
- * Returns how many differ. */
-int rk_traffic_check_qp(const struct rk_traffic *t, const struct rk_qp *qp);
+/* After qp (RC or UC) is connected: when t asks for a traffic class and the
+ * QP's address vector (ibv_query_qp) carries another, say so once (rk_warn).
+ * cm_server: the QP is an RDMA CM server's, which takes the class of the
+ * client's connect request, not its listener's type of service (seen on
+ * rxe: the listener's RDMA_OPTION_ID_TOS is not used for the QP). Returns 1
+ * when it differs, else 0. */
+int rk_traffic_check_qp(const struct rk_traffic *t, const struct rk_qp *qp, bool cm_server);
 
 #ifdef __cplusplus
 }

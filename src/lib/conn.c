@@ -92,13 +92,17 @@ static int check_peer(struct rk_conn *c)
 static int tcp_connect_qp(struct rk_conn *c, const struct rk_conn_opts *o, int access)
 {
 	struct rk_path_attr path;
+	int ret;
 
 	if (o->path)
 		path = *o->path;
 	else
 		rk_path_defaults(&path);
 	rk_traffic_apply(&o->traffic, &path);
-	return rk_qp_connect(c->qp, access, &c->remote, &path);
+	ret = rk_qp_connect(c->qp, access, &c->remote, &path);
+	if (!ret)
+		rk_traffic_check_qp(&o->traffic, c->qp, false);
+	return ret;
 }
 
 static int traffic_check(const struct rk_traffic *t)
@@ -115,7 +119,7 @@ static int traffic_check(const struct rk_traffic *t)
 static void cm_traffic_note(struct rk_conn *c, const struct rk_conn_opts *o)
 {
 	rk_traffic_note(&o->traffic, c->dev, c->port_num, &c->gid, true);
-	rk_traffic_check_qp(&o->traffic, c->qp);
+	rk_traffic_check_qp(&o->traffic, c->qp, c->server);
 }
 
 /* TCP, either side: device and GID by the address the peer talks to, PD,

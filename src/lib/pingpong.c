@@ -287,7 +287,10 @@ static int pp_connect(struct pp *p)
 	path.max_rd_atomic = 1;
 	/* Already in INIT, with the receives posted. */
 	ret = rk_qp_to_rtr(p->qp, &ep, &path);
-	return ret ? ret : rk_qp_to_rts(p->qp);
+	if (ret)
+		return ret;
+	rk_traffic_check_qp(&r->o.traffic, p->qp, false);
+	return rk_qp_to_rts(p->qp);
 }
 
 static int pp_io_error(const struct pp *p, int ret)

@@ -167,7 +167,7 @@ static void rping_connected(struct rping *p)
 	res->has_gid = true;
 	res->gid = p->cm->gid;
 	rk_traffic_note(&p->r->o.traffic, p->cm->dev, p->cm->port_num, &p->cm->gid, true);
-	rk_traffic_check_qp(&p->r->o.traffic, p->qp);
+	rk_traffic_check_qp(&p->r->o.traffic, p->qp, p->r->o.server);
 	ping_report(p->r, RK_PING_CONNECTED);
 }
 

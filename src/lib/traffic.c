@@ -112,23 +112,39 @@ static void note_roce(const struct rk_traffic *t, struct rk_device *dev, uint8_t
 	rk_gid_entry_set_ip(&e);
 	if (t->has_sl && !atomic_load(&noted_sl)) {
 		gid_netdev(dev, port_num, gid, ndev, &vlan);
-		if (!vlan && !atomic_exchange(&noted_sl, true))
+		if (dev->info.vendor_id == RK_VENDOR_ID_RXE && !atomic_exchange(&noted_sl, true))
+			rk_warn("SL %u is not on the wire: RoCE has no SL field, and Soft-RoCE (rxe) "
+				"sets no VLAN priority from it (mark RoCE traffic with --tclass/--dscp)",
+				t->sl);
+		else if (!vlan && !atomic_exchange(&noted_sl, true))
 			rk_warn("SL %u is not on the wire: RoCE has no SL field and carries it only "
 				"as the VLAN priority of a VLAN netdev; %s of %s port %u is %s (mark "
 				"RoCE traffic with --tclass/--dscp)",
 				t->sl, ndev[0] ? ndev : "the netdev", dev->info.name, port_num,
 				ndev[0] ? "not a VLAN" : "unknown");
 	}
-	if (t->has_hop_limit && !IN6_IS_ADDR_LINKLOCAL((const struct in6_addr *)e.gid.raw) &&
-	    !atomic_exchange(&noted_hop, true))
-		rk_warn("hop limit %u is not on the wire: the kernel sets the hop limit (IP TTL) of "
-			"RoCE packets to a routable GID from the IP route to the peer (set it there: "
-			"ip route change ROUTE hoplimit N)",
-			t->hop_limit);
-	if (t->has_flow_label && e.family == AF_INET && !atomic_exchange(&noted_flow, true))
-		rk_warn("flow label 0x%x is not on the wire: RoCE v2 over IPv4 (GID %s) has no flow "
-			"label field",
-			t->flow_label, e.ip);
+	if (t->has_hop_limit && !atomic_exchange(&noted_hop, true)) {
+		if (dev->info.vendor_id == RK_VENDOR_ID_RXE)
+			rk_warn("hop limit %u is not on the wire: Soft-RoCE (rxe) sends the TTL / hop "
+				"limit of the IP route to the peer (64 unless the route sets one: ip "
+				"route change ROUTE hoplimit N), not the address vector's",
+				t->hop_limit);
+		else if (!IN6_IS_ADDR_LINKLOCAL((const struct in6_addr *)e.gid.raw))
+			rk_warn("hop limit %u may not be on the wire: the kernel sets the hop limit "
+				"(IP TTL) of RoCE packets to a routable GID from the IP route to the "
+				"peer (set it there: ip route change ROUTE hoplimit N)",
+				t->hop_limit);
+	}
+	if (t->has_flow_label && !atomic_exchange(&noted_flow, true)) {
+		if (e.family == AF_INET)
+			rk_warn("flow label 0x%x is not on the wire: RoCE v2 over IPv4 (GID %s) has "
+				"no flow label field",
+				t->flow_label, e.ip);
+		else if (dev->info.vendor_id == RK_VENDOR_ID_RXE)
+			rk_warn("flow label 0x%x is not on the wire: Soft-RoCE (rxe) sends IPv6 "
+				"flow label 0",
+				t->flow_label);
+	}
 }
 
 void rk_traffic_note(const struct rk_traffic *t, struct rk_device *dev, uint8_t port_num,

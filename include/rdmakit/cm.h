@@ -20,6 +20,7 @@
 #include <rdmakit/qp.h>
 #include <rdmakit/mem.h>
 #include <rdmakit/wire.h>
+#include <rdmakit/traffic.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -121,11 +122,14 @@ void rk_cm_destroy(struct rk_cm *cm);
  *
  * rk_cm_resolve_ps() and rk_cm_listen_ps() are rk_cm_resolve() and
  * rk_cm_listen() in port space ps (RDMA_PS_TCP for RC, RDMA_PS_UDP for UD
- * as udaddy uses). */
-int rk_cm_resolve_ps(const char *host, uint16_t port, enum rdma_port_space ps, int timeout_ms,
-		     struct rk_cm **cm_p);
+ * as udaddy uses), with traffic's class (NULL or unset: CM's default) as
+ * the id's type of service (RDMA_OPTION_ID_TOS): the client's is set before
+ * the route is resolved, the listener's before it listens (see traffic.h for
+ * what CM does not take). */
+int rk_cm_resolve_ps(const char *host, uint16_t port, enum rdma_port_space ps,
+		     const struct rk_traffic *traffic, int timeout_ms, struct rk_cm **cm_p);
 int rk_cm_listen_ps(const char *bind_ip, uint16_t port, enum rdma_port_space ps,
-		    struct rk_cm **listener_p);
+		    const struct rk_traffic *traffic, struct rk_cm **listener_p);
 
 /* rk_cm_get_request() without the CM_HELLO check: any private data (none,
  * for rping and udaddy) is kept as it came; see rk_cm_private_data(). */

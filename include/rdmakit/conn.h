@@ -27,6 +27,7 @@
 #include <rdmakit/ctl.h>
 #include <rdmakit/cm.h>
 #include <rdmakit/auth.h>
+#include <rdmakit/traffic.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,6 +55,10 @@ struct rk_conn_opts {
 	int cq_depth;            /* 0 means 128 */
 	struct rk_qp_init_attr qp; /* caps; transport, port and GID are filled in */
 	struct rk_path_attr *path; /* NULL: rk_path_defaults() */
+	/* Traffic class, SL, flow label, hop limit (traffic.h): over TCP in
+	 * the QP's address vector (over path); with CM the class as the id's
+	 * type of service, and what CM cannot carry is warned about. */
+	struct rk_traffic traffic;
 	int (*prepare)(struct rk_conn *conn, struct rk_wire_buf *request, int *qp_access,
 		       void *arg);
 	int (*on_request)(struct rk_conn *conn, const struct rk_wire_buf *request,

@@ -32,6 +32,10 @@ struct rk_port_info {
 	uint16_t pkey_tbl_len;
 };
 
+/* Vendor IDs of the emulated devices: Soft-RoCE (rxe) and Soft-iWARP (siw). */
+#define RK_VENDOR_ID_RXE 0xffffff
+#define RK_VENDOR_ID_SIW 0x626d74
+
 struct rk_device_info {
 	char name[64];
 	uint64_t node_guid; /* host byte order */

@@ -24,6 +24,7 @@
 #include <rdmakit/gid.h>
 #include <rdmakit/qp.h>
 #include <rdmakit/stats.h>
+#include <rdmakit/traffic.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,6 +85,9 @@ struct rk_ping_opts {
 	int timeout_ms;          /* client: keep trying to connect this long; both:
 				    bound on every wait; 0: 10 s */
 	int accept_timeout_ms;   /* server: wait this long for a client (<= 0: forever) */
+	/* Traffic class, SL, flow label, hop limit (traffic.h): every protocol;
+	 * over RDMA CM (native --cm, rping) the class only, the rest warned. */
+	struct rk_traffic traffic;
 	rk_ping_progress_fn progress; /* NULL: none */
 	void *arg;
 };

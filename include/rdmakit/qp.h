@@ -69,6 +69,7 @@ struct rk_path_attr {
 	uint8_t sl;
 	uint8_t hop_limit;
 	uint8_t traffic_class;
+	uint32_t flow_label;    /* GRH flow label (20 bits) */
 };
 
 struct rdma_cm_id;

@@ -19,6 +19,7 @@
 #include <rdmakit/clients.h>
 #include <rdmakit/counters.h>
 #include <rdmakit/gid.h>
+#include <rdmakit/traffic.h>
 #include <rdmakit/wire.h>
 
 #ifdef __cplusplus
@@ -84,6 +85,7 @@ struct rk_rcflow_opts {
 	enum rk_rcflow_inject inject;
 	uint8_t rnr_retry;       /* TCP exchange: RNR retries (7: forever) */
 	uint8_t retry;           /* TCP exchange: transport retries */
+	struct rk_traffic traffic; /* traffic class, SL, flow label, hop limit (traffic.h) */
 	const char *auth_file;   /* shared secret (auth.h); NULL: none */
 	/* Optional: called as the run goes. */
 	void (*on_event)(const struct rk_rcflow_result *r, enum rk_rcflow_event ev, int step,
@@ -116,8 +118,8 @@ struct rk_rcflow_result {
 	bool cm;
 	char peer[80];
 	uint32_t qpn;
-	uint32_t peer_qpn;      /* TCP exchange only */
-	int path_mtu;           /* bytes; TCP exchange only */
+	uint32_t peer_qpn;
+	int path_mtu;           /* bytes */
 	/* this side's buffer */
 	bool dm;                /* device memory */
 	bool fell_back;         /* --mem auto on a device without device memory */

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include <rdmakit/counters.h>
+#include <rdmakit/traffic.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,6 +48,10 @@ struct rk_ud_opts {
 	int timeout_ms;        /* client: keep trying to connect this long; both:
 				  bound on every wait */
 	int wait_ms;           /* server: give up when no client came this long (<= 0: forever) */
+	/* Traffic class, SL, flow label, hop limit of the datagrams (traffic.h):
+	 * in every address handle, with CM too (the SIDR exchange itself
+	 * carries only the class, as the id's type of service). */
+	struct rk_traffic traffic;
 	/* Optional: called as the run goes (see enum rk_ud_event). */
 	void (*on_event)(const struct rk_ud_event *ev, void *arg);
 	void *arg;

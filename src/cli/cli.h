@@ -35,15 +35,55 @@ struct cli_dev_opts {
 		{"gid-index", 'g', RK_OPT_INT, &(o)->gid_index, -1, 255, "IDX",                   \
 		 "GID index; -1 chooses a RoCE v2 GID by itself"}
 
+/* The traffic group, part of the connection group (long options only): what
+ * every packet carries for the fabric's QoS (traffic.h). Read it with
+ * cli_traffic() after parsing. */
+struct cli_traffic_opts {
+	uint64_t tclass;
+	uint64_t dscp;
+	uint64_t sl;
+	uint64_t flow_label;
+	uint64_t hop_limit;
+};
+
+#define CLI_TRAFFIC_OPTS_DEFAULT {.hop_limit = 64}
+
+#define CLI_TRAFFIC_OPTS(t)                                                                      \
+	{"tclass", 0, RK_OPT_COUNT, &(t)->tclass, 0, 255, "N",                                   \
+	 "traffic class of every packet: on RoCE v2 the IP DS field, DSCP << 2 | ECN (104 is "  \
+	 "DSCP 26); with --cm the RDMA CM type of service"},                                     \
+		{"dscp", 0, RK_OPT_COUNT, &(t)->dscp, 0, 63, "N",                                \
+		 "DSCP of every packet: the same as --tclass N << 2 (ECN bits 0)"},              \
+		{"sl", 0, RK_OPT_COUNT, &(t)->sl, 0, 15, "N",                                    \
+		 "service level (InfiniBand; RoCE carries it only as a VLAN priority)"},         \
+		{"flow-label", 0, RK_OPT_COUNT, &(t)->flow_label, 0, 0xfffff, "N",               \
+		 "GRH flow label, 20 bits (decimal or 0x hex)"},                                 \
+		{"hop-limit", 0, RK_OPT_COUNT, &(t)->hop_limit, 1, 255, "N",                     \
+		 "GRH hop limit: on RoCE v2 the IP TTL"}
+
+/* The traffic fields given (a default not given stays unset in *t). CLI_OK,
+ * or CLI_USAGE after saying what is wrong (--tclass and --dscp disagreeing). */
+int cli_traffic(const char *cmd, const struct cli_traffic_opts *o, struct rk_traffic *t);
+
+/* The fields set, for a connection line: ", tclass 104 (DSCP 26, ECN 0), SL 3,
+ * flow label 0x12345, hop limit 9"; "" when none. Returns buf. */
+const char *cli_traffic_str(const struct rk_traffic *t, char *buf, size_t len);
+
+/* As JSON: {tclass, dscp, ecn, sl, flow_label, hop_limit}, each null when
+ * not set (the device's or RDMA CM's default). */
+json_object *cli_traffic_json(const struct rk_traffic *t);
+
 /* The connection group, shared by every client/server command (like fabtests'
- * CS_OPTS): the role, the port, TCP exchange or RDMA CM, and the two waits.
- * A command keeps one in its options and points the rows below into it. */
+ * CS_OPTS): the role, the port, TCP exchange or RDMA CM, the two waits, and
+ * the traffic group. A command keeps one in its options and points the rows
+ * below into it. */
 struct cli_conn_opts {
 	bool server;
 	uint64_t port;
 	bool cm;
 	uint64_t timeout; /* s: a client keeps trying to connect; both: bound on every wait */
 	uint64_t wait;    /* s: a server's wait for a client; 0: forever */
+	struct cli_traffic_opts traffic;
 };
 
 /* The rows one at a time, for a command whose help says more (flag: bool *,
@@ -52,10 +92,12 @@ struct cli_conn_opts {
 #define CLI_PORT_OPT(port, help) {"port", 'p', RK_OPT_COUNT, (port), 1, 65535, "PORT", (help)}
 #define CLI_CM_OPT(flag, help) {"cm", 'c', RK_OPT_FLAG, (flag), 0, 0, NULL, (help)}
 
-/* --server, --port and --cm as rc, bench and native ping have them. */
+/* --server, --port and --cm as rc, bench and native ping have them, and the
+ * traffic group. */
 #define CLI_CONN_OPTS(c)                                                                         \
 	CLI_SERVER_OPT(&(c)->server), CLI_PORT_OPT(&(c)->port, "TCP or RDMA CM port"),           \
-		CLI_CM_OPT(&(c)->cm, "connect with RDMA CM instead of the TCP exchange")
+		CLI_CM_OPT(&(c)->cm, "connect with RDMA CM instead of the TCP exchange"),        \
+		CLI_TRAFFIC_OPTS(&(c)->traffic)
 
 /* --timeout (short letter key, or 0) and --wait. */
 #define CLI_WAIT_OPTS(c, key)                                                                    \

@@ -18,6 +18,7 @@
 struct bench_cli {
 	struct cli_dev_opts dev;
 	struct cli_conn_opts conn;
+	struct rk_traffic traffic; /* from conn.traffic */
 	const char *test;
 	const char *mode;
 	const char *transport;
@@ -132,8 +133,7 @@ static void print_columns(const struct report *rp);
 static void print_header(const struct report *rp)
 {
 	const struct rk_bench_info *in = rp->info;
-
-	char threads[32] = "";
+	char threads[32] = "", traffic[128];
 
 	if (in->threads > 1)
 		snprintf(threads, sizeof(threads), " on %u threads", in->threads);
@@ -145,8 +145,9 @@ static void print_header(const struct report *rp)
 	printf("  device %s port %u", in->device, in->port_num);
 	if (in->has_gid)
 		printf(", GID %u %s", in->gid_index, in->gid);
-	printf(", path MTU %d, QP 0x%x -> peer QP 0x%x%s\n", in->path_mtu, in->qpn[0],
-	       in->peer_qpn[0], in->qps > 1 ? ", ..." : "");
+	printf(", path MTU %d, QP 0x%x -> peer QP 0x%x%s%s\n", in->path_mtu, in->qpn[0],
+	       in->peer_qpn[0], in->qps > 1 ? ", ..." : "",
+	       cli_traffic_str(&rp->o->traffic, traffic, sizeof(traffic)));
 	if (in->inline_granted)
 		printf("  inline    up to %u bytes (asked %u, the QP was granted %u)\n",
 		       in->inline_granted, in->inline_asked, in->inline_granted);
@@ -326,6 +327,7 @@ static json_object *info_json(const struct rk_bench_info *in, const struct bench
 	}
 	json_object_object_add(j, "path_mtu", json_object_new_int(in->path_mtu));
 	json_object_object_add(j, "port_tcp", json_object_new_int((int)o->conn.port));
+	json_object_object_add(j, "traffic", cli_traffic_json(&o->traffic));
 	json_object_object_add(fp, "inline_asked", json_object_new_int((int)in->inline_asked));
 	json_object_object_add(fp, "inline_granted", json_object_new_int((int)in->inline_granted));
 	json_object_object_add(fp, "wr_api", json_object_new_boolean(in->wr_api));
@@ -725,6 +727,8 @@ static int check_opts(struct bench_cli *o, struct bench_plan *p)
 		return CLI_USAGE;
 	}
 	p->wr = rk_opt_choice(bench_wr_apis, o->wr_api);
+	if (cli_traffic("bench", &o->conn.traffic, &o->traffic) != CLI_OK)
+		return CLI_USAGE;
 	if (check_run_opts(o, p) != CLI_OK)
 		return CLI_USAGE;
 	return check_gate_opts(o, p);
@@ -736,6 +740,7 @@ static void fill_bench_opts(const struct bench_cli *o, const struct bench_plan *
 {
 	cli_conn_opts(&bo->conn, o->conn.server, host, o->conn.port, o->conn.cm, &o->dev,
 		      (int)o->conn.timeout * 1000, o->conn.wait);
+	bo->conn.traffic = o->traffic;
 	bo->test = (enum rk_bench_test)p->test;
 	bo->mode = (enum rk_bench_mode)p->mode;
 	bo->transport = (enum rk_transport)p->tr;
@@ -1024,7 +1029,7 @@ int cmd_bench(int argc, char **argv)
 {
 	struct bench_cli o = {
 		.dev = CLI_DEV_OPTS_DEFAULT,
-		.conn = {.port = RK_DEFAULT_PORT, .timeout = 10},
+		.conn = {.port = RK_DEFAULT_PORT, .timeout = 10, .traffic = CLI_TRAFFIC_OPTS_DEFAULT},
 		.qps = 1,
 		.threads = 1,
 		.inline_max = -1,

@@ -21,6 +21,7 @@ enum proto { PROTO_NATIVE, PROTO_RPING, PROTO_PINGPONG };
 struct ping_opts {
 	struct cli_dev_opts dev;
 	struct cli_conn_opts conn;
+	struct rk_traffic traffic; /* from conn.traffic */
 	const char *proto;
 	bool client; /* rping -c */
 	const char *addr; /* rping -a */
@@ -81,19 +82,22 @@ static void print_round(const struct ping_view *v, const struct rk_ping_result *
 
 static void print_connected(const struct ping_view *v, const struct rk_ping_result *r)
 {
+	char t[128];
+
+	cli_traffic_str(&v->o->traffic, t, sizeof(t));
 	if (v->proto == PROTO_NATIVE)
-		printf("%s: connected to %s (%s): QP 0x%x <-> peer QP 0x%x, path MTU %d; %" PRIu64
+		printf("%s: connected to %s (%s): QP 0x%x <-> peer QP 0x%x, path MTU %d%s; %" PRIu64
 		       " pings of %u bytes%s\n",
 		       v->who, r->peer, r->cm ? "RDMA CM" : "TCP exchange", r->qpn, r->peer_qpn,
-		       r->path_mtu, r->count, r->size, r->validate ? ", data checked" : "");
+		       r->path_mtu, t, r->count, r->size, r->validate ? ", data checked" : "");
 	else if (v->proto == PROTO_RPING)
 		printf("%s: connected to %s (RDMA CM, rping protocol): QP 0x%x <-> peer QP 0x%x, "
-		       "path MTU %d\n",
-		       v->who, r->peer, r->qpn, r->peer_qpn, r->path_mtu);
+		       "path MTU %d%s\n",
+		       v->who, r->peer, r->qpn, r->peer_qpn, r->path_mtu, t);
 	else
-		printf("%s: %s QP 0x%x <-> peer QP 0x%x, path MTU %d; %" PRIu64
+		printf("%s: %s QP 0x%x <-> peer QP 0x%x, path MTU %d%s; %" PRIu64
 		       " exchanges of %u bytes%s\n",
-		       v->who, rk_transport_str(v->transport), r->qpn, r->peer_qpn, r->path_mtu,
+		       v->who, rk_transport_str(v->transport), r->qpn, r->peer_qpn, r->path_mtu, t,
 		       r->count, r->size, r->validate ? ", data checked" : "");
 }
 
@@ -216,6 +220,7 @@ static json_object *summary_json(const struct ping_view *v, const struct rk_ping
 	cli_add_str(doc, "proto", proto_names[v->proto]);
 	cli_add_str(doc, "transport", rk_transport_str(v->transport));
 	cli_add_str(doc, "connection", r->cm ? "cm" : "tcp");
+	json_object_object_add(doc, "traffic", cli_traffic_json(&v->o->traffic));
 	if (r->device[0])
 		add_connection(doc, r);
 	cli_add_int(doc, "size", r->size);
@@ -400,7 +405,7 @@ static int run(void *arg, bool *listened)
 		.mtu = (int)o->mtu, .rx_depth = (uint32_t)o->rx_depth, .validate = o->validate,
 		.events = o->events, .timeout_ms = (int)o->conn.timeout * 1000,
 		.accept_timeout_ms = o->conn.wait ? (int)o->conn.wait * 1000 : -1,
-		.progress = on_progress, .arg = (void *)v,
+		.traffic = o->traffic, .progress = on_progress, .arg = (void *)v,
 	};
 	struct rk_ping_result res;
 	json_object *doc = NULL;
@@ -468,6 +473,7 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		{"addr", 'a', RK_OPT_STRING, &o.addr, 0, 0, "ADDR",
 		 "client: the server's address; server: the address to listen on"},
 		CLI_PORT_OPT(&o.conn.port, "RDMA CM port"),
+		CLI_TRAFFIC_OPTS(&o.conn.traffic),
 		{"count", 'C', RK_OPT_COUNT, &o.count, 0, 1000000000, "N",
 		 "pings (0: client forever; server until the client leaves)"},
 		{"size", 'S', RK_OPT_SIZE, &o.size, RK_RPING_MIN_SIZE, RK_RPING_MAX_SIZE, "BYTES",
@@ -486,6 +492,7 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		{"server", 0, RK_OPT_FLAG, &o.conn.server, 0, 0, NULL,
 		 "be the server (as giving no HOST)"},
 		CLI_PORT_OPT(&o.conn.port, "TCP port of the exchange"),
+		CLI_TRAFFIC_OPTS(&o.conn.traffic),
 		CLI_DEV_OPTS(&o.dev),
 		{"size", 's', RK_OPT_SIZE, &o.size, 1, RK_PING_MAX_SIZE, "BYTES",
 		 "message size (both sides the same)"},
@@ -511,6 +518,9 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 	ret = cli_parse_epilog("ping", usage_text, description, epilog,
 			       v->proto == PROTO_NATIVE ? native_opts :
 			       v->proto == PROTO_RPING ? rping_opts : pp_opts, argc, argv, first_p);
+	/* Here, where the options' addresses are the table's. */
+	if (ret < 0 && cli_traffic("ping", &o.conn.traffic, &o.traffic) != CLI_OK)
+		ret = CLI_USAGE;
 	*po = o;
 	return ret;
 }
@@ -519,6 +529,7 @@ int cmd_ping(int argc, char **argv)
 {
 	struct ping_opts o = {
 		.dev = CLI_DEV_OPTS_DEFAULT, .proto = find_proto(argc, argv), .conn.timeout = 10,
+		.conn.traffic = CLI_TRAFFIC_OPTS_DEFAULT,
 		.mtu = 1024, .rx_depth = 500, .transport = "rc",
 	};
 	struct ping_view v = {.o = &o};

@@ -13,6 +13,7 @@
 struct rc_opts {
 	struct cli_dev_opts dev;
 	struct cli_conn_opts conn;
+	struct rk_traffic traffic; /* from conn.traffic */
 	const char *op;
 	uint64_t size;
 	uint64_t sge;
@@ -48,7 +49,7 @@ static const char description[] =
 static void print_connected(const struct rc_opts *o, const struct rk_rcflow_result *r)
 {
 	const char *who = o->conn.server ? "server" : "client";
-	char gid[64], flags[128];
+	char gid[64], flags[128], traffic[128];
 
 	printf("%s: %s port %u", who, r->device, r->port_num);
 	if (r->has_gid)
@@ -57,10 +58,8 @@ static void print_connected(const struct rc_opts *o, const struct rk_rcflow_resu
 	printf(" (%s)\n", r->cm ? "RDMA CM" : "TCP exchange");
 	if (r->has_gid && r->gid.why[0])
 		printf("  %s\n", r->gid.why);
-	printf("connected to %s: QP 0x%x", r->peer, r->qpn);
-	if (!r->cm)
-		printf(" <-> peer QP 0x%x, path MTU %d", r->peer_qpn, r->path_mtu);
-	printf("\n");
+	printf("connected to %s: QP 0x%x <-> peer QP 0x%x, path MTU %d%s\n", r->peer, r->qpn,
+	       r->peer_qpn, r->path_mtu, cli_traffic_str(&o->traffic, traffic, sizeof(traffic)));
 	if (o->conn.server)
 		printf("exposing %" PRIu64 " bytes of %s%s, rkey 0x%x, access %s; client asks for "
 		       "%s\n",
@@ -154,6 +153,7 @@ static json_object *report_json(const struct rc_opts *o, const struct rk_rcflow_
 
 	cli_add_str(doc, "role", o->conn.server ? "server" : "client");
 	cli_add_str(doc, "connection", o->conn.cm ? "cm" : "tcp");
+	json_object_object_add(doc, "traffic", cli_traffic_json(&o->traffic));
 	json_object_object_add(doc, "op", json_object_new_string(rk_rcflow_op_name(r->op)));
 	json_object_object_add(doc, "size", json_object_new_int64((int64_t)o->size));
 	json_object_object_add(doc, "sge", json_object_new_int64((int64_t)o->sge));
@@ -165,10 +165,8 @@ static json_object *report_json(const struct rc_opts *o, const struct rk_rcflow_
 		json_object_object_add(doc, "qpn", json_object_new_int64(r->qpn));
 		if (r->has_gid)
 			json_object_object_add(doc, "gid", cli_gid_json(&r->gid));
-		if (!r->cm) {
-			json_object_object_add(doc, "peer_qpn", json_object_new_int64(r->peer_qpn));
-			json_object_object_add(doc, "path_mtu", json_object_new_int(r->path_mtu));
-		}
+		json_object_object_add(doc, "peer_qpn", json_object_new_int64(r->peer_qpn));
+		json_object_object_add(doc, "path_mtu", json_object_new_int(r->path_mtu));
 		json_object_object_add(doc, "memory", json_object_new_string(r->dm ? "dm" : "host"));
 		json_object_object_add(doc, "fell_back", json_object_new_boolean(r->fell_back));
 		json_object_object_add(doc, "rkey", json_object_new_int64(r->rkey));
@@ -274,6 +272,7 @@ static void flow_opts(struct rc_opts *o, const char *host, struct rk_rcflow_opts
 	f->events = o->events;
 	f->rnr_retry = (uint8_t)o->rnr_retry;
 	f->retry = (uint8_t)o->retry;
+	f->traffic = o->traffic;
 	f->auth_file = o->auth_file;
 	f->on_event = on_event;
 	f->arg = o;
@@ -338,9 +337,7 @@ static void client_text(const void *client, void *arg)
 		printf("not connected: %s\n", c->out.error);
 		return;
 	}
-	printf("QP 0x%x", r->qpn);
-	if (!r->cm)
-		printf(" <-> peer QP 0x%x", r->peer_qpn);
+	printf("QP 0x%x <-> peer QP 0x%x", r->qpn, r->peer_qpn);
 	printf(", its own %" PRIu64 " bytes of %s, rkey 0x%x, access %s; %s\n", o->size,
 	       r->dm ? "device memory" : "host memory", r->rkey,
 	       rk_access_str(r->access, flags, sizeof(flags)), rk_rcflow_op_name(r->op));
@@ -401,7 +398,8 @@ static const char *const rc_faults[] = {"wrong-rkey", "outside", "no-access", "n
 int cmd_rc(int argc, char **argv)
 {
 	struct rc_opts o = {
-		.dev = CLI_DEV_OPTS_DEFAULT, .conn = {.port = RK_DEFAULT_PORT, .timeout = 10},
+		.dev = CLI_DEV_OPTS_DEFAULT,
+		.conn = {.port = RK_DEFAULT_PORT, .timeout = 10, .traffic = CLI_TRAFFIC_OPTS_DEFAULT},
 		.size = 4096, .sge = 1, .mem = "host", .rnr_retry = 7, .retry = 6,
 	};
 	const struct rk_opt opts[] = {
@@ -448,7 +446,7 @@ int cmd_rc(int argc, char **argv)
 		return ret;
 	if (!o.op)
 		o.op = o.conn.server ? "any" : "all";
-	if (parse_choices(&o, &f))
+	if (cli_traffic("rc", &o.conn.traffic, &o.traffic) || parse_choices(&o, &f))
 		return CLI_USAGE;
 	flow_opts(&o, host, &f);
 	run.o = &o;

@@ -12,6 +12,7 @@
 struct ud_opts {
 	struct cli_dev_opts dev;
 	struct cli_conn_opts conn;
+	struct rk_traffic traffic; /* from conn.traffic */
 	uint64_t size;
 	uint64_t count;
 	uint64_t clients;
@@ -31,18 +32,20 @@ static void on_event(const struct rk_ud_event *ev, void *arg)
 	const struct ud_opts *o = arg;
 	const struct rk_ud_result *r = ev->result;
 	const struct rk_ud_peer *c = ev->client;
+	char t[128];
 
+	cli_traffic_str(&o->traffic, t, sizeof(t));
 	if (ev->kind == RK_UD_READY && o->conn.server)
-		printf("server: UD QP 0x%x on %s port %u, Q_Key 0x%x; waiting for %" PRIu64
+		printf("server: UD QP 0x%x on %s port %u, Q_Key 0x%x%s; waiting for %" PRIu64
 		       " client%s on port %" PRIu64 " (%s), %" PRIu64 "-byte datagrams\n",
-		       r->qpn, r->device, r->port_num, r->qkey, o->clients,
+		       r->qpn, r->device, r->port_num, r->qkey, t, o->clients,
 		       o->clients > 1 ? "s" : "", o->conn.port,
 		       o->conn.cm ? "RDMA CM, RDMA_PS_UDP" : "TCP exchange", o->size);
 	else if (ev->kind == RK_UD_READY)
-		printf("client: UD QP 0x%x on %s port %u -> server %s QP 0x%x, Q_Key 0x%x (%s); "
+		printf("client: UD QP 0x%x on %s port %u -> server %s QP 0x%x, Q_Key 0x%x (%s)%s; "
 		       "%" PRIu64 " datagrams of %" PRIu64 " bytes%s\n",
 		       r->qpn, r->device, r->port_num, r->peer, r->peer_qpn, r->peer_qkey,
-		       o->conn.cm ? "RDMA CM, RDMA_PS_UDP" : "TCP exchange", o->count, o->size,
+		       o->conn.cm ? "RDMA CM, RDMA_PS_UDP" : "TCP exchange", t, o->count, o->size,
 		       r->peer_rdmakit ? ", echoes checked" :
 		       " (the server is not rdmakit, e.g. udaddy: its answers are not checked)");
 	else if (ev->kind == RK_UD_CLIENT)
@@ -66,6 +69,7 @@ static json_object *report_json(const struct ud_opts *o, const struct rk_ud_resu
 
 	cli_add_str(doc, "role", o->conn.server ? "server" : "client");
 	cli_add_str(doc, "connection", o->conn.cm ? "cm" : "tcp");
+	json_object_object_add(doc, "traffic", cli_traffic_json(&o->traffic));
 	cli_add_int(doc, "size", (int64_t)o->size);
 	cli_add_int(doc, "count", (int64_t)o->count);
 	if (r->has_qp) {
@@ -131,13 +135,14 @@ static const char description[] =
 int cmd_ud(int argc, char **argv)
 {
 	struct ud_opts o = {.dev = CLI_DEV_OPTS_DEFAULT, .size = 100, .count = 10, .clients = 1,
-			    .conn.timeout = 10};
+			    .conn.timeout = 10, .conn.traffic = CLI_TRAFFIC_OPTS_DEFAULT};
 	const struct rk_opt opts[] = {
 		CLI_SERVER_OPT(&o.conn.server),
 		{"port", 'p', RK_OPT_COUNT, &o.conn.port, 1, 65535, "PORT",
 		 "TCP port, or RDMA CM port with --cm", .def = "18515; 7174 (udaddy's) with --cm"},
 		CLI_CM_OPT(&o.conn.cm,
 			   "RDMA CM in RDMA_PS_UDP (as udaddy) instead of the TCP exchange"),
+		CLI_TRAFFIC_OPTS(&o.conn.traffic),
 		CLI_DEV_OPTS(&o.dev),
 		{"size", 's', RK_OPT_SIZE, &o.size, 1, 4096, "BYTES",
 		 "bytes per datagram (at most the path MTU)"},
@@ -160,6 +165,8 @@ int cmd_ud(int argc, char **argv)
 			     &host);
 	if (ret >= 0)
 		return ret;
+	if (cli_traffic("ud", &o.conn.traffic, &o.traffic) != CLI_OK)
+		return CLI_USAGE;
 	if (!o.conn.server && o.clients != 1) {
 		fprintf(stderr, "rdmakit ud: option --clients is the server's\n");
 		return CLI_USAGE;
@@ -177,7 +184,7 @@ int cmd_ud(int argc, char **argv)
 				.size = (uint32_t)o.size, .count = (uint32_t)o.count,
 				.clients = (int)o.clients, .events = o.events,
 				.timeout_ms = (int)o.conn.timeout * 1000,
-				.wait_ms = (int)o.conn.wait * 1000,
+				.wait_ms = (int)o.conn.wait * 1000, .traffic = o.traffic,
 				.on_event = o.json ? NULL : on_event, .arg = &o},
 			res);
 	if (o.json)

@@ -482,11 +482,14 @@ static int connect_qp(struct rk_bench *b, uint32_t i)
 		path.timeout = (uint8_t)b->o.tuning.ack_timeout;
 	b->info.ack_timeout = path.timeout;
 	b->info.retry_cnt = path.retry_cnt;
+	rk_traffic_apply(&b->o.conn.traffic, &path);
 	ret = rk_qp_connect(q->qp, b->access, &q->remote, &path);
 	if (ret)
 		return ret;
-	if (b->info.transport == RK_UD)
+	if (b->info.transport == RK_UD) {
+		q->qp->path = path; /* the address handle's GRH fields */
 		return rk_ah_create(q->qp, &q->remote, &q->ah);
+	}
 	return 0;
 }
 

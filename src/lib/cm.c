@@ -19,6 +19,7 @@
 #include <rdmakit/gid.h>
 #include <rdmakit/log.h>
 #include <rdmakit/status.h>
+#include <rdmakit/traffic.h>
 
 #include "clock.h"
 
@@ -418,6 +419,26 @@ static void free_conn(struct cm_conn *c)
 	free(c);
 }
 
+/* The id's type of service (the traffic class RDMA CM puts in the path, and
+ * on RoCE v2 the IP DS field) when t has one: before the route is resolved
+ * (client) or before listening (server). */
+static int set_tos(struct rdma_cm_id *id, const struct rk_traffic *t)
+{
+	uint8_t tos;
+
+	if (!t || !t->has_tclass)
+		return 0;
+	tos = t->tclass;
+	if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof(tos))) {
+		int ret = errno ? -errno : -EIO;
+
+		rk_error("set the RDMA CM type of service (traffic class %u, DSCP %u): %m", tos,
+			 rk_tclass_dscp(tos));
+		return ret;
+	}
+	return 0;
+}
+
 static bool is_loopback(const struct sockaddr *sa)
 {
 	if (sa->sa_family == AF_INET)
@@ -444,8 +465,8 @@ static int lookup(const char *host, uint16_t port, int flags, struct addrinfo **
 	return ret == EAI_MEMORY ? -ENOMEM : -ENOENT;
 }
 
-static int cm_resolve(const char *host, uint16_t port, enum rdma_port_space ps, int timeout_ms,
-		      struct rk_cm **cm_p)
+static int cm_resolve(const char *host, uint16_t port, enum rdma_port_space ps,
+		      const struct rk_traffic *traffic, int timeout_ms, struct rk_cm **cm_p)
 {
 	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
 	int cm_ms = timeout_ms > 0 ? timeout_ms : CM_DEFAULT_RESOLVE_MS;
@@ -463,6 +484,9 @@ static int cm_resolve(const char *host, uint16_t port, enum rdma_port_space ps, 
 		goto err_free_ai;
 	addr_str(ai->ai_addr, c->cm.peer_addr, sizeof(c->cm.peer_addr));
 	snprintf(what, sizeof(what), "resolve %s", c->cm.peer_addr);
+	ret = set_tos(c->cm.id, traffic);
+	if (ret)
+		goto err_free_conn;
 
 	if (rdma_resolve_addr(c->cm.id, NULL, ai->ai_addr, cm_ms)) {
 		ret = errno ? -errno : -EIO;
@@ -506,13 +530,13 @@ err_free_ai:
 
 int rk_cm_resolve(const char *host, uint16_t port, int timeout_ms, struct rk_cm **cm_p)
 {
-	return cm_resolve(host, port, RDMA_PS_TCP, timeout_ms, cm_p);
+	return cm_resolve(host, port, RDMA_PS_TCP, NULL, timeout_ms, cm_p);
 }
 
-int rk_cm_resolve_ps(const char *host, uint16_t port, enum rdma_port_space ps, int timeout_ms,
-		     struct rk_cm **cm_p)
+int rk_cm_resolve_ps(const char *host, uint16_t port, enum rdma_port_space ps,
+		     const struct rk_traffic *traffic, int timeout_ms, struct rk_cm **cm_p)
 {
-	return cm_resolve(host, port, ps, timeout_ms, cm_p);
+	return cm_resolve(host, port, ps, traffic, timeout_ms, cm_p);
 }
 
 static int bind_error(int ret, const char *addr, uint16_t port)
@@ -570,7 +594,7 @@ int rk_cm_bind_listen(struct rdma_cm_id *id, const char *bind_ip, uint16_t port,
 }
 
 static int cm_listen(const char *bind_ip, uint16_t port, enum rdma_port_space ps,
-		     struct rk_cm **listener_p)
+		     const struct rk_traffic *traffic, struct rk_cm **listener_p)
 {
 	struct cm_conn *c;
 	int ret;
@@ -578,6 +602,9 @@ static int cm_listen(const char *bind_ip, uint16_t port, enum rdma_port_space ps
 	ret = new_conn(ps, &c);
 	if (ret)
 		return ret;
+	ret = set_tos(c->cm.id, traffic);
+	if (ret)
+		goto err_free_conn;
 	ret = rk_cm_bind_listen(c->cm.id, bind_ip, port, CM_LISTEN_BACKLOG);
 	if (ret)
 		goto err_free_conn;
@@ -600,13 +627,13 @@ err_free_conn:
 
 int rk_cm_listen(const char *bind_ip, uint16_t port, struct rk_cm **listener_p)
 {
-	return cm_listen(bind_ip, port, RDMA_PS_TCP, listener_p);
+	return cm_listen(bind_ip, port, RDMA_PS_TCP, NULL, listener_p);
 }
 
 int rk_cm_listen_ps(const char *bind_ip, uint16_t port, enum rdma_port_space ps,
-		    struct rk_cm **listener_p)
+		    const struct rk_traffic *traffic, struct rk_cm **listener_p)
 {
-	return cm_listen(bind_ip, port, ps, listener_p);
+	return cm_listen(bind_ip, port, ps, traffic, listener_p);
 }
 
 /* Encode an ERROR message with code and reason for a reject's private data. */
@@ -880,6 +907,7 @@ static int qp_refresh(struct rk_cm *cm, struct rk_qp *qp)
 	qp->path.sl = a.ah_attr.sl;
 	qp->path.hop_limit = a.ah_attr.grh.hop_limit;
 	qp->path.traffic_class = a.ah_attr.grh.traffic_class;
+	qp->path.flow_label = a.ah_attr.grh.flow_label;
 
 	memset(&qp->remote, 0, sizeof(qp->remote));
 	qp->remote.transport = RK_RC;

@@ -87,6 +87,41 @@ static int check_peer(struct rk_conn *c)
 	return ret;
 }
 
+/* TCP, either side: RESET -> RTS towards the peer, with the caller's path
+ * and the traffic fields over it. */
+static int tcp_connect_qp(struct rk_conn *c, const struct rk_conn_opts *o, int access)
+{
+	struct rk_path_attr path;
+	int ret;
+
+	if (o->path)
+		path = *o->path;
+	else
+		rk_path_defaults(&path);
+	rk_traffic_apply(&o->traffic, &path);
+	ret = rk_qp_connect(c->qp, access, &c->remote, &path);
+	if (!ret)
+		rk_traffic_check_qp(&o->traffic, c->qp, false);
+	return ret;
+}
+
+static int traffic_check(const struct rk_traffic *t)
+{
+	char why[128];
+	int ret = rk_traffic_check(t, why, sizeof(why));
+
+	if (ret)
+		rk_error("traffic fields: %s", why);
+	return ret;
+}
+
+/* CM, either side, connected: what of the traffic fields CM did not carry. */
+static void cm_traffic_note(struct rk_conn *c, const struct rk_conn_opts *o)
+{
+	rk_traffic_note(&o->traffic, c->dev, c->port_num, &c->gid, true);
+	rk_traffic_check_qp(&o->traffic, c->qp, c->server);
+}
+
 /* TCP, either side: device and GID by the address the peer talks to, PD,
  * CQ and QP. */
 static int tcp_local_setup(struct rk_conn *c, const struct rk_conn_opts *o)
@@ -101,6 +136,7 @@ static int tcp_local_setup(struct rk_conn *c, const struct rk_conn_opts *o)
 	if (ret)
 		return ret;
 	qa = qp_attr(c, o);
+	rk_traffic_note(&o->traffic, c->dev, c->port_num, c->has_gid ? &c->gid : NULL, false);
 	return rk_qp_create(c->pd, c->dev, c->cq, c->cq, &qa, &c->qp);
 }
 
@@ -164,7 +200,7 @@ static int tcp_client(struct rk_conn *c, const struct rk_conn_opts *o)
 	ret = check_peer(c);
 	if (ret)
 		return ret;
-	return rk_qp_connect(c->qp, access, &c->remote, o->path);
+	return tcp_connect_qp(c, o, access);
 
 err_tell_peer:
 	rk_ctl_send_error(c->ctl, ret, "the client could not set up: %s", rk_strerror(ret));
@@ -239,7 +275,7 @@ static int tcp_server_setup(struct rk_conn *c, const struct rk_conn_opts *o)
 	ret = rk_ctl_send(c->ctl, &msg);
 	if (ret)
 		return ret;
-	return rk_qp_connect(c->qp, access, &c->remote, o->path);
+	return tcp_connect_qp(c, o, access);
 
 err_tell_peer:
 	rk_ctl_send_error(c->ctl, ret, "the server could not set up: %s", rk_strerror(ret));
@@ -335,7 +371,8 @@ static int cm_client_reset(void *arg)
 	struct rk_cm *next;
 	int ret;
 
-	ret = rk_cm_resolve(t->o->host, t->o->port, c->timeout_ms, &next);
+	ret = rk_cm_resolve_ps(t->o->host, t->o->port, RDMA_PS_TCP, &t->o->traffic, c->timeout_ms,
+			       &next);
 	if (ret)
 		return ret;
 	rk_qp_destroy(c->qp);
@@ -354,7 +391,7 @@ static int cm_client(struct rk_conn *c, const struct rk_conn_opts *o)
 	struct cm_try t = {.c = c, .o = o};
 	int access = 0, ret, tries;
 
-	ret = rk_cm_resolve(o->host, o->port, c->timeout_ms, &c->cm);
+	ret = rk_cm_resolve_ps(o->host, o->port, RDMA_PS_TCP, &o->traffic, c->timeout_ms, &c->cm);
 	if (ret)
 		return ret;
 	snprintf(c->peer, sizeof(c->peer), "%s", c->cm->peer_addr);
@@ -380,6 +417,7 @@ static int cm_client(struct rk_conn *c, const struct rk_conn_opts *o)
 			 tries, c->timeout_ms);
 	if (ret)
 		return ret;
+	cm_traffic_note(c, o);
 	c->reply = c->cm->peer;
 	ret = rk_qp_set_access(c->qp, access);
 	if (ret)
@@ -503,6 +541,7 @@ static int cm_server_setup(struct rk_conn *c, const struct rk_conn_opts *o)
 	ret = rk_cm_accept(c->cm, c->qp, c->auth ? &pending : &c->reply, c->timeout_ms);
 	if (ret)
 		return ret;
+	cm_traffic_note(c, o);
 	if (c->auth)
 		return cm_server_auth(c, o);
 	ret = rk_qp_set_access(c->qp, access);
@@ -515,7 +554,7 @@ static int cm_server(struct rk_conn *c, const struct rk_conn_opts *o)
 {
 	int ret;
 
-	ret = rk_cm_listen(o->bind_ip, o->port, &c->listener);
+	ret = rk_cm_listen_ps(o->bind_ip, o->port, RDMA_PS_TCP, &o->traffic, &c->listener);
 	if (ret)
 		return ret;
 	rk_info("waiting for an RDMA CM client on port %u", o->port);
@@ -562,6 +601,9 @@ int rk_conn_establish(const struct rk_conn_opts *opts, struct rk_conn **conn_p)
 			 rk_transport_str(o.transport));
 		return -EINVAL;
 	}
+	ret = traffic_check(&o.traffic);
+	if (ret)
+		return ret;
 	if (o.auth_file) {
 		ret = rk_auth_load(o.auth_file, &auth);
 		if (ret)
@@ -598,6 +640,9 @@ int rk_conn_listen(const struct rk_conn_opts *opts, struct rk_conn_listener **l_
 		rk_error("a listener is a server's, and RDMA CM connects RC queue pairs only");
 		return -EINVAL;
 	}
+	ret = traffic_check(&opts->traffic);
+	if (ret)
+		return ret;
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
@@ -606,7 +651,7 @@ int rk_conn_listen(const struct rk_conn_opts *opts, struct rk_conn_listener **l_
 		l->o.port = RK_DEFAULT_PORT;
 	l->listen_fd = -1;
 	if (opts->cm)
-		ret = rk_cm_listen(opts->bind_ip, l->o.port, &l->cm);
+		ret = rk_cm_listen_ps(opts->bind_ip, l->o.port, RDMA_PS_TCP, &opts->traffic, &l->cm);
 	else
 		ret = rk_tcp_listen(opts->bind_ip, l->o.port, &l->listen_fd);
 	if (ret) {

@@ -5,8 +5,6 @@
 #include <rdmakit/device.h>
 
 /* Vendor IDs of the software devices (drivers/infiniband/sw). */
-#define RXE_VENDOR_ID 0xffffff
-#define SIW_VENDOR_ID 0x626d74
 
 static const struct {
 	uint32_t speed; /* the IBTA encoding active_speed(_ex) uses */
@@ -45,10 +43,10 @@ int rk_width_lanes(uint8_t width)
 
 static const char *emulated_note(const struct rk_device_info *di)
 {
-	if (di->vendor_id == RXE_VENDOR_ID)
+	if (di->vendor_id == RK_VENDOR_ID_RXE)
 		return "emulated device (Soft-RoCE): a nominal figure rxe derives from its "
 		       "netdev's speed, not a link rate to grade against";
-	if (di->vendor_id == SIW_VENDOR_ID)
+	if (di->vendor_id == RK_VENDOR_ID_SIW)
 		return "emulated device (Soft-iWARP): a nominal figure siw derives from its "
 		       "netdev's speed, not a link rate to grade against";
 	return NULL;

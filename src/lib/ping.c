@@ -362,6 +362,7 @@ int rk_ping_run(const struct rk_ping_opts *opts, struct rk_ping_result *result)
 	co.timeout_ms = r.o.timeout_ms;
 	co.accept_timeout_ms = r.o.accept_timeout_ms;
 	co.events = opts->events;
+	co.traffic = opts->traffic;
 	co.transport = RK_RC;
 	co.qp.max_send_wr = 8;
 	co.qp.max_recv_wr = 8;

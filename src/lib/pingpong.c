@@ -274,15 +274,23 @@ static int pp_connect(struct pp *p)
 	r->res->peer_psn = p->remote.psn;
 	r->res->peer_gid = p->remote.gid;
 	ping_report(r, RK_PING_ADDRESSES);
-	if (r->o.transport == RK_UD)
+	rk_traffic_note(&r->o.traffic, p->d.dev, p->d.port_num, p->d.has_gid ? &p->d.gid : NULL,
+			false);
+	if (r->o.transport == RK_UD) {
+		rk_traffic_apply(&r->o.traffic, &p->qp->path);
 		return rk_ah_create(p->qp, &ep, &p->ah);
+	}
 	rk_path_defaults(&path);
+	rk_traffic_apply(&r->o.traffic, &path);
 	path.path_mtu = p->mtu;
 	path.max_dest_rd_atomic = 1;
 	path.max_rd_atomic = 1;
 	/* Already in INIT, with the receives posted. */
 	ret = rk_qp_to_rtr(p->qp, &ep, &path);
-	return ret ? ret : rk_qp_to_rts(p->qp);
+	if (ret)
+		return ret;
+	rk_traffic_check_qp(&r->o.traffic, p->qp, false);
+	return rk_qp_to_rts(p->qp);
 }
 
 static int pp_io_error(const struct pp *p, int ret)

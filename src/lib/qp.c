@@ -375,6 +375,7 @@ static void fill_ah(const struct rk_qp *qp, const struct rk_endpoint *remote,
 		ah->grh.sgid_index = (uint8_t)qp->gid.index;
 		ah->grh.hop_limit = path->hop_limit;
 		ah->grh.traffic_class = path->traffic_class;
+		ah->grh.flow_label = path->flow_label;
 	}
 }
 

@@ -610,10 +610,9 @@ static void note_connected(struct rc *rc)
 	r->cm = c->cm_mode;
 	snprintf(r->peer, sizeof(r->peer), "%s", c->peer);
 	r->qpn = c->qp->qp->qp_num;
-	if (!c->cm_mode) {
-		r->peer_qpn = c->remote.qpn;
-		r->path_mtu = rk_mtu_bytes(c->path_mtu);
-	}
+	/* RDMA CM's are read back from the QP it connected. */
+	r->peer_qpn = c->cm_mode ? c->qp->remote.qpn : c->remote.qpn;
+	r->path_mtu = rk_mtu_bytes(c->cm_mode ? c->qp->path.path_mtu : c->path_mtu);
 	r->dm = rc->buf->dm != NULL;
 	r->rkey = rc->buf->rkey;
 	r->reply = c->reply;
@@ -683,6 +682,7 @@ static void conn_opts(struct rc *rc, struct rk_conn_opts *co, struct rk_path_att
 	co->timeout_ms = o->timeout_ms;
 	co->accept_timeout_ms = o->accept_timeout_ms;
 	co->events = o->events;
+	co->traffic = o->traffic;
 	co->transport = RK_RC;
 	co->qp.max_send_wr = 16;
 	co->qp.max_recv_wr = 16;

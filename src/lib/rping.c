@@ -166,6 +166,8 @@ static void rping_connected(struct rping *p)
 	res->path_mtu = rk_mtu_bytes(p->qp->path.path_mtu);
 	res->has_gid = true;
 	res->gid = p->cm->gid;
+	rk_traffic_note(&p->r->o.traffic, p->cm->dev, p->cm->port_num, &p->cm->gid, true);
+	rk_traffic_check_qp(&p->r->o.traffic, p->qp, p->r->o.server);
 	ping_report(p->r, RK_PING_CONNECTED);
 }
 
@@ -232,7 +234,7 @@ static int rping_client_try(void *arg)
 	const struct rk_ping_opts *o = &p->r->o;
 	int ret;
 
-	ret = rk_cm_resolve(o->host, o->port, o->timeout_ms, &p->cm);
+	ret = rk_cm_resolve_ps(o->host, o->port, RDMA_PS_TCP, &o->traffic, o->timeout_ms, &p->cm);
 	if (!ret)
 		ret = rping_setup(p);
 	if (!ret)
@@ -450,7 +452,7 @@ static int rping_server(struct rping *p)
 	const struct rk_ping_opts *o = &p->r->o;
 	int ret;
 
-	ret = rk_cm_listen(o->host, o->port, &p->listener);
+	ret = rk_cm_listen_ps(o->host, o->port, RDMA_PS_TCP, &o->traffic, &p->listener);
 	if (ret)
 		return ret;
 	ping_report(p->r, RK_PING_LISTENING);

@@ -156,9 +156,13 @@ static int ud_setup(struct ud *u, uint32_t qkey, int nrecv)
 		ret = rk_cq_create(u->sel.dev, u->nrecv + u->nsend + 8, u->o->events, &u->cq);
 	if (!ret)
 		ret = rk_qp_create(u->pd, u->sel.dev, u->cq, u->cq, &qa, &u->qp);
-	if (!ret)
+	if (!ret) {
+		/* Every address handle (rk_ah_create()) takes them from the path. */
+		rk_traffic_apply(&u->o->traffic, &u->qp->path);
+		rk_traffic_note(&u->o->traffic, u->sel.dev, u->sel.port_num, qa.gid, false);
 		ret = rk_mr_alloc(u->pd, (size_t)u->nrecv * (size + UD_GRH),
 				  IBV_ACCESS_LOCAL_WRITE, &u->rbuf);
+	}
 	if (!ret)
 		ret = rk_mr_alloc(u->pd, (size_t)u->nsend * size, 0, &u->sbuf);
 	if (!ret)
@@ -381,6 +385,27 @@ static int server_echo(struct ud *u, const struct ud_client *k, const struct rk_
 	return ret;
 }
 
+/* Answer where a datagram came from (the GRH in front of its data), with
+ * the traffic fields asked for. */
+static int ah_back(struct ud *u, const struct ibv_wc *wc, const uint8_t *slot,
+		   const struct rk_ud_peer *c, struct ibv_ah **ah_p)
+{
+	struct ibv_ah_attr aa;
+	int ret;
+
+	ret = ibv_init_ah_from_wc(u->sel.dev->ctx, u->sel.port_num, (struct ibv_wc *)wc,
+				  (struct ibv_grh *)slot, &aa);
+	if (!ret) {
+		rk_traffic_apply_ah(&u->o->traffic, &aa);
+		*ah_p = ibv_create_ah(u->pd, &aa);
+		if (*ah_p)
+			return 0;
+	}
+	ret = errno ? -errno : -EINVAL;
+	rk_error("address handle back to %s (QP 0x%x): %m", c->addr, c->qpn);
+	return ret;
+}
+
 static int server_recv(struct ud *u, const struct ibv_wc *wc, const uint8_t *slot)
 {
 	int i = find_client(u, wc->src_qp);
@@ -399,14 +424,9 @@ static int server_recv(struct ud *u, const struct ibv_wc *wc, const uint8_t *slo
 	if (ret)
 		return ret;
 	if (!k->ah) {
-		/* Answer where it came from: the GRH in front of the data. */
-		k->ah = ibv_create_ah_from_wc(u->pd, (struct ibv_wc *)wc,
-					      (struct ibv_grh *)slot, u->sel.port_num);
-		if (!k->ah) {
-			ret = errno ? -errno : -EINVAL;
-			rk_error("address handle back to %s (QP 0x%x): %m", c->addr, c->qpn);
+		ret = ah_back(u, wc, slot, c, &k->ah);
+		if (ret)
 			return ret;
-		}
 	}
 	c->received++;
 	ret = server_echo(u, k, c, slot + UD_GRH);
@@ -606,7 +626,7 @@ static int run_server(struct ud *u)
 	if (ret)
 		return ret;
 	if (o->cm)
-		ret = rk_cm_listen_ps(NULL, u->port, RDMA_PS_UDP, &u->listener);
+		ret = rk_cm_listen_ps(NULL, u->port, RDMA_PS_UDP, &o->traffic, &u->listener);
 	else
 		ret = rk_tcp_listen(NULL, u->port, &u->listen_fd);
 	if (ret)
@@ -716,7 +736,8 @@ static int connect_cm_once(void *arg)
 	size_t len;
 	int ret;
 
-	ret = rk_cm_resolve_ps(o->host, u->port, RDMA_PS_UDP, o->timeout_ms, &u->cm);
+	ret = rk_cm_resolve_ps(o->host, u->port, RDMA_PS_UDP, &o->traffic, o->timeout_ms,
+			       &u->cm);
 	if (ret)
 		return ret;
 	snprintf(r->peer, sizeof(r->peer), "%s", u->cm->peer_addr);
@@ -737,6 +758,7 @@ static int connect_cm_once(void *arg)
 		return ret;
 	pd = rk_cm_private_data(u->cm, &len);
 	r->peer_rdmakit = priv_decode(pd, len, &qpn, &count, &size);
+	rk_traffic_apply_ah(&o->traffic, &ah);
 	u->ah = ibv_create_ah(u->pd, &ah);
 	if (!u->ah) {
 		ret = errno ? -errno : -EINVAL;

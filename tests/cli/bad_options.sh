@@ -222,6 +222,23 @@ has "$err" "--count"
 run 2 "$R" ud --server -s 5000
 has "$err" "--size"
 
+# the traffic group (--tclass/--dscp/--sl/--flow-label/--hop-limit): ranges,
+# and --tclass and --dscp disagreeing, on every command that connects
+for cmd in "rc $IP" "bench $IP" "ping $IP" "ping --proto rping -c -a $IP" "ping --proto pingpong $IP" "ud $IP"; do
+	# shellcheck disable=SC2086 # cmd is a word list by design
+	set -- $cmd
+	run 2 "$R" "$@" --tclass 256 && has "$err" "option --tclass: 256 is outside the range 0..255"
+	run 2 "$R" "$@" --dscp 64 && has "$err" "option --dscp: 64 is outside the range 0..63"
+	run 2 "$R" "$@" --tclass 104 --dscp 27 &&
+		has "$err" "--tclass 104 (DSCP 26) and --dscp 27 disagree"
+	run 2 "$R" "$@" --sl 16 && has "$err" "option --sl: 16 is outside the range 0..15"
+	run 2 "$R" "$@" --flow-label 0x100000 && has "$err" "option --flow-label: 0x100000 is outside the range 0..1048575"
+	run 2 "$R" "$@" --hop-limit 0 && has "$err" "option --hop-limit: 0 is outside the range 1..255"
+	run 2 "$R" "$@" --hop-limit 256 && has "$err" "option --hop-limit: 256 is outside the range 1..255"
+	run 2 "$R" "$@" --tclass x && has "$err" "option --tclass: 'x' is not a number"
+done
+run 0 "$R" rc --help && has "$out" "--dscp N" && has "$out" "--flow-label N" && has "$out" "--hop-limit N"
+
 # memserver
 run 2 "$RDMAKIT" memserver --allow 10.0.0.1/8 && has "$err" "option --allow: '10.0.0.1/8': address bits are set beyond the prefix length"
 run 2 "$RDMAKIT" memserver --allow 300.1.1.1 && has "$err" "not an IPv4 or IPv6 address"

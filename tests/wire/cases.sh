@@ -33,3 +33,21 @@ cmp-swap|-s 64|--op cmp-swap -s 64|ok|19|18|ack|CMP_SWAP
 no-access-read|-s 64 --inject no-access|--op read -s 64|fail|12|17|0x62|IBV_WC_REM_ACCESS_ERR
 no-access-write|-s 64 --inject no-access|--op write -s 64|fail|10|17|0x62|IBV_WC_REM_ACCESS_ERR
 '
+
+# The traffic cases (after those above, captured with them): `rdmakit rc`
+# with --tclass/--dscp/--hop-limit, over the TCP exchange and RDMA CM; the
+# check is the IP header of every packet of the two data QPs, each way. One
+# line per case, fields separated by '|':
+#   name | server options | client options |
+#   client -> server DSCP/TTL | server -> client DSCP/TTL |
+#   text the client must print | text the server must print
+# TCP exchange: each side's own class (its address vector). Soft-RoCE sends
+# the IP route's TTL (64), whatever --hop-limit says, and each side says so.
+# RDMA CM: the client's class is its id's type of service; the server's QP
+# takes the class of the client's connect request, not its listener's
+# (measured), and the server says so.
+WIRE_TRAFFIC_PORT=19150
+WIRE_TRAFFIC_CASES='
+dscp-tcp|-s 64 --dscp 10 --hop-limit 9|--op write -s 64 --tclass 184 --hop-limit 17|46/64|10/64|tclass 184 (DSCP 46, ECN 0), hop limit 17|hop limit 9 is not on the wire
+dscp-cm|-s 64 --cm --dscp 10|--op write -s 64 --cm --dscp 26|26/64|26/64|tclass 104 (DSCP 26, ECN 0)|takes the traffic class of the client
+'

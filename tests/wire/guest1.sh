@@ -30,6 +30,22 @@ cap=$!
 await "$cap" "$W/dumpcap.err" 'Capturing on' "dumpcap did not start capturing on $DEV within 60 s"
 echo "wire: capturing udp port 4791 on $DEV into $W/capture.pcapng"
 
+# The traffic cases' servers, started now too (their clients come last).
+echo "$WIRE_TRAFFIC_CASES" | {
+	j=0
+	while IFS="|" read -r name sargs _; do
+		[ -n "$name" ] || continue
+		j=$((j + 1))
+		(
+			# shellcheck disable=SC2086 # sargs is a word list by design
+			"$RDMAKIT" rc --server -p $((WIRE_TRAFFIC_PORT + j)) --wait 120 -t 20 $sargs >"$W/$name.server" 2>&1
+			echo $? >"$W/$name.server.rc"
+		) &
+	done
+	wait
+} &
+traffic=$!
+
 # All servers at once, each on its own port (the clients come one by one and
 # need not wait for a server to start); each records its exit status.
 i=0
@@ -47,6 +63,9 @@ echo "$WIRE_CASES" | {
 	done
 	wait
 }
+
+wait "$traffic"
+echo "wire: the traffic cases' servers are done"
 
 # The last case's final ACK has left by now (the server saw its step end);
 # give the capture a moment, then stop it cleanly so the file is complete.

@@ -20,6 +20,19 @@ echo "$WIRE_CASES" | while IFS="|" read -r name _ cargs _; do
 	echo "wire: client for $name exited $rc"
 done
 
+# The traffic cases, one after another (their time noted for the record).
+t0=$(date +%s.%N)
+j=0
+echo "$WIRE_TRAFFIC_CASES" | while IFS="|" read -r name _ cargs _; do
+	[ -n "$name" ] || continue
+	j=$((j + 1))
+	# shellcheck disable=SC2086 # cargs is a word list by design
+	"$RDMAKIT" rc "$PEER" -p $((WIRE_TRAFFIC_PORT + j)) -t 60 $cargs >"$W/$name.client" 2>&1
+	echo $? >"$W/$name.client.rc"
+	echo "wire: client for $name exited $(cat "$W/$name.client.rc")"
+done
+awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "wire: the traffic cases took %.1f s\n", b - a }'
+
 # The peer killed mid-transfer: --retry 1, since rxe retries forever at 7.
 # Also noted: when the WRITE started (stdout line-buffered, polled) and so how
 # long the error took after it.

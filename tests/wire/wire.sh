@@ -33,10 +33,10 @@ fi
 [ -s "$W/capture.pcapng" ] || { fail capture "no capture file $W/capture.pcapng"; exit 1; }
 
 # One line per RoCE packet: source, dest QP, PSN, opcode, AETH syndrome,
-# RETH DMA length.
+# RETH DMA length, the IP header's DSCP and TTL.
 tshark -r "$W/capture.pcapng" -T fields -E separator=, -e ip.src -e infiniband.bth.destqp \
 	-e infiniband.bth.psn -e infiniband.bth.opcode -e infiniband.aeth.syndrome \
-	-e infiniband.reth.dmalen >"$W/packets.csv" 2>"$W/tshark.err"
+	-e infiniband.reth.dmalen -e ip.dsfield.dscp -e ip.ttl >"$W/packets.csv" 2>"$W/tshark.err"
 echo "wire: $(wc -l <"$W/packets.csv") RoCE packets captured"
 
 # Under emulation an ACK can come later than the 67 ms ACK timeout, so the
@@ -153,6 +153,50 @@ echo "$WIRE_CASES" | {
 	exit $fails
 }
 fails=$?
+
+# The traffic cases: every packet of the two data QPs, each way, carries the
+# DSCP and TTL expected (one DSCP/TTL pair per direction). The loop runs in
+# this shell (a here-document, not a pipe): fail() counts into fails.
+# ip_fields SRC DESTQP: SRC's distinct DSCP/TTL pairs towards DESTQP.
+ip_fields() {
+	awk -F, -v src="$1" -v qp="$2" '$1 == src && $2 == qp { print $7 "/" $8 }' "$W/packets.csv" |
+		sort -u | tr '\n' ' ' | sed 's/ $//'
+}
+while IFS="|" read -r name _ _ c2s s2c ctext stext; do
+	[ -n "$name" ] || continue
+	ok=1
+	crc=$(cat "$W/$name.client.rc" 2>/dev/null || echo none)
+	src=$(cat "$W/$name.server.rc" 2>/dev/null || echo none)
+	[ "$crc" = 0 ] || { fail "$name" "client exited $crc, expected 0"; ok=0; }
+	[ "$src" = 0 ] || { fail "$name" "server exited $src, expected 0"; ok=0; }
+	grep -qF -- "$ctext" "$W/$name.client" 2>/dev/null ||
+		{ fail "$name" "expected '$ctext' in the client's output"; ok=0; }
+	grep -qF -- "$stext" "$W/$name.server" 2>/dev/null ||
+		{ fail "$name" "expected '$stext' in the server's output"; ok=0; }
+	qps=$(sed -n 's/.*: QP \(0x[0-9a-f]*\) <-> peer QP \(0x[0-9a-f]*\),.*/\1 \2/p' "$W/$name.client" 2>/dev/null)
+	if [ -z "$qps" ]; then
+		fail "$name" "the client never connected"
+		ok=0
+	else
+		# shellcheck disable=SC2086 # two words on purpose
+		set -- $qps
+		cqp=$(printf '0x%06x' "$1") sqp=$(printf '0x%06x' "$2")
+		got_c2s=$(ip_fields 198.18.0.2 "$sqp")
+		got_s2c=$(ip_fields 198.18.0.1 "$cqp")
+		[ "$got_c2s" = "$c2s" ] ||
+			{ fail "$name" "client -> server DSCP/TTL: expected [$c2s], got [$got_c2s]"; ok=0; }
+		[ "$got_s2c" = "$s2c" ] ||
+			{ fail "$name" "server -> client DSCP/TTL: expected [$s2c], got [$got_s2c]"; ok=0; }
+	fi
+	if [ $ok = 1 ]; then
+		echo "ok [$name]: QP $cqp <-> $sqp, client -> server DSCP/TTL [$got_c2s], server -> client [$got_s2c]"
+	else
+		sed 's/^/  client| /' "$W/$name.client" 2>/dev/null | tail -6
+		sed 's/^/  server| /' "$W/$name.server" 2>/dev/null | tail -6
+	fi
+done <<TRAFFIC
+$WIRE_TRAFFIC_CASES
+TRAFFIC
 if [ $fails -ne 0 ]; then
 	echo "$fails check(s) failed; packets (src,destqp,psn,opcode,syndrome) in $W/packets.csv"
 	exit 1

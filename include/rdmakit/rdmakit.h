@@ -12,6 +12,7 @@
 #include <rdmakit/dm.h>
 #include <rdmakit/cq.h>
 #include <rdmakit/qp.h>
+#include <rdmakit/srq.h>
 #include <rdmakit/ops.h>
 #include <rdmakit/status.h>
 #include <rdmakit/counters.h>

@@ -239,6 +239,74 @@ static int cq_size(const struct rk_device *dev, uint32_t qps, uint32_t depth)
 	return n > (uint64_t)dev->info.max_cqe ? dev->info.max_cqe : (int)n;
 }
 
+/* Receive CQ entries for count QPs: their receive queues, or all the SRQ
+ * holds (any QP may take every receive of it), within the device's limit. */
+static int rcq_size(const struct rk_bench *b, uint32_t count)
+{
+	struct rk_device *dev = b->conn->dev;
+	uint64_t n;
+
+	if (!b->info.srq)
+		return cq_size(dev, count, b->info.rx_depth);
+	n = (uint64_t)(b->o.srq_opts.depth ? b->o.srq_opts.depth : RK_SRQ_DEFAULT_DEPTH) +
+	    count + 1;
+	return n > (uint64_t)dev->info.max_cqe ? dev->info.max_cqe : (int)n;
+}
+
+static int qpn_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Whether this side receives in the run (SEND: the server, the client in
+ * --bidir and latency), and so whether --srq is used; why not into
+ * info.srq_why. XRC is refused here, by name. */
+static int srq_choice(struct rk_bench *b)
+{
+	struct rk_bench_info *in = &b->info;
+	char why[120];
+
+	if (b->o.xrc && rk_srq_xrc_check(b->conn->dev, why, sizeof(why))) {
+		rk_error("bench: --xrc: %s", why);
+		return -EOPNOTSUPP;
+	}
+	if (b->o.xrc) {
+		rk_error("bench: --xrc: %s has XRC, but rdmakit does not implement XRC QPs yet",
+			 b->conn->dev->info.name);
+		return -EOPNOTSUPP;
+	}
+	in->srq = false;
+	in->srq_why[0] = '\0';
+	if (!b->o.srq)
+		return 0;
+	if (in->test != RK_BENCH_SEND)
+		snprintf(in->srq_why, sizeof(in->srq_why), "a %s run posts no receives",
+			 rk_bench_test_str(in->test));
+	else if (!in->server && !in->bidir && in->mode == RK_BENCH_BW)
+		snprintf(in->srq_why, sizeof(in->srq_why), "this side only sends in a one-way "
+			 "send run (the server receives: give it --srq)");
+	else
+		in->srq = true;
+	return 0;
+}
+
+/* info.srq: the shared receive queue of every data QP, and the QPN map. */
+static int create_srq(struct rk_bench *b)
+{
+	struct rk_srq_opts so = b->o.srq_opts;
+	int ret;
+
+	so.slot_size = (uint32_t)b->stride;
+	ret = rk_srq_create(b->conn->pd, b->conn->dev, &so, &b->srq);
+	if (ret)
+		return ret;
+	rk_srq_get_stats(b->srq, &b->info.srq_setup);
+	b->qpn_sorted = calloc(b->info.qps, sizeof(*b->qpn_sorted));
+	return b->qpn_sorted ? 0 : -ENOMEM;
+}
+
 static int create_local(struct rk_bench *b)
 {
 	struct rk_bench_info *in = &b->info;
@@ -258,6 +326,9 @@ static int create_local(struct rk_bench *b)
 		rk_error("bench: %s", why);
 		return -E2BIG;
 	}
+	ret = srq_choice(b);
+	if (ret)
+		return ret;
 	in->has_gid = b->conn->has_gid;
 	if (in->has_gid) {
 		in->gid_index = b->conn->gid.index;
@@ -279,8 +350,7 @@ static int create_local(struct rk_bench *b)
 		w->count = (uint32_t)((uint64_t)(k + 1) * in->qps / b->nworkers) - w->first;
 		ret = rk_cq_create(dev, cq_size(dev, w->count, in->tx_depth), false, &w->scq);
 		if (!ret)
-			ret = rk_cq_create(dev, cq_size(dev, w->count, in->rx_depth), false,
-					   &w->rcq);
+			ret = rk_cq_create(dev, rcq_size(b, w->count), false, &w->rcq);
 		if (ret)
 			return ret;
 	}
@@ -299,6 +369,11 @@ static int create_local(struct rk_bench *b)
 			  &b->mr);
 	if (ret)
 		return ret;
+	if (in->srq) {
+		ret = create_srq(b);
+		if (ret)
+			return ret;
+	}
 
 	memset(&qa, 0, sizeof(qa));
 	qa.transport = in->transport;
@@ -307,6 +382,7 @@ static int create_local(struct rk_bench *b)
 	qa.max_recv_wr = in->rx_depth;
 	qa.max_inline_data = in->inline_granted;
 	qa.gid = b->conn->has_gid ? &b->conn->gid : NULL;
+	qa.srq = b->srq ? rk_srq_verbs(b->srq) : NULL;
 	b->q = calloc(in->qps, sizeof(*b->q));
 	if (!b->q)
 		return -ENOMEM;
@@ -330,7 +406,11 @@ static int create_local(struct rk_bench *b)
 		if (q->qp->cap.max_inline_data < in->inline_granted)
 			in->inline_granted = q->qp->cap.max_inline_data;
 		in->qpn[i] = q->qp->qp->qp_num;
+		if (b->qpn_sorted)
+			b->qpn_sorted[i] = (uint64_t)in->qpn[i] << 32 | i;
 	}
+	if (b->qpn_sorted)
+		qsort(b->qpn_sorted, in->qps, sizeof(*b->qpn_sorted), qpn_cmp);
 	return 0;
 }
 
@@ -469,6 +549,9 @@ static int connect_qp(struct rk_bench *b, uint32_t i)
 	 * but --ack-timeout 18 makes the counters quiet). */
 	if (b->o.tuning.ack_timeout >= 0)
 		path.timeout = (uint8_t)b->o.tuning.ack_timeout;
+	if (b->o.tuning.rnr_retry >= 0)
+		path.rnr_retry = (uint8_t)b->o.tuning.rnr_retry;
+	b->info.rnr_retry = path.rnr_retry;
 	b->info.ack_timeout = path.timeout;
 	b->info.retry_cnt = path.retry_cnt;
 	ret = rk_qp_connect(q->qp, b->access, &q->remote, &path);

@@ -49,6 +49,7 @@ struct rk_srq_opts {
 	uint32_t batch;      /* refill in lists of this many; 0: RK_SRQ_DEFAULT_BATCH */
 	uint32_t slot_size;  /* bytes per receive buffer, at least 1 */
 	bool no_refill;      /* post depth receives once, never again */
+	uint64_t wr_id_base; /* receives carry wr_id wr_id_base + slot (0..depth-1) */
 };
 
 /* What the SRQ did, for a report. */
@@ -61,7 +62,10 @@ struct rk_srq_stats {
 	uint64_t refills;        /* refill lists posted after the first fill */
 	uint32_t low;            /* fewest receives posted after a completion was taken */
 	uint32_t limit_events;   /* IBV_EVENT_SRQ_LIMIT_REACHED seen */
-	uint32_t posted_at_limit;/* receives posted (this side's count) when the first came */
+	uint64_t posted_at_limit;   /* receives posted in all when the first came */
+	uint32_t unpolled_at_limit; /* ... of which this side had not polled the
+				       completions (the device had fewer than limit
+				       left: it does not say how many) */
 	uint32_t armed;          /* times the limit was armed */
 	uint32_t errors;         /* IBV_EVENT_SRQ_ERR seen */
 };
@@ -115,6 +119,12 @@ bool rk_srq_async_event(struct ibv_srq *s, enum ibv_event_type type, uint32_t *p
  * -EOPNOTSUPP with "rxe0 has no XRC (IBV_DEVICE_XRC not in its
  * capabilities)" in why. Pure logic on dev->info. */
 int rk_srq_xrc_check(const struct rk_device *dev, char *why, size_t why_len);
+
+/* For an engine asked for XRC (--xrc): open device name (NULL: the first)
+ * and refuse, logged once: -EOPNOTSUPP naming the device when it lacks XRC
+ * (rk_srq_xrc_check()), and -EOPNOTSUPP too where it has XRC (rdmakit does
+ * not implement XRC QPs); or the open's error. Never 0 today. */
+int rk_srq_xrc_refuse(const char *what, const char *device);
 
 /* The stats as one line: "depth 512, limit 128 (armed 1x, reached 1x with 127
  * posted), posted 1040, taken 1000, fewest posted 480". */

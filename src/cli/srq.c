@@ -46,9 +46,10 @@ void cli_srq_text(const struct rk_srq_stats *st, const char *indent)
 	rk_srq_stats_str(st, line, sizeof(line));
 	printf("%sSRQ: %s\n", indent, line);
 	if (st->limit_events)
-		printf("%sIBV_EVENT_SRQ_LIMIT_REACHED (x%u): fewer than %u receives were posted "
-		       "(%u by this side's count when the event came)\n", indent,
-		       st->limit_events, st->limit, st->posted_at_limit);
+		printf("%sIBV_EVENT_SRQ_LIMIT_REACHED (x%u): the device had fewer than %u "
+		       "receives left; the first came with %" PRIu64 " posted in all, %u of them "
+		       "not yet polled\n", indent, st->limit_events, st->limit,
+		       st->posted_at_limit, st->unpolled_at_limit);
 	if (st->no_refill && st->low == 0)
 		printf("%sthe SRQ ran empty (refill held off): a sender finds no receive and "
 		       "gets RNR NAKs; with few RNR retries its SENDs fail with "
@@ -74,7 +75,8 @@ json_object *cli_srq_json(const struct rk_srq_stats *st)
 		json_object *ev = json_object_new_object();
 
 		cli_add_str(ev, "event", "IBV_EVENT_SRQ_LIMIT_REACHED");
-		cli_add_int(ev, "posted", st->posted_at_limit);
+		cli_add_int(ev, "posted", (int64_t)st->posted_at_limit);
+		cli_add_int(ev, "unpolled", st->unpolled_at_limit);
 		cli_add_int(ev, "limit", st->limit);
 		json_object_object_add(j, "limit_event", ev);
 	}

@@ -166,6 +166,10 @@ static int bench_connect(const struct rk_bench_opts *opts, struct rk_conn *pendi
 
 	uint64_t c_t0 = now_ns(), c_tk0 = ticks();
 
+	if (opts->xrc) {
+		rk_conn_close(pending);
+		return rk_srq_xrc_refuse("bench", opts->conn.device);
+	}
 	b = calloc(1, sizeof(*b));
 	if (!b) {
 		rk_conn_close(pending);

@@ -262,25 +262,15 @@ static int qpn_cmp(const void *a, const void *b)
 
 /* Whether this side receives in the run (SEND: the server, the client in
  * --bidir and latency), and so whether --srq is used; why not into
- * info.srq_why. XRC is refused here, by name. */
-static int srq_choice(struct rk_bench *b)
+ * info.srq_why. */
+static void srq_choice(struct rk_bench *b)
 {
 	struct rk_bench_info *in = &b->info;
-	char why[120];
 
-	if (b->o.xrc && rk_srq_xrc_check(b->conn->dev, why, sizeof(why))) {
-		rk_error("bench: --xrc: %s", why);
-		return -EOPNOTSUPP;
-	}
-	if (b->o.xrc) {
-		rk_error("bench: --xrc: %s has XRC, but rdmakit does not implement XRC QPs yet",
-			 b->conn->dev->info.name);
-		return -EOPNOTSUPP;
-	}
 	in->srq = false;
 	in->srq_why[0] = '\0';
 	if (!b->o.srq)
-		return 0;
+		return;
 	if (in->test != RK_BENCH_SEND)
 		snprintf(in->srq_why, sizeof(in->srq_why), "a %s run posts no receives",
 			 rk_bench_test_str(in->test));
@@ -289,7 +279,6 @@ static int srq_choice(struct rk_bench *b)
 			 "send run (the server receives: give it --srq)");
 	else
 		in->srq = true;
-	return 0;
 }
 
 /* info.srq: the shared receive queue of every data QP, and the QPN map. */
@@ -326,9 +315,7 @@ static int create_local(struct rk_bench *b)
 		rk_error("bench: %s", why);
 		return -E2BIG;
 	}
-	ret = srq_choice(b);
-	if (ret)
-		return ret;
+	srq_choice(b);
 	in->has_gid = b->conn->has_gid;
 	if (in->has_gid) {
 		in->gid_index = b->conn->gid.index;

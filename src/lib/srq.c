@@ -25,6 +25,7 @@ struct rk_srq {
 	bool need_arm;           /* the limit fired: arm again once above it */
 	struct ibv_recv_wr wr[RK_SRQ_MAX_BATCH];
 	struct ibv_sge sge[RK_SRQ_MAX_BATCH];
+	uint64_t base;           /* wr_id of slot 0 */
 	struct rk_srq *next;     /* in the registry */
 };
 
@@ -71,8 +72,11 @@ bool rk_srq_async_event(struct ibv_srq *srq, enum ibv_event_type type, uint32_t 
 			    __atomic_load_n(&s->st.completed, __ATOMIC_RELAXED);
 		*limit_p = s->st.limit;
 		if (type == IBV_EVENT_SRQ_LIMIT_REACHED) {
-			if (!s->st.limit_events++)
-				s->st.posted_at_limit = *posted_p;
+			if (!s->st.limit_events++) {
+				s->st.posted_at_limit = __atomic_load_n(&s->st.posted,
+									__ATOMIC_RELAXED);
+				s->st.unpolled_at_limit = *posted_p;
+			}
 			__atomic_store_n(&s->need_arm, true, __ATOMIC_RELAXED);
 		} else if (type == IBV_EVENT_SRQ_ERR) {
 			s->st.errors++;
@@ -89,6 +93,24 @@ int rk_srq_xrc_check(const struct rk_device *dev, char *why, size_t why_len)
 		return 0;
 	snprintf(why, why_len, "%s has no XRC (IBV_DEVICE_XRC not in its capabilities)",
 		 dev->info.name);
+	return -EOPNOTSUPP;
+}
+
+int rk_srq_xrc_refuse(const char *what, const char *device)
+{
+	struct rk_device *dev;
+	char why[160];
+	int ret;
+
+	ret = rk_device_open(device, &dev);
+	if (ret)
+		return ret;
+	if (rk_srq_xrc_check(dev, why, sizeof(why)))
+		rk_error("%s --xrc: %s", what, why);
+	else
+		rk_error("%s --xrc: %s has XRC, but rdmakit does not implement XRC QPs", what,
+			 dev->info.name);
+	rk_device_close(dev);
 	return -EOPNOTSUPP;
 }
 
@@ -152,6 +174,7 @@ static int srq_params(struct rk_srq *s, struct rk_device *dev, const struct rk_s
 		return -EINVAL;
 	}
 	s->st.slot_size = o->slot_size;
+	s->base = o->wr_id_base;
 	s->st.no_refill = o->no_refill;
 	s->st.low = UINT32_MAX;
 	return 0;
@@ -267,7 +290,7 @@ static int post_slots(struct rk_srq *s, uint32_t n)
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t slot = s->free_slots[s->nfree - 1 - k];
 
-		s->wr[k].wr_id = slot;
+		s->wr[k].wr_id = s->base + slot;
 		s->sge[k].addr = (uintptr_t)s->mr->buf + (size_t)slot * s->st.slot_size;
 		s->wr[k].next = k + 1 < n ? &s->wr[k + 1] : NULL;
 	}
@@ -316,10 +339,11 @@ int rk_srq_fill(struct rk_srq *s)
 
 int rk_srq_take(struct rk_srq *s, const struct ibv_wc *wc, const void **buf_p)
 {
+	uint64_t slot = wc->wr_id - s->base;
 	uint32_t posted;
 
 	pthread_mutex_lock(&s->lock);
-	if (wc->wr_id >= s->st.depth || !s->in_use[wc->wr_id]) {
+	if (wc->wr_id < s->base || slot >= s->st.depth || !s->in_use[slot]) {
 		pthread_mutex_unlock(&s->lock);
 		rk_error("a receive completion on QP 0x%x with wr_id %" PRIu64 ", not one of the "
 			 "SRQ's %u slots posted", wc->qp_num, (uint64_t)wc->wr_id, s->st.depth);
@@ -330,16 +354,18 @@ int rk_srq_take(struct rk_srq *s, const struct ibv_wc *wc, const void **buf_p)
 	if (posted < s->st.low)
 		s->st.low = posted;
 	pthread_mutex_unlock(&s->lock);
-	*buf_p = (const uint8_t *)s->mr->buf + (size_t)wc->wr_id * s->st.slot_size;
+	*buf_p = (const uint8_t *)s->mr->buf + (size_t)slot * s->st.slot_size;
 	return 0;
 }
 
 void rk_srq_release(struct rk_srq *s, const struct ibv_wc *wc)
 {
+	uint64_t slot = wc->wr_id - s->base;
+
 	pthread_mutex_lock(&s->lock);
-	if (wc->wr_id < s->st.depth && s->in_use[wc->wr_id]) {
-		s->in_use[wc->wr_id] = false;
-		s->free_slots[s->nfree++] = (uint32_t)wc->wr_id;
+	if (wc->wr_id >= s->base && slot < s->st.depth && s->in_use[slot]) {
+		s->in_use[slot] = false;
+		s->free_slots[s->nfree++] = (uint32_t)slot;
 	}
 	pthread_mutex_unlock(&s->lock);
 }
@@ -390,8 +416,8 @@ void rk_srq_stats_str(const struct rk_srq_stats *st, char *buf, size_t len)
 	if (!st->limit)
 		snprintf(lim, sizeof(lim), "no limit");
 	else if (st->limit_events)
-		snprintf(lim, sizeof(lim), "limit %u (armed %ux, reached %ux, first with %u posted)",
-			 st->limit, st->armed, st->limit_events, st->posted_at_limit);
+		snprintf(lim, sizeof(lim), "limit %u (armed %ux, reached %ux)", st->limit,
+			 st->armed, st->limit_events);
 	else
 		snprintf(lim, sizeof(lim), "limit %u (armed %ux, never reached)", st->limit,
 			 st->armed);

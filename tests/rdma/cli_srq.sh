@@ -124,12 +124,37 @@ assert [c['echoed'] for c in d['clients']] == [30, 30], d['clients']
 s = d['srq']
 assert s['depth'] == 64 and s['taken'] == 60 and s['posted'] >= 64, s"
 
+# 5b. rc --srq: the client's SEND lands in a slot of the server's SRQ, is
+# checked there and copied into the buffer; TCP exchange and RDMA CM.
+for cm in "" "--cm"; do
+	pair 0 0 "$RDMAKIT rc --server -p @PORT@ $cm --wait 60 --timeout 60 --json --srq --srq-depth 8 -s 8192" \
+		"$RDMAKIT rc $IP -p @PORT@ $cm --timeout 60 --op send -s 8192"
+	srv_json "
+assert d['result'] == 'ok' and [s['op'] for s in d['steps']] == ['SEND'], d['steps']
+assert d['steps'][0]['checked'] is True, d['steps'][0]
+s = d['srq']
+assert s['depth'] == 8 and s['taken'] == 1 and s['posted'] == 8, s"
+done
+# two clients at once, each with an SRQ of its own (one connection, one PD each)
+PORT=$((PORT + 1))
+$RDMAKIT rc --server -p $PORT --clients 2 --wait 60 --timeout 60 --srq --op send-imm >"$srv_out" 2>&1 &
+spid=$!
+sleep 1
+$RDMAKIT rc $IP -p $PORT --timeout 60 --op send-imm >/dev/null 2>&1 &
+c1=$!
+run 0 $RDMAKIT rc $IP -p $PORT --timeout 60 --op send-imm
+wait $c1 || { echo "FAIL: the first rc client failed"; fails=$((fails + 1)); }
+wait $spid || { echo "FAIL: the rc --clients 2 --srq server failed:"; sed 's/^/  | /' "$srv_out"; fails=$((fails + 1)); }
+has "$srv_out" "SRQ: depth 512"
+
 # 6. XRC: refused by name, before listening or connecting.
 run 1 $RDMAKIT bench --server -p $((PORT + 2)) --xrc
 has "$err" "rxe0 has no XRC (IBV_DEVICE_XRC not in its capabilities)"
 run 1 $RDMAKIT bench $IP -p $((PORT + 2)) --xrc --test send
 has "$err" "rxe0 has no XRC (IBV_DEVICE_XRC not in its capabilities)"
 run 1 $RDMAKIT ud --server -p $((PORT + 2)) --xrc
+has "$err" "rxe0 has no XRC (IBV_DEVICE_XRC not in its capabilities)"
+run 1 $RDMAKIT rc --server -p $((PORT + 2)) --xrc
 has "$err" "rxe0 has no XRC (IBV_DEVICE_XRC not in its capabilities)"
 
 # 7. Usage: the SRQ options need --srq; the limit below the depth.

@@ -88,7 +88,8 @@ struct rk_rcflow_opts {
 	/* Server: its QP receives from a shared receive queue (srq.h; slot_size
 	 * is the engine's: size), a client's SEND lands in one of its slots, is
 	 * checked there and copied into the buffer. With --clients, each
-	 * client's connection has an SRQ of its own. */
+	 * client's connection has an SRQ of its own. TCP exchange only (over
+	 * RDMA CM the control messages use the QP's receives): -EINVAL. */
 	bool srq;
 	struct rk_srq_opts srq_opts;
 	bool xrc;                /* refused by name (rk_srq_xrc_refuse()) */

@@ -686,6 +686,9 @@ static int check_opts(const struct rk_rcflow_opts *o)
 		bad = "the op code is not one of rk_rcflow_op_parse()'s";
 	else if (o->op != RK_RCFLOW_OP_ANY && rk_rcflow_has_atomics(o->op) && o->size < 8)
 		bad = "atomics need at least 8 bytes";
+	else if (o->srq && o->cm)
+		bad = "--srq with --cm: over RDMA CM the control messages travel on the QP's own "
+		      "receives, which an SRQ would take; use the TCP exchange";
 	if (bad) {
 		rk_error("RC flow: %s", bad);
 		return -EINVAL;

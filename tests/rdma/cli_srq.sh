@@ -126,15 +126,20 @@ assert s['depth'] == 64 and s['taken'] == 60 and s['posted'] >= 64, s"
 
 # 5b. rc --srq: the client's SEND lands in a slot of the server's SRQ, is
 # checked there and copied into the buffer; TCP exchange and RDMA CM.
-for cm in "" "--cm"; do
-	pair 0 0 "$RDMAKIT rc --server -p @PORT@ $cm --wait 60 --timeout 60 --json --srq --srq-depth 8 -s 8192" \
-		"$RDMAKIT rc $IP -p @PORT@ $cm --timeout 60 --op send -s 8192"
-	srv_json "
+# (over RDMA CM the control messages use the QP's own receives: refused)
+pair 0 0 "$RDMAKIT rc --server -p @PORT@ --wait 60 --timeout 60 --json --srq --srq-depth 8 -s 8192" \
+	"$RDMAKIT rc $IP -p @PORT@ --timeout 60 --op send -s 8192"
+srv_json "
 assert d['result'] == 'ok' and [s['op'] for s in d['steps']] == ['SEND'], d['steps']
 assert d['steps'][0]['checked'] is True, d['steps'][0]
 s = d['srq']
 assert s['depth'] == 8 and s['taken'] == 1 and s['posted'] == 8, s"
-done
+run 1 $RDMAKIT rc --server --cm --srq -p $((PORT + 3))
+has "$err" "--srq with --cm: over RDMA CM the control messages travel on the QP's own receives"
+# bench --cm: its data QPs are not the CM QP, so --srq works there
+pair 0 0 "$RDMAKIT bench --server -p @PORT@ --cm --wait 60 --timeout 60 --srq" \
+	"$RDMAKIT bench $IP -p @PORT@ --cm --timeout 60 --json --test send --qps 2 --iters 100 --sizes 1024"
+has "$srv_out" "received 200 of 200 SENDs through the SRQ"
 # two clients at once, each with an SRQ of its own (one connection, one PD each)
 PORT=$((PORT + 1))
 $RDMAKIT rc --server -p $PORT --clients 2 --wait 60 --timeout 60 --srq --op send-imm >"$srv_out" 2>&1 &

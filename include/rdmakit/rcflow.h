@@ -19,6 +19,7 @@
 #include <rdmakit/clients.h>
 #include <rdmakit/counters.h>
 #include <rdmakit/gid.h>
+#include <rdmakit/srq.h>
 #include <rdmakit/wire.h>
 
 #ifdef __cplusplus

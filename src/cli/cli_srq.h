@@ -27,7 +27,7 @@ struct cli_srq_opts {
 	 "this side's receives come from one shared receive queue (SRQ) that all its QPs "       \
 	 "drain, refilled in lists as it empties; every message is checked as it arrives"},      \
 	{"srq-depth", 0, RK_OPT_COUNT, &(o)->depth, 1, 1 << 20, "N",                             \
-	 "receives the SRQ keeps posted (0: 512, at most the device's max_srq_wr)"},            \
+	 "receives the SRQ keeps posted (not given: 512, at most the device's max_srq_wr)"},            \
 	{"srq-limit", 0, RK_OPT_INT, &(o)->limit, -1, 1 << 20, "N",                              \
 	 "arm the SRQ limit: IBV_EVENT_SRQ_LIMIT_REACHED is reported when fewer than N "         \
 	 "receives are posted (-1: depth/4; 0: none)"},                                          \

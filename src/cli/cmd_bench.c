@@ -866,6 +866,13 @@ static int check_opts(struct bench_cli *o, struct bench_plan *p)
 		fprintf(stderr, "rdmakit bench: --json and --csv exclude each other\n");
 		return CLI_USAGE;
 	}
+	if (o->clients && o->csv) {
+		fprintf(stderr, "rdmakit bench: option --clients reports in text or --json, not "
+				"--csv\n");
+		return CLI_USAGE;
+	}
+	if (cli_srq_check("bench", &o->srq))
+		return CLI_USAGE;
 	if (choose("wr-api", o->wr_api, wr_apis, 3, &p->wr))
 		return CLI_USAGE;
 	if (check_run_opts(o, p) != CLI_OK)
@@ -1227,16 +1234,10 @@ int cmd_bench(int argc, char **argv)
 	ret = cli_check_role_args("bench", o.conn.server, argc, argv, first);
 	if (ret >= 0)
 		return ret;
-	if (check_opts(&o, &p) != CLI_OK || cli_srq_check("bench", &o.srq) ||
+	if (check_opts(&o, &p) != CLI_OK ||
 	    cli_persist_check("bench", o.persist, o.conn.server, o.conn.wait) ||
 	    cli_clients_check("bench", o.clients, o.conn.server, o.persist))
 		return CLI_USAGE;
-	if (o.clients && o.csv) {
-		fprintf(stderr, "rdmakit bench: option --clients reports in text or --json, not "
-				"--csv\n");
-		return CLI_USAGE;
-	}
-
 	fill_bench_opts(&o, &p, argv[first], &bo);
 	run.o = &o;
 	run.p = &p;

@@ -296,11 +296,57 @@ static int create_srq(struct rk_bench *b)
 	return b->qpn_sorted ? 0 : -ENOMEM;
 }
 
-static int create_local(struct rk_bench *b)
+/* The data QPs, each on its worker's CQs (and the SRQ, info.srq). */
+static int create_qps(struct rk_bench *b)
 {
 	struct rk_bench_info *in = &b->info;
 	struct rk_device *dev = b->conn->dev;
 	struct rk_qp_init_attr qa;
+	int ret;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.transport = in->transport;
+	qa.port_num = b->conn->port_num;
+	qa.max_send_wr = in->tx_depth;
+	qa.max_recv_wr = in->rx_depth;
+	qa.max_inline_data = in->inline_granted;
+	qa.gid = b->conn->has_gid ? &b->conn->gid : NULL;
+	qa.srq = b->srq ? rk_srq_verbs(b->srq) : NULL;
+	b->q = calloc(in->qps, sizeof(*b->q));
+	if (!b->q)
+		return -ENOMEM;
+	for (uint32_t i = 0, k = 0; i < in->qps; i++) {
+		struct bqp *q = &b->q[i];
+		struct bworker *w;
+
+		while (i >= b->w[k].first + b->w[k].count)
+			k++;
+		w = &b->w[k];
+		if (in->wr_api)
+			ret = rk_qp_create_ex(b->conn->pd, dev, w->scq, w->rcq, &qa, b->ops_flags,
+					      &q->qp);
+		else
+			ret = rk_qp_create(b->conn->pd, dev, w->scq, w->rcq, &qa, &q->qp);
+		if (ret)
+			return ret;
+		if (in->wr_api)
+			q->qpx = ibv_qp_to_qp_ex(q->qp->qp);
+		/* What the provider granted this QP, not what was asked. */
+		if (q->qp->cap.max_inline_data < in->inline_granted)
+			in->inline_granted = q->qp->cap.max_inline_data;
+		in->qpn[i] = q->qp->qp->qp_num;
+		if (b->qpn_sorted)
+			b->qpn_sorted[i] = (uint64_t)in->qpn[i] << 32 | i;
+	}
+	if (b->qpn_sorted)
+		qsort(b->qpn_sorted, in->qps, sizeof(*b->qpn_sorted), qpn_cmp);
+	return 0;
+}
+
+static int create_local(struct rk_bench *b)
+{
+	struct rk_bench_info *in = &b->info;
+	struct rk_device *dev = b->conn->dev;
 	char why[160];
 	int ret;
 
@@ -361,44 +407,7 @@ static int create_local(struct rk_bench *b)
 		if (ret)
 			return ret;
 	}
-
-	memset(&qa, 0, sizeof(qa));
-	qa.transport = in->transport;
-	qa.port_num = b->conn->port_num;
-	qa.max_send_wr = in->tx_depth;
-	qa.max_recv_wr = in->rx_depth;
-	qa.max_inline_data = in->inline_granted;
-	qa.gid = b->conn->has_gid ? &b->conn->gid : NULL;
-	qa.srq = b->srq ? rk_srq_verbs(b->srq) : NULL;
-	b->q = calloc(in->qps, sizeof(*b->q));
-	if (!b->q)
-		return -ENOMEM;
-	for (uint32_t i = 0, k = 0; i < in->qps; i++) {
-		struct bqp *q = &b->q[i];
-		struct bworker *w;
-
-		while (i >= b->w[k].first + b->w[k].count)
-			k++;
-		w = &b->w[k];
-		if (in->wr_api)
-			ret = rk_qp_create_ex(b->conn->pd, dev, w->scq, w->rcq, &qa, b->ops_flags,
-					      &q->qp);
-		else
-			ret = rk_qp_create(b->conn->pd, dev, w->scq, w->rcq, &qa, &q->qp);
-		if (ret)
-			return ret;
-		if (in->wr_api)
-			q->qpx = ibv_qp_to_qp_ex(q->qp->qp);
-		/* What the provider granted this QP, not what was asked. */
-		if (q->qp->cap.max_inline_data < in->inline_granted)
-			in->inline_granted = q->qp->cap.max_inline_data;
-		in->qpn[i] = q->qp->qp->qp_num;
-		if (b->qpn_sorted)
-			b->qpn_sorted[i] = (uint64_t)in->qpn[i] << 32 | i;
-	}
-	if (b->qpn_sorted)
-		qsort(b->qpn_sorted, in->qps, sizeof(*b->qpn_sorted), qpn_cmp);
-	return 0;
+	return create_qps(b);
 }
 
 static void setup_msg(struct rk_bench *b, uint32_t i, struct rk_msg *m)

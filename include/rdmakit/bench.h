@@ -33,6 +33,7 @@
 #include <rdmakit/clients.h>
 #include <rdmakit/conn.h>
 #include <rdmakit/counters.h>
+#include <rdmakit/srq.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -82,6 +83,8 @@ struct rk_bench_tuning {
 				  (0: RK_BENCH_INFLIGHT_BYTES) */
 	int ack_timeout;       /* local ACK timeout of the data QPs, 4.096 us x
 				  2^N; 0: none; -1: the library's (14, 67 ms) */
+	int rnr_retry;         /* RNR retries of this side's data QPs (0..7, 7:
+				  forever); -1: the library's (7) */
 };
 
 struct rk_bench_progress {
@@ -242,6 +245,15 @@ struct rk_bench_opts {
 	 * the client (BENCH_FIN during a round), which ends the round the same
 	 * way and runs no more. NULL: none. Looked at about every 200 ms. */
 	const volatile sig_atomic_t *stop;
+	/* This side's receives (SEND runs: the server, and the client in
+	 * --bidir and latency runs) come from one shared receive queue that all
+	 * its data QPs drain (srq.h); srq_opts.slot_size is set by the engine.
+	 * Every message received through it is checked as it arrives. */
+	bool srq;
+	struct rk_srq_opts srq_opts;
+	/* XRC asked for: refused by name where the device lacks it (and not
+	 * implemented where it has it): -EOPNOTSUPP. */
+	bool xrc;
 };
 
 /* What was set up, for the report's header. */
@@ -274,6 +286,11 @@ struct rk_bench_info {
 	bool wr_api;
 	char wr_api_why[120];     /* why it is used or not */
 	uint32_t max_rd_atomic;
+	uint8_t rnr_retry;        /* the data QPs' RNR retries (7: forever) */
+	bool srq;                 /* this side's receives come from a shared receive
+				     queue (SEND runs where this side receives) */
+	char srq_why[120];        /* --srq given but not used here: why */
+	struct rk_srq_stats srq_setup; /* srq: as created */
 	uint32_t qpn[RK_BENCH_MAX_QPS];
 	uint32_t peer_qpn[RK_BENCH_MAX_QPS];
 };
@@ -312,6 +329,9 @@ struct rk_bench_result {
 	struct rk_bench_interval_range intervals; /* interval_ms set, this side measuring */
 	uint64_t start_ns;       /* CLOCK_MONOTONIC at the round's start on this side
 				    (after the start sync) */
+	/* info.srq: the SRQ since it was created (also when the round fails):
+	 * limit events, fewest posted, what was posted and taken. */
+	struct rk_srq_stats srq;
 };
 
 struct rk_bench;

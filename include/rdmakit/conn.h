@@ -28,6 +28,7 @@
 #include <rdmakit/cm.h>
 #include <rdmakit/auth.h>
 #include <rdmakit/traffic.h>
+#include <rdmakit/srq.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -75,6 +76,10 @@ struct rk_conn_opts {
 	 * it before the server sends its buffer's address and rkey; a side
 	 * without it is refused. NULL: no authentication. */
 	const char *auth_file;
+	/* Not NULL: the QP receives from a shared receive queue of its own
+	 * (conn->srq, srq.h), created with these options on the connection's
+	 * PD and filled before the QP exists. */
+	const struct rk_srq_opts *srq;
 };
 
 struct rk_conn {
@@ -101,6 +106,7 @@ struct rk_conn {
 	void (*release)(struct rk_conn *conn, void *arg);
 	void *arg;
 	struct rk_auth *auth;      /* the shared secret, NULL without --auth-file */
+	struct rk_srq *srq;        /* opts.srq: the QP's receive queue */
 };
 
 /* Set up the connection as described above. Every failure is logged once,

@@ -121,6 +121,9 @@ struct rk_async_event {
 	uint32_t qp_num;
 	bool has_port;     /* port events: port_num is valid */
 	uint8_t port_num;
+	bool has_srq;      /* SRQ events of an rk_srq (srq.h): the two below are valid */
+	uint32_t srq_posted; /* receives it had posted (its own count) when the event came */
+	uint32_t srq_limit;  /* the limit that was armed (0: none) */
 };
 
 /* Wait up to timeout_ms (-1: forever) for the device's next asynchronous

@@ -55,6 +55,8 @@ struct rk_qp_init_attr {
 	bool sq_sig_all;
 	const struct rk_gid_choice *gid; /* required on RoCE; on IB NULL means no GRH */
 	uint32_t qkey;              /* UD only; 0 means RK_DEFAULT_QKEY */
+	struct ibv_srq *srq;        /* receives from this shared receive queue (srq.h;
+				       max_recv_wr and max_recv_sge are then unused) */
 };
 
 /* Path and retry attributes for RTR and RTS. rk_path_defaults() fills them. */

@@ -20,6 +20,7 @@
 #include <rdmakit/counters.h>
 #include <rdmakit/gid.h>
 #include <rdmakit/traffic.h>
+#include <rdmakit/srq.h>
 #include <rdmakit/wire.h>
 
 #ifdef __cplusplus
@@ -87,6 +88,14 @@ struct rk_rcflow_opts {
 	uint8_t retry;           /* TCP exchange: transport retries */
 	struct rk_traffic traffic; /* traffic class, SL, flow label, hop limit (traffic.h) */
 	const char *auth_file;   /* shared secret (auth.h); NULL: none */
+	/* Server: its QP receives from a shared receive queue (srq.h; slot_size
+	 * is the engine's: size), a client's SEND lands in one of its slots, is
+	 * checked there and copied into the buffer. With --clients, each
+	 * client's connection has an SRQ of its own. TCP exchange only (over
+	 * RDMA CM the control messages use the QP's receives): -EINVAL. */
+	bool srq;
+	struct rk_srq_opts srq_opts;
+	bool xrc;                /* refused by name (rk_srq_xrc_refuse()) */
 	/* Optional: called as the run goes. */
 	void (*on_event)(const struct rk_rcflow_result *r, enum rk_rcflow_event ev, int step,
 			 void *arg);
@@ -133,6 +142,8 @@ struct rk_rcflow_result {
 	/* The port's counters from when the device was known (before the QP
 	 * connects) to the end of the run, success or not: port-wide. */
 	struct rk_run_counters counters;
+	bool srq;                /* server: receives came from the SRQ below */
+	struct rk_srq_stats srq_stats;
 };
 
 /* Run the server or the client as opts says; *result is zeroed, then filled.

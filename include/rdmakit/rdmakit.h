@@ -13,6 +13,7 @@
 #include <rdmakit/cq.h>
 #include <rdmakit/qp.h>
 #include <rdmakit/traffic.h>
+#include <rdmakit/srq.h>
 #include <rdmakit/ops.h>
 #include <rdmakit/status.h>
 #include <rdmakit/counters.h>

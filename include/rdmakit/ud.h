@@ -21,6 +21,7 @@
 
 #include <rdmakit/counters.h>
 #include <rdmakit/traffic.h>
+#include <rdmakit/srq.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,6 +56,12 @@ struct rk_ud_opts {
 	/* Optional: called as the run goes (see enum rk_ud_event). */
 	void (*on_event)(const struct rk_ud_event *ev, void *arg);
 	void *arg;
+	/* Server: the QP's receives come from a shared receive queue (srq.h;
+	 * srq_opts.depth 0: as many as the receive queue would have, at most
+	 * 256; slot_size and wr_id_base are the engine's). */
+	bool srq;
+	struct rk_srq_opts srq_opts;
+	bool xrc;              /* refused by name (rk_srq_xrc_refuse()) */
 };
 
 /* One client as the server knows it. */
@@ -88,6 +95,8 @@ struct rk_ud_result {
 	/* The port's counters from when the QP was made to the end of the run,
 	 * success or not: port-wide. */
 	struct rk_run_counters counters;
+	bool srq;            /* server: receives came from the SRQ below */
+	struct rk_srq_stats srq_stats;
 };
 
 enum rk_ud_event_kind {

@@ -12,6 +12,7 @@
 #include <rdmakit/bench.h>
 
 #include "cli.h"
+#include "cli_srq.h"
 
 #define MIB (1024.0 * 1024.0)
 
@@ -36,6 +37,8 @@ struct bench_cli {
 	int64_t yield_after;
 	uint64_t inflight;
 	int64_t ack_timeout;
+	int64_t rnr_retry;
+	struct cli_srq_opts srq;
 	const char *wr_api;
 	bool json;
 	bool csv;
@@ -169,6 +172,17 @@ static void print_header(const struct report *rp)
 		else
 			printf("  timeout   none (--ack-timeout 0: a lost packet stalls the QP)\n");
 	}
+	if (in->srq)
+		printf("  receives  from one SRQ shared by the %u QP%s: depth %u, limit %u%s, "
+		       "refilled in lists of %u%s\n", in->qps, in->qps > 1 ? "s" : "",
+		       in->srq_setup.depth, in->srq_setup.limit, in->srq_setup.limit ? " (armed)" :
+		       " (none)", in->srq_setup.batch, in->srq_setup.no_refill ?
+		       " - no: never refilled (--srq-no-refill)" : "");
+	else if (in->srq_why[0])
+		printf("  receives  --srq not used here: %s\n", in->srq_why);
+	if (in->transport == RK_RC && in->rnr_retry != 7)
+		printf("  RNR       %u retries (an empty receive queue at the peer fails a SEND "
+		       "after them)\n", in->rnr_retry);
 	if (in->yield_after)
 		printf("  polling   busy, up to %u completions per poll; the CPU yielded after %u "
 		       "empty polls\n", in->cq_batch, in->yield_after);
@@ -338,6 +352,12 @@ static json_object *info_json(const struct rk_bench_info *in, const struct bench
 	json_object_object_add(fp, "yield_after", json_object_new_int((int)in->yield_after));
 	json_object_object_add(fp, "inflight_bytes", json_object_new_int64((int64_t)in->inflight));
 	json_object_object_add(fp, "ack_timeout", json_object_new_int(in->ack_timeout));
+	json_object_object_add(fp, "rnr_retry", json_object_new_int(in->rnr_retry));
+	json_object_object_add(j, "srq", json_object_new_boolean(in->srq));
+	if (in->srq)
+		json_object_object_add(j, "srq_setup", cli_srq_json(&in->srq_setup));
+	else if (in->srq_why[0])
+		json_object_object_add(j, "srq_unused", json_object_new_string(in->srq_why));
 	json_object_object_add(fp, "max_rd_atomic", json_object_new_int((int)in->max_rd_atomic));
 	json_object_object_add(fp, "tx_depth", json_object_new_int((int)in->tx_depth));
 	json_object_object_add(fp, "rx_depth", json_object_new_int((int)in->rx_depth));
@@ -387,6 +407,8 @@ static json_object *result_json(const struct rk_bench_info *in, const struct rk_
 	json_object_object_add(j, "check", json_object_new_string(r->check));
 	json_object_object_add(j, "peer_check", json_object_new_string(r->peer_check));
 	json_object_object_add(j, "counters", cli_counters_json(&r->counters));
+	if (in->srq)
+		json_object_object_add(j, "srq", cli_srq_json(&r->srq));
 	soak_result_json(j, r, in->mode == RK_BENCH_LAT);
 	return j;
 }
@@ -395,11 +417,18 @@ static json_object *result_json(const struct rk_bench_info *in, const struct rk_
  * JSON, in the document (a round that succeeded has them in its result). */
 static void round_counters(const struct report *rp, const struct rk_bench_result *r, bool failed)
 {
-	if (rp->o->json && failed)
+	bool srq = rp->info && rp->info->srq;
+
+	if (rp->o->json && failed) {
 		json_object_object_add(rp->doc, "failed_round_counters",
 				       cli_counters_json(&r->counters));
-	else if (!rp->o->json && !rp->o->csv)
+		if (srq)
+			json_object_object_add(rp->doc, "failed_round_srq", cli_srq_json(&r->srq));
+	} else if (!rp->o->json && !rp->o->csv) {
 		cli_counters_text(&r->counters, "   ");
+		if (srq)
+			cli_srq_text(&r->srq, "   ");
+	}
 }
 
 /* ---- soak: intervals, the summary of them, stop signals ---- */
@@ -726,6 +755,13 @@ static int check_opts(struct bench_cli *o, struct bench_plan *p)
 		fprintf(stderr, "rdmakit bench: --json and --csv exclude each other\n");
 		return CLI_USAGE;
 	}
+	if (o->clients && o->csv) {
+		fprintf(stderr, "rdmakit bench: option --clients reports in text or --json, not "
+				"--csv\n");
+		return CLI_USAGE;
+	}
+	if (cli_srq_check("bench", &o->srq))
+		return CLI_USAGE;
 	p->wr = rk_opt_choice(bench_wr_apis, o->wr_api);
 	if (cli_traffic("bench", &o->conn.traffic, &o->traffic) != CLI_OK)
 		return CLI_USAGE;
@@ -769,6 +805,10 @@ static void fill_bench_opts(const struct bench_cli *o, const struct bench_plan *
 	bo->tuning.yield_after = (int)o->yield_after;
 	bo->tuning.inflight = o->inflight;
 	bo->tuning.ack_timeout = (int)o->ack_timeout;
+	bo->tuning.rnr_retry = (int)o->rnr_retry;
+	bo->srq = o->srq.srq;
+	bo->xrc = o->srq.xrc;
+	cli_srq_fill(&o->srq, &bo->srq_opts);
 }
 
 /* Connected: the header, a row per round (the client's sizes, or the
@@ -1035,6 +1075,8 @@ int cmd_bench(int argc, char **argv)
 		.inline_max = -1,
 		.yield_after = -1,
 		.ack_timeout = -1,
+		.rnr_retry = -1,
+		.srq = CLI_SRQ_OPTS_DEFAULT,
 		.duration = -1,
 		.wr_api = "auto",
 	};
@@ -1068,6 +1110,10 @@ int cmd_bench(int argc, char **argv)
 		 "bandwidth: bytes outstanding per QP at most (0: 1M)"},
 		{"ack-timeout", 0, RK_OPT_INT, &o.ack_timeout, -1, 31, "N",
 		 "data QPs' local ACK timeout, 4.096 us x 2^N; 0: none; -1: 14 (67 ms)"},
+		{"rnr-retry", 0, RK_OPT_INT, &o.rnr_retry, -1, 7, "N",
+		 "data QPs' RNR retries (7: forever; -1: 7): with few, a peer whose receive queue "
+		 "or SRQ is empty fails this side's SENDs with IBV_WC_RNR_RETRY_EXC_ERR"},
+		CLI_SRQ_OPTS(&o.srq),
 		{"yield-after", 0, RK_OPT_INT, &o.yield_after, -1, 1 << 30, "N",
 		 "busy polling yields the CPU after N empty polls; 0: never; -1: 8 for bw, never for lat"},
 		{"wr-api", 0, RK_OPT_STRING, &o.wr_api, 0, 0, "WHEN",
@@ -1097,12 +1143,6 @@ int cmd_bench(int argc, char **argv)
 	    cli_persist_check("bench", o.persist, o.conn.server, o.conn.wait) ||
 	    cli_clients_check("bench", o.clients, o.conn.server, o.persist))
 		return CLI_USAGE;
-	if (o.clients && o.csv) {
-		fprintf(stderr, "rdmakit bench: option --clients reports in text or --json, not "
-				"--csv\n");
-		return CLI_USAGE;
-	}
-
 	fill_bench_opts(&o, &p, argv[first], &bo);
 	run.o = &o;
 	run.p = &p;

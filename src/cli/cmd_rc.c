@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_srq.h"
 
 struct rc_opts {
 	struct cli_dev_opts dev;
@@ -27,6 +28,7 @@ struct rc_opts {
 	bool persist;
 	uint64_t clients; /* server: this many clients at once; 0: one */
 	bool listened; /* the server listened: a failure after it is a client's */
+	struct cli_srq_opts srq;
 };
 
 static const char usage_text[] =
@@ -175,6 +177,8 @@ static json_object *report_json(const struct rc_opts *o, const struct rk_rcflow_
 		json_object_array_add(steps, step_json(&r->steps[i], i));
 	json_object_object_add(doc, "steps", steps);
 	json_object_object_add(doc, "counters", cli_counters_json(&r->counters));
+	if (r->srq)
+		json_object_object_add(doc, "srq", cli_srq_json(&r->srq_stats));
 	cli_add_result(doc, result);
 	return doc;
 }
@@ -276,6 +280,9 @@ static void flow_opts(struct rc_opts *o, const char *host, struct rk_rcflow_opts
 	f->auth_file = o->auth_file;
 	f->on_event = on_event;
 	f->arg = o;
+	f->srq = o->srq.srq;
+	f->xrc = o->srq.xrc;
+	cli_srq_fill(&o->srq, &f->srq_opts);
 }
 
 struct rc_run {
@@ -303,6 +310,8 @@ static int serve_one(void *arg, bool *listened)
 	}
 	if (!o->json)
 		cli_counters_text(&res->counters, "");
+	if (!o->json && res->srq)
+		cli_srq_text(&res->srq_stats, "");
 	if (o->json)
 		cli_json_print(report_json(o, res, ret));
 	else if (!ret)
@@ -343,6 +352,8 @@ static void client_text(const void *client, void *arg)
 	       rk_access_str(r->access, flags, sizeof(flags)), rk_rcflow_op_name(r->op));
 	for (int i = 0; i < r->done; i++)
 		print_step(o, r, i);
+	if (r->srq)
+		cli_srq_text(&r->srq_stats, "  ");
 	if (c->out.status)
 		printf("  FAILED: %s\n", c->out.error);
 }
@@ -401,6 +412,7 @@ int cmd_rc(int argc, char **argv)
 		.dev = CLI_DEV_OPTS_DEFAULT,
 		.conn = {.port = RK_DEFAULT_PORT, .timeout = 10, .traffic = CLI_TRAFFIC_OPTS_DEFAULT},
 		.size = 4096, .sge = 1, .mem = "host", .rnr_retry = 7, .retry = 6,
+		.srq = CLI_SRQ_OPTS_DEFAULT,
 	};
 	const struct rk_opt opts[] = {
 		CLI_CONN_OPTS(&o.conn),
@@ -432,6 +444,7 @@ int cmd_rc(int argc, char **argv)
 		 "sends its buffer's address and rkey"},
 		CLI_PERSIST_OPT(&o.persist), CLI_CLIENTS_OPT(&o.clients),
 		RK_OPT_GONE_ROW("", 'm', "-m is now --mem (-m is bench's --mode)"),
+		CLI_SRQ_OPTS(&o.srq),
 		RK_OPT_END,
 	};
 	struct rk_rcflow_opts f = {0};
@@ -446,8 +459,14 @@ int cmd_rc(int argc, char **argv)
 		return ret;
 	if (!o.op)
 		o.op = o.conn.server ? "any" : "all";
-	if (cli_traffic("rc", &o.conn.traffic, &o.traffic) || parse_choices(&o, &f))
+	if (cli_traffic("rc", &o.conn.traffic, &o.traffic) || parse_choices(&o, &f) ||
+	    cli_srq_check("rc", &o.srq))
 		return CLI_USAGE;
+	if (o.srq.srq && !o.conn.server) {
+		fprintf(stderr, "rdmakit rc: option --srq is the server's (its QP receives the "
+				"client's SENDs from the SRQ)\n");
+		return CLI_USAGE;
+	}
 	flow_opts(&o, host, &f);
 	run.o = &o;
 	run.f = &f;

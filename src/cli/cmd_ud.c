@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "cli_srq.h"
 
 struct ud_opts {
 	struct cli_dev_opts dev;
@@ -19,6 +20,7 @@ struct ud_opts {
 	bool events;
 	bool verbose;
 	bool json;
+	struct cli_srq_opts srq;
 };
 
 static const char *const server_client_note[] = {
@@ -102,6 +104,8 @@ static json_object *report_json(const struct ud_opts *o, const struct rk_ud_resu
 	cli_add_bool(doc, "validated", !result && r->checked);
 	cli_add_double(doc, "elapsed_us", r->elapsed_us);
 	json_object_object_add(doc, "counters", cli_counters_json(&r->counters));
+	if (r->srq)
+		json_object_object_add(doc, "srq", cli_srq_json(&r->srq_stats));
 	cli_add_result(doc, result);
 	return doc;
 }
@@ -111,6 +115,8 @@ static void report_text(const struct ud_opts *o, const struct rk_ud_result *r, i
 	const char *who = o->conn.server ? "server" : "client";
 
 	cli_counters_text(&r->counters, "");
+	if (r->srq)
+		cli_srq_text(&r->srq_stats, "");
 	if (result) {
 		printf("%s: FAILED (%s)\n", who, rk_strerror(result));
 		return;
@@ -130,12 +136,17 @@ static const char description[] =
 	"the GRH). One server QP serves --clients clients. Connection by the TCP exchange\n"
 	"or by RDMA CM in RDMA_PS_UDP (--cm), which is udaddy's protocol: rdmakit ud and\n"
 	"udaddy (-s HOST -C COUNT -S SIZE) work with each other either way round.\n"
-	"A datagram is one packet: a size above the path MTU is refused.";
+	"A datagram is one packet: a size above the path MTU is refused.\n"
+	"--srq (server): the QP's receives come from a shared receive queue, refilled in\n"
+	"lists, its limit armed (IBV_EVENT_SRQ_LIMIT_REACHED is reported). UD has no RNR:\n"
+	"a datagram that finds the SRQ empty (--srq-no-refill) is dropped, and the client\n"
+	"waits for its echo in vain.";
 
 int cmd_ud(int argc, char **argv)
 {
 	struct ud_opts o = {.dev = CLI_DEV_OPTS_DEFAULT, .size = 100, .count = 10, .clients = 1,
-			    .conn.timeout = 10, .conn.traffic = CLI_TRAFFIC_OPTS_DEFAULT};
+			    .conn.timeout = 10, .conn.traffic = CLI_TRAFFIC_OPTS_DEFAULT,
+			    .srq = CLI_SRQ_OPTS_DEFAULT};
 	const struct rk_opt opts[] = {
 		CLI_SERVER_OPT(&o.conn.server),
 		{"port", 'p', RK_OPT_COUNT, &o.conn.port, 1, 65535, "PORT",
@@ -155,9 +166,11 @@ int cmd_ud(int argc, char **argv)
 		{"verbose", 'v', RK_OPT_FLAG, &o.verbose, 0, 0, NULL, "print every datagram"},
 		CLI_WAIT_OPTS(&o.conn, 't'),
 		CLI_JSON_OPT(&o.json),
+		CLI_SRQ_OPTS(&o.srq),
 		RK_OPT_END,
 	};
 	struct rk_ud_result *res;
+	struct rk_srq_opts so;
 	const char *host;
 	int ret;
 
@@ -171,8 +184,16 @@ int cmd_ud(int argc, char **argv)
 		fprintf(stderr, "rdmakit ud: option --clients is the server's\n");
 		return CLI_USAGE;
 	}
+	if (!o.conn.server && o.srq.srq) {
+		fprintf(stderr, "rdmakit ud: option --srq is the server's (its QP receives "
+				"from the SRQ)\n");
+		return CLI_USAGE;
+	}
+	if (cli_srq_check("ud", &o.srq))
+		return CLI_USAGE;
 	if (!o.conn.port)
 		o.conn.port = o.conn.cm ? RK_UD_CM_PORT : RK_DEFAULT_PORT;
+	cli_srq_fill(&o.srq, &so);
 	res = malloc(sizeof(*res)); /* about 7 KiB: off the stack */
 	if (!res)
 		return CLI_FAILED;
@@ -185,7 +206,9 @@ int cmd_ud(int argc, char **argv)
 				.clients = (int)o.clients, .events = o.events,
 				.timeout_ms = (int)o.conn.timeout * 1000,
 				.wait_ms = (int)o.conn.wait * 1000, .traffic = o.traffic,
-				.on_event = o.json ? NULL : on_event, .arg = &o},
+				.on_event = o.json ? NULL : on_event, .arg = &o,
+				.srq = o.srq.srq, .xrc = o.srq.xrc,
+				.srq_opts = so},
 			res);
 	if (o.json)
 		cli_json_print(report_json(&o, res, ret));

@@ -166,6 +166,10 @@ static int bench_connect(const struct rk_bench_opts *opts, struct rk_conn *pendi
 
 	uint64_t c_t0 = now_ns(), c_tk0 = ticks();
 
+	if (opts->xrc) {
+		rk_conn_close(pending);
+		return rk_srq_xrc_refuse("bench", opts->conn.device);
+	}
 	b = calloc(1, sizeof(*b));
 	if (!b) {
 		rk_conn_close(pending);
@@ -292,6 +296,8 @@ static int prepare(struct rk_bench *b, const struct rk_bench_round *r, bool rece
 		q->got_sentinel = false;
 		q->peer_sent = q->peer_received = 0;
 		q->bad_returns = 0;
+		q->bad_data = 0;
+		q->bad_at = -1;
 		if (b->info.test == RK_BENCH_READ) {
 			/* the peer reads the in-slot into its out-slot */
 			memset(out_slot(b, i), 0, b->stride);
@@ -302,11 +308,18 @@ static int prepare(struct rk_bench *b, const struct rk_bench_round *r, bool rece
 		}
 		if (is_atomic(b->info.test))
 			memset(out_slot(b, i), 0, 8);
-		if (receiving && q->rq_out < b->info.rx_depth) {
+		if (receiving && !b->srq && q->rq_out < b->info.rx_depth) {
 			ret = bench_post_recvs(b, i, b->info.rx_depth - q->rq_out);
 			if (ret)
 				return ret;
 		}
+	}
+	b->round_size = r->size;
+	b->round_seed = seed;
+	if (receiving && b->srq) {
+		ret = rk_srq_fill(b->srq);
+		if (ret)
+			return ret;
 	}
 	/* Large messages: keep at most INFLIGHT_BYTES outstanding per QP. A
 	 * software device drops packets past its queues when flooded, and each
@@ -501,6 +514,8 @@ int rk_bench_run(struct rk_bench *b, const struct rk_bench_round *round,
 	ret = run_round(b, round, res);
 	rk_run_counters_stop(&counters);
 	res->counters = counters;
+	if (b->srq)
+		rk_srq_get_stats(b->srq, &res->srq);
 	if (ret < 0)
 		b->rounds = UINT32_MAX; /* over: nothing more to tell the peer */
 	return ret;
@@ -524,6 +539,8 @@ void rk_bench_close(struct rk_bench *b)
 			rk_qp_destroy(b->q[i].qp);
 		}
 	}
+	rk_srq_destroy(b->srq);
+	free(b->qpn_sorted);
 	rk_mr_free(b->mr);
 	for (uint32_t k = 0; b->w && k < b->nworkers; k++) {
 		rk_cq_destroy(b->w[k].scq);

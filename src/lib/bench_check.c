@@ -23,7 +23,12 @@ static void check_summary(struct rk_bench *b, const struct rk_bench_round *r,
 	char *c = res->check;
 	size_t cl = sizeof(res->check);
 
-	if (t == RK_BENCH_SEND && (!initiator || in->bidir || lat))
+	if (t == RK_BENCH_SEND && (!initiator || in->bidir || lat) && b->srq)
+		snprintf(c, cl, "received %" PRIu64 " of %" PRIu64 " SENDs%s through the SRQ, "
+			 "every message's %u bytes match", recv_total, lat && initiator ?
+			 recv_total + res->lost : peer_total, res->lost ? " (rest lost)" : "",
+			 r->size);
+	else if (t == RK_BENCH_SEND && (!initiator || in->bidir || lat))
 		snprintf(c, cl, "received %" PRIu64 " of %" PRIu64 " SENDs%s, last message's %u "
 			 "bytes match", recv_total, lat && initiator ? recv_total + res->lost :
 			 peer_total, res->lost ? " (rest lost)" : "", r->size);
@@ -80,7 +85,13 @@ int bench_check_round(struct rk_bench *b, const struct rk_bench_round *r,
 				return -EBADMSG;
 			}
 			res->lost += due - q->received;
-			if (q->received && (bad = rk_pattern_check(data, len, seed)) >= 0) {
+			if (b->srq && q->bad_data) {
+				snprintf(c, cl, "QP 0x%x: %" PRIu64 " SENDs from the SRQ not as due (the "
+					 "first: %u bytes, byte %" PRId64 " differs from the pattern)",
+					 in->qpn[i], q->bad_data, q->bad_len, q->bad_at);
+				return -EBADMSG;
+			}
+			if (!b->srq && q->received && (bad = rk_pattern_check(data, len, seed)) >= 0) {
 				snprintf(c, cl, "QP 0x%x: the last SEND's byte %zd differs from the "
 					 "pattern", in->qpn[i], bad);
 				return -EBADMSG;

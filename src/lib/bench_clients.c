@@ -126,6 +126,8 @@ int rk_bench_serve_clients(const struct rk_bench_opts *opts, uint32_t n,
 			 n);
 		return -EINVAL;
 	}
+	if (opts->xrc)
+		return rk_srq_xrc_refuse("bench", opts->conn.device);
 	rep->wanted = n;
 	rep->clients = calloc(n, sizeof(*rep->clients));
 	if (!rep->clients)

@@ -74,6 +74,9 @@ struct bqp {
 	uint32_t rq_out;        /* receives outstanding */
 	uint64_t peer_sent, peer_received;
 	uint64_t bad_returns;   /* atomics latency: returned values not as due */
+	uint64_t bad_data;      /* SRQ: messages whose bytes were not as due */
+	int64_t bad_at;         /* ... the first one's first differing byte */
+	uint32_t bad_len;       /* ... its length */
 };
 
 /* A bandwidth worker: a range of QPs with CQs of their own, run by one
@@ -148,6 +151,12 @@ struct rk_bench {
 	enum ibv_wc_status wc_status;
 	uint32_t wc_qpn;
 	int port_down;        /* the round ended on IBV_EVENT_PORT_ERR (atomic) */
+	struct rk_srq *srq;   /* info.srq: the data QPs' shared receive queue */
+	uint64_t *qpn_sorted; /* info.srq: QPNs with their index (high 32 bits
+				 the QPN, low the index), sorted: a receive
+				 completion names its QP by wc.qp_num */
+	uint32_t round_size;  /* this round's size and pattern seed, for the SRQ */
+	uint32_t round_seed;  /* receives' check as they arrive */
 };
 
 /* Nothing completed for this long with the port down: the round ends. */

@@ -9,6 +9,7 @@
 
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
+#include <rdmakit/pattern.h>
 #include <rdmakit/status.h>
 
 #include "bench_int.h"
@@ -216,10 +217,14 @@ int bench_poll_send(struct bworker *w, int *got_p)
 	return 0;
 }
 
-/* Top the worker's receive queues up again, in post lists. */
+/* Top the worker's receive queues up again, in post lists (the SRQ: its
+ * own lists, for every worker). */
 int bench_refill_recvs(struct bworker *w)
 {
 	struct rk_bench *b = w->b;
+
+	if (b->srq)
+		return rk_srq_refill(b->srq);
 
 	for (uint32_t i = w->first; i < w->first + w->count; i++) {
 		struct bqp *q = &b->q[i];
@@ -233,6 +238,62 @@ int bench_refill_recvs(struct bworker *w)
 		}
 	}
 	return 0;
+}
+
+/* The index of the data QP with QPN qpn (the SRQ's completions name their
+ * QP only so), or -1. */
+static int64_t qp_index(const struct rk_bench *b, uint32_t qpn)
+{
+	uint32_t lo = 0, hi = b->info.qps;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		uint32_t v = (uint32_t)(b->qpn_sorted[mid] >> 32);
+
+		if (v == qpn)
+			return (int64_t)(uint32_t)b->qpn_sorted[mid];
+		if (v < qpn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* A receive from the SRQ: which QP it came to, and its bytes checked now
+ * (the slot goes back to the SRQ at once). Returns the QP's index or a
+ * negative errno. */
+static int64_t srq_received(struct rk_bench *b, const struct ibv_wc *wc)
+{
+	uint32_t off = b->info.transport == RK_UD ? UD_GRH : 0;
+	const uint8_t *buf;
+	int64_t i = qp_index(b, wc->qp_num);
+	struct bqp *q;
+	int ret;
+
+	if (i < 0) {
+		rk_error("an SRQ receive completion for QP 0x%x, not one of this side's",
+			 wc->qp_num);
+		return -EPROTO;
+	}
+	ret = rk_srq_take(b->srq, wc, (const void **)&buf);
+	if (ret)
+		return ret;
+	q = &b->q[i];
+	if (!(wc->wc_flags & IBV_WC_WITH_IMM)) {
+		ssize_t bad = -1;
+
+		if (wc->byte_len != b->round_size + off)
+			bad = wc->byte_len < b->round_size + off ? (ssize_t)wc->byte_len : 0;
+		else
+			bad = rk_pattern_check(buf + off, b->round_size, b->round_seed);
+		if (bad >= 0 && !q->bad_data++) {
+			q->bad_at = bad;
+			q->bad_len = wc->byte_len;
+		}
+	}
+	rk_srq_release(b->srq, wc);
+	return i;
 }
 
 /* Receive completions; with refill, keeps the receive queues topped up (a
@@ -252,12 +313,19 @@ int bench_poll_recv(struct bworker *w, int *got_p, bool refill)
 			bench_note_wc(b, wc);
 			return rk_wc_check(wc, "receive");
 		}
-		if (wc->wr_id >= b->info.qps) {
+		if (b->srq) {
+			int64_t i = srq_received(b, wc);
+
+			if (i < 0)
+				return (int)i;
+			q = &b->q[i];
+		} else if (wc->wr_id >= b->info.qps) {
 			rk_error("receive completion with an unknown wr_id 0x%" PRIx64, wc->wr_id);
 			return -EPROTO;
+		} else {
+			q = &b->q[wc->wr_id];
+			q->rq_out--;
 		}
-		q = &b->q[wc->wr_id];
-		q->rq_out--;
 		if (wc->wc_flags & IBV_WC_WITH_IMM) {
 			q->got_sentinel = true;
 			q->expected = ntohl(wc->imm_data);

@@ -239,7 +239,108 @@ static int cq_size(const struct rk_device *dev, uint32_t qps, uint32_t depth)
 	return n > (uint64_t)dev->info.max_cqe ? dev->info.max_cqe : (int)n;
 }
 
-/* What the QPs share: CQs per worker, the fast path, the buffer. */
+/* Receive CQ entries for count QPs: their receive queues, or all the SRQ
+ * holds (any QP may take every receive of it), within the device's limit. */
+static int rcq_size(const struct rk_bench *b, uint32_t count)
+{
+	struct rk_device *dev = b->conn->dev;
+	uint64_t n;
+
+	if (!b->info.srq)
+		return cq_size(dev, count, b->info.rx_depth);
+	n = (uint64_t)(b->o.srq_opts.depth ? b->o.srq_opts.depth : RK_SRQ_DEFAULT_DEPTH) +
+	    count + 1;
+	return n > (uint64_t)dev->info.max_cqe ? dev->info.max_cqe : (int)n;
+}
+
+static int qpn_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Whether this side receives in the run (SEND: the server, the client in
+ * --bidir and latency), and so whether --srq is used; why not into
+ * info.srq_why. */
+static void srq_choice(struct rk_bench *b)
+{
+	struct rk_bench_info *in = &b->info;
+
+	in->srq = false;
+	in->srq_why[0] = '\0';
+	if (!b->o.srq)
+		return;
+	if (in->test != RK_BENCH_SEND)
+		snprintf(in->srq_why, sizeof(in->srq_why), "a %s run posts no receives",
+			 rk_bench_test_str(in->test));
+	else if (!in->server && !in->bidir && in->mode == RK_BENCH_BW)
+		snprintf(in->srq_why, sizeof(in->srq_why), "this side only sends in a one-way "
+			 "send run (the server receives: give it --srq)");
+	else
+		in->srq = true;
+}
+
+/* info.srq: the shared receive queue of every data QP, and the QPN map. */
+static int create_srq(struct rk_bench *b)
+{
+	struct rk_srq_opts so = b->o.srq_opts;
+	int ret;
+
+	so.slot_size = (uint32_t)b->stride;
+	ret = rk_srq_create(b->conn->pd, b->conn->dev, &so, &b->srq);
+	if (ret)
+		return ret;
+	rk_srq_get_stats(b->srq, &b->info.srq_setup);
+	b->qpn_sorted = calloc(b->info.qps, sizeof(*b->qpn_sorted));
+	return b->qpn_sorted ? 0 : -ENOMEM;
+}
+
+/* Data QPs first..end-1, each on its worker's CQs (and the SRQ, info.srq). */
+static int create_qps(struct rk_bench *b, uint32_t first, uint32_t end)
+{
+	struct rk_bench_info *in = &b->info;
+	struct rk_device *dev = b->conn->dev;
+	struct rk_qp_init_attr qa;
+	int ret;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.transport = in->transport;
+	qa.port_num = b->conn->port_num;
+	qa.max_send_wr = in->tx_depth;
+	qa.max_recv_wr = in->rx_depth;
+	qa.max_inline_data = in->inline_granted;
+	qa.gid = b->conn->has_gid ? &b->conn->gid : NULL;
+	qa.srq = b->srq ? rk_srq_verbs(b->srq) : NULL;
+	for (uint32_t i = first, k = 0; i < end; i++) {
+		struct bqp *q = &b->q[i];
+		struct bworker *w;
+
+		while (i >= b->w[k].first + b->w[k].count)
+			k++;
+		w = &b->w[k];
+		if (in->wr_api)
+			ret = rk_qp_create_ex(b->conn->pd, dev, w->scq, w->rcq, &qa, b->ops_flags,
+					      &q->qp);
+		else
+			ret = rk_qp_create(b->conn->pd, dev, w->scq, w->rcq, &qa, &q->qp);
+		if (ret)
+			return ret;
+		if (in->wr_api)
+			q->qpx = ibv_qp_to_qp_ex(q->qp->qp);
+		/* What the provider granted this QP, not what was asked. */
+		if (q->qp->cap.max_inline_data < in->inline_granted)
+			in->inline_granted = q->qp->cap.max_inline_data;
+		in->qpn[i] = q->qp->qp->qp_num;
+		if (b->qpn_sorted)
+			b->qpn_sorted[i] = (uint64_t)in->qpn[i] << 32 | i;
+	}
+	if (b->qpn_sorted && end == in->qps)
+		qsort(b->qpn_sorted, in->qps, sizeof(*b->qpn_sorted), qpn_cmp);
+	return 0;
+}
+
+/* What the QPs share: CQs per worker, the fast path, the buffer, the SRQ. */
 static int create_local(struct rk_bench *b)
 {
 	struct rk_bench_info *in = &b->info;
@@ -258,6 +359,7 @@ static int create_local(struct rk_bench *b)
 		rk_error("bench: %s", why);
 		return -E2BIG;
 	}
+	srq_choice(b);
 	in->has_gid = b->conn->has_gid;
 	if (in->has_gid) {
 		in->gid_index = b->conn->gid.index;
@@ -279,8 +381,7 @@ static int create_local(struct rk_bench *b)
 		w->count = (uint32_t)((uint64_t)(k + 1) * in->qps / b->nworkers) - w->first;
 		ret = rk_cq_create(dev, cq_size(dev, w->count, in->tx_depth), false, &w->scq);
 		if (!ret)
-			ret = rk_cq_create(dev, cq_size(dev, w->count, in->rx_depth), false,
-					   &w->rcq);
+			ret = rk_cq_create(dev, rcq_size(b, w->count), false, &w->rcq);
 		if (ret)
 			return ret;
 	}
@@ -299,50 +400,13 @@ static int create_local(struct rk_bench *b)
 			  &b->mr);
 	if (ret)
 		return ret;
-
-	b->q = calloc(in->qps, sizeof(*b->q));
-	if (!b->q)
-		return -ENOMEM;
-	return 0;
-}
-
-/* QPs first..end-1, each on its worker's CQs. */
-static int create_qps(struct rk_bench *b, uint32_t first, uint32_t end)
-{
-	struct rk_bench_info *in = &b->info;
-	struct rk_device *dev = b->conn->dev;
-	struct rk_qp_init_attr qa;
-	int ret;
-
-	memset(&qa, 0, sizeof(qa));
-	qa.transport = in->transport;
-	qa.port_num = b->conn->port_num;
-	qa.max_send_wr = in->tx_depth;
-	qa.max_recv_wr = in->rx_depth;
-	qa.max_inline_data = in->inline_granted;
-	qa.gid = b->conn->has_gid ? &b->conn->gid : NULL;
-	for (uint32_t i = first, k = 0; i < end; i++) {
-		struct bqp *q = &b->q[i];
-		struct bworker *w;
-
-		while (i >= b->w[k].first + b->w[k].count)
-			k++;
-		w = &b->w[k];
-		if (in->wr_api)
-			ret = rk_qp_create_ex(b->conn->pd, dev, w->scq, w->rcq, &qa, b->ops_flags,
-					      &q->qp);
-		else
-			ret = rk_qp_create(b->conn->pd, dev, w->scq, w->rcq, &qa, &q->qp);
+	if (in->srq) {
+		ret = create_srq(b);
 		if (ret)
 			return ret;
-		if (in->wr_api)
-			q->qpx = ibv_qp_to_qp_ex(q->qp->qp);
-		/* What the provider granted this QP, not what was asked. */
-		if (q->qp->cap.max_inline_data < in->inline_granted)
-			in->inline_granted = q->qp->cap.max_inline_data;
-		in->qpn[i] = q->qp->qp->qp_num;
 	}
-	return 0;
+	b->q = calloc(in->qps, sizeof(*b->q));
+	return b->q ? 0 : -ENOMEM;
 }
 
 static void setup_msg(struct rk_bench *b, uint32_t i, struct rk_msg *m)
@@ -480,6 +544,9 @@ static int connect_qp(struct rk_bench *b, uint32_t i)
 	 * but --ack-timeout 18 makes the counters quiet). */
 	if (b->o.tuning.ack_timeout >= 0)
 		path.timeout = (uint8_t)b->o.tuning.ack_timeout;
+	if (b->o.tuning.rnr_retry >= 0)
+		path.rnr_retry = (uint8_t)b->o.tuning.rnr_retry;
+	b->info.rnr_retry = path.rnr_retry;
 	b->info.ack_timeout = path.timeout;
 	b->info.retry_cnt = path.retry_cnt;
 	rk_traffic_apply(&b->o.conn.traffic, &path);

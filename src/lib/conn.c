@@ -41,6 +41,13 @@ static int make_pd_cq(struct rk_conn *c, const struct rk_conn_opts *o)
 
 	if (ret)
 		return ret;
+	if (o->srq) {
+		ret = rk_srq_create(c->pd, c->dev, o->srq, &c->srq);
+		if (!ret)
+			ret = rk_srq_fill(c->srq);
+		if (ret)
+			return ret;
+	}
 	return rk_cq_create(c->dev, o->cq_depth > 0 ? o->cq_depth : 128, o->events, &c->cq);
 }
 
@@ -51,6 +58,7 @@ static struct rk_qp_init_attr qp_attr(const struct rk_conn *c, const struct rk_c
 	a.transport = o->transport;
 	a.port_num = c->port_num;
 	a.gid = c->has_gid ? &c->gid : NULL;
+	a.srq = c->srq ? rk_srq_verbs(c->srq) : NULL;
 	return a;
 }
 
@@ -759,6 +767,7 @@ void rk_conn_close(struct rk_conn *c)
 	if (c->release)
 		c->release(c, c->arg);
 	rk_qp_destroy(c->qp);
+	rk_srq_destroy(c->srq);
 	rk_cq_destroy(c->cq);
 	rk_pd_free(c->pd);
 	rk_device_close(c->dev);

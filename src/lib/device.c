@@ -12,6 +12,7 @@
 #include <rdmakit/device.h>
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
+#include <rdmakit/srq.h>
 #include <rdmakit/status.h>
 
 int rk_device_names(char ***names_p, int *count_p)
@@ -393,6 +394,12 @@ int rk_async_event_wait(struct rk_device *dev, int timeout_ms, struct rk_async_e
 		out.has_port = true;
 		out.port_num = (uint8_t)ev.element.port_num;
 		break;
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		/* Before the acknowledgement: the SRQ cannot be destroyed yet. */
+		out.has_srq = rk_srq_async_event(ev.element.srq, ev.event_type, &out.srq_posted,
+						 &out.srq_limit);
+		break;
 	default:
 		break;
 	}
@@ -435,7 +442,7 @@ static void *async_log_thread(void *arg)
 			{.fd = dev->logger->stop[0], .events = POLLIN},
 		};
 		struct rk_async_event ev;
-		char where[48] = "";
+		char where[96] = "";
 
 		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
 			break;
@@ -449,6 +456,9 @@ static void *async_log_thread(void *arg)
 			__atomic_and_fetch(&dev->logger->down, ~(1u << ev.port_num), __ATOMIC_RELAXED);
 		if (ev.has_qp)
 			snprintf(where, sizeof(where), " on QP 0x%x", ev.qp_num);
+		else if (ev.has_srq)
+			snprintf(where, sizeof(where), " on an SRQ (%u receives posted, limit %u)",
+				 ev.srq_posted, ev.srq_limit);
 		else if (ev.has_port)
 			snprintf(where, sizeof(where), " on port %u", ev.port_num);
 		rk_log(async_is_error(ev.type) ? RK_LOG_ERROR : RK_LOG_INFO, "%s%s: %s: %s",

@@ -76,6 +76,11 @@ void rk_qp_verbs_attr(const struct rk_qp_init_attr *attr, struct rk_cq *send_cq,
 	ia->cap.max_send_sge = attr->max_send_sge ? attr->max_send_sge : 1;
 	ia->cap.max_recv_sge = attr->max_recv_sge ? attr->max_recv_sge : 1;
 	ia->cap.max_inline_data = attr->max_inline_data;
+	ia->srq = attr->srq;
+	if (attr->srq) {
+		ia->cap.max_recv_wr = 0;
+		ia->cap.max_recv_sge = 0;
+	}
 }
 
 /* Both creators: ibv_create_qp(), or ibv_create_qp_ex() with send_ops_flags
@@ -113,6 +118,7 @@ static int qp_create(struct ibv_pd *pd, struct rk_device *dev, struct rk_cq *sen
 		iax.qp_type = ia.qp_type;
 		iax.sq_sig_all = ia.sq_sig_all;
 		iax.cap = ia.cap;
+		iax.srq = ia.srq;
 		iax.pd = pd;
 		iax.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 		iax.send_ops_flags = send_ops_flags;

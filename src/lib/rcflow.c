@@ -31,6 +31,7 @@ struct rc {
 	struct rk_region *buf; /* server: the exposed buffer; client: its local one */
 	uint8_t *scratch;      /* expected content, and copies out of device memory */
 	enum rk_rcflow_step_kind flow[RK_RCFLOW_MAX_STEPS];
+	struct rk_srq_opts srq_opts; /* server, opts.srq: its SRQ's */
 };
 
 static void emit(struct rc *rc, enum rk_rcflow_event ev, int step)
@@ -413,8 +414,35 @@ static int post_step_recv(struct rc *rc, int idx, struct rk_rcflow_step *r)
 	struct ibv_sge sg[RK_RCFLOW_MAX_SGE];
 	int nsge = step_recv_sges(rc, r);
 
+	if (rc->conn->srq)
+		return 0; /* the SRQ's receives, posted already */
 	nsge = nsge ? region_sges(rc->buf, r->bytes, nsge, sg) : 0;
 	return rk_post_recv(rc->conn->qp, recv_wr_id(idx), sg, nsge);
+}
+
+/* The next receive from the server's SRQ: a SEND's bytes are copied from
+ * the SRQ's slot into the buffer (where the step's check reads them), and
+ * the SRQ refilled. */
+static int srq_step_recv(struct rc *rc, const struct rk_rcflow_step *r, struct ibv_wc *wc)
+{
+	struct rk_srq *srq = rc->conn->srq;
+	const void *data;
+	int ret, n;
+
+	ret = rk_cq_wait(rc->conn->cq, wc, 1, rc->conn->timeout_ms, &n);
+	if (ret == -ETIMEDOUT)
+		rk_error("RECV from the SRQ: no completion within %d ms (peer gone or stuck?)",
+			 rc->conn->timeout_ms);
+	if (!ret)
+		ret = rk_wc_check(wc, "RECV from the SRQ");
+	if (!ret)
+		ret = rk_srq_take(srq, wc, &data);
+	if (ret)
+		return ret;
+	if (r->kind != RK_STEP_WRITE_IMM && wc->byte_len == r->bytes)
+		ret = rk_region_write(rc->buf, 0, data, wc->byte_len);
+	rk_srq_release(srq, wc);
+	return ret ? ret : rk_srq_refill(srq);
 }
 
 /* Receive side of a SEND (or the receive a WRITE with immediate consumes):
@@ -429,7 +457,10 @@ static int wait_step_recv(struct rc *rc, int idx, struct rk_rcflow_step *r, bool
 		if (ret)
 			return ret;
 	}
-	ret = rk_conn_wait(rc->conn, recv_wr_id(idx), "RECV", &wc);
+	if (rc->conn->srq)
+		ret = srq_step_recv(rc, r, &wc);
+	else
+		ret = rk_conn_wait(rc->conn, recv_wr_id(idx), "RECV", &wc);
 	if (ret)
 		return ret;
 	if (wc.byte_len != r->bytes) {
@@ -654,6 +685,9 @@ static int check_opts(const struct rk_rcflow_opts *o)
 		bad = "the op code is not one of rk_rcflow_op_parse()'s";
 	else if (o->op != RK_RCFLOW_OP_ANY && rk_rcflow_has_atomics(o->op) && o->size < 8)
 		bad = "atomics need at least 8 bytes";
+	else if (o->srq && o->cm)
+		bad = "--srq with --cm: over RDMA CM the control messages travel on the QP's own "
+		      "receives, which an SRQ would take; use the TCP exchange";
 	if (bad) {
 		rk_error("RC flow: %s", bad);
 		return -EINVAL;
@@ -698,6 +732,11 @@ static void conn_opts(struct rc *rc, struct rk_conn_opts *co, struct rk_path_att
 	co->release = release;
 	co->on_listening = listening;
 	co->arg = rc;
+	if (o->server && o->srq) {
+		rc->srq_opts = o->srq_opts;
+		rc->srq_opts.slot_size = (uint32_t)o->size;
+		co->srq = &rc->srq_opts;
+	}
 }
 
 /* Connect, run every step, and a last sync: neither side tears down while
@@ -746,6 +785,10 @@ static int rcflow_run(const struct rk_rcflow_opts *opts, struct rk_conn *pending
 
 	memset(result, 0, sizeof(*result));
 	result->op = opts->op;
+	if (opts->xrc) {
+		rk_conn_close(pending);
+		return rk_srq_xrc_refuse("rc", opts->device);
+	}
 	ret = check_opts(opts);
 	if (!ret && opts->op != RK_RCFLOW_OP_ANY)
 		build_flow(&rc);
@@ -757,6 +800,10 @@ static int rcflow_run(const struct rk_rcflow_opts *opts, struct rk_conn *pending
 	}
 	rk_conn_close(rc.pending); /* not taken: an early failure */
 	rk_run_counters_stop(&result->counters);
+	if (rc.conn && rc.conn->srq) {
+		result->srq = true;
+		rk_srq_get_stats(rc.conn->srq, &result->srq_stats);
+	}
 	rk_conn_close(rc.conn);
 	free(rc.scratch);
 	if (span_p) {
@@ -840,7 +887,7 @@ int rk_rcflow_serve_clients(const struct rk_rcflow_opts *opts, uint32_t n,
 			 RK_CLIENTS_MAX, n);
 		return -EINVAL;
 	}
-	ret = check_opts(opts);
+	ret = opts->xrc ? rk_srq_xrc_refuse("rc", opts->device) : check_opts(opts);
 	if (!ret && opts->mem == RK_RCFLOW_MEM_DM)
 		ret = server_check_dm(opts);
 	if (ret)

@@ -46,7 +46,8 @@ struct ud {
 	struct ibv_pd *pd;
 	struct rk_cq *cq;
 	struct rk_qp *qp;
-	struct rk_mr *rbuf;      /* receive slots of size + 40 */
+	struct rk_mr *rbuf;      /* receive slots of size + 40 (no SRQ) */
+	struct rk_srq *srq;      /* the server's shared receive queue (opts.srq) */
 	struct rk_mr *sbuf;      /* send slots of size */
 	int nrecv, nsend;
 	bool send_busy[UD_SEND_SLOTS];
@@ -138,6 +139,32 @@ static void note_qp(struct ud *u)
 	r->qkey = u->qp->qkey;
 }
 
+/* The server's SRQ (its depth is the receive queue's, at most UD_RECV_SLOTS:
+ * completions put aside by server_echo() hold a slot each) and the async
+ * event logger that reports its limit. */
+static int ud_srq_create(struct ud *u, struct rk_qp_init_attr *qa)
+{
+	struct rk_srq_opts so = u->o->srq_opts;
+	int ret;
+
+	if (so.depth > UD_RECV_SLOTS) {
+		rk_error("ud: --srq-depth %u: the UD server keeps at most %d receives", so.depth,
+			 UD_RECV_SLOTS);
+		return -EINVAL;
+	}
+	if (!so.depth)
+		so.depth = (uint32_t)u->nrecv;
+	so.slot_size = u->o->size + UD_GRH;
+	so.wr_id_base = UD_RECV_ID;
+	ret = rk_srq_create(u->pd, u->sel.dev, &so, &u->srq);
+	if (ret)
+		return ret;
+	u->nrecv = (int)so.depth;
+	qa->srq = rk_srq_verbs(u->srq);
+	u->res->srq = true;
+	return rk_async_log_start(u->sel.dev);
+}
+
 /* PD, CQ, a UD QP in RTS with qkey, and every receive slot posted. */
 static int ud_setup(struct ud *u, uint32_t qkey, int nrecv)
 {
@@ -152,6 +179,8 @@ static int ud_setup(struct ud *u, uint32_t qkey, int nrecv)
 	u->nsend = UD_SEND_SLOTS;
 	qa.max_recv_wr = (uint32_t)u->nrecv;
 	ret = rk_pd_alloc(u->sel.dev, &u->pd);
+	if (!ret && u->o->server && u->o->srq)
+		ret = ud_srq_create(u, &qa);
 	if (!ret)
 		ret = rk_cq_create(u->sel.dev, u->nrecv + u->nsend + 8, u->o->events, &u->cq);
 	if (!ret)
@@ -160,9 +189,10 @@ static int ud_setup(struct ud *u, uint32_t qkey, int nrecv)
 		/* Every address handle (rk_ah_create()) takes them from the path. */
 		rk_traffic_apply(&u->o->traffic, &u->qp->path);
 		rk_traffic_note(&u->o->traffic, u->sel.dev, u->sel.port_num, qa.gid, false);
+	}
+	if (!ret && !u->srq)
 		ret = rk_mr_alloc(u->pd, (size_t)u->nrecv * (size + UD_GRH),
 				  IBV_ACCESS_LOCAL_WRITE, &u->rbuf);
-	}
 	if (!ret)
 		ret = rk_mr_alloc(u->pd, (size_t)u->nsend * size, 0, &u->sbuf);
 	if (!ret)
@@ -171,8 +201,10 @@ static int ud_setup(struct ud *u, uint32_t qkey, int nrecv)
 		ret = rk_qp_to_rtr(u->qp, NULL, NULL);
 	if (!ret)
 		ret = rk_qp_to_rts(u->qp);
-	for (int i = 0; !ret && i < u->nrecv; i++)
+	for (int i = 0; !ret && !u->srq && i < u->nrecv; i++)
 		ret = post_recv_slot(u, i);
+	if (!ret && u->srq)
+		ret = rk_srq_fill(u->srq);
 	if (!ret)
 		note_qp(u);
 	return ret;
@@ -218,6 +250,19 @@ static int send_done(struct ud *u, const struct ibv_wc *wc)
 /* A receive completion: check it, hand it to on_recv, post its slot again. */
 static int recv_done(struct ud *u, const struct ibv_wc *wc, ud_recv_fn on_recv)
 {
+	if (u->srq) {
+		const void *p;
+		int ret = rk_wc_check(wc, "UD RECV");
+
+		if (!ret)
+			ret = rk_srq_take(u->srq, wc, &p);
+		if (ret)
+			return ret;
+		ret = on_recv(u, wc, p);
+		rk_srq_release(u->srq, wc);
+		return ret ? ret : rk_srq_refill(u->srq);
+	}
+
 	int slot = (int)(wc->wr_id - UD_RECV_ID);
 	const uint8_t *p = (const uint8_t *)u->rbuf->buf + (size_t)slot * (u->o->size + UD_GRH);
 	int ret = rk_wc_check(wc, "UD RECV");
@@ -266,6 +311,8 @@ static void ud_free_verbs(struct ud *u)
 	rk_mr_free(u->sbuf);
 	rk_mr_free(u->rbuf);
 	rk_qp_destroy(u->qp);
+	rk_srq_destroy(u->srq);
+	u->srq = NULL;
 	rk_cq_destroy(u->cq);
 	rk_pd_free(u->pd);
 	u->ah = NULL;
@@ -889,6 +936,8 @@ static int check_opts(const struct rk_ud_opts *o)
 		bad = "the number of clients is not 1..64";
 	else if (o->timeout_ms < 1)
 		bad = "the timeout is not positive";
+	else if (o->srq && !o->server)
+		bad = "--srq is for the server (its QP receives from the SRQ)";
 	if (bad) {
 		rk_error("UD: %s", bad);
 		return -EINVAL;
@@ -905,9 +954,13 @@ int rk_ud_run(const struct rk_ud_opts *opts, struct rk_ud_result *result)
 	ret = check_opts(opts);
 	if (ret)
 		return ret;
+	if (opts->xrc)
+		return rk_srq_xrc_refuse("ud", opts->device);
 	u.port = opts->port ? opts->port : opts->cm ? RK_UD_CM_PORT : RK_DEFAULT_PORT;
 	ret = opts->server ? run_server(&u) : run_client(&u);
 	rk_run_counters_stop(&result->counters);
+	if (u.srq)
+		rk_srq_get_stats(u.srq, &result->srq_stats);
 	ud_free(&u);
 	return ret;
 }

@@ -1,0 +1,55 @@
+/* rdmakit CLI: the shared receive queue options of bench, rc and ud (srq.h),
+ * one option group, and the SRQ's report in text and JSON. */
+#ifndef RDMAKIT_CLI_SRQ_H
+#define RDMAKIT_CLI_SRQ_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <json-c/json.h>
+
+#include <rdmakit/srq.h>
+
+#include "opts.h"
+
+struct cli_srq_opts {
+	bool srq;
+	uint64_t depth;     /* 0: the library's */
+	int64_t limit;      /* -1: depth / 4; 0: none */
+	bool no_refill;
+	bool xrc;
+};
+
+#define CLI_SRQ_OPTS_DEFAULT {.limit = -1}
+
+/* Long options only (no letters). */
+#define CLI_SRQ_OPTS(o)                                                                          \
+	{"srq", 0, RK_OPT_FLAG, &(o)->srq, 0, 0, NULL,                                           \
+	 "this side's receives come from one shared receive queue (SRQ) that all its QPs "       \
+	 "drain, refilled in lists as it empties; every message is checked as it arrives"},      \
+	{"srq-depth", 0, RK_OPT_COUNT, &(o)->depth, 1, 1 << 20, "N",                             \
+	 "receives the SRQ keeps posted (not given: 512, at most the device's max_srq_wr)"},            \
+	{"srq-limit", 0, RK_OPT_INT, &(o)->limit, -1, 1 << 20, "N",                              \
+	 "arm the SRQ limit: IBV_EVENT_SRQ_LIMIT_REACHED is reported when fewer than N "         \
+	 "receives are posted (-1: depth/4; 0: none)"},                                          \
+	{"srq-no-refill", 0, RK_OPT_FLAG, &(o)->no_refill, 0, 0, NULL,                           \
+	 "demonstration: post --srq-depth receives once and never refill; the limit event "      \
+	 "comes as they run out, and a peer that sends more finds the SRQ empty (RNR: with "     \
+	 "its --rnr-retry low its SENDs fail with IBV_WC_RNR_RETRY_EXC_ERR)"},                   \
+	{"xrc", 0, RK_OPT_FLAG, &(o)->xrc, 0, 0, NULL,                                           \
+	 "XRC shared receive queues: refused by name where the device lacks XRC (rxe)"}
+
+/* The SRQ options together: the others need --srq, a limit below the depth.
+ * 0, or CLI_USAGE after saying what is wrong ("rdmakit CMD: ..."). */
+int cli_srq_check(const char *cmd, const struct cli_srq_opts *o);
+
+/* The library's options from the command line's (slot_size left 0). */
+void cli_srq_fill(const struct cli_srq_opts *o, struct rk_srq_opts *so);
+
+/* "SRQ: depth 512, limit 128 (...)..." under indent; the limit event
+ * spelled out by name when it came. */
+void cli_srq_text(const struct rk_srq_stats *st, const char *indent);
+
+/* The SRQ as a JSON object. */
+json_object *cli_srq_json(const struct rk_srq_stats *st);
+
+#endif

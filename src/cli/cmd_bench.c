@@ -37,6 +37,7 @@ struct bench_cli {
 	uint64_t inflight;
 	int64_t ack_timeout;
 	const char *wr_api;
+	struct cli_mem_opts mem;
 	bool json;
 	bool csv;
 	struct cli_gate_opts gate;
@@ -226,6 +227,8 @@ static void print_header(const struct report *rp)
 		else
 			printf("  timeout   none (--ack-timeout 0: a lost packet stalls the QP)\n");
 	}
+	printf("  memory    %s%s%s%s\n", cli_mem_text(in->mem), in->odp ? ", on-demand paging" : "",
+	       in->mem_chosen ? "; " : "", in->mem_chosen ? in->mem_why : "");
 	if (in->yield_after)
 		printf("  polling   busy, up to %u completions per poll; the CPU yielded after %u "
 		       "empty polls\n", in->cq_batch, in->yield_after);
@@ -398,6 +401,7 @@ static json_object *info_json(const struct rk_bench_info *in, const struct bench
 	json_object_object_add(fp, "tx_depth", json_object_new_int((int)in->tx_depth));
 	json_object_object_add(fp, "rx_depth", json_object_new_int((int)in->rx_depth));
 	json_object_object_add(j, "fast_path", fp);
+	cli_mem_json(j, in->mem, in->mem_chosen, in->mem_why, in->odp);
 	return j;
 }
 
@@ -734,6 +738,7 @@ static int choose(const char *opt, const char *text, const char *const *names, i
  * API choice and sizes (the server learns them from the client). */
 struct bench_plan {
 	int test, mode, tr, wr;
+	enum rk_mem_kind mem;
 	uint32_t sizes[MAX_SIZES];
 	int nsizes;
 	struct rk_gates gates; /* --units and the thresholds */
@@ -837,8 +842,14 @@ static int check_opts(struct bench_cli *o, struct bench_plan *p)
 		fprintf(stderr, "rdmakit bench: --json and --csv exclude each other\n");
 		return CLI_USAGE;
 	}
-	if (choose("wr-api", o->wr_api, wr_apis, 3, &p->wr))
+	if (choose("wr-api", o->wr_api, wr_apis, 3, &p->wr) ||
+	    cli_mem_parse("bench", &o->mem, ((1u << (RK_MEM_AUTO + 1)) - 1) & ~(1u << RK_MEM_DM),
+			  &p->mem))
 		return CLI_USAGE;
+	if (o->mem.odp && o->transport && p->tr != RK_RC) {
+		fprintf(stderr, "rdmakit bench: option --odp: for --transport rc only\n");
+		return CLI_USAGE;
+	}
 	if (check_run_opts(o, p) != CLI_OK)
 		return CLI_USAGE;
 	if (!o->conn.server && !o->iters && o->duration < 0)
@@ -882,6 +893,8 @@ static void fill_bench_opts(const struct bench_cli *o, const struct bench_plan *
 	bo->tuning.yield_after = (int)o->yield_after;
 	bo->tuning.inflight = o->inflight;
 	bo->tuning.ack_timeout = (int)o->ack_timeout;
+	bo->mem.kind = p->mem;
+	bo->mem.odp = o->mem.odp;
 }
 
 /* Connected: the header, a row per round (the client's sizes, or the
@@ -1121,7 +1134,7 @@ int cmd_bench(int argc, char **argv)
 		.yield_after = -1,
 		.ack_timeout = -1,
 		.duration = -1,
-		.wr_api = "auto",
+		.wr_api = "auto", .mem = {.mem = "host"},
 	};
 	const struct rk_opt opts[] = {
 		CLI_CONN_OPTS(&o.conn),
@@ -1169,6 +1182,10 @@ int cmd_bench(int argc, char **argv)
 		 "busy polling yields the CPU after N empty polls; 0: never; -1: 8 for bw, never for lat"},
 		{"wr-api", 0, RK_OPT_STRING, &o.wr_api, 0, 0, "WHEN",
 		 "ibv_wr_* posting API: auto (where the provider has it), on, off"},
+		CLI_MEM_OPTS(&o.mem, "this side's data buffer: host, hugepage (MAP_HUGETLB, from "
+				     "the kernel's pool), memfd, memfd-huge, auto (hugepage where "
+				     "the pool has room, else host; no dm: the CPU fills and checks "
+				     "the buffer)"),
 		CLI_WAIT_OPTS(&o.conn, 0),
 		CLI_JSON_OPT(&o.json),
 		{"csv", 0, RK_OPT_FLAG, &o.csv, 0, 0, NULL, "print CSV, one row per size"},

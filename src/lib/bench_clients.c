@@ -126,6 +126,9 @@ int rk_bench_serve_clients(const struct rk_bench_opts *opts, uint32_t n,
 			 n);
 		return -EINVAL;
 	}
+	ret = bench_mem_precheck(opts);
+	if (ret)
+		return ret;
 	rep->wanted = n;
 	rep->clients = calloc(n, sizeof(*rep->clients));
 	if (!rep->clients)

@@ -62,7 +62,7 @@ uint64_t rk_hugepage_pages(const struct rk_hugepage_pool *pool, size_t len);
 /* Whether the pool has len bytes free now (free pages not reserved). */
 bool rk_hugepage_room(const struct rk_hugepage_pool *pool, size_t len);
 
-/* 0 when the pool has len bytes free for kind (HUGEPAGE, MEMFD_HUGE; any
+/* 0 when the pool has len bytes (0: one page) free for kind (HUGEPAGE, MEMFD_HUGE; any
  * other kind: 0); else -ENOMEM (-EOPNOTSUPP: no pool at all), logged with how
  * many pages of what size are free and how to reserve them. */
 int rk_hugepage_check(enum rk_mem_kind kind, size_t len);

@@ -846,12 +846,12 @@ static int check_opts(struct bench_cli *o, struct bench_plan *p)
 	    cli_mem_parse("bench", &o->mem, ((1u << (RK_MEM_AUTO + 1)) - 1) & ~(1u << RK_MEM_DM),
 			  &p->mem))
 		return CLI_USAGE;
-	if (o->mem.odp && o->transport && p->tr != RK_RC) {
+	if (check_run_opts(o, p) != CLI_OK)
+		return CLI_USAGE;
+	if (o->mem.odp && p->tr != RK_RC) {
 		fprintf(stderr, "rdmakit bench: option --odp: for --transport rc only\n");
 		return CLI_USAGE;
 	}
-	if (check_run_opts(o, p) != CLI_OK)
-		return CLI_USAGE;
 	if (!o->conn.server && !o->iters && o->duration < 0)
 		o->iters = p->mode == RK_BENCH_LAT ? 1000 : 5000;
 	if (check_soak_opts(o, p->nsizes) != CLI_OK)

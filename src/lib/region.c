@@ -85,17 +85,23 @@ static const char *pool_str(const struct rk_hugepage_pool *p, char *buf, size_t 
 	return buf;
 }
 
-/* Why a huge-page mapping of len bytes cannot be had, for a user to act on. */
+/* Why a huge-page mapping of len bytes (0: any at all) cannot be had, for a
+ * user to act on. */
 static void log_pool_short(enum rk_mem_kind kind, const struct rk_hugepage_pool *p, size_t len,
 			   const char *what)
 {
-	char pool[120];
+	uint64_t pages = len ? rk_hugepage_pages(p, len) : 1;
+	char pool[120], need[80];
 
-	rk_error("%s: %zu bytes of huge pages: %s; they take %" PRIu64 " pages of %" PRIu64
-		 " kB and the pool has %s (/proc/meminfo); reserve more as root: sysctl "
-		 "vm.nr_hugepages=%" PRIu64,
-		 rk_mem_kind_name(kind), len, what, rk_hugepage_pages(p, len), p->page_size / 1024,
-		 pool_str(p, pool, sizeof(pool)), p->total + rk_hugepage_pages(p, len));
+	if (len)
+		snprintf(need, sizeof(need), "%zu bytes take %" PRIu64 " page%s", len, pages,
+			 pages == 1 ? "" : "s");
+	else
+		snprintf(need, sizeof(need), "it takes at least 1 page");
+	rk_error("%s: no huge pages to be had (%s): %s of %" PRIu64 " kB, and the pool has %s "
+		 "(/proc/meminfo); reserve more as root: sysctl vm.nr_hugepages=%" PRIu64,
+		 rk_mem_kind_name(kind), what, need, p->page_size / 1024,
+		 pool_str(p, pool, sizeof(pool)), p->total + pages);
 }
 
 int rk_hugepage_check(enum rk_mem_kind kind, size_t len)
@@ -109,7 +115,7 @@ int rk_hugepage_check(enum rk_mem_kind kind, size_t len)
 			 rk_mem_kind_name(kind));
 		return -EOPNOTSUPP;
 	}
-	if (rk_hugepage_room(&p, len))
+	if (rk_hugepage_room(&p, len ? len : 1))
 		return 0;
 	log_pool_short(kind, &p, len, "the pool is short");
 	return -ENOMEM;
@@ -387,7 +393,7 @@ int rk_region_precheck(const char *device, const struct rk_region_opts *o, size_
 	struct rk_device *dev;
 	int ret;
 
-	ret = rk_hugepage_check(o->kind, len ? len : 1);
+	ret = rk_hugepage_check(o->kind, len);
 	if (ret || (o->kind != RK_MEM_DM && !o->odp))
 		return ret;
 	if (o->kind == RK_MEM_DM && (o->no_dm || o->odp))

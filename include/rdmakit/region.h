@@ -119,10 +119,11 @@ struct rk_region {
 				   host address, or 0 for zero-based device memory */
 };
 
-/* Decide what auto gives for len bytes on dev (NULL: no device memory to
- * consider) without allocating: the kind, and why into why. */
-enum rk_mem_kind rk_mem_auto(const struct rk_device *dev, size_t len, bool no_dm, char *why,
-			     size_t why_len);
+/* Decide what auto gives for len bytes on dev without allocating: the kind,
+ * and why into why. no_dm (NULL: device memory is considered) says why
+ * device memory is not. */
+enum rk_mem_kind rk_mem_auto(const struct rk_device *dev, size_t len, const char *no_dm,
+			     char *why, size_t why_len);
 
 /* Allocate len bytes of the kind opts says (NULL: host) and register them
  * on pd with access (plus IBV_ACCESS_ON_DEMAND with opts->odp). Errors are

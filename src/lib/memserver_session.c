@@ -141,7 +141,8 @@ int ms_session_new(struct rk_memserver *srv, uint64_t size, const char *client,
 	if (s->kind == RK_MEM_AUTO) {
 		char chose[200];
 
-		s->kind = rk_mem_auto(NULL, size, true, chose, sizeof(chose));
+		s->kind = rk_mem_auto(NULL, size, "sessions outlive a device, so never device memory",
+				      chose, sizeof(chose));
 		rk_info("session %016" PRIx64 " (%" PRIu64 " bytes): %s", s->id, size, chose);
 	}
 	if (srv->o.state_dir)

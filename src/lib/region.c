@@ -285,14 +285,14 @@ int rk_odp_check(const struct rk_device *dev, uint32_t rc_ops)
 
 /* ---- regions ---- */
 
-enum rk_mem_kind rk_mem_auto(const struct rk_device *dev, size_t len, bool no_dm, char *why,
-			     size_t why_len)
+enum rk_mem_kind rk_mem_auto(const struct rk_device *dev, size_t len, const char *no_dm,
+			     char *why, size_t why_len)
 {
 	struct rk_hugepage_pool pool;
 	char dm[192], hp[160];
 
 	if (no_dm)
-		snprintf(dm, sizeof(dm), "this command cannot use device memory");
+		snprintf(dm, sizeof(dm), "%s", no_dm);
 	else if (!dev || !dev->info.max_dm_size)
 		snprintf(dm, sizeof(dm), "%s has no device memory", dev ? dev->info.name : "the device");
 	else if (len > dev->info.max_dm_size)
@@ -355,7 +355,10 @@ int rk_region_alloc(struct rk_device *dev, struct ibv_pd *pd, size_t len, int ac
 	r->access = access;
 	r->kind = o->kind;
 	if (o->kind == RK_MEM_AUTO) {
-		r->kind = rk_mem_auto(dev, len, o->no_dm || o->odp, r->why, sizeof(r->why));
+		r->kind = rk_mem_auto(dev, len,
+				      o->no_dm ? "this command cannot use device memory" :
+				      o->odp ? "--odp needs host-side memory" : NULL,
+				      r->why, sizeof(r->why));
 		r->chosen = true;
 		rk_info("%s", r->why);
 	}

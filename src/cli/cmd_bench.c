@@ -1182,10 +1182,8 @@ int cmd_bench(int argc, char **argv)
 		 "busy polling yields the CPU after N empty polls; 0: never; -1: 8 for bw, never for lat"},
 		{"wr-api", 0, RK_OPT_STRING, &o.wr_api, 0, 0, "WHEN",
 		 "ibv_wr_* posting API: auto (where the provider has it), on, off"},
-		CLI_MEM_OPTS(&o.mem, "this side's data buffer: host, hugepage (MAP_HUGETLB, from "
-				     "the kernel's pool), memfd, memfd-huge, auto (hugepage where "
-				     "the pool has room, else host; no dm: the CPU fills and checks "
-				     "the buffer)"),
+		CLI_MEM_OPTS(&o.mem, "this side's data buffer: host, hugepage, memfd, memfd-huge, "
+				     "auto (hugepage while the pool has room, else host; never dm)"),
 		CLI_WAIT_OPTS(&o.conn, 0),
 		CLI_JSON_OPT(&o.json),
 		{"csv", 0, RK_OPT_FLAG, &o.csv, 0, 0, NULL, "print CSV, one row per size"},

@@ -34,6 +34,7 @@
 #include <rdmakit/conn.h>
 #include <rdmakit/counters.h>
 #include <rdmakit/srq.h>
+#include <rdmakit/region.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -231,6 +232,10 @@ struct rk_bench_opts {
 	struct rk_bench_plan plan;
 	uint32_t expect;
 	struct rk_bench_tuning tuning;
+	/* this side's data buffer: kind (never device memory: the engine fills
+	 * and checks it with the CPU, so dm is refused and auto skips it) and
+	 * on-demand paging (RC only; checked for the test's ops) */
+	struct rk_region_opts mem;
 	/* called about every 200 ms during a round, from the engine's loop */
 	void (*progress)(const struct rk_bench_progress *p, void *arg);
 	void *progress_arg;
@@ -291,6 +296,10 @@ struct rk_bench_info {
 				     queue (SEND runs where this side receives) */
 	char srq_why[120];        /* --srq given but not used here: why */
 	struct rk_srq_stats srq_setup; /* srq: as created */
+	enum rk_mem_kind mem;     /* this side's data buffer (never RK_MEM_AUTO) */
+	bool mem_chosen;          /* by auto, for the reason in mem_why */
+	char mem_why[200];
+	bool odp;                 /* registered with on-demand paging */
 	uint32_t qpn[RK_BENCH_MAX_QPS];
 	uint32_t peer_qpn[RK_BENCH_MAX_QPS];
 };

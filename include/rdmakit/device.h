@@ -59,6 +59,8 @@ struct rk_device_info {
 	uint64_t device_cap_flags; /* ibv_device_attr_ex.device_cap_flags_ex */
 	uint64_t max_dm_size;      /* 0: the device has no on-chip memory */
 	uint32_t odp_caps;         /* ibv_odp_caps.general_caps */
+	uint32_t odp_rc_caps;      /* ibv_odp_caps.per_transport_caps.rc_odp_caps */
+	uint32_t odp_ud_caps;      /* ... ud_odp_caps */
 };
 
 struct rk_async_logger;

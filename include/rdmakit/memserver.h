@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include <rdmakit/memproto.h>
+#include <rdmakit/region.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -85,13 +86,22 @@ struct rk_memserver_opts {
 	const struct rk_cidr *allow; /* nallow blocks; 0: everyone */
 	int nallow;
 	const char *state_dir; /* NULL: anonymous memory */
+	enum rk_mem_kind mem;  /* the sessions' memory without state_dir: host
+				  (anonymous), hugepage, memfd, memfd-huge, or
+				  auto (hugepage while the pool has room for the
+				  session, else host); never dm. With state_dir:
+				  host only (the files are the memory) */
+	bool odp;              /* register sessions with on-demand paging */
 	bool signals;          /* take SIGINT/SIGTERM (stop) and SIGUSR1 (status) */
 	/* Called from the loop on SIGUSR1 (may call rk_memserver_status()). */
 	void (*on_status)(struct rk_memserver *srv, void *arg);
 	void *arg;
 };
 
-/* Listen and adopt the sessions in opts->state_dir. Errors logged. The opts
+/* Listen and adopt the sessions in opts->state_dir. Errors logged: -EINVAL
+ * for dm or a kind other than host with state_dir, -EOPNOTSUPP for odp on a
+ * device without it (opts->device, or the first), -ENOMEM for hugepage with
+ * an empty pool. The opts
  * (and the arrays and strings it points to) must outlive the server. */
 int rk_memserver_create(const struct rk_memserver_opts *opts, struct rk_memserver **srv_p);
 
@@ -120,6 +130,7 @@ struct rk_memserver_session_info {
 	time_t idle_since;    /* 0 while connected */
 	time_t expires;       /* 0 while connected */
 	bool adopted;         /* from --state-dir at start */
+	enum rk_mem_kind mem; /* what its memory is */
 };
 
 /* Data counters of one device port, as the device counts them for all its

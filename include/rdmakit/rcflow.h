@@ -21,6 +21,7 @@
 #include <rdmakit/gid.h>
 #include <rdmakit/traffic.h>
 #include <rdmakit/srq.h>
+#include <rdmakit/region.h>
 #include <rdmakit/wire.h>
 
 #ifdef __cplusplus
@@ -31,12 +32,6 @@ extern "C" {
 #define RK_RCFLOW_OP_ALL 0x100u /* the whole flow; single ops are rk_op + 1 */
 #define RK_RCFLOW_MAX_SGE 64
 #define RK_RCFLOW_MAX_STEPS 5
-
-enum rk_rcflow_mem {
-	RK_RCFLOW_MEM_HOST,
-	RK_RCFLOW_MEM_DM,   /* device memory, or fail */
-	RK_RCFLOW_MEM_AUTO, /* device memory, else host memory */
-};
 
 /* Faults for tests. Client: WRONG_RKEY, OUTSIDE; server: NO_ACCESS, NO_RECV. */
 enum rk_rcflow_inject {
@@ -82,7 +77,8 @@ struct rk_rcflow_opts {
 	uint64_t size;           /* client: bytes per operation; server: its buffer */
 	int sge;                 /* split local buffers into so many SGEs (0 means 1) */
 	bool events;             /* completion channel instead of busy polling */
-	enum rk_rcflow_mem mem;  /* server's buffer */
+	enum rk_mem_kind mem;    /* this side's buffer (region.h); dm: server only */
+	bool odp;                /* register it with on-demand paging */
 	enum rk_rcflow_inject inject;
 	uint8_t rnr_retry;       /* TCP exchange: RNR retries (7: forever) */
 	uint8_t retry;           /* TCP exchange: transport retries */
@@ -131,7 +127,10 @@ struct rk_rcflow_result {
 	int path_mtu;           /* bytes */
 	/* this side's buffer */
 	bool dm;                /* device memory */
-	bool fell_back;         /* --mem auto on a device without device memory */
+	enum rk_mem_kind mem;   /* what it is (never RK_MEM_AUTO) */
+	bool fell_back;         /* auto chose other than device memory */
+	char mem_why[200];      /* auto: what it chose and why */
+	bool odp;               /* registered with on-demand paging */
 	uint32_t rkey;
 	int access;             /* IBV_ACCESS_* it was registered with */
 	/* client: the server's buffer as it told us */
@@ -149,7 +148,8 @@ struct rk_rcflow_result {
 /* Run the server or the client as opts says; *result is zeroed, then filled.
  * 0 when every step was done and checked on this side, or a negative errno,
  * logged once: -EINVAL bad options (an op the size cannot hold, more SGEs
- * than bytes), -EOPNOTSUPP device memory asked of a device without it, a
+ * than bytes, dm on a client), -EOPNOTSUPP device memory or on-demand paging
+ * asked of a device without it, -ENOMEM huge pages the pool lacks, a
  * connection error (see rk_conn_establish()), -EIO bytes that differ, or the
  * error of the step that failed on either side. */
 int rk_rcflow_run(const struct rk_rcflow_opts *opts, struct rk_rcflow_result *result);

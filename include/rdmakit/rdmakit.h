@@ -10,6 +10,7 @@
 #include <rdmakit/gid.h>
 #include <rdmakit/mem.h>
 #include <rdmakit/dm.h>
+#include <rdmakit/region.h>
 #include <rdmakit/cq.h>
 #include <rdmakit/qp.h>
 #include <rdmakit/traffic.h>

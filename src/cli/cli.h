@@ -110,6 +110,27 @@ struct cli_conn_opts {
 #define CLI_JSON_OPT(flag)                                                                       \
 	{"json", 'j', RK_OPT_FLAG, (flag), 0, 0, NULL, "print one JSON document"}
 
+/* The memory group of rc, bench and memserver: --mem KIND, --odp (long
+ * options only). */
+struct cli_mem_opts {
+	const char *mem; /* a name of rk_mem_kind_parse() */
+	bool odp;
+};
+
+#define CLI_MEM_OPTS(o, help)                                                                    	{"mem", 0, RK_OPT_STRING, &(o)->mem, 0, 0, "KIND", (help)},                              		{"odp", 0, RK_OPT_FLAG, &(o)->odp, 0, 0, NULL,                                   		 "register the buffer with on-demand paging (IBV_ACCESS_ON_DEMAND); refused "   		 "where the device reports none for the RC ops the run needs"}
+
+/* --mem's name into *kind_p when it is one of the kinds whose bits
+ * (1u << RK_MEM_*) are in allow: 0, else -EINVAL after saying why on stderr. */
+int cli_mem_parse(const char *cmd, const struct cli_mem_opts *o, unsigned int allow,
+		  enum rk_mem_kind *kind_p);
+
+/* "host memory", "huge pages", "memfd memory", "memfd huge pages", "device memory". */
+const char *cli_mem_text(enum rk_mem_kind kind);
+
+/* "memory": kind, "memory_chosen_by_auto", "memory_why" (when chosen), "odp". */
+void cli_mem_json(json_object *doc, enum rk_mem_kind kind, bool chosen, const char *why,
+		  bool odp);
+
 /* A chosen GID as JSON: {index, type, gid, why}. */
 json_object *cli_gid_json(const struct rk_gid_choice *gid);
 

@@ -40,6 +40,7 @@ struct bench_cli {
 	int64_t rnr_retry;
 	struct cli_srq_opts srq;
 	const char *wr_api;
+	struct cli_mem_opts mem;
 	bool json;
 	bool csv;
 	struct cli_gate_opts gate;
@@ -183,6 +184,8 @@ static void print_header(const struct report *rp)
 	if (in->transport == RK_RC && in->rnr_retry != 7)
 		printf("  RNR       %u retries (an empty receive queue at the peer fails a SEND "
 		       "after them)\n", in->rnr_retry);
+	printf("  memory    %s%s%s%s\n", cli_mem_text(in->mem), in->odp ? ", on-demand paging" : "",
+	       in->mem_chosen ? "; " : "", in->mem_chosen ? in->mem_why : "");
 	if (in->yield_after)
 		printf("  polling   busy, up to %u completions per poll; the CPU yielded after %u "
 		       "empty polls\n", in->cq_batch, in->yield_after);
@@ -362,6 +365,7 @@ static json_object *info_json(const struct rk_bench_info *in, const struct bench
 	json_object_object_add(fp, "tx_depth", json_object_new_int((int)in->tx_depth));
 	json_object_object_add(fp, "rx_depth", json_object_new_int((int)in->rx_depth));
 	json_object_object_add(j, "fast_path", fp);
+	cli_mem_json(j, in->mem, in->mem_chosen, in->mem_why, in->odp);
 	return j;
 }
 
@@ -666,6 +670,7 @@ static const char *const bench_wr_apis[] = {"off", "on", "auto", NULL};
  * API choice and sizes (the server learns them from the client). */
 struct bench_plan {
 	int test, mode, tr, wr;
+	enum rk_mem_kind mem;
 	uint32_t sizes[RK_BENCH_MAX_SIZES];
 	int nsizes;
 	struct rk_gates gates; /* --units and the thresholds */
@@ -763,10 +768,16 @@ static int check_opts(struct bench_cli *o, struct bench_plan *p)
 	if (cli_srq_check("bench", &o->srq))
 		return CLI_USAGE;
 	p->wr = rk_opt_choice(bench_wr_apis, o->wr_api);
-	if (cli_traffic("bench", &o->conn.traffic, &o->traffic) != CLI_OK)
+	if (cli_traffic("bench", &o->conn.traffic, &o->traffic) != CLI_OK ||
+	    cli_mem_parse("bench", &o->mem, ((1u << (RK_MEM_AUTO + 1)) - 1) & ~(1u << RK_MEM_DM),
+			  &p->mem))
 		return CLI_USAGE;
 	if (check_run_opts(o, p) != CLI_OK)
 		return CLI_USAGE;
+	if (o->mem.odp && p->tr != RK_RC) {
+		fprintf(stderr, "rdmakit bench: option --odp: for --transport rc only\n");
+		return CLI_USAGE;
+	}
 	return check_gate_opts(o, p);
 }
 
@@ -809,6 +820,8 @@ static void fill_bench_opts(const struct bench_cli *o, const struct bench_plan *
 	bo->srq = o->srq.srq;
 	bo->xrc = o->srq.xrc;
 	cli_srq_fill(&o->srq, &bo->srq_opts);
+	bo->mem.kind = p->mem;
+	bo->mem.odp = o->mem.odp;
 }
 
 /* Connected: the header, a row per round (the client's sizes, or the
@@ -1078,7 +1091,7 @@ int cmd_bench(int argc, char **argv)
 		.rnr_retry = -1,
 		.srq = CLI_SRQ_OPTS_DEFAULT,
 		.duration = -1,
-		.wr_api = "auto",
+		.wr_api = "auto", .mem = {.mem = "host"},
 	};
 	const struct rk_opt opts[] = {
 		CLI_CONN_OPTS(&o.conn),
@@ -1119,6 +1132,8 @@ int cmd_bench(int argc, char **argv)
 		{"wr-api", 0, RK_OPT_STRING, &o.wr_api, 0, 0, "WHEN",
 		 "ibv_wr_* posting API: auto (where the provider has it), on, off",
 		 .choices = bench_wr_apis},
+		CLI_MEM_OPTS(&o.mem, "this side's data buffer: host, hugepage, memfd, memfd-huge, "
+				     "auto (hugepage while the pool has room, else host; never dm)"),
 		CLI_WAIT_OPTS(&o.conn, 't'),
 		CLI_JSON_OPT(&o.json),
 		{"csv", 0, RK_OPT_FLAG, &o.csv, 0, 0, NULL, "print CSV, one row per size"},

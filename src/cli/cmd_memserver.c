@@ -21,14 +21,15 @@ struct memserver_opts {
 	uint64_t keep;
 	struct rk_opt_list allow;
 	const char *state_dir;
+	struct cli_mem_opts mem;
 	bool json;
 };
 
 static const char usage_text[] =
 	"rdmakit memserver [-p PORT] [--bind ADDR] [--max-size SIZE] [--max-clients N] "
-	"[--keep SEC] [--allow CIDR]... [--state-dir DIR] [-d DEV] [--json]";
+	"[--keep SEC] [--allow CIDR]... [--state-dir DIR] [--mem KIND] [--odp] [-d DEV] [--json]";
 static const char description[] =
-	"Serve host memory to remote-memory clients (the rkblk module): each client session\n"
+	"Serve memory to remote-memory clients (the rkblk module): each client session\n"
 	"gets its own zeroed region of the size it asks, registered for RDMA READ and WRITE,\n"
 	"shared by all its queues and kept --keep seconds after its last connection closes.\n"
 	"Runs until SIGINT or SIGTERM; prints its status then, and on SIGUSR1.";
@@ -93,8 +94,9 @@ static void status_text(const struct rk_memserver_status *st)
 		when(s->created, t1, sizeof(t1));
 		when(s->idle_since, t2, sizeof(t2));
 		queues_str(s->queue_mask, q, sizeof(q));
-		printf("  session %016" PRIx64 "  client %s  size %" PRIu64 "  queues %u%s%s%s  "
-		       "created %s  idle since %s%s\n", s->id, s->client, s->size, s->queues,
+		printf("  session %016" PRIx64 "  client %s  size %" PRIu64 " (%s)  queues %u%s%s%s  "
+		       "created %s  idle since %s%s\n", s->id, s->client, s->size,
+		       cli_mem_text(s->mem), s->queues,
 		       s->queues ? " (" : "", q, s->queues ? ")" : "", t1, t2,
 		       s->adopted ? "  (adopted from --state-dir)" : "");
 	}
@@ -121,6 +123,7 @@ static json_object *session_json(const struct rk_memserver_session_info *s)
 	cli_add_str(j, "id", id);
 	cli_add_str(j, "client", s->client);
 	cli_add_int(j, "size", (int64_t)s->size);
+	cli_add_str(j, "memory", rk_mem_kind_name(s->mem));
 	for (int i = 0; i < 64; i++)
 		if (s->queue_mask & (1ull << i))
 			json_object_array_add(q, json_object_new_int(i));
@@ -217,7 +220,8 @@ static int parse_allow(const struct rk_opt_list *l, struct rk_cidr *out)
 int cmd_memserver(int argc, char **argv)
 {
 	struct memserver_opts o = {.port = RK_MEM_DEFAULT_PORT, .max_size = 1ull << 30,
-				   .max_clients = 16, .keep = 60};
+				   .max_clients = 16, .keep = 60, .mem = {.mem = "host"}};
+	enum rk_mem_kind kind;
 	const struct rk_opt opts[] = {
 		CLI_PORT_OPT(&o.port, "RDMA CM port to listen on"),
 		{"bind", 0, RK_OPT_STRING, &o.bind, 0, 0, "ADDR",
@@ -234,6 +238,10 @@ int cmd_memserver(int argc, char **argv)
 		 "keep regions in files here, adopted again after a restart"},
 		{"device", 'd', RK_OPT_STRING, &o.device, 0, 0, "DEV",
 		 "serve only requests that come through this RDMA device"},
+		CLI_MEM_OPTS(&o.mem, "the sessions' memory: host (anonymous), hugepage (MAP_HUGETLB, "
+				     "from the kernel's pool), memfd, memfd-huge, auto (hugepage "
+				     "while the pool has room for a session, else host); not with "
+				     "--state-dir"),
 		{"json", 0, RK_OPT_FLAG, &o.json, 0, 0, NULL, "status as JSON"},
 		RK_OPT_END,
 	};
@@ -252,13 +260,22 @@ int cmd_memserver(int argc, char **argv)
 	ret = parse_allow(&o.allow, allow);
 	if (ret >= 0)
 		return ret;
+	if (cli_mem_parse("memserver", &o.mem, ((1u << (RK_MEM_AUTO + 1)) - 1) & ~(1u << RK_MEM_DM),
+			  &kind))
+		return CLI_USAGE;
+	if (o.state_dir && kind != RK_MEM_HOST) {
+		fprintf(stderr, "rdmakit memserver: option --mem: with --state-dir the sessions live "
+				"in its files (host memory); --mem %s does not apply\n", o.mem.mem);
+		return CLI_USAGE;
+	}
 	if (!getenv("RDMAKIT_LOG"))
 		rk_log_set_level(RK_LOG_INFO);
 	so = (struct rk_memserver_opts){
 		.bind = o.bind, .port = (uint16_t)o.port, .device = o.device,
 		.max_size = o.max_size, .max_clients = (unsigned int)o.max_clients,
 		.keep_s = (unsigned int)o.keep, .allow = allow, .nallow = o.allow.n,
-		.state_dir = o.state_dir, .signals = true, .on_status = print_status, .arg = &o};
+		.state_dir = o.state_dir, .mem = kind, .odp = o.mem.odp, .signals = true,
+		.on_status = print_status, .arg = &o};
 	if (rk_memserver_create(&so, &srv))
 		return CLI_FAILED;
 	ret = rk_memserver_run(srv);

@@ -19,7 +19,7 @@ struct rc_opts {
 	uint64_t size;
 	uint64_t sge;
 	bool events;
-	const char *mem;
+	struct cli_mem_opts mem;
 	const char *inject;
 	uint64_t rnr_retry;
 	uint64_t retry;
@@ -34,9 +34,10 @@ struct rc_opts {
 static const char usage_text[] =
 	"rdmakit rc --server [options]\n       rdmakit rc HOST [options]";
 static const char description[] =
-	"RC client and server. The server exposes one buffer (host or device memory) with\n"
-	"exactly the access the client's operation needs; the client connects by the\n"
-	"out-of-band TCP exchange (default) or RDMA CM (--cm) and runs --op on it:\n"
+	"RC client and server. The server exposes one buffer (host memory, huge pages, a\n"
+	"memfd or device memory: --mem) with exactly the access the client's operation\n"
+	"needs; the client connects by the out-of-band TCP exchange (default) or RDMA CM\n"
+	"(--cm) and runs --op on it:\n"
 	"  send, send-imm   the client SENDs its buffer into the server's\n"
 	"  write, write-imm the client RDMA-WRITEs the server's buffer\n"
 	"  read             the client RDMA-READs the server's buffer\n"
@@ -62,19 +63,19 @@ static void print_connected(const struct rc_opts *o, const struct rk_rcflow_resu
 		printf("  %s\n", r->gid.why);
 	printf("connected to %s: QP 0x%x <-> peer QP 0x%x, path MTU %d%s\n", r->peer, r->qpn,
 	       r->peer_qpn, r->path_mtu, cli_traffic_str(&o->traffic, traffic, sizeof(traffic)));
+	if (r->mem_why[0])
+		printf("%s memory: %s\n", who, r->mem_why);
 	if (o->conn.server)
-		printf("exposing %" PRIu64 " bytes of %s%s, rkey 0x%x, access %s; client asks for "
+		printf("exposing %" PRIu64 " bytes of %s, rkey 0x%x, access %s; client asks for "
 		       "%s\n",
-		       o->size, r->dm ? "device memory" : "host memory",
-		       r->fell_back ? " (no device memory here: fell back, as --mem auto allows)" :
-				      "",
-		       r->rkey, rk_access_str(r->access, flags, sizeof(flags)),
-		       rk_rcflow_op_name(r->op));
+		       o->size, cli_mem_text(r->mem), r->rkey,
+		       rk_access_str(r->access, flags, sizeof(flags)), rk_rcflow_op_name(r->op));
 	else
 		printf("server exposes %" PRIu64 " bytes of %s at 0x%" PRIx64 ", rkey 0x%x; "
-		       "running %s\n",
-		       r->reply.len, r->reply.flags & RK_BUF_DM ? "device memory" : "host memory",
-		       r->reply.addr, r->reply.rkey, rk_rcflow_op_name(r->op));
+		       "running %s from %" PRIu64 " bytes of %s%s\n",
+		       r->reply.len, r->reply.flags & RK_BUF_DM ? "device memory" : "host-side memory",
+		       r->reply.addr, r->reply.rkey, rk_rcflow_op_name(r->op), o->size,
+		       cli_mem_text(r->mem), r->odp ? " (on-demand paging)" : "");
 }
 
 static void print_step(const struct rc_opts *o, const struct rk_rcflow_result *res, int idx)
@@ -169,7 +170,7 @@ static json_object *report_json(const struct rc_opts *o, const struct rk_rcflow_
 			json_object_object_add(doc, "gid", cli_gid_json(&r->gid));
 		json_object_object_add(doc, "peer_qpn", json_object_new_int64(r->peer_qpn));
 		json_object_object_add(doc, "path_mtu", json_object_new_int(r->path_mtu));
-		json_object_object_add(doc, "memory", json_object_new_string(r->dm ? "dm" : "host"));
+		cli_mem_json(doc, r->mem, r->mem_why[0] != 0, r->mem_why, r->odp);
 		json_object_object_add(doc, "fell_back", json_object_new_boolean(r->fell_back));
 		json_object_object_add(doc, "rkey", json_object_new_int64(r->rkey));
 	}
@@ -187,20 +188,17 @@ static json_object *report_json(const struct rc_opts *o, const struct rk_rcflow_
 
 static int parse_mem(const struct rc_opts *o, struct rk_rcflow_opts *f)
 {
-	if (!strcmp(o->mem, "host")) {
-		f->mem = RK_RCFLOW_MEM_HOST;
-	} else if (!strcmp(o->mem, "dm")) {
-		f->mem = RK_RCFLOW_MEM_DM;
-	} else if (!strcmp(o->mem, "auto")) {
-		f->mem = RK_RCFLOW_MEM_AUTO;
-	} else {
-		fprintf(stderr, "rdmakit rc: option --mem: '%s' is not host, dm or auto\n", o->mem);
+	unsigned int allow = (1u << (RK_MEM_AUTO + 1)) - 1;
+
+	if (!o->conn.server)
+		allow &= ~(1u << RK_MEM_DM);
+	if (cli_mem_parse("rc", &o->mem, allow, &f->mem)) {
+		if (!o->conn.server && !strcmp(o->mem.mem, "dm"))
+			fprintf(stderr, "rdmakit rc: device memory is for the server's buffer "
+					"(rc --server --mem dm)\n");
 		return -EINVAL;
 	}
-	if (!o->conn.server && strcmp(o->mem, "host")) {
-		fprintf(stderr, "rdmakit rc: option --mem applies to the server's buffer\n");
-		return -EINVAL;
-	}
+	f->odp = o->mem.odp;
 	return 0;
 }
 
@@ -348,7 +346,7 @@ static void client_text(const void *client, void *arg)
 	}
 	printf("QP 0x%x <-> peer QP 0x%x", r->qpn, r->peer_qpn);
 	printf(", its own %" PRIu64 " bytes of %s, rkey 0x%x, access %s; %s\n", o->size,
-	       r->dm ? "device memory" : "host memory", r->rkey,
+	       cli_mem_text(r->mem), r->rkey,
 	       rk_access_str(r->access, flags, sizeof(flags)), rk_rcflow_op_name(r->op));
 	for (int i = 0; i < r->done; i++)
 		print_step(o, r, i);
@@ -411,7 +409,7 @@ int cmd_rc(int argc, char **argv)
 	struct rc_opts o = {
 		.dev = CLI_DEV_OPTS_DEFAULT,
 		.conn = {.port = RK_DEFAULT_PORT, .timeout = 10, .traffic = CLI_TRAFFIC_OPTS_DEFAULT},
-		.size = 4096, .sge = 1, .mem = "host", .rnr_retry = 7, .retry = 6,
+		.size = 4096, .sge = 1, .mem = {.mem = "host"}, .rnr_retry = 7, .retry = 6,
 		.srq = CLI_SRQ_OPTS_DEFAULT,
 	};
 	const struct rk_opt opts[] = {
@@ -427,8 +425,9 @@ int cmd_rc(int argc, char **argv)
 		 "split local buffers into N scatter/gather pieces"},
 		{"events", 'e', RK_OPT_FLAG, &o.events, 0, 0, NULL,
 		 "sleep on a completion channel instead of polling"},
-		{"mem", 0, RK_OPT_STRING, &o.mem, 0, 0, "KIND",
-		 "server buffer: host, dm (device memory), auto (dm, else host)"},
+		CLI_MEM_OPTS(&o.mem, "this side's buffer: host, hugepage (MAP_HUGETLB, from the "
+				     "kernel's pool), memfd, memfd-huge, dm (device memory; "
+				     "server), auto (dm, else hugepage, else host)"),
 		CLI_WAIT_OPTS(&o.conn, 't'),
 		{"inject", 0, RK_OPT_STRING, &o.inject, 0, 0, "FAULT",
 		 "for tests: wrong-rkey|outside (client), no-access|no-recv (server)",

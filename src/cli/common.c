@@ -210,3 +210,44 @@ json_object *cli_traffic_json(const struct rk_traffic *t)
 	add_field(o, "hop_limit", t->has_hop_limit, t->hop_limit);
 	return o;
 }
+
+int cli_mem_parse(const char *cmd, const struct cli_mem_opts *o, unsigned int allow,
+		  enum rk_mem_kind *kind_p)
+{
+	char names[80] = "";
+	size_t off = 0;
+	enum rk_mem_kind k;
+
+	if (!rk_mem_kind_parse(o->mem, &k) && (allow & (1u << k))) {
+		*kind_p = k;
+		return 0;
+	}
+	for (int i = RK_MEM_HOST; i <= RK_MEM_AUTO; i++)
+		if (allow & (1u << i))
+			off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s",
+						off ? ", " : "", rk_mem_kind_name(i));
+	fprintf(stderr, "rdmakit %s: option --mem: '%s' is not one of %s%s\n", cmd, o->mem, names,
+		!rk_mem_kind_parse(o->mem, &k) ? " here" : "");
+	return -EINVAL;
+}
+
+const char *cli_mem_text(enum rk_mem_kind kind)
+{
+	switch (kind) {
+	case RK_MEM_HUGEPAGE: return "huge pages";
+	case RK_MEM_MEMFD: return "memfd memory";
+	case RK_MEM_MEMFD_HUGE: return "memfd huge pages";
+	case RK_MEM_DM: return "device memory";
+	default: return "host memory";
+	}
+}
+
+void cli_mem_json(json_object *doc, enum rk_mem_kind kind, bool chosen, const char *why,
+		  bool odp)
+{
+	cli_add_str(doc, "memory", rk_mem_kind_name(kind));
+	cli_add_bool(doc, "memory_chosen_by_auto", chosen);
+	if (chosen && why && why[0])
+		cli_add_str(doc, "memory_why", why);
+	cli_add_bool(doc, "odp", odp);
+}

@@ -187,6 +187,11 @@ static int bench_connect(const struct rk_bench_opts *opts, struct rk_conn *pendi
 			return ret;
 		}
 	}
+	ret = pending ? 0 : bench_mem_precheck(opts);
+	if (ret) {
+		free(b);
+		return ret;
+	}
 	b->o.conn.transport = RK_RC; /* the control connection */
 	if (pending)
 		ret = rk_conn_establish_accepted(pending, &b->o.conn, &b->conn);
@@ -541,7 +546,7 @@ void rk_bench_close(struct rk_bench *b)
 	}
 	rk_srq_destroy(b->srq);
 	free(b->qpn_sorted);
-	rk_mr_free(b->mr);
+	rk_region_free(b->region);
 	for (uint32_t k = 0; b->w && k < b->nworkers; k++) {
 		rk_cq_destroy(b->w[k].scq);
 		rk_cq_destroy(b->w[k].rcq);

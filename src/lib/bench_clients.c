@@ -128,6 +128,9 @@ int rk_bench_serve_clients(const struct rk_bench_opts *opts, uint32_t n,
 	}
 	if (opts->xrc)
 		return rk_srq_xrc_refuse("bench", opts->conn.device);
+	ret = bench_mem_precheck(opts);
+	if (ret)
+		return ret;
 	rep->wanted = n;
 	rep->clients = calloc(n, sizeof(*rep->clients));
 	if (!rep->clients)

@@ -127,7 +127,8 @@ struct rk_bench {
 	uint32_t nworkers;
 	int abort;            /* a worker failed: the others stop (atomic) */
 	double tick_est;      /* ns per tick, measured while connecting */
-	struct rk_mr *mr;
+	struct rk_region *region; /* the data buffer */
+	struct rk_mr *mr;         /* its registration (region->host) */
 	size_t stride;
 	int access;           /* remote access this side grants */
 	uint64_t ops_flags;   /* for the ibv_wr_* API */
@@ -303,5 +304,9 @@ void bench_fill_result(struct rk_bench *b, const struct rk_bench_round *r,
 		       struct rk_bench_result *res, bool initiator, uint64_t peer_elapsed);
 
 #pragma GCC visibility pop
+
+/* Before connecting: the memory asked for (rk_bench_opts.mem) that this
+ * machine cannot give, logged (rk_region_precheck()). */
+int bench_mem_precheck(const struct rk_bench_opts *o);
 
 #endif

@@ -239,6 +239,54 @@ static int cq_size(const struct rk_device *dev, uint32_t qps, uint32_t depth)
 	return n > (uint64_t)dev->info.max_cqe ? dev->info.max_cqe : (int)n;
 }
 
+/* The RC operations this side's buffer takes part in, for --odp. */
+static uint32_t odp_ops(enum rk_bench_test test)
+{
+	switch (test) {
+	case RK_BENCH_SEND: return IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV;
+	case RK_BENCH_WRITE: return IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_RECV;
+	case RK_BENCH_READ: return IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_RECV;
+	default: return IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_RECV;
+	}
+}
+
+int bench_mem_precheck(const struct rk_bench_opts *o)
+{
+	struct rk_region_opts ro = o->mem;
+
+	ro.no_dm = true;
+	/* A server learns the test from its client: the receives it always posts. */
+	ro.odp_rc = o->conn.server ? IBV_ODP_SUPPORT_RECV : odp_ops(o->test);
+	return rk_region_precheck(o->conn.device, &ro, 0);
+}
+
+/* The data buffer (2 slots per QP), of the kind asked: never device memory,
+ * as the engine fills and checks it with the CPU. */
+static int create_buffer(struct rk_bench *b)
+{
+	struct rk_bench_info *in = &b->info;
+	struct rk_region_opts ro = b->o.mem;
+	int ret;
+
+	ro.no_dm = true;
+	ro.odp_rc = odp_ops(in->test);
+	if (ro.odp && in->transport != RK_RC) {
+		rk_error("bench: --odp is checked and used for RC only (this run is %s)",
+			 rk_transport_str(in->transport));
+		return -EOPNOTSUPP;
+	}
+	ret = rk_region_alloc(b->conn->dev, b->conn->pd, 2 * in->qps * b->stride,
+			      IBV_ACCESS_LOCAL_WRITE | b->access, &ro, &b->region);
+	if (ret)
+		return ret;
+	b->mr = b->region->host;
+	in->mem = b->region->kind;
+	in->mem_chosen = b->region->chosen;
+	snprintf(in->mem_why, sizeof(in->mem_why), "%s", b->region->why);
+	in->odp = ro.odp;
+	return 0;
+}
+
 /* Receive CQ entries for count QPs: their receive queues, or all the SRQ
  * holds (any QP may take every receive of it), within the device's limit. */
 static int rcq_size(const struct rk_bench *b, uint32_t count)
@@ -396,8 +444,7 @@ static int create_local(struct rk_bench *b)
 
 	b->stride = stride_for(in->max_size);
 	b->access = is_target(in) ? remote_access_for(in->test) : 0;
-	ret = rk_mr_alloc(b->conn->pd, 2 * in->qps * b->stride, IBV_ACCESS_LOCAL_WRITE | b->access,
-			  &b->mr);
+	ret = create_buffer(b);
 	if (ret)
 		return ret;
 	if (in->srq) {

@@ -129,6 +129,8 @@ static int query_device(struct rk_device *dev)
 	info->device_cap_flags = ax.device_cap_flags_ex;
 	info->max_dm_size = ax.max_dm_size;
 	info->odp_caps = ax.odp_caps.general_caps;
+	info->odp_rc_caps = ax.odp_caps.per_transport_caps.rc_odp_caps;
+	info->odp_ud_caps = ax.odp_caps.per_transport_caps.ud_odp_caps;
 	info->transport = dev->ctx->device->transport_type;
 	return 0;
 }

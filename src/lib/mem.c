@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <rdmakit/mem.h>
+#include <rdmakit/region.h>
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
 
@@ -103,26 +104,18 @@ int rk_mr_reg(struct ibv_pd *pd, void *buf, size_t len, int access, struct rk_mr
 
 int rk_mr_alloc(struct ibv_pd *pd, size_t len, int access, struct rk_mr **mr_p)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	void *buf;
+	struct rk_mem_map m;
 	int ret;
 
-	if (!len) {
-		rk_error("register memory: length 0");
-		return -EINVAL;
-	}
-	ret = posix_memalign(&buf, page > 0 ? (size_t)page : 4096, len);
+	ret = rk_mem_map(RK_MEM_HOST, len, &m);
+	if (ret)
+		return ret;
+	ret = rk_mr_reg(pd, m.buf, len, access, mr_p);
 	if (ret) {
-		rk_error("allocate %zu bytes: %s", len, rk_strerror(ret));
-		return -ret;
-	}
-	memset(buf, 0, len);
-	ret = rk_mr_reg(pd, buf, len, access, mr_p);
-	if (ret) {
-		free(buf);
+		rk_mem_unmap(&m);
 		return ret;
 	}
-	(*mr_p)->owns_buf = 1;
+	(*mr_p)->owns_buf = 1; /* host memory: free() */
 	return 0;
 }
 

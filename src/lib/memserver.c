@@ -642,11 +642,36 @@ static int setup_listener(struct rk_memserver *srv)
 	return rk_cm_bind_listen(srv->listener, srv->o.bind, srv->port, MS_BACKLOG);
 }
 
+/* The memory opts asks for, before anything is made: what this machine
+ * cannot give is said at once, not when a client comes. */
+static int check_mem(const struct rk_memserver_opts *o)
+{
+	struct rk_region_opts ro = {.kind = o->mem, .no_dm = true, .odp = o->odp,
+				    .odp_rc = IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_WRITE};
+
+	if (o->mem == RK_MEM_DM || (unsigned int)o->mem > RK_MEM_AUTO) {
+		rk_error("memserver: sessions cannot live in %s memory (they outlive a device); "
+			 "use host, hugepage, memfd, memfd-huge or auto",
+			 rk_mem_kind_name(o->mem));
+		return -EINVAL;
+	}
+	if (o->state_dir && o->mem != RK_MEM_HOST) {
+		rk_error("memserver: with a state directory the sessions live in its files; "
+			 "--mem %s does not apply", rk_mem_kind_name(o->mem));
+		return -EINVAL;
+	}
+	return rk_region_precheck(o->device, &ro, 0);
+}
+
 int rk_memserver_create(const struct rk_memserver_opts *opts, struct rk_memserver **srv_p)
 {
-	struct rk_memserver *srv = calloc(1, sizeof(*srv));
+	struct rk_memserver *srv;
 	int ret;
 
+	ret = check_mem(opts);
+	if (ret)
+		return ret;
+	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return -ENOMEM;
 	srv->o = *opts;
@@ -664,6 +689,9 @@ int rk_memserver_create(const struct rk_memserver_opts *opts, struct rk_memserve
 	if (ret)
 		goto err_destroy;
 	ms_counters_baseline(srv);
+	rk_info("sessions' memory: %s%s",
+		opts->state_dir ? "files in the state directory" : rk_mem_kind_name(opts->mem),
+		opts->odp ? ", registered with on-demand paging" : "");
 	*srv_p = srv;
 	return 0;
 

@@ -27,6 +27,9 @@ struct ms_session {
 	uint64_t id;
 	uint64_t size;
 	void *mem;
+	struct rk_mem_map map; /* memory of opts.mem's kind (buf NULL: anonymous or a file) */
+	enum rk_mem_kind kind;
+	bool odp;          /* registered with on-demand paging */
 	int fd;            /* the --state-dir file, or -1 */
 	char *path;        /* its name, or NULL */
 	struct ms_dev *dev; /* where mr is registered, or NULL */

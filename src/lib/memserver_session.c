@@ -77,11 +77,39 @@ static int map_file(struct ms_session *s, const char *dir, char *why, size_t why
 	return 0;
 }
 
+/* The region of a new session in memory of a kind other than host. */
+static int map_kind(struct ms_session *s, char *why, size_t why_len)
+{
+	if (rk_mem_map(s->kind, s->size, &s->map)) {
+		snprintf(why, why_len, "the server has no %s memory for %" PRIu64 " bytes",
+			 rk_mem_kind_name(s->kind), s->size);
+		return -ENOSPC;
+	}
+	s->mem = s->map.buf;
+	return 0;
+}
+
+/* The region of a new session in anonymous memory (zero from the kernel,
+ * and only touched pages take memory). */
+static int map_anon(struct ms_session *s, char *why, size_t why_len)
+{
+	s->mem = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s->mem == MAP_FAILED) {
+		s->mem = NULL;
+		rk_error("allocate %" PRIu64 " bytes for a session: %m", s->size);
+		snprintf(why, why_len, "no memory for %" PRIu64 " bytes", s->size);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
 static void session_release(struct ms_session *s, bool gone)
 {
 	if (s->mr && ibv_dereg_mr(s->mr))
 		rk_warn("deregister the region of session %016" PRIx64 ": %m", s->id);
-	if (s->mem)
+	if (s->map.buf)
+		rk_mem_unmap(&s->map);
+	else if (s->mem)
 		munmap(s->mem, s->size);
 	if (s->fd >= 0)
 		close(s->fd);
@@ -102,27 +130,29 @@ int ms_session_new(struct rk_memserver *srv, uint64_t size, const char *client,
 		return -ENOSPC;
 	}
 	s->fd = -1;
+	s->map.fd = -1;
+	s->odp = srv->o.odp;
 	s->id = new_id(srv);
 	s->size = size;
 	snprintf(s->client, sizeof(s->client), "%s", client);
 	s->created = time(NULL);
 	s->expire_ms = -1;
-	if (srv->o.state_dir) {
-		ret = map_file(s, srv->o.state_dir, why, why_len);
-		if (ret)
-			goto err_free;
-	} else {
-		/* Anonymous memory is zero from the kernel. */
-		s->mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-			      0);
-		if (s->mem == MAP_FAILED) {
-			s->mem = NULL;
-			rk_error("allocate %" PRIu64 " bytes for a session: %m", size);
-			snprintf(why, why_len, "no memory for %" PRIu64 " bytes", size);
-			ret = -ENOSPC;
-			goto err_free;
-		}
+	s->kind = srv->o.state_dir ? RK_MEM_HOST : srv->o.mem;
+	if (s->kind == RK_MEM_AUTO) {
+		char chose[200];
+
+		s->kind = rk_mem_auto(NULL, size, "sessions outlive a device, so never device memory",
+				      chose, sizeof(chose));
+		rk_info("session %016" PRIx64 " (%" PRIu64 " bytes): %s", s->id, size, chose);
 	}
+	if (srv->o.state_dir)
+		ret = map_file(s, srv->o.state_dir, why, why_len);
+	else if (s->kind != RK_MEM_HOST)
+		ret = map_kind(s, why, why_len);
+	else
+		ret = map_anon(s, why, why_len);
+	if (ret)
+		goto err_free;
 	s->next = srv->sessions;
 	srv->sessions = s;
 	srv->nsessions++;
@@ -155,7 +185,8 @@ int ms_session_register(struct ms_session *s, struct ms_dev *dev, char *why, siz
 			 ibv_get_device_name(dev->ctx->device));
 		return -EXDEV;
 	}
-	s->mr = ibv_reg_mr(dev->pd, s->mem, s->size, MS_ACCESS);
+	s->mr = ibv_reg_mr(dev->pd, s->mem, s->size,
+			   MS_ACCESS | (s->odp ? IBV_ACCESS_ON_DEMAND : 0));
 	if (!s->mr) {
 		ret = errno ? -errno : -ENOMEM;
 		rk_error("register the %" PRIu64 "-byte region of session %016" PRIx64
@@ -239,6 +270,8 @@ static int adopt_one(struct rk_memserver *srv, const char *name, uint64_t id)
 	if (!s)
 		return -ENOMEM;
 	s->id = id;
+	s->odp = srv->o.odp;
+	s->map.fd = -1;
 	s->path = session_path(srv->o.state_dir, id);
 	s->fd = s->path ? open(s->path, O_RDWR | O_CLOEXEC) : -1;
 	if (s->fd < 0 || fstat(s->fd, &st)) {
@@ -429,6 +462,7 @@ int rk_memserver_status(struct rk_memserver *srv, struct rk_memserver_status **s
 		si->idle_since = s->idle_since;
 		si->expires = left < 0 ? 0 : time(NULL) + (time_t)((left + 999) / 1000);
 		si->adopted = s->adopted;
+		si->mem = s->kind;
 		st->bytes += s->size;
 	}
 	st->nsessions = i;

@@ -152,6 +152,44 @@ static int server_remote_access(const struct rc *rc)
 	return access;
 }
 
+/* The RC operations of the flow, for the on-demand-paging check. */
+static uint32_t flow_odp_ops(const struct rc *rc)
+{
+	uint32_t ops = 0;
+
+	for (int i = 0; i < rc->res->nsteps; i++) {
+		switch (rc->flow[i]) {
+		case RK_STEP_WRITE:
+		case RK_STEP_WRITE_IMM: ops |= IBV_ODP_SUPPORT_WRITE; break;
+		case RK_STEP_READ: ops |= IBV_ODP_SUPPORT_READ; break;
+		case RK_STEP_FADD:
+		case RK_STEP_CSWAP: ops |= IBV_ODP_SUPPORT_ATOMIC; break;
+		default: ops |= IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV; break;
+		}
+	}
+	return ops;
+}
+
+/* This side's buffer, of the kind asked, and what it came to in the result. */
+static int region_alloc(struct rc *rc, struct rk_conn *conn, int access)
+{
+	struct rk_region_opts ro = {.kind = rc->o->mem, .odp = rc->o->odp,
+				    .odp_rc = flow_odp_ops(rc)};
+	struct rk_rcflow_result *r = rc->res;
+	int ret;
+
+	ret = rk_region_alloc(conn->dev, conn->pd, rc->o->size, access, &ro, &rc->buf);
+	if (ret)
+		return ret;
+	r->access = rc->buf->access;
+	r->mem = rc->buf->kind;
+	r->dm = rc->buf->dm != NULL;
+	r->fell_back = rc->buf->chosen && !r->dm;
+	r->odp = rc->o->odp;
+	snprintf(r->mem_why, sizeof(r->mem_why), "%s", rc->buf->why);
+	return 0;
+}
+
 /* Server: judge the client's request, then create exactly what it needs. */
 static int on_request(struct rk_conn *conn, const struct rk_wire_buf *req,
 		      struct rk_wire_buf *reply, int *qp_access, char *reason, size_t reason_len,
@@ -193,14 +231,12 @@ static int on_request(struct rk_conn *conn, const struct rk_wire_buf *req,
 			remote ? "its" : "any");
 		access = IBV_ACCESS_LOCAL_WRITE;
 	}
-	ret = rk_region_alloc(conn->dev, conn->pd, o->size, access, o->mem != RK_RCFLOW_MEM_HOST,
-			      o->mem == RK_RCFLOW_MEM_AUTO, &rc->res->fell_back, &rc->buf);
+	ret = region_alloc(rc, conn, access);
 	if (ret) {
-		snprintf(reason, reason_len, "%s", ret == -EOPNOTSUPP ?
-			 "the server's device has no device memory" : rk_strerror(ret));
+		snprintf(reason, reason_len, "the server cannot have its %s buffer: %s",
+			 rk_mem_kind_name(o->mem), rk_strerror(ret));
 		return ret;
 	}
-	rc->res->access = access;
 	memset(reply, 0, sizeof(*reply));
 	reply->addr = rc->buf->base;
 	reply->len = rc->buf->len;
@@ -218,11 +254,9 @@ static int prepare(struct rk_conn *conn, struct rk_wire_buf *req, int *qp_access
 	int ret;
 
 	rk_run_counters_start(&rc->res->counters, conn->dev, conn->port_num);
-	ret = rk_region_alloc(conn->dev, conn->pd, rc->o->size, IBV_ACCESS_LOCAL_WRITE, false,
-			      false, NULL, &rc->buf);
+	ret = region_alloc(rc, conn, IBV_ACCESS_LOCAL_WRITE);
 	if (ret)
 		return ret;
-	rc->res->access = IBV_ACCESS_LOCAL_WRITE;
 	memset(req, 0, sizeof(*req));
 	req->op = rc->res->op;
 	req->size = (uint32_t)rc->o->size;
@@ -644,29 +678,17 @@ static void note_connected(struct rc *rc)
 	/* RDMA CM's are read back from the QP it connected. */
 	r->peer_qpn = c->cm_mode ? c->qp->remote.qpn : c->remote.qpn;
 	r->path_mtu = rk_mtu_bytes(c->cm_mode ? c->qp->path.path_mtu : c->path_mtu);
-	r->dm = rc->buf->dm != NULL;
 	r->rkey = rc->buf->rkey;
 	r->reply = c->reply;
 }
 
-/* --mem dm on a device without device memory: say so at once, not when the
- * first client comes. (With CM the device is the one opts names, or the
- * first, as CM has not picked one yet.) */
-static int server_check_dm(const struct rk_rcflow_opts *o)
+/* The memory asked for that this machine cannot give: say so at once, not
+ * when the first client comes or after connecting. */
+static int check_mem(const struct rk_rcflow_opts *o)
 {
-	struct rk_device *dev;
-	int ret;
+	struct rk_region_opts ro = {.kind = o->mem, .odp = o->odp};
 
-	ret = rk_device_open(o->device, &dev);
-	if (ret)
-		return ret;
-	ret = dev->info.max_dm_size ? 0 : -EOPNOTSUPP;
-	if (ret)
-		rk_error("%s has no device memory (max_dm_size 0), so --mem dm cannot be served; "
-			 "--mem auto falls back to host memory",
-			 dev->info.name);
-	rk_device_close(dev);
-	return ret;
+	return rk_region_precheck(o->device, &ro, o->size);
 }
 
 static int check_opts(const struct rk_rcflow_opts *o)
@@ -688,6 +710,10 @@ static int check_opts(const struct rk_rcflow_opts *o)
 	else if (o->srq && o->cm)
 		bad = "--srq with --cm: over RDMA CM the control messages travel on the QP's own "
 		      "receives, which an SRQ would take; use the TCP exchange";
+	else if (!o->server && o->mem == RK_MEM_DM)
+		bad = "device memory is for the server's buffer, not a client's";
+	else if ((unsigned int)o->mem > RK_MEM_AUTO)
+		bad = "the memory kind is not one of region.h's";
 	if (bad) {
 		rk_error("RC flow: %s", bad);
 		return -EINVAL;
@@ -792,8 +818,8 @@ static int rcflow_run(const struct rk_rcflow_opts *opts, struct rk_conn *pending
 	ret = check_opts(opts);
 	if (!ret && opts->op != RK_RCFLOW_OP_ANY)
 		build_flow(&rc);
-	if (!ret && opts->server && opts->mem == RK_RCFLOW_MEM_DM && !pending)
-		ret = server_check_dm(opts);
+	if (!ret && !pending)
+		ret = check_mem(opts);
 	if (!ret) {
 		rc.scratch = malloc(2 * opts->size);
 		ret = rc.scratch ? run(&rc) : -ENOMEM;
@@ -888,8 +914,8 @@ int rk_rcflow_serve_clients(const struct rk_rcflow_opts *opts, uint32_t n,
 		return -EINVAL;
 	}
 	ret = opts->xrc ? rk_srq_xrc_refuse("rc", opts->device) : check_opts(opts);
-	if (!ret && opts->mem == RK_RCFLOW_MEM_DM)
-		ret = server_check_dm(opts);
+	if (!ret)
+		ret = check_mem(opts);
 	if (ret)
 		return ret;
 	rep->wanted = n;

@@ -69,7 +69,16 @@ run 2 "$RDMAKIT" qp-states -g x
 has "$err" "--gid-index"
 
 # rc
-run 2 "$RDMAKIT" rc "$IP" --mem dm
+run 2 "$RDMAKIT" rc "$IP" --mem dm && has "$err" "device memory is for the server's buffer"
+# --mem KIND and --odp (rc, bench, memserver): names checked before anything is opened
+run 2 "$R" rc --server --mem huge && has "$err" "rdmakit rc: option --mem: 'huge' is not one of host, hugepage, memfd, memfd-huge, dm, auto"
+run 2 "$R" rc --server --mem && has "$err" "needs a value"
+run 2 "$R" bench "$IP" --mem dm && has "$err" "rdmakit bench: option --mem: 'dm' is not one of host, hugepage, memfd, memfd-huge, auto here"
+run 2 "$R" bench "$IP" --mem HOST && has "$err" "'HOST' is not one of"
+run 2 "$R" bench "$IP" --odp --transport ud --op send && has "$err" "option --odp: for --transport rc only"
+run 2 "$R" bench "$IP" --odp=yes && has "$err" "--odp"
+run 2 "$R" memserver --mem dm && has "$err" "rdmakit memserver: option --mem: 'dm' is not one of host, hugepage, memfd, memfd-huge, auto here"
+run 2 "$R" memserver --mem hugepage --state-dir /nonexistent && has "$err" "with --state-dir the sessions live in its files"
 run 2 "$RDMAKIT" rc
 has "$err" "give the server's address"
 # --persist: for a server, which waits until stopped

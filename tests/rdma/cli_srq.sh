@@ -28,7 +28,7 @@ srv_json() {
 # 1. bench: 4 QPs drain one SRQ of 128; 4 x 200 SENDs of 2 KiB, each checked
 # as it arrives (the server's check says so); the client's peer check passed.
 pair 0 0 "$RDMAKIT bench --server -p @PORT@ --wait 60 --timeout 60 --json --srq --srq-depth 128" \
-	"$RDMAKIT bench $IP -p @PORT@ --timeout 60 --json --test send --qps 4 --iters 200 --sizes 2048"
+	"$RDMAKIT bench $IP -p @PORT@ --timeout 60 --json --op send --qps 4 --count 200 --size 2048"
 json "
 r = d['results'][0]
 assert d['ok'] is True and r['peer_check'] == 'passed', r
@@ -46,7 +46,7 @@ assert s['posted'] - s['taken'] <= 128, s"
 # 2. bench RC bidirectional: the client receives through an SRQ of its own
 # too (3 QPs each way).
 pair 0 0 "$RDMAKIT bench --server -p @PORT@ --wait 60 --timeout 60 --srq" \
-	"$RDMAKIT bench $IP -p @PORT@ --timeout 60 --json --test send --qps 3 --bidir --iters 200 --sizes 512 --srq"
+	"$RDMAKIT bench $IP -p @PORT@ --timeout 60 --json --op send --qps 3 --bidir --count 200 --size 512 --srq"
 json "
 r = d['results'][0]
 assert d['ok'] is True and d['srq'] is True, d
@@ -58,7 +58,7 @@ has "$srv_out" "received 600 of 600 SENDs through the SRQ"
 # that finds no receive: 3 x 100 fit the SRQ's 512 without waiting for a
 # refill).
 pair 0 0 "$RDMAKIT bench --server -p @PORT@ --wait 60 --timeout 60 --srq" \
-	"$RDMAKIT bench $IP -p @PORT@ --timeout 60 --json --test send --transport ud --qps 3 --iters 100 --sizes 512"
+	"$RDMAKIT bench $IP -p @PORT@ --timeout 60 --json --op send --transport ud --qps 3 --count 100 --size 512"
 json "
 r = d['results'][0]
 assert d['ok'] is True and r['peer_check'] == 'passed', r"
@@ -68,7 +68,7 @@ has "$srv_out" "SENDs through the SRQ, every message's 512 bytes match"
 # and their 2 end-of-round SENDs leave 14 posted: below the limit, so the
 # device raises IBV_EVENT_SRQ_LIMIT_REACHED; the run still passes.
 pair 0 0 "$RDMAKIT bench --server -p @PORT@ --wait 60 --timeout 60 --json --srq --srq-depth 64 --srq-limit 16 --srq-no-refill" \
-	"$RDMAKIT bench $IP -p @PORT@ --timeout 60 --json --test send --qps 2 --iters 24 --sizes 64"
+	"$RDMAKIT bench $IP -p @PORT@ --timeout 60 --json --op send --qps 2 --count 24 --size 64"
 srv_json "
 r = d['results'][0]
 assert 'received 48 of 48 SENDs through the SRQ' in r['check'], r['check']
@@ -85,7 +85,7 @@ assert s['fewest_posted'] == 14 and s['posted'] == 64, s"
 # its SRQ ran empty and the limit event (limit 8 by default). The server
 # learns of the failure only from its own timeout (--timeout 8).
 pair 1 1 "$RDMAKIT bench --server -p @PORT@ --wait 60 --timeout 8 --srq --srq-depth 32 --srq-no-refill" \
-	"$RDMAKIT bench $IP -p @PORT@ --timeout 60 --test send --qps 2 --iters 100 --sizes 64 --rnr-retry 1"
+	"$RDMAKIT bench $IP -p @PORT@ --timeout 60 --op send --qps 2 --count 100 --size 64 --rnr-retry 1"
 has "$err" "IBV_WC_RNR_RETRY_EXC_ERR"
 has "$out" "IBV_WC_RNR_RETRY_EXC_ERR: the peer posted no receive in time"
 has "$out" "counters: retry_rnr_exceeded_err +"
@@ -125,7 +125,7 @@ run 1 $RDMAKIT rc --server --cm --srq -p $((PORT + 3))
 has "$err" "--srq with --cm: over RDMA CM the control messages travel on the QP's own receives"
 # bench --cm: its data QPs are not the CM QP, so --srq works there
 pair 0 0 "$RDMAKIT bench --server -p @PORT@ --cm --wait 60 --timeout 60 --srq" \
-	"$RDMAKIT bench $IP -p @PORT@ --cm --timeout 60 --json --test send --qps 2 --iters 100 --sizes 1024"
+	"$RDMAKIT bench $IP -p @PORT@ --cm --timeout 60 --json --op send --qps 2 --count 100 --size 1024"
 has "$srv_out" "received 200 of 200 SENDs through the SRQ"
 # two clients at once, each with an SRQ of its own (one connection, one PD each)
 PORT=$((PORT + 1))
@@ -142,7 +142,7 @@ has "$srv_out" "SRQ: depth 512"
 # 6. XRC: refused by name, before listening or connecting.
 run 1 $RDMAKIT bench --server -p $((PORT + 2)) --xrc
 has "$err" "rxe0 has no XRC (IBV_DEVICE_XRC not in its capabilities)"
-run 1 $RDMAKIT bench $IP -p $((PORT + 2)) --xrc --test send
+run 1 $RDMAKIT bench $IP -p $((PORT + 2)) --xrc --op send
 has "$err" "rxe0 has no XRC (IBV_DEVICE_XRC not in its capabilities)"
 run 1 $RDMAKIT ud --server -p $((PORT + 2)) --xrc
 has "$err" "rxe0 has no XRC (IBV_DEVICE_XRC not in its capabilities)"

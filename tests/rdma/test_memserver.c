@@ -6,7 +6,7 @@
  * --keep see the same bytes; two sessions are apart; an expired session is
  * -ENOENT; malformed requests, --allow, --max-clients and a queue connected
  * twice are refused with their code and reason; --state-dir survives a
- * server restart. */
+ * server restart; sessions in huge pages, and the empty pool refused. */
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
@@ -579,6 +579,65 @@ static void test_state_dir(void **state)
 	rmdir(dir);
 }
 
+/* The kernel's huge-page pool size (vm.nr_hugepages); the guest runs tests
+ * as root. */
+static long pool_get(void)
+{
+	FILE *f = fopen("/proc/sys/vm/nr_hugepages", "re");
+	long n = -1;
+
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%ld", &n), 1);
+	fclose(f);
+	return n;
+}
+
+static void pool_set(long n)
+{
+	FILE *f = fopen("/proc/sys/vm/nr_hugepages", "we");
+
+	if (!f)
+		fail_msg("open /proc/sys/vm/nr_hugepages for writing: %s (tests run as root)",
+			 strerror(errno));
+	fprintf(f, "%ld\n", n);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Sessions in huge pages (--mem hugepage): zeroed, written and read back,
+ * shown as such; with the pool empty the server refuses to start and says
+ * how to reserve pages. */
+static void test_hugepage(void **state)
+{
+	struct server s = {.o = {.keep_s = 30, .mem = RK_MEM_HUGEPAGE}};
+	struct rk_memserver_status *st;
+	struct rk_memserver *srv;
+	struct client c;
+	long saved = pool_get();
+
+	(void)state;
+	pool_set(0);
+	s.o.port = fx_next_port(18720);
+	fx_capture_reset();
+	assert_int_equal(rk_memserver_create(&s.o, &srv), -ENOMEM);
+	assert_true(fx_capture_has("the pool has 0 of 0 huge pages of"));
+	assert_true(fx_capture_has("sysctl vm.nr_hugepages="));
+	pool_set(4); /* SIZE is 1 MiB: one page of 2 MiB (x86) */
+	if (pool_get() < 1)
+		fail_msg("the kernel reserved no huge pages (vm.nr_hugepages 4 asked): low memory?");
+	server_start(&s);
+	assert_int_equal(client_connect(&c, s.o.port, 0, 1, 0, SIZE), 0);
+	check_zero(&c, IO_OFF);
+	write_pattern(&c);
+	check_pattern(&c, c.region.session);
+	assert_int_equal(rk_memserver_status(s.srv, &st), 0);
+	assert_int_equal(st->nsessions, 1);
+	assert_int_equal(st->sessions[0].mem, RK_MEM_HUGEPAGE);
+	rk_memserver_status_free(st);
+	client_disconnect(&c);
+	server_stop(&s);
+	pool_set(saved);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -588,6 +647,7 @@ int main(void)
 		cmocka_unit_test(test_allow),
 		cmocka_unit_test(test_max_clients),
 		cmocka_unit_test(test_state_dir),
+		cmocka_unit_test(test_hugepage),
 	};
 
 	return fx_run("memserver tests", tests);

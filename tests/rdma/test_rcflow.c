@@ -263,7 +263,7 @@ static void test_device_memory(void **state)
 	rk_device_close(dev);
 	port = fx_next_port(PORT_BASE);
 	side_init(srv, true, false, port, NULL, 4096);
-	srv->o.mem = max_dm ? RK_RCFLOW_MEM_DM : RK_RCFLOW_MEM_AUTO;
+	srv->o.mem = max_dm ? RK_MEM_DM : RK_MEM_AUTO;
 	side_init(cli, false, false, port, "write", 4096);
 	run_pair(srv, cli);
 	check_flow_ok(srv, cli, 1);
@@ -271,7 +271,7 @@ static void test_device_memory(void **state)
 	assert_int_equal(srv->r.fell_back, max_dm == 0);
 	if (!max_dm) {
 		side_init(srv, true, false, fx_next_port(PORT_BASE), NULL, 4096);
-		srv->o.mem = RK_RCFLOW_MEM_DM;
+		srv->o.mem = RK_MEM_DM;
 		fx_capture_reset();
 		srv->ret = rk_rcflow_run(&srv->o, &srv->r);
 		assert_int_equal(srv->ret, -EOPNOTSUPP);

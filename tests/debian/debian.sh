@@ -117,10 +117,11 @@ echo "== rkblk built by DKMS from the unpacked rdmakit-dkms for the guest's kern
 "$SRC/scripts/softroce" setup >/dev/null || { echo "FAIL: scripts/softroce setup"; exit 1; }
 CACHE=${RDMAKIT_SOFTROCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdmakit/softroce}
 kver=$(cut -d' ' -f1 "$CACHE/current")
+# The kernel tests' scripts/kmod.sh installs them too; a fresh machine may
+# not have them yet (deps.sh is bash).
 if [ ! -e "/usr/src/linux-headers-$kver/Makefile" ]; then
-	# shellcheck source=scripts/deps.sh
-	. "$SRC/scripts/deps.sh"
-	rk_install_packages "linux-headers-$kver"
+	bash -c '. "$1/scripts/deps.sh" && rk_install_packages "$2"' _ "$SRC" "linux-headers-$kver" ||
+		{ echo "FAIL: cannot install linux-headers-$kver"; exit 1; }
 fi
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$ROOT"/usr/src/rdmakit-*/dkms.conf)
 t=$(now)

@@ -18,6 +18,11 @@ RDMAKIT_BENCH_PACKAGES="perftest ucx-utils gnuplot-nox python3"
 # and rdmakit-mesh: Open MPI, whose mpirun starts ranks across the guests.
 RDMAKIT_MESH_PACKAGES="openmpi-bin libopenmpi-dev python3-jsonschema"
 
+# Only for the Debian packages (debian/, tests/debian): dpkg-buildpackage,
+# debhelper with DKMS, lintian; the rest of debian/control's Build-Depends is
+# in RDMAKIT_BUILD_PACKAGES and RDMAKIT_MESH_PACKAGES.
+RDMAKIT_DEB_PACKAGES="build-essential dpkg-dev debhelper dh-dkms dkms lintian"
+
 # rk_install_packages PKG...: apt-get install those not installed yet.
 rk_install_packages() {
 	local missing=() p sudo=

@@ -3,6 +3,7 @@
 # with warnings as errors (and, in the background, with ASan and UBSan in
 # build-asan), then, at the same time where the device is Soft-RoCE: the
 # kernel tests (rkblk module against rdmakit memserver, two guests), the
+# Debian packages (built, unpacked, run in a guest of their own), the
 # device tests (CTest label "rdma") in a guest of their own, the unit tests on
 # the host (also under valgrind, then under ASan/UBSan), the ASan/UBSan build's
 # device tests in a second guest, the guests' own tests (the runner, the wire,
@@ -15,7 +16,8 @@ build=${RDMAKIT_BUILD_DIR:-$root/build}
 # shellcheck source=scripts/deps.sh
 . "$root/scripts/deps.sh"
 
-rk_install_packages $RDMAKIT_BUILD_PACKAGES $RDMAKIT_CHECK_PACKAGES $RDMAKIT_MESH_PACKAGES
+rk_install_packages $RDMAKIT_BUILD_PACKAGES $RDMAKIT_CHECK_PACKAGES $RDMAKIT_MESH_PACKAGES \
+	$RDMAKIT_DEB_PACKAGES
 rk_build "$root" "$build"
 
 # The ASan/UBSan build compiles in the background while the unit tests run.
@@ -90,6 +92,14 @@ echo "== kernel tests (rkblk module and rdmakit memserver, two Soft-RoCE guests)
 (ctest -L kernel --output-on-failure >"$build/kernel.log" 2>&1) &
 kernel_pid=$!
 
+# The Debian packages (label "debian", tests/debian): dpkg-buildpackage in a
+# copy of the source, lintian, dpkg -x into a temporary root, the examples
+# and DKMS's rkblk built against the unpacked packages, then the unpacked
+# rdmakit, the examples and the module in a Soft-RoCE guest of its own.
+echo "== Debian packages (built, unpacked, run in a guest of their own), in the background"
+(ctest -L debian --output-on-failure >"$build/debian.log" 2>&1) &
+debian_pid=$!
+
 # In Soft-RoCE the plain and the ASan/UBSan device tests run at the same time,
 # each in a guest of its own (its own rxe0: counters and link faults of one
 # never reach the other), the plain one from here, beside the unit tests; on a
@@ -107,7 +117,7 @@ if [ $native = 0 ]; then
 fi
 
 echo "== unit tests (host), each also under valgrind memcheck (label valgrind)"
-ctest -LE 'rdma|wire|kernel|softroce|mesh' -E '^examples_build$' --output-on-failure | tee "$build/unit.log" || status=1
+ctest -LE 'rdma|wire|kernel|softroce|mesh|debian' -E '^examples_build$' --output-on-failure | tee "$build/unit.log" || status=1
 tally unit "$build/unit.log"
 
 if [ $native = 1 ]; then
@@ -156,6 +166,7 @@ else
 fi
 
 collect "kernel tests (started before the unit tests)" "$kernel_pid" kernel "$build/kernel.log"
+collect "Debian packages (started before the unit tests)" "$debian_pid" "Debian packages" "$build/debian.log"
 
 if [ $native = 0 ]; then
 	collect "device tests, ASan/UBSan (started $(($(date +%s) - t0)) s ago, beside the others)" \
@@ -172,7 +183,7 @@ summary+=("fuzz: $(grep -c ': no crash$' "$build/fuzz.log" || true) target(s) wi
 echo "== summary"
 printf '%s\n' "${summary[@]}"
 # One closing line for all runs, in the plain form CI reads.
-cat "$build/examples.log" "$build/unit.log" "$build/rdma.log" "$build/beds.log" "$build/kernel.log" "$asan/unit.log" "$asan/rdma.log" "$build/fuzz.log" | awk '
+cat "$build/examples.log" "$build/unit.log" "$build/rdma.log" "$build/beds.log" "$build/kernel.log" "$build/debian.log" "$asan/unit.log" "$asan/rdma.log" "$build/fuzz.log" | awk '
 	/tests passed, [0-9]+ tests failed out of/ {
 		for (i = 1; i <= NF; i++) if ($i == "failed") f += $(i - 2); t += $NF
 	}

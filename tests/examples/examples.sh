@@ -8,6 +8,11 @@
 # examples_build, label unit: compiling in the emulated guest took minutes);
 # "run" (test examples, label rdma) runs what it built, building first when
 # it finds nothing built.
+# With RDMAKIT_EXAMPLES_ROOT=DIR (tests/debian) nothing is installed: the
+# library is the one unpacked from the Debian packages into DIR (dpkg -x), its
+# rdmakit.pc saying prefix=/usr, found there by PKG_CONFIG_SYSROOT_DIR=DIR
+# (pkgconf's --define-prefix would take /usr/lib, two levels above the .pc
+# file, as the prefix under a multiarch libdir).
 # Usage: examples.sh build|run BUILD_DIR SOURCE_DIR RDMAKIT
 MODE=$1
 BUILD=$2
@@ -19,18 +24,25 @@ RDMAKIT=$4
 N=7
 # The prefix and the examples' binaries, kept between the two halves.
 tmp=$BUILD/examples-check
+prefix=$tmp/prefix
+if [ -n "${RDMAKIT_EXAMPLES_ROOT:-}" ]; then
+	prefix=$RDMAKIT_EXAMPLES_ROOT/usr
+	PKG_CONFIG_SYSROOT_DIR=$RDMAKIT_EXAMPLES_ROOT
+	export PKG_CONFIG_SYSROOT_DIR
+fi
 
 build() {
 	rm -rf "$tmp"
 	mkdir -p "$tmp"
-	# 1. Install into the prefix; the .pc found there must name that prefix.
-	run 0 cmake --install "$BUILD" --prefix "$tmp/prefix" || finish
-	pc=$(find "$tmp/prefix" -name rdmakit.pc)
-	[ -n "$pc" ] || { echo "FAIL: no rdmakit.pc installed under $tmp/prefix"; exit 1; }
+	# 1. Install into the prefix (unless unpacked there); the .pc found there
+	# must name that prefix.
+	[ -n "${RDMAKIT_EXAMPLES_ROOT:-}" ] || run 0 cmake --install "$BUILD" --prefix "$prefix" || finish
+	pc=$(find "$prefix" -name rdmakit.pc)
+	[ -n "$pc" ] || { echo "FAIL: no rdmakit.pc installed under $prefix"; exit 1; }
 	PKG_CONFIG_PATH=$(dirname "$pc")
 	export PKG_CONFIG_PATH
-	run 0 pkg-config --cflags --libs rdmakit && has "$out" "-I$tmp/prefix/include" &&
-		has "$out" "-L$tmp/prefix/" && has "$out" "-lrdmakit"
+	run 0 pkg-config --cflags --libs rdmakit && has "$out" "-I$prefix/include" &&
+		has "$out" "-L$prefix/" && has "$out" "-lrdmakit"
 	if grep -qF -e "$SRC/include" -e "$BUILD/src" "$out"; then
 		echo "FAIL: pkg-config points into the source or build tree: $(cat "$out")"
 		fails=$((fails + 1))
@@ -38,7 +50,7 @@ build() {
 
 	# 2. Every installed header compiles alone.
 	nh=0
-	for h in "$tmp"/prefix/include/rdmakit/*.h; do
+	for h in "$prefix"/include/rdmakit/*.h; do
 		name=rdmakit/$(basename "$h")
 		# shellcheck disable=SC2046
 		if ! printf '#include <%s>\n' "$name" |
@@ -60,7 +72,7 @@ build() {
 	run 0 make -C "$SRC/examples" O="$tmp" CFLAGS="-O2 -Wall -Wextra -Werror $san" LDFLAGS="$san" ||
 		finish
 	for p in rping_client ud_sender; do
-		run 0 sh -c "ldd '$tmp/$p' | grep librdmakit" && has "$out" "$tmp/prefix/"
+		run 0 sh -c "ldd '$tmp/$p' | grep librdmakit" && has "$out" "$prefix/"
 	done
 
 	# Bad arguments: a named error, exit 2, nothing run.
@@ -75,7 +87,8 @@ build() {
 
 # True when the examples were built against the library as it is now.
 built() {
-	[ -f "$tmp/built" ] && [ -z "$(find "$BUILD/src/lib" -name 'librdmakit.so*' -newer "$tmp/built")" ]
+	[ -f "$tmp/built" ] &&
+		[ -z "$(find "$BUILD/src/lib" -name 'librdmakit.so*' -newer "$tmp/built" 2>/dev/null)" ]
 }
 
 case $MODE in
@@ -94,7 +107,7 @@ run)
 	;;
 esac
 command -v rping >/dev/null || { echo "FAIL: rping (rdma-core) is not installed"; exit 1; }
-run 0 sh -c "ldd '$tmp/rping_client' | grep librdmakit" && has "$out" "$tmp/prefix/"
+run 0 sh -c "ldd '$tmp/rping_client' | grep librdmakit" && has "$out" "$prefix/"
 
 # 4. rping_client against rdma-core's rping server: both exit 0, the
 # server saw every ping (-v prints each), the client checked every pong.

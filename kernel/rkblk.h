@@ -95,6 +95,7 @@ struct rkblk_ctrl {
 	int queue_depth;
 	int reconnect_delay;		/* seconds */
 	int loss_timeout;		/* seconds */
+	int tos;			/* RDMA CM type of service; -1: none */
 
 	/* Verbs objects shared by the queues (one device per controller). */
 	struct ib_device *ibdev;

@@ -541,6 +541,11 @@ static int rkblk_connect_queue(struct rkblk_queue *q, char *err, size_t len)
 			 q->idx, ret);
 		return ret;
 	}
+	/* As nvme-rdma's tos=: the class of every packet, both ways (the
+	 * server's QP takes the class of the connect request).
+	 */
+	if (ctrl->tos >= 0)
+		rdma_set_service_type(q->cm_id, ctrl->tos);
 	reinit_completion(&q->cm_done);
 	ret = rdma_resolve_addr(q->cm_id, NULL, (struct sockaddr *)&ctrl->addr,
 				RKBLK_STEP_TIMEOUT_MS);

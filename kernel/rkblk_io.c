@@ -330,6 +330,7 @@ RKBLK_ATTR(errors, "%lld", (long long)atomic64_read(&ctrl->errors));
 RKBLK_ATTR(reconnects, "%lld", (long long)atomic64_read(&ctrl->reconnects));
 RKBLK_ATTR(reconnect_delay, "%d", ctrl->reconnect_delay);
 RKBLK_ATTR(loss_timeout, "%d", ctrl->loss_timeout);
+RKBLK_ATTR(tos, "%d", ctrl->tos);
 
 static struct attribute *rkblk_attrs[] = {
 	&dev_attr_state.attr,
@@ -343,6 +344,7 @@ static struct attribute *rkblk_attrs[] = {
 	&dev_attr_reconnects.attr,
 	&dev_attr_reconnect_delay.attr,
 	&dev_attr_loss_timeout.attr,
+	&dev_attr_tos.attr,
 	NULL,
 };
 

@@ -45,7 +45,7 @@ void rkblk_for_each_ctrl(void (*fn)(struct rkblk_ctrl *ctrl, void *arg), void *a
 
 enum rkblk_opt {
 	OPT_HOST, OPT_PORT, OPT_SIZE, OPT_QUEUES, OPT_QUEUE_DEPTH,
-	OPT_RECONNECT_DELAY, OPT_LOSS_TIMEOUT, OPT_COUNT
+	OPT_RECONNECT_DELAY, OPT_LOSS_TIMEOUT, OPT_TOS, OPT_COUNT
 };
 
 static const char *const rkblk_opt_names[OPT_COUNT] = {
@@ -56,6 +56,7 @@ static const char *const rkblk_opt_names[OPT_COUNT] = {
 	[OPT_QUEUE_DEPTH] = "queue_depth",
 	[OPT_RECONNECT_DELAY] = "reconnect_delay",
 	[OPT_LOSS_TIMEOUT] = "loss_timeout",
+	[OPT_TOS] = "tos",
 };
 
 static int rkblk_parse_uint(const char *key, const char *val, unsigned int min,
@@ -136,6 +137,8 @@ static int rkblk_parse_opt(struct rkblk_ctrl *ctrl, enum rkblk_opt opt,
 	case OPT_LOSS_TIMEOUT:
 		return rkblk_parse_uint(key, val, 0, 86400, &ctrl->loss_timeout,
 					err, len);
+	case OPT_TOS:
+		return rkblk_parse_uint(key, val, 0, 255, &ctrl->tos, err, len);
 	default:
 		return -EINVAL;
 	}
@@ -168,7 +171,7 @@ static int rkblk_parse_attach(struct rkblk_ctrl *ctrl, char *args, char *err,
 			if (!strcmp(opt, rkblk_opt_names[i]))
 				break;
 		if (i == OPT_COUNT) {
-			snprintf(err, len, "%s: unknown option (host, port, size, queues, queue_depth, reconnect_delay, loss_timeout)",
+			snprintf(err, len, "%s: unknown option (host, port, size, queues, queue_depth, reconnect_delay, loss_timeout, tos)",
 				 *opt ? opt : "(empty)");
 			return -EINVAL;
 		}
@@ -209,6 +212,7 @@ static struct rkblk_ctrl *rkblk_alloc_ctrl(void)
 	ctrl->queue_depth = 128;
 	ctrl->reconnect_delay = 2;
 	ctrl->loss_timeout = 60;
+	ctrl->tos = -1;
 	ctrl->state = RKBLK_CONNECTING;
 	spin_lock_init(&ctrl->state_lock);
 	mutex_init(&ctrl->lock);

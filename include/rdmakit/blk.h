@@ -35,6 +35,7 @@ struct rk_blk_attach_opts {
 	unsigned int queue_depth;  /* 0: the module's default (128) */
 	unsigned int reconnect_delay; /* seconds; 0: the module's default (2) */
 	int loss_timeout;          /* seconds; -1: the module's default (60); 0 is valid */
+	int tos;                   /* RDMA CM type of service (traffic class) 0..255; -1: none */
 };
 
 /* Defaults: everything the module's own, host NULL, size 0. */
@@ -70,6 +71,7 @@ struct rk_blk_disk {
 	char session[20];  /* 16 hex digits */
 	uint64_t size, queues, queue_depth, inflight, errors, reconnects;
 	uint64_t reconnect_delay, loss_timeout;
+	int64_t tos;       /* -1: none given */
 	char missing[160]; /* attributes that could not be read, "" when none */
 };
 

@@ -11,7 +11,7 @@
 
 static const char blk_usage[] =
 	"rdmakit blk attach HOST [-p PORT] --size SIZE [--queues N] [--queue-depth N]\n"
-	"                        [--reconnect-delay S] [--loss-timeout S]\n"
+	"                        [--reconnect-delay S] [--loss-timeout S] [--tclass N | --dscp N]\n"
 	"       rdmakit blk detach rkblkN\n"
 	"       rdmakit blk list [--json]";
 
@@ -19,6 +19,8 @@ static int blk_attach(int argc, char **argv)
 {
 	uint64_t port = RK_MEM_DEFAULT_PORT, size = 0, queues = 0, depth = 0, delay = 0;
 	int64_t loss = -1;
+	struct cli_traffic_opts tc = CLI_TRAFFIC_OPTS_DEFAULT;
+	struct rk_traffic t;
 	const struct rk_opt opts[] = {
 		CLI_PORT_OPT(&port, "the memserver's port"),
 		{"size", 's', RK_OPT_SIZE, &size, 4096, UINT64_MAX, "SIZE",
@@ -31,6 +33,7 @@ static int blk_attach(int argc, char **argv)
 		 "seconds between reconnection attempts", .def = "the module's, 2"},
 		{"loss-timeout", 0, RK_OPT_INT, &loss, 0, RK_BLK_MAX_LOSS_TIMEOUT, "S",
 		 "seconds without the server before I/O fails", .def = "the module's, 60"},
+		CLI_TCLASS_OPTS(&tc),
 		RK_OPT_END,
 	};
 	struct rk_blk_attach_opts o;
@@ -50,6 +53,8 @@ static int blk_attach(int argc, char **argv)
 		fprintf(stderr, "rdmakit blk attach: option --size is required\n");
 		return CLI_USAGE;
 	}
+	if (cli_traffic("blk attach", &tc, &t) != CLI_OK)
+		return CLI_USAGE;
 	rk_blk_attach_defaults(&o);
 	o.host = argv[first];
 	o.port = (uint16_t)port;
@@ -58,6 +63,7 @@ static int blk_attach(int argc, char **argv)
 	o.queue_depth = (unsigned int)depth;
 	o.reconnect_delay = (unsigned int)delay;
 	o.loss_timeout = (int)loss;
+	o.tos = t.has_tclass ? t.tclass : -1;
 	ret = rk_blk_attach(NULL, &o, name, sizeof(name), msg, sizeof(msg));
 	if (ret == -EINVAL && strncmp(msg, "error:", 6)) {
 		fprintf(stderr, "rdmakit blk attach: %s\n", msg);
@@ -109,6 +115,7 @@ static json_object *disk_json(const struct rk_blk_disk *d)
 	cli_add_int(j, "reconnects", (int64_t)d->reconnects);
 	cli_add_int(j, "reconnect_delay", (int64_t)d->reconnect_delay);
 	cli_add_int(j, "loss_timeout", (int64_t)d->loss_timeout);
+	json_object_object_add(j, "tclass", d->tos >= 0 ? json_object_new_int64(d->tos) : NULL);
 	if (d->missing[0])
 		cli_add_str(j, "unreadable", d->missing);
 	return j;
@@ -148,10 +155,12 @@ static int blk_list(int argc, char **argv)
 
 			printf("%s  %s  server %s  session %s  size %" PRIu64 "  queues %" PRIu64
 			       "x%" PRIu64 "  inflight %" PRIu64 "  errors %" PRIu64
-			       "  reconnects %" PRIu64 "%s%s\n", d->name, d->state, d->server,
+			       "  reconnects %" PRIu64, d->name, d->state, d->server,
 			       d->session, d->size, d->queues, d->queue_depth, d->inflight,
-			       d->errors, d->reconnects, d->missing[0] ? "  unreadable: " : "",
-			       d->missing);
+			       d->errors, d->reconnects);
+			if (d->tos >= 0)
+				printf("  tclass %" PRId64 " (DSCP %" PRId64 ")", d->tos, d->tos >> 2);
+			printf("%s%s\n", d->missing[0] ? "  unreadable: " : "", d->missing);
 		}
 	}
 	free(disks);

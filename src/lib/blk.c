@@ -19,6 +19,7 @@ void rk_blk_attach_defaults(struct rk_blk_attach_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->loss_timeout = -1;
+	o->tos = -1;
 }
 
 static int check_opts(const struct rk_blk_attach_opts *o, unsigned int cpus, char *why,
@@ -60,6 +61,10 @@ static int check_opts(const struct rk_blk_attach_opts *o, unsigned int cpus, cha
 			 RK_BLK_MAX_LOSS_TIMEOUT);
 		return -EINVAL;
 	}
+	if (o->tos < -1 || o->tos > 255) {
+		snprintf(why, why_len, "--tclass: %d is outside 0..255", o->tos);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -81,6 +86,8 @@ int rk_blk_attach_string(const struct rk_blk_attach_opts *o, unsigned int online
 		n += (size_t)snprintf(buf + n, len - n, ",reconnect_delay=%u", o->reconnect_delay);
 	if (n < len && o->loss_timeout >= 0)
 		n += (size_t)snprintf(buf + n, len - n, ",loss_timeout=%d", o->loss_timeout);
+	if (n < len && o->tos >= 0)
+		n += (size_t)snprintf(buf + n, len - n, ",tos=%d", o->tos);
 	if (n >= len) {
 		snprintf(why, why_len, "the attach string is longer than %zu bytes", len - 1);
 		return -ENOSPC;
@@ -257,6 +264,10 @@ static void read_disk(const char *dir, struct rk_blk_disk *d)
 		    (*dst = strtoull(v, &end, 10), errno || end == v || *end))
 			note_missing(d, nums[i].attr);
 	}
+	errno = 0;
+	if (read_attr(dir, "tos", v, sizeof(v)) ||
+	    (d->tos = strtoll(v, &end, 10), errno || end == v || *end))
+		note_missing(d, "tos");
 }
 
 static int by_name(const void *a, const void *b)

@@ -261,4 +261,8 @@ run 2 "$RDMAKIT" memserver 198.18.0.1 && has "$err" "takes no HOST"
 run 2 "$RDMAKIT" blk attach "$IP" -p "$PORT" --size 5000 && has "$err" "--size: 5000 is not a non-zero multiple of 4096"
 run 2 "$RDMAKIT" blk attach host.example --size 16M && has "$err" "HOST: 'host.example' is not an IPv4 or IPv6 address"
 run 2 "$RDMAKIT" blk detach sda && has "$err" "'sda' is not an rkblk disk name"
+run 2 "$RDMAKIT" blk attach "$IP" --size 16M --tclass 256 && has "$err" "option --tclass: 256 is outside the range 0..255"
+run 2 "$RDMAKIT" blk attach "$IP" --size 16M --tclass 104 --dscp 27 &&
+	has "$err" "--tclass 104 (DSCP 26) and --dscp 27 disagree"
+run 2 "$RDMAKIT" blk attach "$IP" --size 16M --sl 3 && has "$err" "--sl"
 finish

@@ -112,10 +112,10 @@ for qd_disk in $fio_disk; do
 	check "detach $disk" 0 $?
 done
 
-echo "== two clients: separate zeroed regions"
+echo "== two clients: separate zeroed regions (the second marked DSCP 26)"
 attach_disk "$SRV" --size 32M
 a=$DISK
-attach_disk "$SRV" --size 32M
+attach_disk "$SRV" --size 32M --dscp 26
 b=$DISK
 check "two disks attached" yes "$([ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$b" ] && echo yes)"
 if [ -n "$a" ] && [ -n "$b" ]; then
@@ -137,6 +137,17 @@ if [ -n "$a" ] && [ -n "$b" ]; then
 	"$RDMAKIT" blk list >"$W/list.out" 2>&1
 	check "rdmakit blk list exit status" 0 $?
 	check "rdmakit blk list shows $a and $b" yes "$(grep -q "$a" "$W/list.out" && grep -q "$b" "$W/list.out" && echo yes)"
+	check "$a has no type of service" -1 "$(attr "$a" tos)"
+	check "$b's type of service (--dscp 26)" 104 "$(attr "$b" tos)"
+	check "rdmakit blk list shows $b's class" yes "$(grep "$b" "$W/list.out" | grep -q 'tclass 104 (DSCP 26)' && echo yes)"
+	# The kernel's own record of the CM ids (iproute2 prints tos where the
+	# kernel reports it).
+	rdma resource show cm_id >"$W/cm_id.out" 2>&1
+	if grep -q ' tos ' "$W/cm_id.out"; then
+		check "rdma resource show cm_id: a CM id of tos 104" yes "$(grep -q ' tos 104' "$W/cm_id.out" && echo yes)"
+	else
+		echo "  (rdma resource show cm_id reports no tos here: $(head -c 200 "$W/cm_id.out"))"
+	fi
 	"$RDMAKIT" blk detach "$a"
 	check "detach $a" 0 $?
 	"$RDMAKIT" blk detach "$b"

@@ -134,7 +134,8 @@ static void fuzz_argv(const uint8_t *data, size_t size)
 	stderr = saved;
 	fclose(mem);
 
-	FUZZ_CHECK(ret == 0 || ret == 1 || ret == -EINVAL, "rk_opts_parse returned %d", ret);
+	FUZZ_CHECK(ret == 0 || ret == 1 || ret == 2 || ret == -EINVAL, "rk_opts_parse returned %d",
+		   ret);
 	if (ret == 0) {
 		FUZZ_CHECK(first >= 1 && first <= argc, "first argument %d of %d", first, argc);
 		FUZZ_CHECK(port >= 1 && port <= 65535, "--port %" PRIu64, port);

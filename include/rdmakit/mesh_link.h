@@ -18,6 +18,7 @@
 
 #include <rdmakit/cq.h>
 #include <rdmakit/mem.h>
+#include <rdmakit/traffic.h>
 #include <rdmakit/port.h>
 #include <rdmakit/qp.h>
 
@@ -32,6 +33,7 @@ struct rk_mesh_port {
 	size_t size; /* bandwidth message size */
 	bool events; /* links' CQs sleep on a completion channel instead of spinning */
 	uint8_t qp_timeout; /* RC local ACK timeout (4.096 us * 2^n); 0: rk_path_defaults() */
+	struct rk_traffic traffic; /* class, SL, flow label, hop limit of every link */
 };
 
 /* What a link tells its peer: plain data, sent as bytes. */

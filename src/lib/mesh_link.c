@@ -137,6 +137,7 @@ int rk_mesh_link_connect(struct rk_mesh_link *l, const struct rk_mesh_info *remo
 	rk_path_defaults(&path);
 	if (l->port->qp_timeout)
 		path.timeout = l->port->qp_timeout;
+	rk_traffic_apply(&l->port->traffic, &path);
 	if (remote->error) {
 		snprintf(why, why_len, "the peer has no QP: %s", strerror(-remote->error));
 		return -ENOTCONN;

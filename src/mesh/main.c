@@ -52,6 +52,7 @@ static void defaults(struct mesh_opts *o)
 	o->bw_low_pct = 60;
 	o->lat_high_pct = 200;
 	o->jitter_pct = 400;
+	o->traffic_opts = (struct cli_traffic_opts)CLI_TRAFFIC_OPTS_DEFAULT;
 }
 
 static int parse_stages(struct mesh_opts *o)
@@ -120,6 +121,7 @@ static int parse(struct mesh_opts *o, int argc, char **argv, bool quiet)
 		{"no-progress", 0, RK_OPT_FLAG, &o->no_progress, 0, 0, NULL,
 		 "no progress line (shown when stdout is a terminal)"},
 		{"quiet", 0, RK_OPT_FLAG, &o->quiet, 0, 0, NULL, "verdicts only, no matrices"},
+		CLI_TRAFFIC_OPTS(&o->traffic_opts),
 		RK_OPT_GONE_ROW("iters", 0, "--iters is now -n/--count"),
 		RK_OPT_GONE_ROW("qp-timeout", 0, "--qp-timeout is now --ack-timeout (as bench's)"),
 		RK_OPT_GONE_ROW("timeout", 't',
@@ -152,6 +154,8 @@ static int parse(struct mesh_opts *o, int argc, char **argv, bool quiet)
 		fprintf(stderr, "rdmakit-mesh: unexpected argument '%s'\n", argv[first]);
 		return -EINVAL;
 	}
+	if (cli_traffic("mesh", &o->traffic_opts, &o->traffic))
+		return -EINVAL;
 	if (rk_mesh_sched_parse(o->schedule, &o->sched)) {
 		fprintf(stderr, "rdmakit-mesh: --schedule: '%s' is not pairs, shift or serial\n",
 			o->schedule);
@@ -194,6 +198,10 @@ static void open_port(struct mesh_ctx *c, struct mesh_node *me)
 		return;
 	}
 	c->port->qp_timeout = (uint8_t)c->o->qp_timeout;
+	c->port->traffic = c->o->traffic;
+	if (c->rank == 0) /* every rank's device alike: said once */
+		rk_traffic_note(&c->o->traffic, c->port->sel.dev, c->port->sel.port_num,
+				c->port->sel.has_gid ? &c->port->sel.gid : NULL, false);
 	snprintf(me->device, sizeof(me->device), "%s", c->port->sel.dev->info.name);
 	if (c->port->sel.has_gid)
 		rk_gid_str(&c->port->sel.gid.gid, me->gid, sizeof(me->gid));

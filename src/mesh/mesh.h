@@ -8,6 +8,8 @@
 #include <rdmakit/mesh.h>
 #include <rdmakit/mesh_link.h>
 
+#include "traffic_opts.h"
+
 enum { MESH_CLEAN = 0, MESH_OUTLIERS = 1, MESH_UNREACHABLE = 2, MESH_SETUP = 3 };
 
 #define MESH_WHY 160
@@ -24,6 +26,8 @@ struct mesh_opts {
 	uint64_t bw_low_pct, lat_high_pct, jitter_pct;
 	bool no_retest, quiet, no_progress, events;
 	const char *json, *csv, *svg, *baseline;
+	struct cli_traffic_opts traffic_opts; /* as parsed */
+	struct rk_traffic traffic;            /* what every link carries */
 };
 
 /* What every rank tells the others about itself (plain bytes over MPI). */

@@ -86,11 +86,14 @@ static void print_verdicts(const struct mesh_result *r)
 void mesh_report_text(const struct mesh_result *r, const struct mesh_opts *o)
 {
 	int n = r->n, retested = 0;
+	char traffic[128];
 
 	for (int c = 0; c < n * n; c++)
 		retested += r->retested[c] && c / n < c % n;
-	printf("rdmakit-mesh: %d nodes, schedule %s, stages %s\n", n, rk_mesh_sched_str(o->sched),
-	       o->stages);
+
+	printf("rdmakit-mesh: %d nodes, schedule %s, stages %s%s\n", n,
+	       rk_mesh_sched_str(o->sched), o->stages,
+	       cli_traffic_str(&o->traffic, traffic, sizeof(traffic)));
 	print_verdicts(r);
 	if (retested)
 		printf("re-tested one at a time: %d pair%s (the matrices hold the re-tests)\n",
@@ -223,6 +226,7 @@ static json_object *params_json(const struct mesh_result *r, const struct mesh_o
 	json_object_object_add(t, "lat_high", json_object_new_double(r->t.lat_high));
 	json_object_object_add(t, "lat_jitter", json_object_new_double(r->t.lat_jitter));
 	json_object_object_add(p, "thresholds", t);
+	json_object_object_add(p, "traffic", cli_traffic_json(&o->traffic));
 	return p;
 }
 

@@ -91,10 +91,14 @@ if run regression 1 $SMALL $LOOSE --baseline "$T/better.json" --json-file "$T/re
 		ok "baseline regressions: exit 1" ||
 		fail "regressions: $("$PY" -c 'import json, sys; print([o["reason"] for o in json.load(open(sys.argv[1]))["outliers"]])' "$T/reg.json")"
 fi
-# One stage only: no other matrix.
-if run reach-only 0 -e --stages reach --json-file "$T/r.json"; then
+# One stage only: no other matrix. Its links marked DSCP 26 (issue 15): in the
+# header line and the JSON's parameters.
+if run reach-only 0 -e --stages reach --dscp 26 --json-file "$T/r.json"; then
 	"$PY" "$CHECK" "$T/r.json" $N --stages reach --clean &&
 		! grep -q bandwidth_mbps "$T/r.json" && ok "--stages reach" || fail "--stages reach"
+	grep -q '^rdmakit-mesh: .*, tclass 104 (DSCP 26, ECN 0)' "$T/reach-only.out" &&
+		json "$T/r.json" "d['parameters']['traffic'] == {'tclass': 104, 'dscp': 26, 'ecn': 0, 'sl': None, 'flow_label': None, 'hop_limit': None}" &&
+		ok "--dscp 26: header and JSON" || fail "--dscp 26 not shown"
 fi
 # Usage errors: exit 3, a message naming what is wrong. Option errors and -np 1
 # need no launcher: the program alone is an MPI singleton (no mpirun start-up).
@@ -112,6 +116,9 @@ alone bad-stage --stages reach,speed && grep -q "unknown stage 'speed'" "$T/bad-
 	ok "--stages speed: exit 3" || fail "--stages message"
 alone bad-size --size 10x && grep -q "'10x' is not a number" "$T/bad-size.out" &&
 	ok "--size 10x: exit 3" || fail "--size message"
+alone bad-traffic --tclass 104 --dscp 27 &&
+	grep -q -- "--tclass 104 (DSCP 26) and --dscp 27 disagree" "$T/bad-traffic.out" &&
+	ok "--tclass/--dscp disagreeing: exit 3" || fail "--tclass/--dscp message"
 alone one-rank && grep -q "at least 2 ranks" "$T/one-rank.out" && ok "one rank: exit 3" ||
 	fail "one rank message"
 # Old spellings name the new one (issue 16: --json is a flag elsewhere, -t seconds).

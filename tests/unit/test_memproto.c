@@ -237,6 +237,12 @@ static void test_attach_string(void **state)
 	o.loss_timeout = 86401;
 	attach_refused(&o, "--loss-timeout");
 	o.loss_timeout = -1;
+	o.tos = 104;
+	assert_int_equal(rk_blk_attach_string(&o, 2, buf, sizeof(buf), why, sizeof(why)), 0);
+	assert_string_equal(buf, "attach host=198.18.0.1,port=9000,size=4096,tos=104");
+	o.tos = 256;
+	attach_refused(&o, "--tclass: 256 is outside 0..255");
+	o.tos = -1;
 	assert_int_equal(rk_blk_attach_string(&o, 2, buf, 20, why, sizeof(why)), -ENOSPC);
 }
 
@@ -263,7 +269,7 @@ static void test_list_and_ctl(void **state)
 		{"state", "reconnecting"}, {"server", "198.18.0.1:7471"},
 		{"session", "00000000deadbeef"}, {"size", "268435456"}, {"queues", "2"},
 		{"queue_depth", "128"}, {"inflight", "3"}, {"errors", "0"}, {"reconnects", "4"},
-		{"reconnect_delay", "2"}, {"loss_timeout", "60"},
+		{"reconnect_delay", "2"}, {"loss_timeout", "60"}, {"tos", "104"},
 	};
 	struct rk_blk_disk *d;
 	int n;
@@ -287,6 +293,7 @@ static void test_list_and_ctl(void **state)
 	assert_int_equal(d[1].size, 268435456);
 	assert_int_equal(d[1].inflight, 3);
 	assert_int_equal(d[1].reconnects, 4);
+	assert_int_equal(d[1].tos, 104);
 	assert_string_equal(d[1].missing, "");
 	assert_string_equal(d[0].missing, "errors");
 	free(d);

@@ -658,6 +658,16 @@ static void setup_failed(struct rk_bench *b, int ret)
 			  b->info.server ? "server" : "client", rk_strerror(ret));
 }
 
+/* The peer's SETUP of QP i, taken. */
+static int recv_setup(struct rk_bench *b, uint32_t i, char *why, size_t why_len)
+{
+	struct rk_msg m;
+	int ret;
+
+	ret = rk_ctl_expect(b->conn->ctl, RK_MSG_BENCH_SETUP, b->wait_ms, &m);
+	return ret ? ret : take_peer_setup(b, i, &m, why, why_len);
+}
+
 /* The client's SETUPs after the first travel in windows (rk_ctl_window):
  * a round trip per window, not per QP. The first goes alone: the server
  * checks the plan on it and may refuse, and its answer must not meet
@@ -689,10 +699,7 @@ static int client_exchange(struct rk_bench *b, char *why, size_t why_len)
 			}
 		}
 		for (uint32_t i = first; i < end; i++) {
-			ret = rk_ctl_expect(ctl, RK_MSG_BENCH_SETUP, b->wait_ms, &m);
-			if (ret)
-				return ret;
-			ret = take_peer_setup(b, i, &m, why, why_len);
+			ret = recv_setup(b, i, why, why_len);
 			if (ret)
 				return ret;
 		}
@@ -710,10 +717,7 @@ static int server_exchange(struct rk_bench *b, char *why, size_t why_len)
 
 	for (uint32_t i = 0; i < b->info.qps; i++) {
 		if (i > 0) {
-			ret = rk_ctl_expect(ctl, RK_MSG_BENCH_SETUP, b->wait_ms, &m);
-			if (ret)
-				return ret;
-			ret = take_peer_setup(b, i, &m, why, why_len);
+			ret = recv_setup(b, i, why, why_len);
 			if (ret)
 				return ret;
 		}

@@ -24,15 +24,20 @@ ROOT=$W/root
 now() { cut -d' ' -f1 /proc/uptime; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%d", b - a + 0.5 }'; }
 
+# examples build|run: tests/examples/examples.sh against the unpacked tree.
+examples() {
+	RDMAKIT_EXAMPLES_ROOT=$ROOT sh "$SRC/tests/examples/examples.sh" "$1" "$W" "$SRC" \
+		"$ROOT/usr/bin/rdmakit"
+	rc=$?
+	[ $rc -eq 0 ] || { echo "FAIL: examples.sh $1 exited $rc"; fails=$((fails + 1)); }
+}
+
 guest() {
 	ko=$1
 	run 0 "$ROOT/usr/bin/rdmakit" devices && has "$out" rxe0
 	run 0 sh -c "ldd '$ROOT/usr/bin/rdmakit' | grep librdmakit.so.0" && has "$out" "$ROOT/usr/lib/"
 	echo "== the examples against the unpacked library"
-	RDMAKIT_EXAMPLES_ROOT=$ROOT sh "$SRC/tests/examples/examples.sh" run "$W" "$SRC" \
-		"$ROOT/usr/bin/rdmakit"
-	rc=$?
-	[ $rc -eq 0 ] || { echo "FAIL: examples.sh run exited $rc"; fails=$((fails + 1)); }
+	examples run
 	echo "== rkblk from rdmakit-dkms"
 	run 0 insmod "$ko" && run 0 test -c /dev/rkblk-ctl && run 0 rmmod rkblk
 	finish
@@ -108,10 +113,7 @@ export LD_LIBRARY_PATH
 run 0 "$ROOT/usr/bin/rdmakit" --help && has "$out" devices
 
 echo "== the examples against the unpacked librdmakit-dev"
-RDMAKIT_EXAMPLES_ROOT=$ROOT sh "$SRC/tests/examples/examples.sh" build "$W" "$SRC" \
-	"$ROOT/usr/bin/rdmakit"
-rc=$?
-[ $rc -eq 0 ] || { echo "FAIL: examples.sh build exited $rc"; fails=$((fails + 1)); }
+examples build
 
 echo "== rkblk built by DKMS from the unpacked rdmakit-dkms for the guest's kernel"
 "$SRC/scripts/softroce" setup >/dev/null || { echo "FAIL: scripts/softroce setup"; exit 1; }

@@ -130,6 +130,20 @@ ucx() {
 	esac
 }
 
+iters_text() {
+	if [ "$iters" = auto ]; then echo "20000 up to 64 B, 5000 up to 4 KiB, 2000 above"; else echo "$iters"; fi
+}
+
+# bw_iters SIZE: the bandwidth iterations of a row of SIZE bytes (--iters, or
+# by size: runs of a few hundred ms at 64 B were the noise of the table).
+bw_iters() {
+	if [ "$iters" != auto ]; then echo "$iters"
+	elif [ "$1" -le 64 ]; then echo 20000
+	elif [ "$1" -le 4096 ]; then echo 5000
+	else echo 2000
+	fi
+}
+
 # run_tool NAME TOOL: one run of one case by one tool; prints the figure
 # (empty when it printed none). Sets size, n, msgs from the name.
 run_tool() {
@@ -142,7 +156,8 @@ run_tool() {
 	write_bibw_*) size=${_name#write_bibw_} ;;
 	esac
 	size=${size%%_*}
-	n=$((iters / q))
+	n=$(bw_iters "$size")
+	n=$((n / q))
 	[ $n -ge 100 ] || n=100
 	case $_name in
 	*_lat_*) n=$lat_iters ;;
@@ -217,7 +232,7 @@ start=$(date +%s)
 deadline=$((start + budget * 60))
 budget_out=0
 echo "rdmakit bench vs perftest on $dev (GID index ${gid:-default}, server $ip); $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "budget $budget min; at least $reps repetitions; converged at +-$target; bandwidth iterations $iters (per QP: / QPs, 100 at least), latency $lat_iters, setup $setup_iters"
+echo "budget $budget min; at least $reps repetitions; converged at +-$target; bandwidth iterations $(iters_text) (per QP: / QPs, 100 at least), latency $lat_iters, setup $setup_iters"
 selected >"$tmp/cases"
 # ucx_perftest: one probe first; where it gives no figure, the ucx_ rows are
 # left out and UCX's own words say why, once.
@@ -291,7 +306,7 @@ bo=""
 {
 	echo "rdmakit bench vs perftest$(grep -q '^ucx_' "$tmp/cases" && echo " (and ucx_perftest in the ucx_ rows)") on $dev, GID index ${gid:-default}, server $ip"
 	echo "$(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs; $elapsed s of a $budget min budget ($( [ "$budget_out" = 1 ] && echo "spent before every case converged" || echo "every case converged or gave no figure"))"
-	echo "iterations: bandwidth $iters (per QP: / QPs, 100 at least), latency $lat_iters, setup $setup_iters per QP"
+	echo "iterations: bandwidth $(iters_text) (per QP: / QPs, 100 at least), latency $lat_iters, setup $setup_iters per QP"
 	echo "medians of the paired runs; ratio = rdmakit / anchor of the medians, 95% bootstrap CI (pairs resampled 2000 times, seed 13)"
 	echo
 	$STATS report "$raw" --min-reps "$reps" --target "$target" $bo

@@ -23,8 +23,10 @@
 #   --reps N       repetitions before a case may count as converged (default 5;
 #                  5 at least count: fewer pairs can give an interval of zero width)
 #   --target F     converged: interval half-width / ratio <= F (default 0.05)
-#   --iters N      bandwidth iterations (default 2000; per QP: N / QPs, 100 at least)
-#   --lat-iters N  latency iterations (default 1000)
+#   --iters N      bandwidth iterations, every size (default by size: 20000 up to
+#                  64 B, 5000 up to 4 KiB, 2000 above, so that a run lasts about a
+#                  second on rxe; per QP: N / QPs, 100 at least)
+#   --lat-iters N  latency iterations (default 5000)
 #   --setup-iters N  iterations per QP of the setup rows' one round (default 20)
 #   --bw-sizes L   sizes of the send/write/read bandwidth rows (default 64,4096,65536)
 #   --lat-sizes L  sizes of the send/write/read latency rows (default 2,64,4096)
@@ -63,7 +65,7 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-native=0 inner=0 reps=5 budget=60 target=0.05 iters=2000 lat_iters=1000 setup_iters=20
+native=0 inner=0 reps=5 budget=60 target=0.05 iters=auto lat_iters=5000 setup_iters=20
 bw_sizes=64,4096,65536 lat_sizes=2,64,4096 dev="" gid="" ip="" build="" cases="" out=""
 ucx=1 list=0
 while [ $# -gt 0 ]; do
@@ -89,7 +91,10 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-for o in "reps $reps" "iters $iters" "lat-iters $lat_iters" "setup-iters $setup_iters" "budget $budget"; do
+[ "$iters" = auto ] || case $iters in
+	'' | *[!0-9]* | 0) echo "vs-perftest.sh: --iters: '$iters' is not a positive count" >&2; exit 2 ;;
+	esac
+for o in "reps $reps" "lat-iters $lat_iters" "setup-iters $setup_iters" "budget $budget"; do
 	case ${o#* } in
 	'' | *[!0-9]* | 0) echo "vs-perftest.sh: --${o%% *}: '${o#* }' is not a positive count" >&2; exit 2 ;;
 	esac

@@ -168,50 +168,75 @@ static struct sockaddr_in sa4(const char *ip)
 	return s;
 }
 
-static void test_cidr(void **state)
+/* Whether the block text (which must parse) holds the address ip: an IPv6
+ * one (with a colon) as a sockaddr_in6, else as a sockaddr_in. */
+static bool cidr_holds(const char *text, const char *ip)
 {
 	struct rk_cidr c;
-	struct sockaddr_in a;
-	struct sockaddr_in6 b;
+	char why[160] = "";
+	int ret = rk_cidr_parse(text, &c, why, sizeof(why));
+
+	if (ret)
+		fail_msg("'%s': %d, expected 0 (%s)", text, ret, why);
+	if (strchr(ip, ':')) {
+		struct sockaddr_in6 b = sa6(ip);
+
+		return rk_cidr_match(&c, (struct sockaddr *)&b);
+	} else {
+		struct sockaddr_in a = sa4(ip);
+
+		return rk_cidr_match(&c, (struct sockaddr *)&a);
+	}
+}
+
+static void test_cidr(void **state)
+{
+	static const struct {
+		const char *cidr, *ip;
+		bool holds;
+	} match[] = {
+		{"198.18.0.0/15", "198.19.255.255", true},
+		{"198.18.0.0/15", "198.20.0.1", false},
+		{"198.18.0.0/15", "::ffff:198.18.3.4", true}, /* IPv4-mapped counts as IPv4 */
+		{"198.18.0.1", "198.18.0.2", false},
+		{"0.0.0.0/0", "198.18.0.2", true},
+		{"fd00::/8", "fdff::1", true},
+		{"fd00::/8", "fe80::1", false},
+		{"fd00::/8", "198.18.0.2", false},
+		{"2001:db8::/127", "2001:db8::1", true},
+		{"2001:db8::/127", "2001:db8::2", false},
+	};
+	/* Refusals name what is wrong. */
+	static const struct {
+		const char *text, *says; /* says NULL: the return alone is checked */
+	} bad[] = {
+		{"10.0.0.1/8", "address bits are set beyond the prefix length"},
+		{"10.0.0.0/33", "prefix length 33 is above 32"},
+		{"10.0.0.0/", "not a number"},
+		{"10.0.0.0/8x", NULL},
+		{"host.example", "not an IPv4 or IPv6 address"},
+		{"/8", NULL},
+	};
+	struct rk_cidr c;
 	char why[160], s[64];
+	int ret;
 
 	(void)state;
 	assert_int_equal(rk_cidr_parse("198.18.0.0/15", &c, why, sizeof(why)), 0);
 	assert_string_equal(rk_cidr_str(&c, s, sizeof(s)), "198.18.0.0/15");
-	a = sa4("198.19.255.255");
-	assert_true(rk_cidr_match(&c, (struct sockaddr *)&a));
-	a = sa4("198.20.0.1");
-	assert_false(rk_cidr_match(&c, (struct sockaddr *)&a));
-	b = sa6("::ffff:198.18.3.4"); /* IPv4-mapped counts as IPv4 */
-	assert_true(rk_cidr_match(&c, (struct sockaddr *)&b));
 	assert_int_equal(rk_cidr_parse("198.18.0.1", &c, why, sizeof(why)), 0);
 	assert_int_equal(c.prefix, 32);
-	a = sa4("198.18.0.2");
-	assert_false(rk_cidr_match(&c, (struct sockaddr *)&a));
-	assert_int_equal(rk_cidr_parse("0.0.0.0/0", &c, why, sizeof(why)), 0);
-	assert_true(rk_cidr_match(&c, (struct sockaddr *)&a));
-	assert_int_equal(rk_cidr_parse("fd00::/8", &c, why, sizeof(why)), 0);
-	b = sa6("fdff::1");
-	assert_true(rk_cidr_match(&c, (struct sockaddr *)&b));
-	b = sa6("fe80::1");
-	assert_false(rk_cidr_match(&c, (struct sockaddr *)&b));
-	assert_false(rk_cidr_match(&c, (struct sockaddr *)&a));
-	assert_int_equal(rk_cidr_parse("2001:db8::/127", &c, why, sizeof(why)), 0);
-	b = sa6("2001:db8::1");
-	assert_true(rk_cidr_match(&c, (struct sockaddr *)&b));
-	b = sa6("2001:db8::2");
-	assert_false(rk_cidr_match(&c, (struct sockaddr *)&b));
-	/* Refusals name what is wrong. */
-	assert_int_equal(rk_cidr_parse("10.0.0.1/8", &c, why, sizeof(why)), -EINVAL);
-	assert_contains(why, "address bits are set beyond the prefix length");
-	assert_int_equal(rk_cidr_parse("10.0.0.0/33", &c, why, sizeof(why)), -EINVAL);
-	assert_contains(why, "prefix length 33 is above 32");
-	assert_int_equal(rk_cidr_parse("10.0.0.0/", &c, why, sizeof(why)), -EINVAL);
-	assert_contains(why, "not a number");
-	assert_int_equal(rk_cidr_parse("10.0.0.0/8x", &c, why, sizeof(why)), -EINVAL);
-	assert_int_equal(rk_cidr_parse("host.example", &c, why, sizeof(why)), -EINVAL);
-	assert_contains(why, "not an IPv4 or IPv6 address");
-	assert_int_equal(rk_cidr_parse("/8", &c, why, sizeof(why)), -EINVAL);
+	for (size_t i = 0; i < ARRAY_SIZE(match); i++)
+		if (cidr_holds(match[i].cidr, match[i].ip) != match[i].holds)
+			fail_msg("%s holds %s: %s, expected %s", match[i].cidr, match[i].ip,
+				 match[i].holds ? "false" : "true", match[i].holds ? "true" : "false");
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		ret = rk_cidr_parse(bad[i].text, &c, why, sizeof(why));
+		if (ret != -EINVAL)
+			fail_msg("'%s': %d, expected %d (-EINVAL)", bad[i].text, ret, -EINVAL);
+		if (bad[i].says)
+			assert_contains(why, bad[i].says);
+	}
 }
 
 /* rk_blk_attach_string() refuses o with -EINVAL, saying needle. */

@@ -107,9 +107,9 @@ static void median_mad(void **state)
 	const double v[] = {1, NAN, 3, 2, 100};
 	const double e[] = {NAN, NAN};
 
-	assert_true(fabs(rk_mesh_median(v, 5) - 2.5) < 1e-9);
+	assert_close(rk_mesh_median(v, 5), 2.5);
 	/* deviations from 2.5: 1.5 0.5 0.5 97.5 -> median 1.0 */
-	assert_true(fabs(rk_mesh_mad(v, 5) - 1.0) < 1e-9);
+	assert_close(rk_mesh_mad(v, 5), 1.0);
 	assert_true(isnan(rk_mesh_median(e, 2)));
 }
 
@@ -165,7 +165,7 @@ static void slow_sender_row(void **state)
 	assert_int_equal(o[0].kind, RK_MESH_SENDER);
 	assert_int_equal(o[0].metric, RK_MESH_BW);
 	assert_int_equal(o[0].node, 2);
-	assert_true(fabs(o[0].value - 300) < 1e-9);
+	assert_close(o[0].value, 300);
 	assert_contains(o[0].reason, "node 2 sends slowly");
 	free(o);
 }

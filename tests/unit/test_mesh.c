@@ -121,6 +121,19 @@ static void fill(double *m, int n, double base)
 			m[i * n + j] = i == j ? NAN : base + (i * 7 + j * 3) % 5;
 }
 
+/* n x n p50 and p99 latency matrices from fill() at 20 and 40 us, made
+ * symmetric: latency is per pair. */
+static void fill_latency(double *p50, double *p99, int n)
+{
+	fill(p50, n, 20);
+	fill(p99, n, 40);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++) {
+			p50[i * n + j] = p50[j * n + i];
+			p99[i * n + j] = p99[j * n + i];
+		}
+}
+
 static int verdicts(const struct rk_mesh_input *in, struct rk_mesh_outlier **o)
 {
 	struct rk_mesh_thresholds t;
@@ -140,13 +153,7 @@ static void clean_matrix(void **state)
 	struct rk_mesh_outlier *o = NULL;
 
 	fill(bw, 4, 1000);
-	fill(p50, 4, 20);
-	fill(p99, 4, 40);
-	for (int i = 0; i < 4; i++) /* latency is per pair: symmetric */
-		for (int j = 0; j < i; j++) {
-			p50[i * 4 + j] = p50[j * 4 + i];
-			p99[i * 4 + j] = p99[j * 4 + i];
-		}
+	fill_latency(p50, p99, 4);
 	assert_int_equal(verdicts(&in, &o), 0);
 	free(o);
 }
@@ -234,13 +241,7 @@ static void latency_pair_and_unstable(void **state)
 	struct rk_mesh_input in = {.n = 4, .p50 = p50, .p99 = p99};
 	struct rk_mesh_outlier *o = NULL;
 
-	fill(p50, 4, 20);
-	fill(p99, 4, 40);
-	for (int i = 0; i < 4; i++)
-		for (int j = 0; j < i; j++) {
-			p50[i * 4 + j] = p50[j * 4 + i];
-			p99[i * 4 + j] = p99[j * 4 + i];
-		}
+	fill_latency(p50, p99, 4);
 	p50[1 * 4 + 3] = p50[3 * 4 + 1] = 200; /* 1 <-> 3 slow */
 	p99[1 * 4 + 3] = p99[3 * 4 + 1] = 400;
 	p99[0 * 4 + 2] = p99[2 * 4 + 0] = 900; /* 0 <-> 2 p99 only */

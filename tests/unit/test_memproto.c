@@ -229,7 +229,8 @@ static void test_cidr(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(match); i++)
 		if (cidr_holds(match[i].cidr, match[i].ip) != match[i].holds)
 			fail_msg("%s holds %s: %s, expected %s", match[i].cidr, match[i].ip,
-				 match[i].holds ? "false" : "true", match[i].holds ? "true" : "false");
+				 match[i].holds ? "false" : "true",
+				 match[i].holds ? "true" : "false");
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		ret = rk_cidr_parse(bad[i].text, &c, why, sizeof(why));
 		if (ret != -EINVAL)

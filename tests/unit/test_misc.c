@@ -52,8 +52,8 @@ static struct rk_endpoint ib_ep(uint32_t qpn, uint16_t lid)
 
 /* rk_endpoint_check(l, r) refuses with err, why naming each string after
  * err (up to a NULL). */
-static void __attribute__((sentinel)) endpoint_refused(const struct rk_endpoint *l,
-							const struct rk_endpoint *r, int err, ...)
+static void __attribute__((sentinel))
+endpoint_refused(const struct rk_endpoint *l, const struct rk_endpoint *r, int err, ...)
 {
 	char why[256] = "";
 	const char *say;

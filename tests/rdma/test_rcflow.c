@@ -76,6 +76,16 @@ static void side_init(struct side *s, bool server, bool cm, uint16_t port, const
 	s->o.arg = s;
 }
 
+/* The two sides of one connection on a fresh port: sides[0] serves srv_op
+ * (NULL: any), sides[1] asks for cli_op; both size bytes. */
+static void pair_init(bool cm, const char *srv_op, const char *cli_op, uint64_t size)
+{
+	uint16_t port = fx_next_port(PORT_BASE);
+
+	side_init(&sides[0], true, cm, port, srv_op, size);
+	side_init(&sides[1], false, cm, port, cli_op, size);
+}
+
 static void *side_run(void *arg)
 {
 	struct side *s = arg;
@@ -135,12 +145,10 @@ static void check_flow_ok(const struct side *srv, const struct side *cli, int ns
 
 static void test_write_tcp(void **state)
 {
-	uint16_t port = fx_next_port(PORT_BASE);
 	struct side *srv = &sides[0], *cli = &sides[1];
 
 	(void)state;
-	side_init(srv, true, false, port, NULL, 4096);
-	side_init(cli, false, false, port, "write", 4096);
+	pair_init(false, NULL, "write", 4096);
 	run_pair(srv, cli);
 	check_flow_ok(srv, cli, 1);
 	assert_int_equal(srv->r.steps[0].kind, RK_STEP_WRITE);
@@ -154,13 +162,11 @@ static void test_write_tcp(void **state)
 /* The whole flow: SEND, READ, WRITE, fetch-add, compare-swap, in 3 SGEs. */
 static void test_all_tcp_sge(void **state)
 {
-	uint16_t port = fx_next_port(PORT_BASE);
 	struct side *srv = &sides[0], *cli = &sides[1];
 	const struct rk_rcflow_step *fadd, *cswap;
 
 	(void)state;
-	side_init(srv, true, false, port, NULL, 1000);
-	side_init(cli, false, false, port, "all", 1000);
+	pair_init(false, NULL, "all", 1000);
 	srv->o.sge = 3;
 	cli->o.sge = 3;
 	run_pair(srv, cli);
@@ -186,20 +192,15 @@ static void test_all_tcp_sge(void **state)
 static void test_cm_ops(void **state)
 {
 	struct side *srv = &sides[0], *cli = &sides[1];
-	uint16_t port;
 
 	(void)state;
-	port = fx_next_port(PORT_BASE);
-	side_init(srv, true, true, port, NULL, 512);
-	side_init(cli, false, true, port, "read", 512);
+	pair_init(true, NULL, "read", 512);
 	run_pair(srv, cli);
 	check_flow_ok(srv, cli, 1);
 	assert_true(cli->r.cm);
 	assert_true(cli->r.steps[0].checked);
 
-	port = fx_next_port(PORT_BASE);
-	side_init(srv, true, true, port, "send-imm", 300);
-	side_init(cli, false, true, port, "send-imm", 300);
+	pair_init(true, "send-imm", "send-imm", 300);
 	srv->o.sge = 2;
 	cli->o.sge = 2;
 	run_pair(srv, cli);
@@ -215,12 +216,10 @@ static void test_cm_ops(void **state)
  * stop at that step. */
 static void test_wrong_rkey(void **state)
 {
-	uint16_t port = fx_next_port(PORT_BASE);
 	struct side *srv = &sides[0], *cli = &sides[1];
 
 	(void)state;
-	side_init(srv, true, false, port, NULL, 256);
-	side_init(cli, false, false, port, "write", 256);
+	pair_init(false, NULL, "write", 256);
 	cli->o.inject = RK_RCFLOW_INJECT_WRONG_RKEY;
 	run_pair(srv, cli);
 	assert_int_not_equal(cli->ret, 0);
@@ -233,12 +232,10 @@ static void test_wrong_rkey(void **state)
 /* A server that serves only READ refuses a client that asks for WRITE. */
 static void test_server_refuses_op(void **state)
 {
-	uint16_t port = fx_next_port(PORT_BASE);
 	struct side *srv = &sides[0], *cli = &sides[1];
 
 	(void)state;
-	side_init(srv, true, false, port, "read", 256);
-	side_init(cli, false, false, port, "write", 256);
+	pair_init(false, "read", "write", 256);
 	run_pair(srv, cli);
 	assert_int_equal(srv->ret, -EPERM);
 	assert_int_not_equal(cli->ret, 0);
@@ -255,16 +252,13 @@ static void test_device_memory(void **state)
 	struct side *srv = &sides[0], *cli = &sides[1];
 	struct rk_device *dev;
 	uint64_t max_dm;
-	uint16_t port;
 
 	(void)state;
 	assert_int_equal(rk_device_open(getenv("RDMAKIT_TEST_DEVICE"), &dev), 0);
 	max_dm = dev->info.max_dm_size;
 	rk_device_close(dev);
-	port = fx_next_port(PORT_BASE);
-	side_init(srv, true, false, port, NULL, 4096);
+	pair_init(false, NULL, "write", 4096);
 	srv->o.mem = max_dm ? RK_MEM_DM : RK_MEM_AUTO;
-	side_init(cli, false, false, port, "write", 4096);
 	run_pair(srv, cli);
 	check_flow_ok(srv, cli, 1);
 	assert_int_equal(srv->r.dm, max_dm != 0);

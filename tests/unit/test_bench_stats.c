@@ -9,13 +9,6 @@
 
 #include "unit.h"
 
-#define assert_near(a, b)                                                                          \
-	do {                                                                                       \
-		double a_ = (a), b_ = (b);                                                         \
-		if (a_ - b_ > 1e-9 || b_ - a_ > 1e-9)                                              \
-			fail_msg("%s = %.9f, expected %.9f", #a, a_, b_);                          \
-	} while (0)
-
 static void test_lat_odd(void **state)
 {
 	/* 5 samples in ns, unsorted; factor 2 (half round trip) */
@@ -25,14 +18,14 @@ static void test_lat_odd(void **state)
 	(void)state;
 	rk_bench_lat_stats(ns, 5, 2, &l);
 	assert_int_equal(l.samples, 5);
-	assert_near(l.min, 0.5);
-	assert_near(l.max, 4.5);
-	assert_near(l.median, 2.5);
-	assert_near(l.avg, 2.5);
-	assert_near(l.p99, 4.5);
-	assert_near(l.p999, 4.5);
+	assert_close(l.min, 0.5);
+	assert_close(l.max, 4.5);
+	assert_close(l.median, 2.5);
+	assert_close(l.avg, 2.5);
+	assert_close(l.p99, 4.5);
+	assert_close(l.p999, 4.5);
 	/* population stdev of 1,3,5,7,9 us is sqrt(8); halved */
-	assert_near(l.stdev * l.stdev, 2.0);
+	assert_close(l.stdev * l.stdev, 2.0);
 }
 
 static void test_lat_even_median(void **state)
@@ -43,9 +36,9 @@ static void test_lat_even_median(void **state)
 	(void)state;
 	rk_bench_lat_stats(ns, 4, 1, &l);
 	/* perftest: the mean of the two middle samples */
-	assert_near(l.median, 2.5);
-	assert_near(l.min, 1.0);
-	assert_near(l.max, 4.0);
+	assert_close(l.median, 2.5);
+	assert_close(l.min, 1.0);
+	assert_close(l.max, 4.0);
 }
 
 static void test_percentile_nearest_rank(void **state)
@@ -73,7 +66,7 @@ static void test_lat_empty(void **state)
 	(void)state;
 	rk_bench_lat_stats(NULL, 0, 2, &l);
 	assert_int_equal(l.samples, 0);
-	assert_near(l.max, 0);
+	assert_close(l.max, 0);
 }
 
 static void test_peak(void **state)
@@ -85,14 +78,14 @@ static void test_peak(void **state)
 
 	(void)state;
 	/* any stretch of >= 100 messages: the burst, 200k msgs/s */
-	assert_near(rk_bench_peak_rate(s, 5, 100), 100 * 1e9 / 500000.0);
+	assert_close(rk_bench_peak_rate(s, 5, 100), 100 * 1e9 / 500000.0);
 	/* >= 200 messages: best is 200..400 in 1.5 ms */
-	assert_near(rk_bench_peak_rate(s, 5, 200), 200 * 1e9 / 1500000.0);
+	assert_close(rk_bench_peak_rate(s, 5, 200), 200 * 1e9 / 1500000.0);
 	/* the whole run */
-	assert_near(rk_bench_peak_rate(s, 5, 500), 500 * 1e9 / 5500000.0);
+	assert_close(rk_bench_peak_rate(s, 5, 500), 500 * 1e9 / 5500000.0);
 	/* nothing long enough */
-	assert_near(rk_bench_peak_rate(s, 5, 501), 0);
-	assert_near(rk_bench_peak_rate(s, 0, 1), 0);
+	assert_close(rk_bench_peak_rate(s, 5, 501), 0);
+	assert_close(rk_bench_peak_rate(s, 0, 1), 0);
 }
 
 static void test_sweep(void **state)

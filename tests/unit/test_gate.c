@@ -123,13 +123,50 @@ static void test_decimal_scan(void **state)
 					 "111111111111", &v, &end), -EINVAL);
 }
 
+/* Text a parser refuses: what it returns and a piece of its message. */
+struct refusal {
+	const char *text;
+	int ret;
+	const char *says;
+};
+
+/* A parser of a number with a unit or a limit, as the refusal tables try it. */
+typedef int (*parse_fn)(const char *text, double *v, char *err, size_t err_len);
+
+/* parse refuses each of bad[0..n): its return, its message, and the value
+ * left as it was. */
+static void check_refusals(parse_fn parse, const struct refusal *bad, size_t n)
+{
+	char err[300];
+	double v;
+	int ret;
+
+	for (size_t i = 0; i < n; i++) {
+		err[0] = '\0';
+		v = 42;
+		ret = parse(bad[i].text, &v, err, sizeof(err));
+		if (ret != bad[i].ret)
+			fail_msg("'%s': %d, expected %d (%s)", bad[i].text, ret, bad[i].ret, err);
+		assert_contains(err, bad[i].says);
+		assert_true(v == 42);
+	}
+}
+
+/* The limits the tables try: at most 100. */
+static int limit_100(const char *text, double *v, char *err, size_t err_len)
+{
+	return rk_limit_parse(text, 100, v, err, err_len);
+}
+
+/* The rates the tables try: a bare number in Gb/s. */
+static int rate_gbit(const char *text, double *v, char *err, size_t err_len)
+{
+	return rk_rate_parse(text, RK_BW_GBIT, v, err, err_len);
+}
+
 static void test_limit_parse(void **state)
 {
-	static const struct {
-		const char *text;
-		int ret;
-		const char *says;
-	} bad[] = {
+	static const struct refusal bad[] = {
 		{"", -EINVAL, "'' is not a number"},
 		{"9x", -EINVAL, "'9x' is not a number"},
 		{"-5", -EINVAL, "'-5' is not a number"},
@@ -151,14 +188,7 @@ static void test_limit_parse(void **state)
 	assert_near(v, 100);
 	assert_int_equal(rk_limit_parse("0.001", 100, &v, err, sizeof(err)), 0);
 	assert_near(v, 0.001);
-	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
-		err[0] = '\0';
-		v = 42;
-		assert_int_equal(rk_limit_parse(bad[i].text, 100, &v, err, sizeof(err)),
-				 bad[i].ret);
-		assert_contains(err, bad[i].says);
-		assert_true(v == 42);
-	}
+	check_refusals(limit_100, bad, ARRAY_SIZE(bad));
 	assert_int_equal(rk_limit_parse(NULL, 100, &v, err, sizeof(err)), -EINVAL);
 }
 
@@ -176,11 +206,7 @@ static void test_rate_parse(void **state)
 		{"86", RK_BW_MIB, 86 * 1048576.0}, {"0.001MiB", RK_BW_MIB, 1048.576},
 		{"1000000Gb", RK_BW_MIB, RK_RATE_MAX}, /* the maximum itself */
 	};
-	static const struct {
-		const char *text;
-		int ret;
-		const char *says;
-	} bad[] = {
+	static const struct refusal bad[] = {
 		{"", -EINVAL, "'' is not a rate"},
 		{"fast", -EINVAL, "'fast' is not a rate"},
 		{"100gb", -EINVAL, "'100gb' is not a rate"},
@@ -204,14 +230,7 @@ static void test_rate_parse(void **state)
 			fail_msg("'%s' refused: %s", ok[i].text, err);
 		assert_near(v, ok[i].bytes);
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
-		err[0] = '\0';
-		v = 42;
-		assert_int_equal(rk_rate_parse(bad[i].text, RK_BW_GBIT, &v, err, sizeof(err)),
-				 bad[i].ret);
-		assert_contains(err, bad[i].says);
-		assert_true(v == 42);
-	}
+	check_refusals(rate_gbit, bad, ARRAY_SIZE(bad));
 	/* The message says what a bare number is in, and shows the forms. */
 	rk_rate_parse("x", RK_BW_GBYTE, &v, err, sizeof(err));
 	assert_contains(err, "a number in GB");

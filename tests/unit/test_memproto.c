@@ -51,8 +51,50 @@ static void test_request_good(void **state)
 	assert_int_equal(check(req(0, 1, 0, 1u << 30), 56, why, sizeof(why)), 0);
 }
 
+/* check() refuses r (len bytes of private data) with err, why naming needle
+ * (when not NULL). */
+static void refused(struct rk_mem_req r, size_t len, int err, const char *needle)
+{
+	char why[160] = "";
+	int ret = check(r, len, why, sizeof(why));
+
+	if (ret != err)
+		fail_msg("request expected to say \"%s\": %d, expected %d (%s)",
+			 needle ? needle : "", ret, err, why);
+	if (needle)
+		assert_contains(why, needle);
+}
+
 static void test_request_bad(void **state)
 {
+	/* The header's fields, one wrong at a time in req(0, 1, 0, 4096). */
+	static const struct {
+		uint32_t magic;
+		uint16_t version, flags;
+		uint32_t reserved;
+		int err;
+		const char *why;
+	} bad_header[] = {
+		{0x52444b54, RK_MEM_VERSION, 0, 0, -EBADMSG, "magic 0x52444b54 is not RKMS"},
+		{RK_MEM_MAGIC, 7, 0, 0, -EPROTONOSUPPORT, "protocol version 7"},
+		{RK_MEM_MAGIC, RK_MEM_VERSION, 1, 0, -EBADMSG, "flags 0x1"},
+		{RK_MEM_MAGIC, RK_MEM_VERSION, 0, 5, -EBADMSG, "reserved is 0x5"},
+	};
+	/* req()'s arguments out of their ranges (against --max-size 1 GiB). */
+	static const struct {
+		uint16_t queue, queues;
+		uint64_t session, size;
+		int err;
+		const char *why; /* NULL: the return alone is checked */
+	} bad_req[] = {
+		{0, 0, 0, 4096, -EINVAL, "queues 0 is outside 1..64"},
+		{0, 65, 0, 4096, -EINVAL, NULL},
+		{2, 2, 9, 4096, -EINVAL, "queue 2 is not below queues 2"},
+		{1, 2, 0, 4096, -EINVAL, "only queue 0 may"},
+		{0, 1, 0, 0, -EINVAL, "size 0"},
+		{0, 1, 0, 4097, -EINVAL, "size 4097 is not a multiple of 4096"},
+		{0, 1, 0, (1ull << 30) + 4096, -ENOSPC, "--max-size 1073741824"},
+	};
 	struct rk_mem_req r;
 	char why[160];
 
@@ -61,35 +103,18 @@ static void test_request_bad(void **state)
 	assert_string_equal(why, "private data is 12 bytes, expected 32");
 	assert_int_equal(rk_mem_request_check(NULL, 0, 0, NULL, why, sizeof(why)), -EBADMSG);
 	assert_string_equal(why, "private data is 0 bytes, expected 32");
-	r = req(0, 1, 0, 4096);
-	r.magic = htobe32(0x52444b54);
-	assert_int_equal(check(r, 32, why, sizeof(why)), -EBADMSG);
-	assert_contains(why, "magic 0x52444b54 is not RKMS");
-	r = req(0, 1, 0, 4096);
-	r.version = htobe16(7);
-	assert_int_equal(check(r, 32, why, sizeof(why)), -EPROTONOSUPPORT);
-	assert_contains(why, "protocol version 7");
-	r = req(0, 1, 0, 4096);
-	r.flags = htobe16(1);
-	assert_int_equal(check(r, 32, why, sizeof(why)), -EBADMSG);
-	assert_contains(why, "flags 0x1");
-	r = req(0, 1, 0, 4096);
-	r.reserved = htobe32(5);
-	assert_int_equal(check(r, 32, why, sizeof(why)), -EBADMSG);
-	assert_contains(why, "reserved is 0x5");
-	assert_int_equal(check(req(0, 0, 0, 4096), 32, why, sizeof(why)), -EINVAL);
-	assert_contains(why, "queues 0 is outside 1..64");
-	assert_int_equal(check(req(0, 65, 0, 4096), 32, why, sizeof(why)), -EINVAL);
-	assert_int_equal(check(req(2, 2, 9, 4096), 32, why, sizeof(why)), -EINVAL);
-	assert_contains(why, "queue 2 is not below queues 2");
-	assert_int_equal(check(req(1, 2, 0, 4096), 32, why, sizeof(why)), -EINVAL);
-	assert_contains(why, "only queue 0 may");
-	assert_int_equal(check(req(0, 1, 0, 0), 32, why, sizeof(why)), -EINVAL);
-	assert_contains(why, "size 0");
-	assert_int_equal(check(req(0, 1, 0, 4097), 32, why, sizeof(why)), -EINVAL);
-	assert_contains(why, "size 4097 is not a multiple of 4096");
-	assert_int_equal(check(req(0, 1, 0, (1ull << 30) + 4096), 32, why, sizeof(why)), -ENOSPC);
-	assert_contains(why, "--max-size 1073741824");
+	for (size_t i = 0; i < ARRAY_SIZE(bad_header); i++) {
+		r = req(0, 1, 0, 4096);
+		r.magic = htobe32(bad_header[i].magic);
+		r.version = htobe16(bad_header[i].version);
+		r.flags = htobe16(bad_header[i].flags);
+		r.reserved = htobe32(bad_header[i].reserved);
+		refused(r, 32, bad_header[i].err, bad_header[i].why);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad_req); i++) {
+		r = req(bad_req[i].queue, bad_req[i].queues, bad_req[i].session, bad_req[i].size);
+		refused(r, 32, bad_req[i].err, bad_req[i].why);
+	}
 }
 
 static void test_region_and_reject(void **state)
@@ -143,50 +168,76 @@ static struct sockaddr_in sa4(const char *ip)
 	return s;
 }
 
-static void test_cidr(void **state)
+/* Whether the block text (which must parse) holds the address ip: an IPv6
+ * one (with a colon) as a sockaddr_in6, else as a sockaddr_in. */
+static bool cidr_holds(const char *text, const char *ip)
 {
 	struct rk_cidr c;
-	struct sockaddr_in a;
-	struct sockaddr_in6 b;
+	char why[160] = "";
+	int ret = rk_cidr_parse(text, &c, why, sizeof(why));
+
+	if (ret)
+		fail_msg("'%s': %d, expected 0 (%s)", text, ret, why);
+	if (strchr(ip, ':')) {
+		struct sockaddr_in6 b = sa6(ip);
+
+		return rk_cidr_match(&c, (struct sockaddr *)&b);
+	} else {
+		struct sockaddr_in a = sa4(ip);
+
+		return rk_cidr_match(&c, (struct sockaddr *)&a);
+	}
+}
+
+static void test_cidr(void **state)
+{
+	static const struct {
+		const char *cidr, *ip;
+		bool holds;
+	} match[] = {
+		{"198.18.0.0/15", "198.19.255.255", true},
+		{"198.18.0.0/15", "198.20.0.1", false},
+		{"198.18.0.0/15", "::ffff:198.18.3.4", true}, /* IPv4-mapped counts as IPv4 */
+		{"198.18.0.1", "198.18.0.2", false},
+		{"0.0.0.0/0", "198.18.0.2", true},
+		{"fd00::/8", "fdff::1", true},
+		{"fd00::/8", "fe80::1", false},
+		{"fd00::/8", "198.18.0.2", false},
+		{"2001:db8::/127", "2001:db8::1", true},
+		{"2001:db8::/127", "2001:db8::2", false},
+	};
+	/* Refusals name what is wrong. */
+	static const struct {
+		const char *text, *says; /* says NULL: the return alone is checked */
+	} bad[] = {
+		{"10.0.0.1/8", "address bits are set beyond the prefix length"},
+		{"10.0.0.0/33", "prefix length 33 is above 32"},
+		{"10.0.0.0/", "not a number"},
+		{"10.0.0.0/8x", NULL},
+		{"host.example", "not an IPv4 or IPv6 address"},
+		{"/8", NULL},
+	};
+	struct rk_cidr c;
 	char why[160], s[64];
+	int ret;
 
 	(void)state;
 	assert_int_equal(rk_cidr_parse("198.18.0.0/15", &c, why, sizeof(why)), 0);
 	assert_string_equal(rk_cidr_str(&c, s, sizeof(s)), "198.18.0.0/15");
-	a = sa4("198.19.255.255");
-	assert_true(rk_cidr_match(&c, (struct sockaddr *)&a));
-	a = sa4("198.20.0.1");
-	assert_false(rk_cidr_match(&c, (struct sockaddr *)&a));
-	b = sa6("::ffff:198.18.3.4"); /* IPv4-mapped counts as IPv4 */
-	assert_true(rk_cidr_match(&c, (struct sockaddr *)&b));
 	assert_int_equal(rk_cidr_parse("198.18.0.1", &c, why, sizeof(why)), 0);
 	assert_int_equal(c.prefix, 32);
-	a = sa4("198.18.0.2");
-	assert_false(rk_cidr_match(&c, (struct sockaddr *)&a));
-	assert_int_equal(rk_cidr_parse("0.0.0.0/0", &c, why, sizeof(why)), 0);
-	assert_true(rk_cidr_match(&c, (struct sockaddr *)&a));
-	assert_int_equal(rk_cidr_parse("fd00::/8", &c, why, sizeof(why)), 0);
-	b = sa6("fdff::1");
-	assert_true(rk_cidr_match(&c, (struct sockaddr *)&b));
-	b = sa6("fe80::1");
-	assert_false(rk_cidr_match(&c, (struct sockaddr *)&b));
-	assert_false(rk_cidr_match(&c, (struct sockaddr *)&a));
-	assert_int_equal(rk_cidr_parse("2001:db8::/127", &c, why, sizeof(why)), 0);
-	b = sa6("2001:db8::1");
-	assert_true(rk_cidr_match(&c, (struct sockaddr *)&b));
-	b = sa6("2001:db8::2");
-	assert_false(rk_cidr_match(&c, (struct sockaddr *)&b));
-	/* Refusals name what is wrong. */
-	assert_int_equal(rk_cidr_parse("10.0.0.1/8", &c, why, sizeof(why)), -EINVAL);
-	assert_contains(why, "address bits are set beyond the prefix length");
-	assert_int_equal(rk_cidr_parse("10.0.0.0/33", &c, why, sizeof(why)), -EINVAL);
-	assert_contains(why, "prefix length 33 is above 32");
-	assert_int_equal(rk_cidr_parse("10.0.0.0/", &c, why, sizeof(why)), -EINVAL);
-	assert_contains(why, "not a number");
-	assert_int_equal(rk_cidr_parse("10.0.0.0/8x", &c, why, sizeof(why)), -EINVAL);
-	assert_int_equal(rk_cidr_parse("host.example", &c, why, sizeof(why)), -EINVAL);
-	assert_contains(why, "not an IPv4 or IPv6 address");
-	assert_int_equal(rk_cidr_parse("/8", &c, why, sizeof(why)), -EINVAL);
+	for (size_t i = 0; i < ARRAY_SIZE(match); i++)
+		if (cidr_holds(match[i].cidr, match[i].ip) != match[i].holds)
+			fail_msg("%s holds %s: %s, expected %s", match[i].cidr, match[i].ip,
+				 match[i].holds ? "false" : "true",
+				 match[i].holds ? "true" : "false");
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		ret = rk_cidr_parse(bad[i].text, &c, why, sizeof(why));
+		if (ret != -EINVAL)
+			fail_msg("'%s': %d, expected %d (-EINVAL)", bad[i].text, ret, -EINVAL);
+		if (bad[i].says)
+			assert_contains(why, bad[i].says);
+	}
 }
 
 /* rk_blk_attach_string() refuses o with -EINVAL, saying needle. */

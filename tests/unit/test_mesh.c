@@ -107,9 +107,9 @@ static void median_mad(void **state)
 	const double v[] = {1, NAN, 3, 2, 100};
 	const double e[] = {NAN, NAN};
 
-	assert_true(fabs(rk_mesh_median(v, 5) - 2.5) < 1e-9);
+	assert_close(rk_mesh_median(v, 5), 2.5);
 	/* deviations from 2.5: 1.5 0.5 0.5 97.5 -> median 1.0 */
-	assert_true(fabs(rk_mesh_mad(v, 5) - 1.0) < 1e-9);
+	assert_close(rk_mesh_mad(v, 5), 1.0);
 	assert_true(isnan(rk_mesh_median(e, 2)));
 }
 
@@ -119,6 +119,19 @@ static void fill(double *m, int n, double base)
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++)
 			m[i * n + j] = i == j ? NAN : base + (i * 7 + j * 3) % 5;
+}
+
+/* n x n p50 and p99 latency matrices from fill() at 20 and 40 us, made
+ * symmetric: latency is per pair. */
+static void fill_latency(double *p50, double *p99, int n)
+{
+	fill(p50, n, 20);
+	fill(p99, n, 40);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++) {
+			p50[i * n + j] = p50[j * n + i];
+			p99[i * n + j] = p99[j * n + i];
+		}
 }
 
 static int verdicts(const struct rk_mesh_input *in, struct rk_mesh_outlier **o)
@@ -140,13 +153,7 @@ static void clean_matrix(void **state)
 	struct rk_mesh_outlier *o = NULL;
 
 	fill(bw, 4, 1000);
-	fill(p50, 4, 20);
-	fill(p99, 4, 40);
-	for (int i = 0; i < 4; i++) /* latency is per pair: symmetric */
-		for (int j = 0; j < i; j++) {
-			p50[i * 4 + j] = p50[j * 4 + i];
-			p99[i * 4 + j] = p99[j * 4 + i];
-		}
+	fill_latency(p50, p99, 4);
 	assert_int_equal(verdicts(&in, &o), 0);
 	free(o);
 }
@@ -165,7 +172,7 @@ static void slow_sender_row(void **state)
 	assert_int_equal(o[0].kind, RK_MESH_SENDER);
 	assert_int_equal(o[0].metric, RK_MESH_BW);
 	assert_int_equal(o[0].node, 2);
-	assert_true(fabs(o[0].value - 300) < 1e-9);
+	assert_close(o[0].value, 300);
 	assert_contains(o[0].reason, "node 2 sends slowly");
 	free(o);
 }
@@ -234,13 +241,7 @@ static void latency_pair_and_unstable(void **state)
 	struct rk_mesh_input in = {.n = 4, .p50 = p50, .p99 = p99};
 	struct rk_mesh_outlier *o = NULL;
 
-	fill(p50, 4, 20);
-	fill(p99, 4, 40);
-	for (int i = 0; i < 4; i++)
-		for (int j = 0; j < i; j++) {
-			p50[i * 4 + j] = p50[j * 4 + i];
-			p99[i * 4 + j] = p99[j * 4 + i];
-		}
+	fill_latency(p50, p99, 4);
 	p50[1 * 4 + 3] = p50[3 * 4 + 1] = 200; /* 1 <-> 3 slow */
 	p99[1 * 4 + 3] = p99[3 * 4 + 1] = 400;
 	p99[0 * 4 + 2] = p99[2 * 4 + 0] = 900; /* 0 <-> 2 p99 only */

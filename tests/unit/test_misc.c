@@ -50,6 +50,24 @@ static struct rk_endpoint ib_ep(uint32_t qpn, uint16_t lid)
 	return ep;
 }
 
+/* rk_endpoint_check(l, r) refuses with err, why naming each string after
+ * err (up to a NULL). */
+static void __attribute__((sentinel))
+endpoint_refused(const struct rk_endpoint *l, const struct rk_endpoint *r, int err, ...)
+{
+	char why[256] = "";
+	const char *say;
+	int ret = rk_endpoint_check(l, r, why, sizeof(why));
+	va_list ap;
+
+	if (ret != err)
+		fail_msg("QPN 0x%x and 0x%x: %d, expected %d (%s)", l->qpn, r->qpn, ret, err, why);
+	va_start(ap, err);
+	while ((say = va_arg(ap, const char *)))
+		assert_contains(why, say);
+	va_end(ap);
+}
+
 static void test_endpoint_good_pairs(void **state)
 {
 	struct rk_endpoint l = roce_ep(0x11, RK_GID_ROCE_V2, 1, "::ffff:198.18.0.1");
@@ -84,12 +102,9 @@ static void test_endpoint_transport_mismatch(void **state)
 {
 	struct rk_endpoint l = roce_ep(0x11, RK_GID_ROCE_V2, 1, "::ffff:198.18.0.1");
 	struct rk_endpoint r = roce_ep(0x22, RK_GID_ROCE_V2, 1, "::ffff:198.18.0.2");
-	char why[256] = "";
 
 	r.transport = RK_UD;
-	assert_int_equal(rk_endpoint_check(&l, &r, why, sizeof(why)), -EPROTO);
-	assert_contains(why, "RC");
-	assert_contains(why, "UD");
+	endpoint_refused(&l, &r, -EPROTO, "RC", "UD", NULL);
 	assert_int_equal(rk_endpoint_check(&l, &r, NULL, 0), -EPROTO);
 }
 
@@ -97,74 +112,57 @@ static void test_endpoint_link_layer_mismatch(void **state)
 {
 	struct rk_endpoint l = roce_ep(0x11, RK_GID_ROCE_V2, 1, "::ffff:198.18.0.1");
 	struct rk_endpoint r = ib_ep(0x22, 5);
-	char why[256] = "";
 
-	assert_int_equal(rk_endpoint_check(&l, &r, why, sizeof(why)), -EPROTO);
-	assert_contains(why, "Ethernet");
-	assert_contains(why, "InfiniBand");
+	endpoint_refused(&l, &r, -EPROTO, "Ethernet", "InfiniBand", NULL);
 }
 
 static void test_endpoint_roce_zero_gid(void **state)
 {
 	struct rk_endpoint l = roce_ep(0x11, RK_GID_ROCE_V2, 1, "::ffff:198.18.0.1");
 	struct rk_endpoint r = roce_ep(0x22, RK_GID_ROCE_V2, 1, "::");
-	char why[256] = "";
 
-	assert_int_equal(rk_endpoint_check(&l, &r, why, sizeof(why)), -EINVAL);
-	assert_contains(why, "GID");
+	endpoint_refused(&l, &r, -EINVAL, "GID", NULL);
 	/* A LID does not help on RoCE. */
 	r.lid = 5;
-	assert_int_equal(rk_endpoint_check(&l, &r, why, sizeof(why)), -EINVAL);
+	endpoint_refused(&l, &r, -EINVAL, NULL);
 }
 
 static void test_endpoint_gid_type_mismatch(void **state)
 {
 	struct rk_endpoint l = roce_ep(0x11, RK_GID_ROCE_V1, 2, "::ffff:198.18.0.1");
 	struct rk_endpoint r = roce_ep(0x22, RK_GID_ROCE_V2, 3, "::ffff:198.18.0.2");
-	char why[256] = "";
 
-	assert_int_equal(rk_endpoint_check(&l, &r, why, sizeof(why)), -EPROTO);
-	assert_contains(why, "RoCE v1");
-	assert_contains(why, "RoCE v2");
-	assert_contains(why, "index 2");
-	assert_contains(why, "index 3");
+	endpoint_refused(&l, &r, -EPROTO, "RoCE v1", "RoCE v2", "index 2", "index 3", NULL);
 }
 
 static void test_endpoint_ib_no_address(void **state)
 {
 	struct rk_endpoint l = ib_ep(0x11, 1);
 	struct rk_endpoint r = ib_ep(0x22, 0);
-	char why[256] = "";
 
-	assert_int_equal(rk_endpoint_check(&l, &r, why, sizeof(why)), -EINVAL);
-	assert_contains(why, "LID 0");
+	endpoint_refused(&l, &r, -EINVAL, "LID 0", NULL);
 }
 
 static void test_endpoint_bad_qpn_psn(void **state)
 {
 	struct rk_endpoint l = roce_ep(0x11, RK_GID_ROCE_V2, 1, "::ffff:198.18.0.1");
 	struct rk_endpoint r = roce_ep(0x22, RK_GID_ROCE_V2, 1, "::ffff:198.18.0.2");
-	char why[256] = "";
 
 	r.qpn = 0;
-	assert_int_equal(rk_endpoint_check(&l, &r, why, sizeof(why)), -EINVAL);
-	assert_contains(why, "QPN");
+	endpoint_refused(&l, &r, -EINVAL, "QPN", NULL);
 	r.qpn = 0x1000000;
-	assert_int_equal(rk_endpoint_check(&l, &r, why, sizeof(why)), -EINVAL);
-	assert_contains(why, "0x1000000");
+	endpoint_refused(&l, &r, -EINVAL, "0x1000000", NULL);
 	r.qpn = 0xffffffff;
-	assert_int_equal(rk_endpoint_check(&l, &r, why, sizeof(why)), -EINVAL);
+	endpoint_refused(&l, &r, -EINVAL, NULL);
 
 	r.qpn = 0x22;
 	r.psn = 0x1000000;
-	assert_int_equal(rk_endpoint_check(&l, &r, why, sizeof(why)), -EINVAL);
-	assert_contains(why, "PSN");
-	assert_contains(why, "24 bits");
+	endpoint_refused(&l, &r, -EINVAL, "PSN", "24 bits", NULL);
 
 	/* Same on IB. */
 	l = ib_ep(0x11, 1);
 	r = ib_ep(0, 2);
-	assert_int_equal(rk_endpoint_check(&l, &r, why, sizeof(why)), -EINVAL);
+	endpoint_refused(&l, &r, -EINVAL, NULL);
 }
 
 static void test_endpoint_short_why(void **state)

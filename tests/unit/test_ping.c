@@ -10,12 +10,6 @@
 
 #include "unit.h"
 
-static void assert_close(double got, double want)
-{
-	if (got < want - 1e-9 || got > want + 1e-9)
-		fail_msg("got %.6f, expected %.6f", got, want);
-}
-
 static void stats_odd_unsorted(void **state)
 {
 	const double s[] = {5, 1, 4, 2, 3};

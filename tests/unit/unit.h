@@ -33,6 +33,15 @@
 			fail_msg("%s is %s", #s, s_ ? "\"\"" : "NULL");                            \
 	} while (0)
 
+/* Two floating-point figures within 1e-9 of each other (NaN never is), both
+ * printed when not. */
+#define assert_close(a, b)                                                                         \
+	do {                                                                                       \
+		double a_ = (a), b_ = (b);                                                         \
+		if (!(a_ - b_ <= 1e-9 && b_ - a_ <= 1e-9))                                         \
+			fail_msg("%s = %.9f, expected %.9f", #a, a_, b_);                          \
+	} while (0)
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif

@@ -15,6 +15,20 @@ fail() {
 	echo "FAIL [$1]: $2"
 	fails=$((fails + 1))
 }
+# same NAME WHAT EXPECTED GOT: true when GOT is EXPECTED, else fail NAME
+# showing both.
+same() {
+	[ "$4" = "$3" ] || { fail "$1" "$2: expected [$3], got [$4]"; return 1; }
+}
+# qps_of NAME: cqp and sqp (0x%06x), the QPs the client of case NAME names
+# ("QP 0x12 <-> peer QP 0x12"); false when it never connected.
+qps_of() {
+	qps=$(sed -n 's/.*: QP \(0x[0-9a-f]*\) <-> peer QP \(0x[0-9a-f]*\),.*/\1 \2/p' "$W/$1.client" 2>/dev/null)
+	[ -n "$qps" ] || return 1
+	# shellcheck disable=SC2086 # two words on purpose
+	set -- $qps
+	cqp=$(printf '0x%06x' "$1") sqp=$(printf '0x%06x' "$2")
+}
 
 command -v tshark >/dev/null || { echo "FAIL: tshark not found on the host (run scripts/softroce setup)"; exit 1; }
 if [ "${WIRE_RECHECK:-0}" = 1 ]; then
@@ -96,26 +110,19 @@ echo "$WIRE_CASES" | {
 		esac
 		grep -qF -- "$text" "$W/$name.client" 2>/dev/null ||
 			{ fail "$name" "expected '$text' in the client's output"; ok=0; }
-		# The client names both QPs: "QP 0x12 <-> peer QP 0x12".
-		qps=$(sed -n 's/.*: QP \(0x[0-9a-f]*\) <-> peer QP \(0x[0-9a-f]*\),.*/\1 \2/p' "$W/$name.client" 2>/dev/null)
-		if [ -z "$qps" ]; then
+		if ! qps_of "$name"; then
 			fail "$name" "the client never connected"
 			sed 's/^/  client| /' "$W/$name.client" 2>/dev/null | tail -8
 			sed 's/^/  server| /' "$W/$name.server" 2>/dev/null | tail -8
 			continue
 		fi
-		# shellcheck disable=SC2086 # two words on purpose
-		set -- $qps
-		cqp=$(printf '0x%06x' "$1") sqp=$(printf '0x%06x' "$2")
 		MTU=$(sed -n 's/.*, path MTU \([0-9]*\).*/\1/p' "$W/$name.client")
 		got_req=$(requests 198.18.0.2 "$sqp")
 		got_resp=$(responses 198.18.0.1 "$cqp")
 		got_syn=$(syndromes 198.18.0.1 "$cqp")
 		last_syn=$(last_syndrome 198.18.0.1 "$cqp")
-		[ "$got_req" = "$req" ] ||
-			{ fail "$name" "client -> server opcodes: expected [$req], got [$got_req]"; ok=0; }
-		[ "$got_resp" = "$resp" ] ||
-			{ fail "$name" "server -> client opcodes: expected [$resp], got [$got_resp]"; ok=0; }
+		same "$name" "client -> server opcodes" "$req" "$got_req" || ok=0
+		same "$name" "server -> client opcodes" "$resp" "$got_resp" || ok=0
 		if [ "$syn" = ack ]; then
 			# The last word is an ACK (0b000 in bits 7-5: 0x00-0x1f).
 			[ -n "$last_syn" ] && [ $((last_syn & 0xe0)) -eq 0 ] ||
@@ -173,20 +180,14 @@ while IFS="|" read -r name _ _ c2s s2c ctext stext; do
 		{ fail "$name" "expected '$ctext' in the client's output"; ok=0; }
 	grep -qF -- "$stext" "$W/$name.server" 2>/dev/null ||
 		{ fail "$name" "expected '$stext' in the server's output"; ok=0; }
-	qps=$(sed -n 's/.*: QP \(0x[0-9a-f]*\) <-> peer QP \(0x[0-9a-f]*\),.*/\1 \2/p' "$W/$name.client" 2>/dev/null)
-	if [ -z "$qps" ]; then
+	if ! qps_of "$name"; then
 		fail "$name" "the client never connected"
 		ok=0
 	else
-		# shellcheck disable=SC2086 # two words on purpose
-		set -- $qps
-		cqp=$(printf '0x%06x' "$1") sqp=$(printf '0x%06x' "$2")
 		got_c2s=$(ip_fields 198.18.0.2 "$sqp")
 		got_s2c=$(ip_fields 198.18.0.1 "$cqp")
-		[ "$got_c2s" = "$c2s" ] ||
-			{ fail "$name" "client -> server DSCP/TTL: expected [$c2s], got [$got_c2s]"; ok=0; }
-		[ "$got_s2c" = "$s2c" ] ||
-			{ fail "$name" "server -> client DSCP/TTL: expected [$s2c], got [$got_s2c]"; ok=0; }
+		same "$name" "client -> server DSCP/TTL" "$c2s" "$got_c2s" || ok=0
+		same "$name" "server -> client DSCP/TTL" "$s2c" "$got_s2c" || ok=0
 	fi
 	if [ $ok = 1 ]; then
 		echo "ok [$name]: QP $cqp <-> $sqp, client -> server DSCP/TTL [$got_c2s], server -> client [$got_s2c]"

@@ -210,6 +210,26 @@ static bool endpoint_in(enum rk_msg_type type, const uint8_t *p, struct rk_endpo
 
 /* ---- the benchmark's messages ---- */
 
+/* A count field of msg in 1..max, else false with why: "MSG: name V is
+ * outside 1..max". */
+static bool count_ok(const char *msg, const char *name, uint32_t v, uint32_t max, char *why,
+		     size_t why_len)
+{
+	if (v >= 1 && v <= max)
+		return true;
+	WHY("%s: %s %u is outside 1..%u", msg, name, v, max);
+	return false;
+}
+
+/* The iterations of msg: 64 bits on the wire, a 32-bit count. */
+static bool iters_ok(const char *msg, uint64_t iters, char *why, size_t why_len)
+{
+	if (iters <= UINT32_MAX)
+		return true;
+	WHY("%s: iters %" PRIu64 " is above %u", msg, iters, UINT32_MAX);
+	return false;
+}
+
 static bool bench_setup_ok(const struct rk_wire_bench_setup *s, char *why, size_t why_len)
 {
 	if (!endpoint_ok(RK_MSG_BENCH_SETUP, &s->ep, why, why_len))
@@ -231,22 +251,15 @@ static bool bench_setup_ok(const struct rk_wire_bench_setup *s, char *why, size_
 		WHY("BENCH_SETUP: bidir %u is not 0 or 1", s->bidir);
 		return false;
 	}
-	if (s->qps < 1 || s->qps > RK_BENCH_MAX_QPS) {
-		WHY("BENCH_SETUP: qps %u is outside 1..%d", s->qps, RK_BENCH_MAX_QPS);
+	if (!count_ok("BENCH_SETUP", "qps", s->qps, RK_BENCH_MAX_QPS, why, why_len))
 		return false;
-	}
 	if (s->qp >= s->qps) {
 		WHY("BENCH_SETUP: qp %u is not below qps %u", s->qp, s->qps);
 		return false;
 	}
-	if (s->max_size < 1 || s->max_size > RK_BENCH_MAX_SIZE) {
-		WHY("BENCH_SETUP: max_size %u is outside 1..%u", s->max_size, RK_BENCH_MAX_SIZE);
+	if (!count_ok("BENCH_SETUP", "max_size", s->max_size, RK_BENCH_MAX_SIZE, why, why_len) ||
+	    !count_ok("BENCH_SETUP", "threads", s->threads, RK_BENCH_MAX_THREADS, why, why_len))
 		return false;
-	}
-	if (s->threads < 1 || s->threads > RK_BENCH_MAX_THREADS) {
-		WHY("BENCH_SETUP: threads %u is outside 1..%d", s->threads, RK_BENCH_MAX_THREADS);
-		return false;
-	}
 	if (s->nsizes < 1) {
 		WHY("BENCH_SETUP: nsizes is 0");
 		return false;
@@ -255,24 +268,13 @@ static bool bench_setup_ok(const struct rk_wire_bench_setup *s, char *why, size_
 		WHY("BENCH_SETUP: min_size %u is outside 1..max_size %u", s->min_size, s->max_size);
 		return false;
 	}
-	if (s->iters > UINT32_MAX) {
-		WHY("BENCH_SETUP: iters %" PRIu64 " is above %u", s->iters, UINT32_MAX);
-		return false;
-	}
-	return true;
+	return iters_ok("BENCH_SETUP", s->iters, why, why_len);
 }
 
 static bool bench_round_ok(const struct rk_wire_bench_round *r, char *why, size_t why_len)
 {
-	if (r->size < 1 || r->size > RK_BENCH_MAX_SIZE) {
-		WHY("BENCH_ROUND: size %u is outside 1..%u", r->size, RK_BENCH_MAX_SIZE);
-		return false;
-	}
-	if (r->iters > UINT32_MAX) {
-		WHY("BENCH_ROUND: iters %" PRIu64 " is above %u", r->iters, UINT32_MAX);
-		return false;
-	}
-	return true;
+	return count_ok("BENCH_ROUND", "size", r->size, RK_BENCH_MAX_SIZE, why, why_len) &&
+	       iters_ok("BENCH_ROUND", r->iters, why, why_len);
 }
 
 static bool bench_result_ok(const struct rk_wire_bench_result *r, char *why, size_t why_len)

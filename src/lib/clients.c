@@ -103,16 +103,6 @@ static struct rk_client_outcome *outcome_of(const struct clients_server *cs, uin
 	return (struct rk_client_outcome *)((char *)cs->clients + (size_t)index * cs->size);
 }
 
-int clients_check(const char *what, bool server, uint32_t n)
-{
-	if (!server || n < 1 || n > RK_CLIENTS_MAX) {
-		rk_error("%s: a server serves 1 to %d clients at once (asked %u)", what,
-			 RK_CLIENTS_MAX, n);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 /* The client's outcome begins: its index (0..), arrival and peer, and its
  * log lines tagged "client N (PEER)", the first error kept in out->error. */
 static void outcome_begin(struct rk_client_outcome *out, uint32_t index, const char *peer)
@@ -169,6 +159,16 @@ static void start_client(struct client_thread *ct, bool *threaded)
 			rk_strerror(-ret));
 		client_main(ct);
 	}
+}
+
+int clients_check(const char *what, bool server, uint32_t n)
+{
+	if (!server || n < 1 || n > RK_CLIENTS_MAX) {
+		rk_error("%s: a server serves 1 to %d clients at once (asked %u)", what,
+			 RK_CLIENTS_MAX, n);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int clients_serve(const struct rk_conn_opts *co, uint32_t n, int wait_ms,

@@ -36,63 +36,40 @@ static bool is_print(uint8_t c)
 	return c >= 0x20 && c <= 0x7e;
 }
 
+/* Every message type: its name, and its length on the wire (header
+ * included). A type without a name is none of rdmakit's. */
+static const struct {
+	const char *name;
+	size_t len;
+} msg_types[] = {
+	[RK_MSG_HELLO] = {"HELLO", RK_WIRE_HELLO_LEN},
+	[RK_MSG_CM_HELLO] = {"CM_HELLO", CM_HELLO_LEN},
+	[RK_MSG_SYNC] = {"SYNC", RK_WIRE_SYNC_LEN},
+	[RK_MSG_ERROR] = {"ERROR", RK_WIRE_ERROR_LEN},
+	[RK_MSG_AUTH_BEGIN] = {"AUTH_BEGIN", RK_WIRE_AUTH_LEN},
+	[RK_MSG_AUTH_CHALLENGE] = {"AUTH_CHALLENGE", RK_WIRE_AUTH_LEN},
+	[RK_MSG_AUTH_RESPONSE] = {"AUTH_RESPONSE", RK_WIRE_AUTH_LEN},
+	[RK_MSG_AUTH_OK] = {"AUTH_OK", RK_WIRE_AUTH_LEN},
+	[RK_MSG_BENCH_SETUP] = {"BENCH_SETUP", RK_WIRE_BENCH_SETUP_LEN},
+	[RK_MSG_BENCH_ROUND] = {"BENCH_ROUND", RK_WIRE_BENCH_ROUND_LEN},
+	[RK_MSG_BENCH_RESULT] = {"BENCH_RESULT", RK_WIRE_BENCH_RESULT_LEN},
+	[RK_MSG_BENCH_FIN] = {"BENCH_FIN", RK_WIRE_BENCH_FIN_LEN},
+};
+
+static bool known_type(enum rk_msg_type type)
+{
+	return (unsigned int)type < sizeof(msg_types) / sizeof(msg_types[0]) &&
+	       msg_types[type].name;
+}
+
 size_t rk_wire_len(enum rk_msg_type type)
 {
-	switch (type) {
-	case RK_MSG_HELLO:
-		return RK_WIRE_HELLO_LEN;
-	case RK_MSG_CM_HELLO:
-		return CM_HELLO_LEN;
-	case RK_MSG_SYNC:
-		return RK_WIRE_SYNC_LEN;
-	case RK_MSG_ERROR:
-		return RK_WIRE_ERROR_LEN;
-	case RK_MSG_AUTH_BEGIN:
-	case RK_MSG_AUTH_CHALLENGE:
-	case RK_MSG_AUTH_RESPONSE:
-	case RK_MSG_AUTH_OK:
-		return RK_WIRE_AUTH_LEN;
-	case RK_MSG_BENCH_SETUP:
-		return RK_WIRE_BENCH_SETUP_LEN;
-	case RK_MSG_BENCH_ROUND:
-		return RK_WIRE_BENCH_ROUND_LEN;
-	case RK_MSG_BENCH_RESULT:
-		return RK_WIRE_BENCH_RESULT_LEN;
-	case RK_MSG_BENCH_FIN:
-		return RK_WIRE_BENCH_FIN_LEN;
-	}
-	return 0;
+	return known_type(type) ? msg_types[type].len : 0;
 }
 
 const char *rk_msg_type_str(enum rk_msg_type type)
 {
-	switch (type) {
-	case RK_MSG_HELLO:
-		return "HELLO";
-	case RK_MSG_CM_HELLO:
-		return "CM_HELLO";
-	case RK_MSG_SYNC:
-		return "SYNC";
-	case RK_MSG_ERROR:
-		return "ERROR";
-	case RK_MSG_AUTH_BEGIN:
-		return "AUTH_BEGIN";
-	case RK_MSG_AUTH_CHALLENGE:
-		return "AUTH_CHALLENGE";
-	case RK_MSG_AUTH_RESPONSE:
-		return "AUTH_RESPONSE";
-	case RK_MSG_AUTH_OK:
-		return "AUTH_OK";
-	case RK_MSG_BENCH_SETUP:
-		return "BENCH_SETUP";
-	case RK_MSG_BENCH_ROUND:
-		return "BENCH_ROUND";
-	case RK_MSG_BENCH_RESULT:
-		return "BENCH_RESULT";
-	case RK_MSG_BENCH_FIN:
-		return "BENCH_FIN";
-	}
-	return "UNKNOWN";
+	return known_type(type) ? msg_types[type].name : "UNKNOWN";
 }
 
 /* Field checks shared by encode (why NULL) and decode: what one side may

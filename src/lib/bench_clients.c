@@ -2,7 +2,6 @@
  * rk_bench_serve_clients()): the accept loop of clients.c, and per client a
  * thread that runs a one-client server's rounds on its own rk_bench. */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,10 +14,8 @@
 
 struct bench_server {
 	const struct rk_bench_opts *opts;
-	struct rk_bench_clients *rep;
 	void (*on_client)(const struct rk_bench_client *c, void *arg);
 	void *arg;
-	pthread_mutex_t lock; /* on_client, one at a time */
 };
 
 static int keep_round(struct rk_bench_client *c, const struct rk_bench_result *res)
@@ -53,31 +50,32 @@ static int serve_rounds(struct rk_bench *b, struct rk_bench_client *c)
 	}
 }
 
-static void serve_client(struct rk_conn *pending, uint32_t index, void *arg)
+static int serve_client(struct rk_conn *pending, void *client, void *arg)
 {
-	struct bench_server *s = arg;
-	struct rk_bench_client *c = &s->rep->clients[index];
+	const struct bench_server *s = arg;
+	struct rk_bench_client *c = client;
 	struct rk_bench_opts o = *s->opts;
 	struct rk_bench *b;
 	int ret;
 
-	clients_outcome_begin(&c->out, index, pending->peer);
 	o.progress = NULL;
 	o.interval = NULL;
 	o.interval_ms = 0;
 	ret = bench_connect_accepted(pending, &o, &b);
-	if (!ret) {
-		c->connected = true;
-		c->info = *rk_bench_get_info(b);
-		ret = serve_rounds(b, c);
-		rk_bench_close(b);
-	}
-	clients_outcome_end(&c->out, ret);
-	if (s->on_client) {
-		pthread_mutex_lock(&s->lock);
-		s->on_client(c, s->arg);
-		pthread_mutex_unlock(&s->lock);
-	}
+	if (ret)
+		return ret;
+	c->connected = true;
+	c->info = *rk_bench_get_info(b);
+	ret = serve_rounds(b, c);
+	rk_bench_close(b);
+	return ret;
+}
+
+static void client_ended(const void *client, void *arg)
+{
+	const struct bench_server *s = arg;
+
+	s->on_client(client, s->arg);
 }
 
 /* The aggregate: each OK client's rounds as spans on the server's clock. */
@@ -115,17 +113,16 @@ int rk_bench_serve_clients(const struct rk_bench_opts *opts, uint32_t n,
 			   void (*on_client)(const struct rk_bench_client *c, void *arg),
 			   void *arg, struct rk_bench_clients *rep)
 {
-	struct bench_server s = {.opts = opts, .rep = rep, .on_client = on_client, .arg = arg};
+	struct bench_server s = {.opts = opts, .on_client = on_client, .arg = arg};
+	struct clients_server cs = {.size = sizeof(*rep->clients), .serve = serve_client,
+				    .ended = on_client ? client_ended : NULL, .arg = &s};
 	struct rk_conn_opts co = opts->conn;
-	uint32_t arrived = 0;
 	int ret;
 
 	memset(rep, 0, sizeof(*rep));
-	if (!opts->conn.server || n < 1 || n > RK_CLIENTS_MAX) {
-		rk_error("bench: a server serves 1 to %d clients at once (asked %u)", RK_CLIENTS_MAX,
-			 n);
-		return -EINVAL;
-	}
+	ret = clients_check("bench", opts->conn.server, n);
+	if (ret)
+		return ret;
 	if (opts->xrc)
 		return rk_srq_xrc_refuse("bench", opts->conn.device);
 	ret = bench_mem_precheck(opts);
@@ -135,17 +132,11 @@ int rk_bench_serve_clients(const struct rk_bench_opts *opts, uint32_t n,
 	rep->clients = calloc(n, sizeof(*rep->clients));
 	if (!rep->clients)
 		return -ENOMEM;
-	pthread_mutex_init(&s.lock, NULL);
+	cs.clients = rep->clients;
 	co.transport = RK_RC;
-	ret = clients_serve(&co, n, opts->conn.accept_timeout_ms, serve_client, &s, &arrived);
-	pthread_mutex_destroy(&s.lock);
-	if (ret) {
-		rk_bench_clients_free(rep);
-		return ret;
-	}
-	for (uint32_t i = arrived; i < n; i++)
-		rep->clients[i].out.index = i + 1;
-	ret = bench_total(rep);
+	ret = clients_serve(&co, n, opts->conn.accept_timeout_ms, &cs);
+	if (!ret)
+		ret = bench_total(rep);
 	if (ret)
 		rk_bench_clients_free(rep);
 	return ret;

@@ -186,35 +186,59 @@ static int poll_failed(int n, const char *which)
 	return -EIO;
 }
 
-/* Completions of this worker's requests. */
-int bench_poll_send(struct bworker *w, int *got_p)
+/* Poll one of the worker's CQs (which: "send" or "receive") and hand each
+ * successful completion to take(); a failed one is noted and its error
+ * returned (verb names the operation). 0 with *got_p set, or a negative
+ * errno. */
+static inline int poll_worker_cq(struct bworker *w, struct rk_cq *cq, const char *which,
+				 const char *verb,
+				 int (*take)(struct rk_bench *b, const struct ibv_wc *wc),
+				 int *got_p)
 {
 	struct rk_bench *b = w->b;
-	int n = ibv_poll_cq(w->scq->cq, (int)b->info.cq_batch, w->wc);
+	int n = ibv_poll_cq(cq->cq, (int)b->info.cq_batch, w->wc);
 
 	if (n < 0)
-		return poll_failed(n, "send");
+		return poll_failed(n, which);
 	for (int k = 0; k < n; k++) {
 		const struct ibv_wc *wc = &w->wc[k];
-		struct bqp *q;
+		int ret;
 
 		if (wc->status != IBV_WC_SUCCESS) {
 			bench_note_wc(b, wc);
-			return rk_wc_check(wc, bench_test_verb(b->info.test));
+			return rk_wc_check(wc, verb);
 		}
-		if (WRID_QP(wc->wr_id) >= b->info.qps) {
-			rk_error("completion with an unknown wr_id 0x%" PRIx64, wc->wr_id);
-			return -EPROTO;
-		}
-		q = &b->q[WRID_QP(wc->wr_id)];
-		q->carry = 0;
-		if (wc->wr_id & WRID_SENTINEL)
-			q->sentinel_done = true;
-		else
-			q->completed += WRID_COUNT(wc->wr_id);
+		ret = take(b, wc);
+		if (ret)
+			return ret;
 	}
 	*got_p = n;
 	return 0;
+}
+
+/* A request of this side completed. */
+static inline int send_done(struct rk_bench *b, const struct ibv_wc *wc)
+{
+	struct bqp *q;
+
+	if (WRID_QP(wc->wr_id) >= b->info.qps) {
+		rk_error("completion with an unknown wr_id 0x%" PRIx64, wc->wr_id);
+		return -EPROTO;
+	}
+	q = &b->q[WRID_QP(wc->wr_id)];
+	q->carry = 0;
+	if (wc->wr_id & WRID_SENTINEL)
+		q->sentinel_done = true;
+	else
+		q->completed += WRID_COUNT(wc->wr_id);
+	return 0;
+}
+
+/* Completions of this worker's requests. */
+int bench_poll_send(struct bworker *w, int *got_p)
+{
+	return poll_worker_cq(w, w->scq, "send", bench_test_verb(w->b->info.test), send_done,
+			      got_p);
 }
 
 /* Top the worker's receive queues up again, in post lists (the SRQ: its
@@ -296,43 +320,41 @@ static int64_t srq_received(struct rk_bench *b, const struct ibv_wc *wc)
 	return i;
 }
 
+/* A receive completed: a message, or the peer's end-of-round (with
+ * immediate data). */
+static inline int recv_done(struct rk_bench *b, const struct ibv_wc *wc)
+{
+	struct bqp *q;
+
+	if (b->srq) {
+		int64_t i = srq_received(b, wc);
+
+		if (i < 0)
+			return (int)i;
+		q = &b->q[i];
+	} else if (wc->wr_id >= b->info.qps) {
+		rk_error("receive completion with an unknown wr_id 0x%" PRIx64, wc->wr_id);
+		return -EPROTO;
+	} else {
+		q = &b->q[wc->wr_id];
+		q->rq_out--;
+	}
+	if (wc->wc_flags & IBV_WC_WITH_IMM) {
+		q->got_sentinel = true;
+		q->expected = ntohl(wc->imm_data);
+	} else {
+		q->received++;
+	}
+	return 0;
+}
+
 /* Receive completions; with refill, keeps the receive queues topped up (a
  * ping-pong refills after its answer is posted, off the critical path). */
 int bench_poll_recv(struct bworker *w, int *got_p, bool refill)
 {
-	struct rk_bench *b = w->b;
-	int n = ibv_poll_cq(w->rcq->cq, (int)b->info.cq_batch, w->wc);
+	int ret = poll_worker_cq(w, w->rcq, "receive", "receive", recv_done, got_p);
 
-	if (n < 0)
-		return poll_failed(n, "receive");
-	for (int k = 0; k < n; k++) {
-		const struct ibv_wc *wc = &w->wc[k];
-		struct bqp *q;
-
-		if (wc->status != IBV_WC_SUCCESS) {
-			bench_note_wc(b, wc);
-			return rk_wc_check(wc, "receive");
-		}
-		if (b->srq) {
-			int64_t i = srq_received(b, wc);
-
-			if (i < 0)
-				return (int)i;
-			q = &b->q[i];
-		} else if (wc->wr_id >= b->info.qps) {
-			rk_error("receive completion with an unknown wr_id 0x%" PRIx64, wc->wr_id);
-			return -EPROTO;
-		} else {
-			q = &b->q[wc->wr_id];
-			q->rq_out--;
-		}
-		if (wc->wc_flags & IBV_WC_WITH_IMM) {
-			q->got_sentinel = true;
-			q->expected = ntohl(wc->imm_data);
-		} else {
-			q->received++;
-		}
-	}
-	*got_p = n;
-	return n > 0 && refill ? bench_refill_recvs(w) : 0;
+	if (ret)
+		return ret;
+	return *got_p > 0 && refill ? bench_refill_recvs(w) : 0;
 }

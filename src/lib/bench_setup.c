@@ -17,17 +17,21 @@
  * SETUP as a HELLO with this op: such a client is refused by name. */
 #define BENCH_V1_SETUP_OP 0xBE000001u
 
-/* The remote access the side that is the target needs. */
-static int remote_access_for(enum rk_bench_test t)
-{
-	switch (t) {
-	case RK_BENCH_WRITE: return IBV_ACCESS_REMOTE_WRITE;
-	case RK_BENCH_READ: return IBV_ACCESS_REMOTE_READ;
-	case RK_BENCH_FETCH_ADD:
-	case RK_BENCH_CMP_SWAP: return IBV_ACCESS_REMOTE_ATOMIC;
-	default: return 0;
-	}
-}
+/* Each test's work request opcode, the remote access the side that is the
+ * target needs, and its ibv_wr_* API flags. */
+static const struct {
+	enum ibv_wr_opcode opcode;
+	int remote_access;
+	uint64_t ops_flags;
+} tests[] = {
+	[RK_BENCH_SEND] = {IBV_WR_SEND, 0, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM},
+	[RK_BENCH_WRITE] = {IBV_WR_RDMA_WRITE, IBV_ACCESS_REMOTE_WRITE, IBV_QP_EX_WITH_RDMA_WRITE},
+	[RK_BENCH_READ] = {IBV_WR_RDMA_READ, IBV_ACCESS_REMOTE_READ, IBV_QP_EX_WITH_RDMA_READ},
+	[RK_BENCH_FETCH_ADD] = {IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_ACCESS_REMOTE_ATOMIC,
+				IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD},
+	[RK_BENCH_CMP_SWAP] = {IBV_WR_ATOMIC_CMP_AND_SWP, IBV_ACCESS_REMOTE_ATOMIC,
+			       IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP},
+};
 
 /* Whether this side is the target of the peer's operations. */
 static bool is_target(const struct rk_bench_info *in)
@@ -36,18 +40,6 @@ static bool is_target(const struct rk_bench_info *in)
 		return true;
 	/* write latency: the server writes its pong into the client */
 	return in->mode == RK_BENCH_LAT && in->test == RK_BENCH_WRITE;
-}
-
-static uint64_t ops_flags_for(enum rk_bench_test t)
-{
-	switch (t) {
-	case RK_BENCH_SEND: return IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
-	case RK_BENCH_WRITE: return IBV_QP_EX_WITH_RDMA_WRITE;
-	case RK_BENCH_READ: return IBV_QP_EX_WITH_RDMA_READ;
-	case RK_BENCH_FETCH_ADD: return IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
-	case RK_BENCH_CMP_SWAP: return IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP;
-	}
-	return 0;
 }
 
 static enum ibv_qp_type qp_type(enum rk_transport t)
@@ -178,7 +170,7 @@ static int choose_fast_path(struct rk_bench *b)
 		in->rx_depth = 2 * in->post_list;
 	fit_cqs(b);
 
-	b->ops_flags = ops_flags_for(in->test);
+	b->ops_flags = tests[in->test].ops_flags;
 	in->wr_api = false;
 	if (b->o.tuning.wr_api != 0) {
 		ret = probe_qp(b, b->ops_flags, 0, NULL);
@@ -443,7 +435,7 @@ static int create_local(struct rk_bench *b)
 	}
 
 	b->stride = stride_for(in->max_size);
-	b->access = is_target(in) ? remote_access_for(in->test) : 0;
+	b->access = is_target(in) ? tests[in->test].remote_access : 0;
 	ret = create_buffer(b);
 	if (ret)
 		return ret;
@@ -612,13 +604,6 @@ static int connect_qp(struct rk_bench *b, uint32_t i)
 static void prebuild(struct rk_bench *b, uint32_t i)
 {
 	struct bqp *q = &b->q[i];
-	static const enum ibv_wr_opcode opc[] = {
-		[RK_BENCH_SEND] = IBV_WR_SEND,
-		[RK_BENCH_WRITE] = IBV_WR_RDMA_WRITE,
-		[RK_BENCH_READ] = IBV_WR_RDMA_READ,
-		[RK_BENCH_FETCH_ADD] = IBV_WR_ATOMIC_FETCH_AND_ADD,
-		[RK_BENCH_CMP_SWAP] = IBV_WR_ATOMIC_CMP_AND_SWP,
-	};
 
 	for (uint32_t k = 0; k < MAX_POST_LIST; k++) {
 		struct ibv_send_wr *w = &q->wr[k];
@@ -628,7 +613,7 @@ static void prebuild(struct rk_bench *b, uint32_t i)
 		q->sge[k].lkey = b->mr->mr->lkey;
 		w->sg_list = &q->sge[k];
 		w->num_sge = 1;
-		w->opcode = opc[b->info.test];
+		w->opcode = tests[b->info.test].opcode;
 		w->next = k + 1 < MAX_POST_LIST ? &q->wr[k + 1] : NULL;
 		if (is_atomic(b->info.test)) {
 			w->wr.atomic.remote_addr = q->raddr;

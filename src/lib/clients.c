@@ -89,15 +89,54 @@ struct client_thread {
 	pthread_t tid;
 	struct rk_conn *pending;
 	uint32_t index;
-	clients_serve_fn serve;
-	void *arg;
+	const struct clients_server *cs;
+	pthread_mutex_t *lock; /* cs->ended, one client at a time */
 };
+
+/* The log tag of this thread's client: the logger keeps the pointer, so it
+ * lives as long as the thread, not in a frame that returns. */
+static __thread char client_tag[112];
+
+/* Client index's entry in cs->clients: its outcome comes first. */
+static struct rk_client_outcome *outcome_of(const struct clients_server *cs, uint32_t index)
+{
+	return (struct rk_client_outcome *)((char *)cs->clients + (size_t)index * cs->size);
+}
+
+/* The client's outcome begins: its index (0..), arrival and peer, and its
+ * log lines tagged "client N (PEER)", the first error kept in out->error. */
+static void outcome_begin(struct rk_client_outcome *out, uint32_t index, const char *peer)
+{
+	out->index = index + 1;
+	out->arrived = true;
+	snprintf(out->peer, sizeof(out->peer), "%s", peer);
+	snprintf(client_tag, sizeof(client_tag), "client %u (%s)", out->index, out->peer);
+	rk_log_thread_scope(client_tag, out->error, sizeof(out->error));
+}
+
+/* It ends with status: out->status, an error text when none was logged, the
+ * log scope closed. */
+static void outcome_end(struct rk_client_outcome *out, int status)
+{
+	out->status = status;
+	if (status && !out->error[0])
+		snprintf(out->error, sizeof(out->error), "%s", rk_strerror(status));
+	rk_log_thread_scope(NULL, NULL, 0);
+}
 
 static void *client_main(void *arg)
 {
 	struct client_thread *ct = arg;
+	const struct clients_server *cs = ct->cs;
+	struct rk_client_outcome *out = outcome_of(cs, ct->index);
 
-	ct->serve(ct->pending, ct->index, ct->arg);
+	outcome_begin(out, ct->index, ct->pending->peer);
+	outcome_end(out, cs->serve(ct->pending, out, cs->arg));
+	if (cs->ended) {
+		pthread_mutex_lock(ct->lock);
+		cs->ended(out, cs->arg);
+		pthread_mutex_unlock(ct->lock);
+	}
 	return NULL;
 }
 
@@ -122,9 +161,20 @@ static void start_client(struct client_thread *ct, bool *threaded)
 	}
 }
 
-int clients_serve(const struct rk_conn_opts *co, uint32_t n, int wait_ms, clients_serve_fn serve,
-		  void *arg, uint32_t *arrived_p)
+int clients_check(const char *what, bool server, uint32_t n)
 {
+	if (!server || n < 1 || n > RK_CLIENTS_MAX) {
+		rk_error("%s: a server serves 1 to %d clients at once (asked %u)", what,
+			 RK_CLIENTS_MAX, n);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int clients_serve(const struct rk_conn_opts *co, uint32_t n, int wait_ms,
+		  const struct clients_server *cs)
+{
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	struct rk_conn_listener *l;
 	struct client_thread *ct;
 	bool *threaded;
@@ -164,8 +214,8 @@ int clients_serve(const struct rk_conn_opts *co, uint32_t n, int wait_ms, client
 			break;
 		errors = 0;
 		ct[got].index = got;
-		ct[got].serve = serve;
-		ct[got].arg = arg;
+		ct[got].cs = cs;
+		ct[got].lock = &lock;
 		start_client(&ct[got], &threaded[got]);
 		got++;
 	}
@@ -173,35 +223,13 @@ int clients_serve(const struct rk_conn_opts *co, uint32_t n, int wait_ms, client
 		if (threaded[i])
 			pthread_join(ct[i].tid, NULL);
 	rk_conn_listener_close(l);
-	*arrived_p = got;
+	for (uint32_t i = got; i < n; i++)
+		outcome_of(cs, i)->index = i + 1;
 	ret = 0;
 err_free:
 	free(threaded);
 	free(ct);
 	return ret;
-}
-
-/* ---- each client's outcome ---- */
-
-/* The log tag of this thread's client: the logger keeps the pointer, so it
- * lives as long as the thread, not in a frame that returns. */
-static __thread char client_tag[112];
-
-void clients_outcome_begin(struct rk_client_outcome *out, uint32_t index, const char *peer)
-{
-	out->index = index + 1;
-	out->arrived = true;
-	snprintf(out->peer, sizeof(out->peer), "%s", peer);
-	snprintf(client_tag, sizeof(client_tag), "client %u (%s)", out->index, out->peer);
-	rk_log_thread_scope(client_tag, out->error, sizeof(out->error));
-}
-
-void clients_outcome_end(struct rk_client_outcome *out, int status)
-{
-	out->status = status;
-	if (status && !out->error[0])
-		snprintf(out->error, sizeof(out->error), "%s", rk_strerror(status));
-	rk_log_thread_scope(NULL, NULL, 0);
 }
 
 struct rk_client_tally clients_tally(const struct rk_client_outcome *out,

@@ -173,6 +173,25 @@ static int judge_request(struct rk_conn *c, const struct rk_conn_opts *o, int *a
 	return ret;
 }
 
+/* The same, a control channel up: a refusal is sent to the client. */
+static int judge_request_ctl(struct rk_conn *c, const struct rk_conn_opts *o, int *access_p)
+{
+	char reason[RK_WIRE_ERROR_TEXT] = "";
+	int ret = judge_request(c, o, access_p, reason, sizeof(reason));
+
+	if (ret)
+		rk_ctl_send_error(c->ctl, ret, "the server refused: %s", reason);
+	return ret;
+}
+
+/* TCP, either side: tell the peer this side could not set up (ret). */
+static int tcp_setup_failed(struct rk_conn *c, int ret)
+{
+	rk_ctl_send_error(c->ctl, ret, "the %s could not set up: %s",
+			  c->server ? "server" : "client", rk_strerror(ret));
+	return ret;
+}
+
 static int tcp_client(struct rk_conn *c, const struct rk_conn_opts *o)
 {
 	struct rk_msg msg = {.type = RK_MSG_HELLO};
@@ -189,11 +208,10 @@ static int tcp_client(struct rk_conn *c, const struct rk_conn_opts *o)
 			return ret;
 	}
 	ret = tcp_local_setup(c, o);
+	if (!ret)
+		ret = prepare_request(c, o, &access);
 	if (ret)
-		goto err_tell_peer;
-	ret = prepare_request(c, o, &access);
-	if (ret)
-		goto err_tell_peer;
+		return tcp_setup_failed(c, ret);
 	rk_qp_local_endpoint(c->qp, &c->local);
 	msg.u.hello.ep = c->local;
 	msg.u.hello.buf = c->request;
@@ -209,10 +227,6 @@ static int tcp_client(struct rk_conn *c, const struct rk_conn_opts *o)
 	if (ret)
 		return ret;
 	return tcp_connect_qp(c, o, access);
-
-err_tell_peer:
-	rk_ctl_send_error(c->ctl, ret, "the client could not set up: %s", rk_strerror(ret));
-	return ret;
 }
 
 /* TCP server: the client's HELLO. A client that starts authenticating is
@@ -254,7 +268,6 @@ static int tcp_take(struct rk_conn *c, int listen_fd, int timeout_ms)
 static int tcp_server_setup(struct rk_conn *c, const struct rk_conn_opts *o)
 {
 	struct rk_msg msg;
-	char reason[RK_WIRE_ERROR_TEXT] = "";
 	int access = 0, ret;
 
 	/* The client proves the secret before this server sends anything. */
@@ -267,16 +280,13 @@ static int tcp_server_setup(struct rk_conn *c, const struct rk_conn_opts *o)
 	c->request = msg.u.hello.buf;
 	ret = tcp_local_setup(c, o);
 	if (ret)
-		goto err_tell_peer;
+		return tcp_setup_failed(c, ret);
 	rk_qp_local_endpoint(c->qp, &c->local);
 	ret = check_peer(c);
+	if (!ret)
+		ret = judge_request_ctl(c, o, &access);
 	if (ret)
 		return ret;
-	ret = judge_request(c, o, &access, reason, sizeof(reason));
-	if (ret) {
-		rk_ctl_send_error(c->ctl, ret, "the server refused: %s", reason);
-		return ret;
-	}
 	msg.type = RK_MSG_HELLO;
 	msg.u.hello.ep = c->local;
 	msg.u.hello.buf = c->reply;
@@ -284,10 +294,6 @@ static int tcp_server_setup(struct rk_conn *c, const struct rk_conn_opts *o)
 	if (ret)
 		return ret;
 	return tcp_connect_qp(c, o, access);
-
-err_tell_peer:
-	rk_ctl_send_error(c->ctl, ret, "the server could not set up: %s", rk_strerror(ret));
-	return ret;
 }
 
 static int tcp_server(struct rk_conn *c, const struct rk_conn_opts *o)
@@ -466,7 +472,6 @@ static int cm_server_check_auth(struct rk_conn *c)
  * judged, the buffer made, and its address and rkey sent (a CM_HELLO there). */
 static int cm_server_auth(struct rk_conn *c, const struct rk_conn_opts *o)
 {
-	char reason[RK_WIRE_ERROR_TEXT] = "";
 	struct rk_msg msg = {.type = RK_MSG_CM_HELLO};
 	int access = 0, ret;
 
@@ -474,13 +479,10 @@ static int cm_server_auth(struct rk_conn *c, const struct rk_conn_opts *o)
 	if (ret)
 		return ret;
 	ret = rk_auth_server(c->ctl, c->auth, c->timeout_ms);
+	if (!ret)
+		ret = judge_request_ctl(c, o, &access);
 	if (ret)
 		return ret;
-	ret = judge_request(c, o, &access, reason, sizeof(reason));
-	if (ret) {
-		rk_ctl_send_error(c->ctl, ret, "the server refused: %s", reason);
-		return ret;
-	}
 	ret = rk_qp_set_access(c->qp, access);
 	if (ret)
 		return ret;

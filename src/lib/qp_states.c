@@ -796,6 +796,8 @@ out_destroy:
 int rk_qps_observe(struct rk_device *dev, uint8_t port, const struct rk_gid_choice *gid,
 		   struct rk_qps_report *rep)
 {
+	/* the transports whose send queue error state is seen (rep->sqe) */
+	static const enum rk_transport sqe_on[] = {RK_UD, RK_UC};
 	struct walk w;
 	int ret;
 
@@ -815,12 +817,12 @@ int rk_qps_observe(struct rk_device *dev, uint8_t port, const struct rk_gid_choi
 	ret = walk_transitions(&w);
 	if (ret)
 		goto out;
-	if ((ret = try_sqe(&w, RK_UD, &rep->sqe[0])))
-		goto out;
-	rep->nsqe = 1;
-	if ((ret = try_sqe(&w, RK_UC, &rep->sqe[1])))
-		goto out;
-	rep->nsqe = 2;
+	for (size_t k = 0; k < sizeof(sqe_on) / sizeof(sqe_on[0]); k++) {
+		ret = try_sqe(&w, sqe_on[k], &rep->sqe[k]);
+		if (ret)
+			goto out;
+		rep->nsqe = (int)k + 1;
+	}
 out:
 	walk_teardown(&w);
 	return ret;

@@ -4,7 +4,6 @@
  * and every byte moved is checked where it arrives. */
 #include <arpa/inet.h>
 #include <ctype.h>
-#include <pthread.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -42,17 +41,29 @@ static void emit(struct rc *rc, enum rk_rcflow_event ev, int step)
 
 /* ---- ops and flows ---- */
 
-static const char *const step_names[] = {
-	[RK_STEP_SEND_C2S] = "SEND",	 [RK_STEP_SEND_IMM_C2S] = "SEND_IMM",
-	[RK_STEP_SEND_S2C] = "SEND",	 [RK_STEP_WRITE] = "WRITE",
-	[RK_STEP_WRITE_IMM] = "WRITE_IMM", [RK_STEP_READ] = "READ",
-	[RK_STEP_FADD] = "FETCH_ADD",	 [RK_STEP_CSWAP] = "CMP_SWAP",
+#define ODP_SEND_RECV (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV)
+
+/* Each step kind: its name, the remote access the server's buffer and QP
+ * need for it, and its RC operations for the on-demand-paging check. */
+static const struct {
+	const char *name;
+	int access;
+	uint32_t odp;
+} steps[] = {
+	[RK_STEP_SEND_C2S] = {"SEND", 0, ODP_SEND_RECV},
+	[RK_STEP_SEND_IMM_C2S] = {"SEND_IMM", 0, ODP_SEND_RECV},
+	[RK_STEP_SEND_S2C] = {"SEND", 0, ODP_SEND_RECV},
+	[RK_STEP_WRITE] = {"WRITE", IBV_ACCESS_REMOTE_WRITE, IBV_ODP_SUPPORT_WRITE},
+	[RK_STEP_WRITE_IMM] = {"WRITE_IMM", IBV_ACCESS_REMOTE_WRITE, IBV_ODP_SUPPORT_WRITE},
+	[RK_STEP_READ] = {"READ", IBV_ACCESS_REMOTE_READ, IBV_ODP_SUPPORT_READ},
+	[RK_STEP_FADD] = {"FETCH_ADD", IBV_ACCESS_REMOTE_ATOMIC, IBV_ODP_SUPPORT_ATOMIC},
+	[RK_STEP_CSWAP] = {"CMP_SWAP", IBV_ACCESS_REMOTE_ATOMIC, IBV_ODP_SUPPORT_ATOMIC},
 };
 
 const char *rk_rcflow_step_name(enum rk_rcflow_step_kind kind)
 {
-	if ((unsigned int)kind < sizeof(step_names) / sizeof(step_names[0]))
-		return step_names[kind];
+	if ((unsigned int)kind < sizeof(steps) / sizeof(steps[0]))
+		return steps[kind].name;
 	return "UNKNOWN";
 }
 
@@ -139,16 +150,8 @@ static int server_remote_access(const struct rc *rc)
 {
 	int access = 0;
 
-	for (int i = 0; i < rc->res->nsteps; i++) {
-		switch (rc->flow[i]) {
-		case RK_STEP_WRITE:
-		case RK_STEP_WRITE_IMM: access |= IBV_ACCESS_REMOTE_WRITE; break;
-		case RK_STEP_READ: access |= IBV_ACCESS_REMOTE_READ; break;
-		case RK_STEP_FADD:
-		case RK_STEP_CSWAP: access |= IBV_ACCESS_REMOTE_ATOMIC; break;
-		default: break;
-		}
-	}
+	for (int i = 0; i < rc->res->nsteps; i++)
+		access |= steps[rc->flow[i]].access;
 	return access;
 }
 
@@ -157,16 +160,8 @@ static uint32_t flow_odp_ops(const struct rc *rc)
 {
 	uint32_t ops = 0;
 
-	for (int i = 0; i < rc->res->nsteps; i++) {
-		switch (rc->flow[i]) {
-		case RK_STEP_WRITE:
-		case RK_STEP_WRITE_IMM: ops |= IBV_ODP_SUPPORT_WRITE; break;
-		case RK_STEP_READ: ops |= IBV_ODP_SUPPORT_READ; break;
-		case RK_STEP_FADD:
-		case RK_STEP_CSWAP: ops |= IBV_ODP_SUPPORT_ATOMIC; break;
-		default: ops |= IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV; break;
-		}
-	}
+	for (int i = 0; i < rc->res->nsteps; i++)
+		ops |= steps[rc->flow[i]].odp;
 	return ops;
 }
 
@@ -848,20 +843,17 @@ int rk_rcflow_run(const struct rk_rcflow_opts *opts, struct rk_rcflow_result *re
 
 struct rc_server {
 	const struct rk_rcflow_opts *opts;
-	struct rk_rcflow_clients *rep;
 	void (*on_client)(const struct rk_rcflow_client *c, void *arg);
 	void *arg;
-	pthread_mutex_t lock; /* on_client, one at a time */
 };
 
-static void serve_client(struct rk_conn *pending, uint32_t index, void *arg)
+static int serve_client(struct rk_conn *pending, void *client, void *arg)
 {
-	struct rc_server *s = arg;
-	struct rk_rcflow_client *c = &s->rep->clients[index];
+	const struct rc_server *s = arg;
+	struct rk_rcflow_client *c = client;
 	struct rk_rcflow_opts o = *s->opts;
 	int ret;
 
-	clients_outcome_begin(&c->out, index, pending->peer);
 	o.on_event = NULL;
 	ret = rcflow_run(&o, pending, &c->result, &c->span);
 	for (int i = 0; i < c->result.done; i++) {
@@ -871,12 +863,14 @@ static void serve_client(struct rk_conn *pending, uint32_t index, void *arg)
 		}
 	}
 	c->out.msgs = c->out.done;
-	clients_outcome_end(&c->out, ret);
-	if (s->on_client) {
-		pthread_mutex_lock(&s->lock);
-		s->on_client(c, s->arg);
-		pthread_mutex_unlock(&s->lock);
-	}
+	return ret;
+}
+
+static void client_ended(const void *client, void *arg)
+{
+	const struct rc_server *s = arg;
+
+	s->on_client(client, s->arg);
 }
 
 static int rc_total(struct rk_rcflow_clients *rep)
@@ -900,19 +894,18 @@ int rk_rcflow_serve_clients(const struct rk_rcflow_opts *opts, uint32_t n,
 			    void (*on_client)(const struct rk_rcflow_client *c, void *arg),
 			    void *arg, struct rk_rcflow_clients *rep)
 {
-	struct rc_server s = {.opts = opts, .rep = rep, .on_client = on_client, .arg = arg};
+	struct rc_server s = {.opts = opts, .on_client = on_client, .arg = arg};
+	struct clients_server cs = {.size = sizeof(*rep->clients), .serve = serve_client,
+				    .ended = on_client ? client_ended : NULL, .arg = &s};
 	struct rc rc0 = {.o = opts, .sge = opts->sge ? opts->sge : 1};
 	struct rk_conn_opts co;
 	struct rk_path_attr path;
-	uint32_t arrived = 0;
 	int ret;
 
 	memset(rep, 0, sizeof(*rep));
-	if (!opts->server || n < 1 || n > RK_CLIENTS_MAX) {
-		rk_error("RC flow: a server serves 1 to %d clients at once (asked %u)",
-			 RK_CLIENTS_MAX, n);
-		return -EINVAL;
-	}
+	ret = clients_check("RC flow", opts->server, n);
+	if (ret)
+		return ret;
 	ret = opts->xrc ? rk_srq_xrc_refuse("rc", opts->device) : check_opts(opts);
 	if (!ret)
 		ret = check_mem(opts);
@@ -922,12 +915,9 @@ int rk_rcflow_serve_clients(const struct rk_rcflow_opts *opts, uint32_t n,
 	rep->clients = calloc(n, sizeof(*rep->clients));
 	if (!rep->clients)
 		return -ENOMEM;
+	cs.clients = rep->clients;
 	conn_opts(&rc0, &co, &path); /* the listener's: where, and on_listening */
-	pthread_mutex_init(&s.lock, NULL);
-	ret = clients_serve(&co, n, opts->accept_timeout_ms, serve_client, &s, &arrived);
-	pthread_mutex_destroy(&s.lock);
-	for (uint32_t i = arrived; !ret && i < n; i++)
-		rep->clients[i].out.index = i + 1;
+	ret = clients_serve(&co, n, opts->accept_timeout_ms, &cs);
 	if (!ret)
 		ret = rc_total(rep);
 	if (ret)

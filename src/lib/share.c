@@ -14,6 +14,18 @@
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
 
+/* A socket call failed (returned < 0): 0 when a signal interrupted it (try
+ * again), else its negative errno, logged as "DOING: REASON". */
+static int call_failed(const char *doing)
+{
+	int ret = -errno;
+
+	if (ret == -EINTR)
+		return 0;
+	rk_error("%s: %m", doing);
+	return ret;
+}
+
 int rk_share_msg_send(int sock, const void *buf, size_t len, int fd)
 {
 	union {
@@ -42,19 +54,38 @@ int rk_share_msg_send(int sock, const void *buf, size_t len, int fd)
 		iov.iov_base = (char *)buf + done;
 		iov.iov_len = len - done;
 		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n < 0) {
-			int ret = -errno;
+			int ret = call_failed("send to the other process");
 
-			rk_error("send to the other process: %m");
-			return ret;
+			if (ret)
+				return ret;
+			continue;
 		}
 		done += (size_t)n;
 		msg.msg_control = NULL; /* the descriptor goes with the first byte */
 		msg.msg_controllen = 0;
 	}
 	return 0;
+}
+
+/* Some bytes into msg once sock is readable within timeout_ms: how many
+ * (> 0), 0 when a signal came first (try again), or a negative errno
+ * (-ETIMEDOUT; -EPIPE: the other process closed its end). */
+static ssize_t recv_some(int sock, struct msghdr *msg, int timeout_ms)
+{
+	struct pollfd pfd = {.fd = sock, .events = POLLIN};
+	ssize_t n;
+	int ret;
+
+	ret = poll(&pfd, 1, timeout_ms);
+	if (ret < 0)
+		return call_failed("wait for the other process");
+	if (ret == 0)
+		return -ETIMEDOUT;
+	n = recvmsg(sock, msg, MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return call_failed("receive from the other process");
+	return n ? n : -EPIPE;
 }
 
 int rk_share_msg_recv(int sock, void *buf, size_t len, int timeout_ms, int *fd_p)
@@ -72,44 +103,20 @@ int rk_share_msg_recv(int sock, void *buf, size_t len, int timeout_ms, int *fd_p
 				     .msg_iovlen = 1,
 				     .msg_control = ctl.buf,
 				     .msg_controllen = sizeof(ctl.buf)};
-		struct pollfd pfd = {.fd = sock, .events = POLLIN};
 		struct cmsghdr *c;
-		ssize_t n;
-		int ret;
+		ssize_t n = recv_some(sock, &msg, timeout_ms);
 
-		ret = poll(&pfd, 1, timeout_ms);
-		if (ret < 0 && errno == EINTR)
-			continue;
-		if (ret < 0) {
-			ret = -errno;
-			rk_error("wait for the other process: %m");
-			goto err_close_fd;
-		}
-		if (ret == 0) {
-			ret = -ETIMEDOUT;
-			goto err_close_fd;
-		}
-		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n < 0) {
-			ret = -errno;
-			rk_error("receive from the other process: %m");
-			goto err_close_fd;
+			if (fd >= 0)
+				close(fd);
+			return (int)n;
 		}
-		if (n == 0) {
-			ret = -EPIPE;
-			goto err_close_fd;
-		}
+		if (!n)
+			continue;
 		for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
 			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && fd < 0)
 				memcpy(&fd, CMSG_DATA(c), sizeof(int));
 		done += (size_t)n;
-		continue;
-	err_close_fd:
-		if (fd >= 0)
-			close(fd);
-		return ret;
 	}
 	if (fd_p)
 		*fd_p = fd;

@@ -36,63 +36,40 @@ static bool is_print(uint8_t c)
 	return c >= 0x20 && c <= 0x7e;
 }
 
+/* Every message type: its name, and its length on the wire (header
+ * included). A type without a name is none of rdmakit's. */
+static const struct {
+	const char *name;
+	size_t len;
+} msg_types[] = {
+	[RK_MSG_HELLO] = {"HELLO", RK_WIRE_HELLO_LEN},
+	[RK_MSG_CM_HELLO] = {"CM_HELLO", CM_HELLO_LEN},
+	[RK_MSG_SYNC] = {"SYNC", RK_WIRE_SYNC_LEN},
+	[RK_MSG_ERROR] = {"ERROR", RK_WIRE_ERROR_LEN},
+	[RK_MSG_AUTH_BEGIN] = {"AUTH_BEGIN", RK_WIRE_AUTH_LEN},
+	[RK_MSG_AUTH_CHALLENGE] = {"AUTH_CHALLENGE", RK_WIRE_AUTH_LEN},
+	[RK_MSG_AUTH_RESPONSE] = {"AUTH_RESPONSE", RK_WIRE_AUTH_LEN},
+	[RK_MSG_AUTH_OK] = {"AUTH_OK", RK_WIRE_AUTH_LEN},
+	[RK_MSG_BENCH_SETUP] = {"BENCH_SETUP", RK_WIRE_BENCH_SETUP_LEN},
+	[RK_MSG_BENCH_ROUND] = {"BENCH_ROUND", RK_WIRE_BENCH_ROUND_LEN},
+	[RK_MSG_BENCH_RESULT] = {"BENCH_RESULT", RK_WIRE_BENCH_RESULT_LEN},
+	[RK_MSG_BENCH_FIN] = {"BENCH_FIN", RK_WIRE_BENCH_FIN_LEN},
+};
+
+static bool known_type(enum rk_msg_type type)
+{
+	return (unsigned int)type < sizeof(msg_types) / sizeof(msg_types[0]) &&
+	       msg_types[type].name;
+}
+
 size_t rk_wire_len(enum rk_msg_type type)
 {
-	switch (type) {
-	case RK_MSG_HELLO:
-		return RK_WIRE_HELLO_LEN;
-	case RK_MSG_CM_HELLO:
-		return CM_HELLO_LEN;
-	case RK_MSG_SYNC:
-		return RK_WIRE_SYNC_LEN;
-	case RK_MSG_ERROR:
-		return RK_WIRE_ERROR_LEN;
-	case RK_MSG_AUTH_BEGIN:
-	case RK_MSG_AUTH_CHALLENGE:
-	case RK_MSG_AUTH_RESPONSE:
-	case RK_MSG_AUTH_OK:
-		return RK_WIRE_AUTH_LEN;
-	case RK_MSG_BENCH_SETUP:
-		return RK_WIRE_BENCH_SETUP_LEN;
-	case RK_MSG_BENCH_ROUND:
-		return RK_WIRE_BENCH_ROUND_LEN;
-	case RK_MSG_BENCH_RESULT:
-		return RK_WIRE_BENCH_RESULT_LEN;
-	case RK_MSG_BENCH_FIN:
-		return RK_WIRE_BENCH_FIN_LEN;
-	}
-	return 0;
+	return known_type(type) ? msg_types[type].len : 0;
 }
 
 const char *rk_msg_type_str(enum rk_msg_type type)
 {
-	switch (type) {
-	case RK_MSG_HELLO:
-		return "HELLO";
-	case RK_MSG_CM_HELLO:
-		return "CM_HELLO";
-	case RK_MSG_SYNC:
-		return "SYNC";
-	case RK_MSG_ERROR:
-		return "ERROR";
-	case RK_MSG_AUTH_BEGIN:
-		return "AUTH_BEGIN";
-	case RK_MSG_AUTH_CHALLENGE:
-		return "AUTH_CHALLENGE";
-	case RK_MSG_AUTH_RESPONSE:
-		return "AUTH_RESPONSE";
-	case RK_MSG_AUTH_OK:
-		return "AUTH_OK";
-	case RK_MSG_BENCH_SETUP:
-		return "BENCH_SETUP";
-	case RK_MSG_BENCH_ROUND:
-		return "BENCH_ROUND";
-	case RK_MSG_BENCH_RESULT:
-		return "BENCH_RESULT";
-	case RK_MSG_BENCH_FIN:
-		return "BENCH_FIN";
-	}
-	return "UNKNOWN";
+	return known_type(type) ? msg_types[type].name : "UNKNOWN";
 }
 
 /* Field checks shared by encode (why NULL) and decode: what one side may
@@ -210,6 +187,26 @@ static bool endpoint_in(enum rk_msg_type type, const uint8_t *p, struct rk_endpo
 
 /* ---- the benchmark's messages ---- */
 
+/* A count field of msg in 1..max, else false with why: "MSG: name V is
+ * outside 1..max". */
+static bool count_ok(const char *msg, const char *name, uint32_t v, uint32_t max, char *why,
+		     size_t why_len)
+{
+	if (v >= 1 && v <= max)
+		return true;
+	WHY("%s: %s %u is outside 1..%u", msg, name, v, max);
+	return false;
+}
+
+/* The iterations of msg: 64 bits on the wire, a 32-bit count. */
+static bool iters_ok(const char *msg, uint64_t iters, char *why, size_t why_len)
+{
+	if (iters <= UINT32_MAX)
+		return true;
+	WHY("%s: iters %" PRIu64 " is above %u", msg, iters, UINT32_MAX);
+	return false;
+}
+
 static bool bench_setup_ok(const struct rk_wire_bench_setup *s, char *why, size_t why_len)
 {
 	if (!endpoint_ok(RK_MSG_BENCH_SETUP, &s->ep, why, why_len))
@@ -231,22 +228,15 @@ static bool bench_setup_ok(const struct rk_wire_bench_setup *s, char *why, size_
 		WHY("BENCH_SETUP: bidir %u is not 0 or 1", s->bidir);
 		return false;
 	}
-	if (s->qps < 1 || s->qps > RK_BENCH_MAX_QPS) {
-		WHY("BENCH_SETUP: qps %u is outside 1..%d", s->qps, RK_BENCH_MAX_QPS);
+	if (!count_ok("BENCH_SETUP", "qps", s->qps, RK_BENCH_MAX_QPS, why, why_len))
 		return false;
-	}
 	if (s->qp >= s->qps) {
 		WHY("BENCH_SETUP: qp %u is not below qps %u", s->qp, s->qps);
 		return false;
 	}
-	if (s->max_size < 1 || s->max_size > RK_BENCH_MAX_SIZE) {
-		WHY("BENCH_SETUP: max_size %u is outside 1..%u", s->max_size, RK_BENCH_MAX_SIZE);
+	if (!count_ok("BENCH_SETUP", "max_size", s->max_size, RK_BENCH_MAX_SIZE, why, why_len) ||
+	    !count_ok("BENCH_SETUP", "threads", s->threads, RK_BENCH_MAX_THREADS, why, why_len))
 		return false;
-	}
-	if (s->threads < 1 || s->threads > RK_BENCH_MAX_THREADS) {
-		WHY("BENCH_SETUP: threads %u is outside 1..%d", s->threads, RK_BENCH_MAX_THREADS);
-		return false;
-	}
 	if (s->nsizes < 1) {
 		WHY("BENCH_SETUP: nsizes is 0");
 		return false;
@@ -255,24 +245,13 @@ static bool bench_setup_ok(const struct rk_wire_bench_setup *s, char *why, size_
 		WHY("BENCH_SETUP: min_size %u is outside 1..max_size %u", s->min_size, s->max_size);
 		return false;
 	}
-	if (s->iters > UINT32_MAX) {
-		WHY("BENCH_SETUP: iters %" PRIu64 " is above %u", s->iters, UINT32_MAX);
-		return false;
-	}
-	return true;
+	return iters_ok("BENCH_SETUP", s->iters, why, why_len);
 }
 
 static bool bench_round_ok(const struct rk_wire_bench_round *r, char *why, size_t why_len)
 {
-	if (r->size < 1 || r->size > RK_BENCH_MAX_SIZE) {
-		WHY("BENCH_ROUND: size %u is outside 1..%u", r->size, RK_BENCH_MAX_SIZE);
-		return false;
-	}
-	if (r->iters > UINT32_MAX) {
-		WHY("BENCH_ROUND: iters %" PRIu64 " is above %u", r->iters, UINT32_MAX);
-		return false;
-	}
-	return true;
+	return count_ok("BENCH_ROUND", "size", r->size, RK_BENCH_MAX_SIZE, why, why_len) &&
+	       iters_ok("BENCH_ROUND", r->iters, why, why_len);
 }
 
 static bool bench_result_ok(const struct rk_wire_bench_result *r, char *why, size_t why_len)

@@ -28,7 +28,7 @@ struct ping_opts {
 	const char *transport;
 	uint64_t size;
 	uint64_t count;
-	uint64_t interval;
+	uint64_t interval_ms; /* -I SEC */
 	uint64_t mtu;
 	uint64_t rx_depth;
 	bool validate;
@@ -401,7 +401,7 @@ static int run(void *arg, bool *listened)
 		.server = o->conn.server, .host = host, .port = (uint16_t)o->conn.port,
 		.cm = o->conn.cm, .device = o->dev.device, .port_num = (uint8_t)o->dev.port,
 		.gid_index = (int)o->dev.gid_index, .transport = v->transport,
-		.size = (uint32_t)o->size, .count = o->count, .interval_ms = (unsigned)o->interval,
+		.size = (uint32_t)o->size, .count = o->count, .interval_ms = (unsigned)o->interval_ms,
 		.mtu = (int)o->mtu, .rx_depth = (uint32_t)o->rx_depth, .validate = o->validate,
 		.events = o->events, .timeout_ms = (int)o->conn.timeout * 1000,
 		.accept_timeout_ms = o->conn.wait ? (int)o->conn.wait * 1000 : -1,
@@ -438,8 +438,8 @@ static int run(void *arg, bool *listened)
 	{"proto", 0, RK_OPT_STRING, &(o)->proto, 0, 0, "MODE",                                  \
 	 "native, rping or pingpong (each takes its own options)", .choices = proto_names}
 #define OPT_COMMON(o)                                                                            \
-	{"interval", 'I', RK_OPT_COUNT, &(o)->interval, 0, 3600000, "MS",                       \
-	 "client: pause between rounds"},                                                        \
+	{"interval", 'I', RK_OPT_SECONDS, &(o)->interval_ms, 0, 60000, "SEC",                    \
+	 "client: pause between rounds in seconds, as ping -i (0.2: 200 ms)"},                   \
 		{"verbose", 'v', RK_OPT_FLAG, &(o)->verbose, 0, 0, NULL, "print every round"},     \
 		{"events", 'e', RK_OPT_FLAG, &(o)->events, 0, 0, NULL,                             \
 		 "sleep on a completion channel instead of polling"},                              \

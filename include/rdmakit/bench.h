@@ -224,10 +224,11 @@ struct rk_bench_opts;
 
 /* rk_bench_ask_check(), and what the engine's options must agree with:
  * --odp on RC only, thresholds on the client and each for the mode it
- * grades. Then the run's fields of *bo are filled: test, mode, transport,
- * qps, threads, bidir, max_size, the plan (sizes, iters, duration_ms, which
- * is RK_BENCH_UNTIL_STOPPED for duration_s 0), expect (a server: given) and
- * interval_ms; the rest of *bo is left as it was. A client runs a round per
+ * grades. Then *bo is set to the run the ask comes to: test, mode,
+ * transport, qps, threads, bidir, max_size, the plan (sizes, iters,
+ * duration_ms, which is RK_BENCH_UNTIL_STOPPED for duration_s 0), expect (a
+ * server: given) and interval_ms, the rest zero (the caller adds the
+ * connection, tuning, memory and callbacks). A client runs a round per
  * sizes[i] with plan.iters and plan.duration_ms. 0, or -EINVAL with why
  * naming the option (*bo, sizes and *nsizes_p untouched). Pure logic. */
 int rk_bench_ask_opts(const struct rk_bench_ask *a, struct rk_bench_opts *bo, uint32_t *sizes,

@@ -166,6 +166,11 @@ int cli_clients_check(const char *cmd, uint64_t clients, bool server, bool persi
 void cli_client_end_text(const char *who, const struct rk_client_outcome *c, const char *unit,
 			 const char *checked);
 
+/* A client's part of the text report begins "client N (PEER): "; one that
+ * was not set up gets "NOT_SET_UP: ERROR" and a newline there. Returns
+ * set_up: whether its part goes on. */
+bool cli_client_text_head(const struct rk_client_outcome *c, bool set_up, const char *not_set_up);
+
 /* The report of a --clients server: clients are n structs of stride bytes,
  * each beginning with its struct rk_client_outcome (rk_bench_client,
  * rk_rcflow_client). */
@@ -300,19 +305,12 @@ int cli_gates_grade(const struct rk_gates *g, const struct rk_gate_figures *f, u
 int cli_gates_end(const char *who, int status, int checks, int failed, FILE *out,
 		  json_object *doc, json_object *arr);
 
-/* Subcommands. */
-int cmd_devices(int argc, char **argv);
-int cmd_counters(int argc, char **argv);
-int cmd_loopback(int argc, char **argv);
-/* Execs rdmakit-mesh (next to this binary, or in PATH) with the arguments. */
-int cmd_mesh(int argc, char **argv);
-int cmd_rc(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
-int cmd_ping(int argc, char **argv);
-int cmd_ud(int argc, char **argv);
-int cmd_qp_states(int argc, char **argv);
-int cmd_share(int argc, char **argv);
-int cmd_memserver(int argc, char **argv);
-int cmd_blk(int argc, char **argv);
+/* A subcommand: argv[0] is its name; returns the exit status. */
+typedef int cli_cmd_fn(int argc, char **argv);
+
+/* The subcommands (cmd_mesh execs rdmakit-mesh, next to this binary or in
+ * PATH, with the arguments). */
+cli_cmd_fn cmd_devices, cmd_counters, cmd_loopback, cmd_mesh, cmd_rc, cmd_bench, cmd_ping,
+	cmd_ud, cmd_qp_states, cmd_share, cmd_memserver, cmd_blk;
 
 #endif

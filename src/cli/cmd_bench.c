@@ -321,6 +321,26 @@ static json_object *jdouble(double v)
 	return json_object_new_double(v);
 }
 
+/* Latency statistics: a round's in full, an interval's in brief (no mean,
+ * p99.9 or deviation; the median named p50). */
+static json_object *lat_json(const struct rk_bench_lat *l, bool brief)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "samples", json_object_new_int64((int64_t)l->samples));
+	json_object_object_add(j, "min", jdouble(l->min));
+	json_object_object_add(j, brief ? "p50" : "median", jdouble(l->median));
+	if (!brief)
+		json_object_object_add(j, "avg", jdouble(l->avg));
+	json_object_object_add(j, "p99", jdouble(l->p99));
+	if (!brief)
+		json_object_object_add(j, "p99_9", jdouble(l->p999));
+	json_object_object_add(j, "max", jdouble(l->max));
+	if (!brief)
+		json_object_object_add(j, "stdev", jdouble(l->stdev));
+	return j;
+}
+
 static json_object *info_json(const struct rk_bench_info *in, const struct bench_cli *o)
 {
 	json_object *j = json_object_new_object(), *fp = json_object_new_object();
@@ -392,19 +412,8 @@ static json_object *result_json(const struct rk_bench_info *in, const struct rk_
 			json_object_object_add(j, "peer_bw_avg_MiBps", jdouble(r->peer_bw_avg / MIB));
 		}
 	}
-	if (in->mode == RK_BENCH_LAT && r->initiator) {
-		json_object *l = json_object_new_object();
-
-		json_object_object_add(l, "samples", json_object_new_int64((int64_t)r->lat.samples));
-		json_object_object_add(l, "min", jdouble(r->lat.min));
-		json_object_object_add(l, "median", jdouble(r->lat.median));
-		json_object_object_add(l, "avg", jdouble(r->lat.avg));
-		json_object_object_add(l, "p99", jdouble(r->lat.p99));
-		json_object_object_add(l, "p99_9", jdouble(r->lat.p999));
-		json_object_object_add(l, "max", jdouble(r->lat.max));
-		json_object_object_add(l, "stdev", jdouble(r->lat.stdev));
-		json_object_object_add(j, "latency_us", l);
-	}
+	if (in->mode == RK_BENCH_LAT && r->initiator)
+		json_object_object_add(j, "latency_us", lat_json(&r->lat, false));
 	json_object_object_add(j, "received", json_object_new_int64((int64_t)r->received));
 	json_object_object_add(j, "lost", json_object_new_int64((int64_t)r->lost));
 	json_object_object_add(j, "checked_here", json_object_new_boolean(r->checked_here));
@@ -453,16 +462,8 @@ static json_object *interval_json(const struct rk_bench_interval *iv, bool lat)
 	json_object_object_add(j, "bw_MiBps", jdouble(iv->bw / MIB));
 	json_object_object_add(j, "bw_Bps", jdouble(iv->bw));
 	json_object_object_add(j, "msg_rate_Mpps", jdouble(iv->msg_rate / 1e6));
-	if (lat && !iv->status) {
-		json_object *l = json_object_new_object();
-
-		json_object_object_add(l, "samples", json_object_new_int64((int64_t)iv->lat.samples));
-		json_object_object_add(l, "min", jdouble(iv->lat.min));
-		json_object_object_add(l, "p50", jdouble(iv->lat.median));
-		json_object_object_add(l, "p99", jdouble(iv->lat.p99));
-		json_object_object_add(l, "max", jdouble(iv->lat.max));
-		json_object_object_add(j, "latency_us", l);
-	}
+	if (lat && !iv->status)
+		json_object_object_add(j, "latency_us", lat_json(&iv->lat, true));
 	json_object_object_add(j, "last", json_object_new_boolean(iv->last));
 	json_object_object_add(j, "ok", json_object_new_boolean(!iv->status));
 	if (iv->status)
@@ -674,8 +675,8 @@ static uint32_t given_opts(const struct bench_cli *o)
 }
 
 /* The run as asked (the client's; a server's are what it checks the
- * client's against), checked by the engine's rules (rk_bench_ask_opts())
- * into bo. CLI_OK, or CLI_USAGE after saying what is wrong. */
+ * client's against), checked by the engine's rules and made the engine's
+ * options *bo (rk_bench_ask_opts()). CLI_OK, or CLI_USAGE after saying what is wrong. */
 static int check_run_opts(const struct bench_cli *o, struct bench_plan *p,
 			  struct rk_bench_opts *bo)
 {
@@ -725,9 +726,9 @@ static int check_opts(struct bench_cli *o, struct bench_plan *p, const char *hos
 	}
 	if (cli_srq_check("bench", &o->srq) ||
 	    cli_traffic("bench", &o->conn.traffic, &o->traffic) != CLI_OK ||
+	    check_run_opts(o, p, bo) != CLI_OK ||
 	    cli_mem_parse("bench", &o->mem, ((1u << (RK_MEM_AUTO + 1)) - 1) & ~(1u << RK_MEM_DM),
-			  &bo->mem.kind) ||
-	    check_run_opts(o, p, bo) != CLI_OK)
+			  &bo->mem.kind))
 		return CLI_USAGE;
 	cli_conn_opts(&bo->conn, o->conn.server, host, o->conn.port, o->conn.cm, &o->dev,
 		      (int)o->conn.timeout * 1000, o->conn.wait);
@@ -891,11 +892,8 @@ static void client_text(const void *client, void *arg)
 	struct report *rp = arg;
 	const struct rk_bench_info *in = &c->info;
 
-	printf("client %u (%s): ", c->out.index, c->out.peer);
-	if (!c->connected) {
-		printf("not set up: %s\n", c->out.error);
+	if (!cli_client_text_head(&c->out, c->connected, "not set up"))
 		return;
-	}
 	printf("%s %s, %s, %u QP%s%s, device %s port %u, QP 0x%x -> peer QP 0x%x%s\n",
 	       test_title(in->test), in->mode == RK_BENCH_BW ? "bandwidth" : "latency",
 	       rk_transport_str(in->transport), in->qps, in->qps > 1 ? "s" : "",

@@ -444,7 +444,7 @@ static int run(void *arg, bool *listened)
 		{"events", 'e', RK_OPT_FLAG, &(o)->events, 0, 0, NULL,                             \
 		 "sleep on a completion channel instead of polling"},                              \
 		CLI_WAIT_OPTS(&(o)->conn, 't'), CLI_JSON_OPT(&(o)->json),                         \
-		CLI_PERSIST_OPT(&(o)->persist)
+		CLI_PERSIST_OPT(&(o)->persist), CLI_RTT_GATE_OPT(&(o)->gate)
 
 /* Parse with the option table of v->proto, after its defaults: those of
  * the program it speaks for. -1 to go on, or the exit code. */
@@ -462,7 +462,6 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		{"validate", 'V', RK_OPT_FLAG, &o.validate, 0, 0, NULL,
 		 "check every byte of every ping and pong"},
 		OPT_COMMON(&o),
-		CLI_RTT_GATE_OPT(&o.gate),
 		RK_OPT_END,
 	};
 	const struct rk_opt rping_opts[] = {
@@ -481,7 +480,6 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		{"validate", 'V', RK_OPT_FLAG, &o.validate, 0, 0, NULL,
 		 "client: compare each pong with its ping; server: check rping's pattern"},
 		OPT_COMMON(&o),
-		CLI_RTT_GATE_OPT(&o.gate),
 		RK_OPT_END,
 	};
 	const struct rk_opt pp_opts[] = {
@@ -505,7 +503,6 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		 "check received data: the pong is the ping; the server: each ping after the "
 		 "first is its last pong"},
 		OPT_COMMON(&o),
-		CLI_RTT_GATE_OPT(&o.gate),
 		RK_OPT_END,
 	};
 	int ret;

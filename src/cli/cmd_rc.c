@@ -339,11 +339,8 @@ static void client_text(const void *client, void *arg)
 	const struct rk_rcflow_result *r = &c->result;
 	char flags[128];
 
-	printf("client %u (%s): ", c->out.index, c->out.peer);
-	if (!r->connected) {
-		printf("not connected: %s\n", c->out.error);
+	if (!cli_client_text_head(&c->out, r->connected, "not connected"))
 		return;
-	}
 	printf("QP 0x%x <-> peer QP 0x%x", r->qpn, r->peer_qpn);
 	printf(", its own %" PRIu64 " bytes of %s, rkey 0x%x, access %s; %s\n", o->size,
 	       cli_mem_text(r->mem), r->rkey,

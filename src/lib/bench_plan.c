@@ -311,23 +311,18 @@ int rk_bench_ask_opts(const struct rk_bench_ask *a, struct rk_bench_opts *bo, ui
 		return ret;
 	for (int i = 0; i < n; i++)
 		max = s[i] > max ? s[i] : max;
-	bo->test = a->test;
-	bo->mode = a->mode;
-	bo->transport = a->transport;
-	bo->qps = a->qps;
-	bo->threads = a->threads;
-	bo->bidir = a->bidir;
-	bo->max_size = max;
-	/* the plan: the client announces it, a server checks what it was given */
-	bo->plan = (struct rk_bench_plan){
+	*bo = (struct rk_bench_opts){
 		.test = a->test, .mode = a->mode, .transport = a->transport, .qps = a->qps,
-		.threads = a->threads, .bidir = a->bidir, .iters = iters,
-		.duration_ms = a->duration_s == 0 ? RK_BENCH_UNTIL_STOPPED :
-			       a->duration_s > 0 ? (uint32_t)a->duration_s * 1000 : 0,
+		.threads = a->threads, .bidir = a->bidir, .max_size = max,
+		/* the plan: the client announces it, a server checks what it was given */
+		.plan = {.test = a->test, .mode = a->mode, .transport = a->transport,
+			 .qps = a->qps, .threads = a->threads, .bidir = a->bidir, .iters = iters,
+			 .duration_ms = a->duration_s == 0 ? RK_BENCH_UNTIL_STOPPED :
+					a->duration_s > 0 ? (uint32_t)a->duration_s * 1000 : 0},
+		.expect = a->server ? a->given : 0,
+		.interval_ms = (uint32_t)(a->interval_s * 1000.0 + 0.5),
 	};
 	rk_bench_plan_sizes(&bo->plan, s, (uint32_t)n);
-	bo->expect = a->server ? a->given : 0;
-	bo->interval_ms = (uint32_t)(a->interval_s * 1000.0 + 0.5);
 	memcpy(sizes, s, sizeof(s[0]) * (size_t)n);
 	*nsizes_p = n;
 	return 0;

@@ -136,6 +136,11 @@ typedef int (*cli_serve_fn)(void *arg, bool *listened);
  * status 0, or the server's own failure's. */
 int cli_persist(const char *who, bool json, cli_serve_fn serve, void *arg);
 
+/* A server's line as it starts to wait: "WHO: waiting for a WHAT on port
+ * PORT (RDMA CM|TCP exchange)", or for n clients at once (n > 0) "... for N
+ * WHATs ...". */
+void cli_waiting_text(const char *who, uint64_t n, const char *what, uint64_t port, bool cm);
+
 /* -EINVAL, said on stderr, when option was given to a client (!server). */
 int cli_server_only(const char *cmd, const char *option, bool given, bool server);
 
@@ -211,11 +216,18 @@ int cli_parse_role(const char *cmd, const char *usage, const char *description,
 		   const struct rk_opt *opts, int argc, char **argv, const bool *server,
 		   const char **host_p);
 
-/* The connection part of rk_conn_opts from the options every client/server
- * command shares: role, server address (NULL for a server), port, RDMA CM,
- * device, timeout and the server's wait for a client (0: forever). */
-void cli_conn_opts(struct rk_conn_opts *co, bool server, const char *host, uint64_t port, bool cm,
-		   const struct cli_dev_opts *dev, int timeout_ms, uint64_t wait_s);
+/* The connection fields that the engines' options share (rk_conn_opts,
+ * rk_ping_opts, rk_rcflow_opts, rk_ud_opts), as designated initializers from
+ * a command's connection (c) and device (d) groups and the server's address
+ * (host_): role, address, port, RDMA CM, device, port, GID index and
+ * --timeout. The server's wait for a client is named by each engine. */
+#define CLI_CONN_FIELDS(c, d, host_)                                                             \
+	.server = (c)->server, .host = (host_), .port = (uint16_t)(c)->port, .cm = (c)->cm,     \
+	.device = (d)->device, .port_num = (uint8_t)(d)->port,                                   \
+	.gid_index = (int)(d)->gid_index, .timeout_ms = (int)(c)->timeout * 1000
+
+/* --wait SEC as the engines' accept_timeout_ms: -1 (forever) for 0. */
+#define CLI_WAIT_MS(c) ((c)->wait ? (int)(c)->wait * 1000 : -1)
 
 /* --version: "rdmakit VERSION" on stdout; CLI_OK. */
 int cli_version(void);

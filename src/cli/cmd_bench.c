@@ -419,9 +419,7 @@ static json_object *result_json(const struct rk_bench_info *in, const struct rk_
 	json_object_object_add(j, "checked_here", json_object_new_boolean(r->checked_here));
 	json_object_object_add(j, "check", json_object_new_string(r->check));
 	json_object_object_add(j, "peer_check", json_object_new_string(r->peer_check));
-	json_object_object_add(j, "counters", cli_counters_json(&r->counters));
-	if (in->srq)
-		json_object_object_add(j, "srq", cli_srq_json(&r->srq));
+	cli_run_json(j, "", &r->counters, in->srq ? &r->srq : NULL);
 	soak_result_json(j, r, in->mode == RK_BENCH_LAT);
 	return j;
 }
@@ -430,18 +428,12 @@ static json_object *result_json(const struct rk_bench_info *in, const struct rk_
  * JSON, in the document (a round that succeeded has them in its result). */
 static void round_counters(const struct report *rp, const struct rk_bench_result *r, bool failed)
 {
-	bool srq = rp->info && rp->info->srq;
+	const struct rk_srq_stats *srq = rp->info && rp->info->srq ? &r->srq : NULL;
 
-	if (rp->o->json && failed) {
-		json_object_object_add(rp->doc, "failed_round_counters",
-				       cli_counters_json(&r->counters));
-		if (srq)
-			json_object_object_add(rp->doc, "failed_round_srq", cli_srq_json(&r->srq));
-	} else if (!rp->o->json && !rp->o->csv) {
-		cli_counters_text(&r->counters, "   ");
-		if (srq)
-			cli_srq_text(&r->srq, "   ");
-	}
+	if (rp->o->json && failed)
+		cli_run_json(rp->doc, "failed_round_", &r->counters, srq);
+	else if (!rp->o->json && !rp->o->csv)
+		cli_run_text(&r->counters, srq, "   ");
 }
 
 /* ---- soak: intervals, the summary of them, stop signals ---- */
@@ -730,9 +722,10 @@ static int check_opts(struct bench_cli *o, struct bench_plan *p, const char *hos
 	    cli_mem_parse("bench", &o->mem, ((1u << (RK_MEM_AUTO + 1)) - 1) & ~(1u << RK_MEM_DM),
 			  &bo->mem.kind))
 		return CLI_USAGE;
-	cli_conn_opts(&bo->conn, o->conn.server, host, o->conn.port, o->conn.cm, &o->dev,
-		      (int)o->conn.timeout * 1000, o->conn.wait);
-	bo->conn.traffic = o->traffic;
+	bo->conn = (struct rk_conn_opts){
+		CLI_CONN_FIELDS(&o->conn, &o->dev, o->conn.server ? NULL : host),
+		.accept_timeout_ms = CLI_WAIT_MS(&o->conn), .traffic = o->traffic,
+	};
 	bo->tuning = (struct rk_bench_tuning){
 		.tx_depth = (uint32_t)o->tx_depth, .rx_depth = (uint32_t)o->rx_depth,
 		.post_list = (uint32_t)o->post_list, .signal_every = (uint32_t)o->signal_every,
@@ -861,8 +854,7 @@ static int serve_one(void *arg, bool *listened)
 	run->bo->conn.on_listening = on_listening;
 	run->bo->conn.arg = run;
 	if (!o->json && !o->csv && o->conn.server)
-		printf("bench server: waiting for a client on port %" PRIu64 " (%s)\n", o->conn.port,
-		       o->conn.cm ? "RDMA CM" : "TCP exchange");
+		cli_waiting_text("bench server", 0, "client", o->conn.port, o->conn.cm);
 	fflush(stdout);
 	ret = rk_bench_connect(run->bo, &b);
 	*listened = run->listened;
@@ -957,8 +949,7 @@ static int serve_clients(struct bench_run *run)
 	int ret, status;
 
 	if (!o->json)
-		printf("bench server: waiting for %" PRIu64 " clients on port %" PRIu64 " (%s)\n",
-		       o->clients, o->conn.port, o->conn.cm ? "RDMA CM" : "TCP exchange");
+		cli_waiting_text("bench server", o->clients, "client", o->conn.port, o->conn.cm);
 	fflush(stdout);
 	cli_stop_signals(true);
 	run->bo->stop = &cli_stop_signal;

@@ -106,8 +106,7 @@ static void print_listening(const struct ping_view *v)
 	uint64_t port = v->o->conn.port;
 
 	if (v->proto == PROTO_NATIVE)
-		printf("server: waiting for a ping client on port %" PRIu64 " (%s)\n", port,
-		       v->o->conn.cm ? "RDMA CM" : "TCP exchange");
+		cli_waiting_text("server", 0, "ping client", port, v->o->conn.cm);
 	else if (v->proto == PROTO_RPING)
 		printf("server: waiting for an rping client on port %" PRIu64 " (RDMA CM)\n", port);
 	else
@@ -398,13 +397,10 @@ static int run(void *arg, bool *listened)
 	const char *host = ((struct ping_run *)arg)->host;
 	const struct ping_opts *o = v->o;
 	struct rk_ping_opts po = {
-		.server = o->conn.server, .host = host, .port = (uint16_t)o->conn.port,
-		.cm = o->conn.cm, .device = o->dev.device, .port_num = (uint8_t)o->dev.port,
-		.gid_index = (int)o->dev.gid_index, .transport = v->transport,
-		.size = (uint32_t)o->size, .count = o->count, .interval_ms = (unsigned)o->interval_ms,
-		.mtu = (int)o->mtu, .rx_depth = (uint32_t)o->rx_depth, .validate = o->validate,
-		.events = o->events, .timeout_ms = (int)o->conn.timeout * 1000,
-		.accept_timeout_ms = o->conn.wait ? (int)o->conn.wait * 1000 : -1,
+		CLI_CONN_FIELDS(&o->conn, &o->dev, host), .accept_timeout_ms = CLI_WAIT_MS(&o->conn),
+		.transport = v->transport, .size = (uint32_t)o->size, .count = o->count,
+		.interval_ms = (unsigned)o->interval_ms, .mtu = (int)o->mtu,
+		.rx_depth = (uint32_t)o->rx_depth, .validate = o->validate, .events = o->events,
 		.traffic = o->traffic, .progress = on_progress, .arg = (void *)v,
 	};
 	struct rk_ping_result res;

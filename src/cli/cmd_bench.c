@@ -867,13 +867,11 @@ static int serve_one(void *arg, bool *listened)
 
 /* ---- --clients N: the server of several clients at once ---- */
 
-/* As each client ends (text): a line saying how it came out. */
+/* As each client ends (text only): a line saying how it came out. */
 static void on_client_end(const struct rk_bench_client *c, void *arg)
 {
-	const struct bench_cli *o = arg;
-
-	if (!o->json)
-		cli_client_end_text("bench server", &c->out, "round", " checked");
+	(void)arg;
+	cli_client_end_text("bench server", &c->out, "round", " checked");
 }
 
 /* A client's header line and its rows, under the same columns as one
@@ -953,8 +951,8 @@ static int serve_clients(struct bench_run *run)
 	fflush(stdout);
 	cli_stop_signals(true);
 	run->bo->stop = &cli_stop_signal;
-	ret = rk_bench_serve_clients(run->bo, (uint32_t)o->clients, on_client_end, (void *)o,
-				     &rep);
+	ret = rk_bench_serve_clients(run->bo, (uint32_t)o->clients,
+				     o->json ? NULL : on_client_end, NULL, &rep);
 	cli_stop_signals(false);
 	if (ret)
 		return CLI_FAILED;

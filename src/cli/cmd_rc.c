@@ -303,13 +303,11 @@ static int serve_one(void *arg, bool *listened)
 
 /* ---- --clients N: the server of several clients at once ---- */
 
-/* As each client ends (text): a line saying how it came out. */
+/* As each client ends (text only): a line saying how it came out. */
 static void on_client_end(const struct rk_rcflow_client *c, void *arg)
 {
-	const struct rc_opts *o = arg;
-
-	if (!o->json)
-		cli_client_end_text("server", &c->out, "step", ", every byte checked");
+	(void)arg;
+	cli_client_end_text("server", &c->out, "step", ", every byte checked");
 }
 
 static void client_text(const void *client, void *arg)
@@ -366,7 +364,8 @@ static int serve_clients(struct rc_run *run)
 	int ret, status;
 
 	cli_stop_signals(true);
-	ret = rk_rcflow_serve_clients(run->f, (uint32_t)o->clients, on_client_end, o, &rep);
+	ret = rk_rcflow_serve_clients(run->f, (uint32_t)o->clients,
+				      o->json ? NULL : on_client_end, NULL, &rep);
 	cli_stop_signals(false);
 	if (ret)
 		return CLI_FAILED;

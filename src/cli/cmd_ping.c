@@ -49,13 +49,9 @@ struct ping_view {
 	bool listened; /* the server listened: a failure after it is a client's */
 };
 
+/* In the order of enum proto and enum rk_transport. */
 static const char *const proto_names[] = {"native", "rping", "pingpong", NULL};
 static const char *const pp_transports[] = {"rc", "uc", "ud", NULL};
-
-static const char *pp_name(enum rk_transport t)
-{
-	return t == RK_RC ? "rc" : t == RK_UC ? "uc" : "ud";
-}
 
 /* One verbose line per round. */
 static void print_round(const struct ping_view *v, const struct rk_ping_result *res,
@@ -111,7 +107,7 @@ static void print_listening(const struct ping_view *v)
 		printf("server: waiting for an rping client on port %" PRIu64 " (RDMA CM)\n", port);
 	else
 		printf("server: waiting for an ibv_%s_pingpong client on TCP port %" PRIu64 "\n",
-		       pp_name(v->transport), port);
+		       pp_transports[v->transport], port);
 }
 
 /* pingpong: both sides' addresses, as ibv_*_pingpong prints them. */
@@ -261,16 +257,6 @@ static const char epilog[] =
 	"summary's p99) at most US microseconds; a figure equal to the limit meets it.\n"
 	CLI_EXIT_HELP;
 
-static enum proto proto_of(const char *name, bool *ok)
-{
-	*ok = true;
-	for (int i = 0; i < 3; i++)
-		if (!strcmp(name, proto_names[i]))
-			return (enum proto)i;
-	*ok = false;
-	return PROTO_NATIVE;
-}
-
 /* --proto picks the option table, so it is read first. */
 static const char *find_proto(int argc, char **argv)
 {
@@ -316,17 +302,8 @@ static int check_rping_args(struct ping_opts *o, const char **host_p)
 
 static int check_pp_args(struct ping_view *v, struct ping_opts *o, const char *host)
 {
-	if (!strcmp(o->transport, "rc"))
-		v->transport = RK_RC;
-	else if (!strcmp(o->transport, "uc"))
-		v->transport = RK_UC;
-	else if (!strcmp(o->transport, "ud"))
-		v->transport = RK_UD;
-	else {
-		fprintf(stderr, "rdmakit ping: option --transport: '%s' is not rc, uc or ud\n",
-			o->transport);
-		return CLI_USAGE;
-	}
+	/* The parser took only these values. */
+	v->transport = (enum rk_transport)rk_opt_choice(pp_transports, o->transport);
 	if (!rk_mtu_from_bytes((int)o->mtu)) {
 		fprintf(stderr, "rdmakit ping: option --mtu: %" PRIu64 " is not 256, 512, 1024, "
 				"2048 or 4096\n", o->mtu);
@@ -528,11 +505,11 @@ int cmd_ping(int argc, char **argv)
 	struct ping_view v = {.o = &o};
 	struct ping_run pr;
 	const char *host;
-	int first, ret;
-	bool ok, listened;
+	int first, ret = rk_opt_choice(proto_names, o.proto);
+	bool listened;
 
-	v.proto = proto_of(o.proto, &ok);
-	if (!ok) {
+	v.proto = (enum proto)ret;
+	if (ret < 0) {
 		fprintf(stderr, "rdmakit ping: option --proto: '%s' is not native, rping or "
 				"pingpong\n", o.proto);
 		return CLI_USAGE;

@@ -136,6 +136,12 @@ typedef int (*cli_serve_fn)(void *arg, bool *listened);
  * status 0, or the server's own failure's. */
 int cli_persist(const char *who, bool json, cli_serve_fn serve, void *arg);
 
+/* Run a command's side: one client served (or a client's run) by
+ * serve(arg), --persist one after another (cli_persist()), or, where all is
+ * not NULL, all(arg): --clients N at once. Returns the exit status. */
+int cli_serve(const char *who, bool json, bool persist, cli_serve_fn serve,
+	      int (*all)(void *arg), void *arg);
+
 /* A server's line as it starts to wait: "WHO: waiting for a WHAT on port
  * PORT (RDMA CM|TCP exchange)", or for n clients at once (n > 0) "... for N
  * WHATs ...". */

@@ -939,8 +939,9 @@ static int clients_report(struct report *rp, const struct rk_bench_clients *rep)
 	return cli_clients_report(&r, doc);
 }
 
-static int serve_clients(struct bench_run *run)
+static int serve_clients(void *arg)
 {
+	struct bench_run *run = arg;
 	const struct bench_cli *o = run->o;
 	struct report rp = {.o = o, .gates = &run->p->gates};
 	struct rk_bench_clients rep;
@@ -1056,7 +1057,6 @@ int cmd_bench(int argc, char **argv)
 	struct bench_plan p;
 	struct rk_bench_opts bo = {0};
 	struct bench_run run;
-	bool listened;
 	int first, ret;
 
 	ret = cli_parse_epilog("bench", usage_text, description, epilog, opts, argc, argv, &first);
@@ -1072,9 +1072,6 @@ int cmd_bench(int argc, char **argv)
 	run.o = &o;
 	run.p = &p;
 	run.bo = &bo;
-	if (o.persist)
-		return cli_persist("bench server", o.json, serve_one, &run);
-	if (o.clients)
-		return serve_clients(&run);
-	return serve_one(&run, &listened);
+	return cli_serve("bench server", o.json, o.persist, serve_one,
+			 o.clients ? serve_clients : NULL, &run);
 }

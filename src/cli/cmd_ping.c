@@ -506,7 +506,6 @@ int cmd_ping(int argc, char **argv)
 	struct ping_run pr;
 	const char *host;
 	int first, ret = rk_opt_choice(proto_names, o.proto);
-	bool listened;
 
 	v.proto = (enum proto)ret;
 	if (ret < 0) {
@@ -532,7 +531,5 @@ int cmd_ping(int argc, char **argv)
 	v.who = o.conn.server ? "server" : "client";
 	pr.v = &v;
 	pr.host = host;
-	if (o.persist)
-		return cli_persist(v.who, o.json, run, &pr);
-	return run(&pr, &listened);
+	return cli_serve(v.who, o.json, o.persist, run, NULL, &pr);
 }

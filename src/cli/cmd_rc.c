@@ -357,8 +357,9 @@ static int clients_report(struct rc_opts *o, const struct rk_rcflow_clients *rep
 	return cli_clients_report(&r, doc);
 }
 
-static int serve_clients(struct rc_run *run)
+static int serve_clients(void *arg)
 {
+	struct rc_run *run = arg;
 	struct rc_opts *o = run->o;
 	struct rk_rcflow_clients rep;
 	int ret, status;
@@ -425,7 +426,6 @@ int cmd_rc(int argc, char **argv)
 	struct rk_rcflow_opts f;
 	struct rc_run run;
 	const char *host;
-	bool listened;
 	int ret;
 
 	ret = cli_parse_role("rc", usage_text, description, opts, argc, argv, &o.conn.server,
@@ -446,9 +446,6 @@ int cmd_rc(int argc, char **argv)
 	}
 	run.o = &o;
 	run.f = &f;
-	if (o.persist)
-		return cli_persist("server", o.json, serve_one, &run);
-	if (o.clients)
-		return serve_clients(&run);
-	return serve_one(&run, &listened);
+	return cli_serve("server", o.json, o.persist, serve_one, o.clients ? serve_clients : NULL,
+			 &run);
 }

@@ -33,6 +33,7 @@
 #include <rdmakit/clients.h>
 #include <rdmakit/conn.h>
 #include <rdmakit/counters.h>
+#include <rdmakit/gate.h>
 #include <rdmakit/srq.h>
 #include <rdmakit/region.h>
 
@@ -198,7 +199,14 @@ struct rk_bench_ask {
 				     (8 for atomics, 2 for latency, 65536) */
 	uint64_t iters;           /* 0: not given */
 	int64_t duration_s;       /* -1: not given; 0: until stopped */
-	uint64_t interval_s;      /* soak records; 0: none */
+	double interval_s;        /* soak records every this many seconds (whole
+				     milliseconds); 0: none */
+	/* Checked by rk_bench_ask_opts() only: */
+	bool odp;                 /* the data buffer with on-demand paging (RC only) */
+	const struct rk_gates *gates; /* thresholds (the client's, each for the mode
+					 it grades); NULL: none */
+	uint32_t given;           /* a server: the fields its command line gave
+				     (RK_BENCH_GIVEN_*), to check the client's against */
 };
 
 /* The ask checked as a whole, as perftest users give it: test, mode and
@@ -211,6 +219,20 @@ struct rk_bench_ask {
  * Pure logic. */
 int rk_bench_ask_check(const struct rk_bench_ask *a, uint32_t *sizes, int *nsizes_p,
 		       uint64_t *iters_p, char *why, size_t why_len);
+
+struct rk_bench_opts;
+
+/* rk_bench_ask_check(), and what the engine's options must agree with:
+ * --odp on RC only, thresholds on the client and each for the mode it
+ * grades. Then *bo is set to the run the ask comes to: test, mode,
+ * transport, qps, threads, bidir, max_size, the plan (sizes, iters,
+ * duration_ms, which is RK_BENCH_UNTIL_STOPPED for duration_s 0), expect (a
+ * server: given) and interval_ms, the rest zero (the caller adds the
+ * connection, tuning, memory and callbacks). A client runs a round per
+ * sizes[i] with plan.iters and plan.duration_ms. 0, or -EINVAL with why
+ * naming the option (*bo, sizes and *nsizes_p untouched). Pure logic. */
+int rk_bench_ask_opts(const struct rk_bench_ask *a, struct rk_bench_opts *bo, uint32_t *sizes,
+		      int *nsizes_p, char *why, size_t why_len);
 
 struct rk_bench_opts {
 	struct rk_conn_opts conn; /* server/host/port/cm/device/GID/timeouts; the
@@ -401,6 +423,12 @@ int rk_bench_serve_clients(const struct rk_bench_opts *opts, uint32_t n,
 			   void (*on_client)(const struct rk_bench_client *c, void *arg),
 			   void *arg, struct rk_bench_clients *rep);
 void rk_bench_clients_free(struct rk_bench_clients *rep);
+
+/* The figures of a round's result that thresholds grade (gate.h): the
+ * average bandwidth (bandwidth mode), the latency p99 (latency mode, the
+ * side that timed it), the link rate where it is a real link's. */
+void rk_bench_gate_figures(const struct rk_bench_info *in, const struct rk_bench_result *r,
+			   struct rk_gate_figures *f);
 
 /* Names: "send", "write", "read", "fetch-add", "cmp-swap"; "bw", "lat". */
 const char *rk_bench_test_str(enum rk_bench_test test);

@@ -136,6 +136,17 @@ typedef int (*cli_serve_fn)(void *arg, bool *listened);
  * status 0, or the server's own failure's. */
 int cli_persist(const char *who, bool json, cli_serve_fn serve, void *arg);
 
+/* Run a command's side: one client served (or a client's run) by
+ * serve(arg), --persist one after another (cli_persist()), or, where all is
+ * not NULL, all(arg): --clients N at once. Returns the exit status. */
+int cli_serve(const char *who, bool json, bool persist, cli_serve_fn serve,
+	      int (*all)(void *arg), void *arg);
+
+/* A server's line as it starts to wait: "WHO: waiting for a WHAT on port
+ * PORT (RDMA CM|TCP exchange)", or for n clients at once (n > 0) "... for N
+ * WHATs ...". */
+void cli_waiting_text(const char *who, uint64_t n, const char *what, uint64_t port, bool cm);
+
 /* -EINVAL, said on stderr, when option was given to a client (!server). */
 int cli_server_only(const char *cmd, const char *option, bool given, bool server);
 
@@ -165,6 +176,11 @@ int cli_clients_check(const char *cmd, uint64_t clients, bool server, bool persi
  * D UNITs CHECKED" or "... FAILED after D UNITs: ERROR". */
 void cli_client_end_text(const char *who, const struct rk_client_outcome *c, const char *unit,
 			 const char *checked);
+
+/* A client's part of the text report begins "client N (PEER): "; one that
+ * was not set up gets "NOT_SET_UP: ERROR" and a newline there. Returns
+ * set_up: whether its part goes on. */
+bool cli_client_text_head(const struct rk_client_outcome *c, bool set_up, const char *not_set_up);
 
 /* The report of a --clients server: clients are n structs of stride bytes,
  * each beginning with its struct rk_client_outcome (rk_bench_client,
@@ -206,11 +222,18 @@ int cli_parse_role(const char *cmd, const char *usage, const char *description,
 		   const struct rk_opt *opts, int argc, char **argv, const bool *server,
 		   const char **host_p);
 
-/* The connection part of rk_conn_opts from the options every client/server
- * command shares: role, server address (NULL for a server), port, RDMA CM,
- * device, timeout and the server's wait for a client (0: forever). */
-void cli_conn_opts(struct rk_conn_opts *co, bool server, const char *host, uint64_t port, bool cm,
-		   const struct cli_dev_opts *dev, int timeout_ms, uint64_t wait_s);
+/* The connection fields that the engines' options share (rk_conn_opts,
+ * rk_ping_opts, rk_rcflow_opts, rk_ud_opts), as designated initializers from
+ * a command's connection (c) and device (d) groups and the server's address
+ * (host_): role, address, port, RDMA CM, device, port, GID index and
+ * --timeout. The server's wait for a client is named by each engine. */
+#define CLI_CONN_FIELDS(c, d, host_)                                                             \
+	.server = (c)->server, .host = (host_), .port = (uint16_t)(c)->port, .cm = (c)->cm,     \
+	.device = (d)->device, .port_num = (uint8_t)(d)->port,                                   \
+	.gid_index = (int)(d)->gid_index, .timeout_ms = (int)(c)->timeout * 1000
+
+/* --wait SEC as the engines' accept_timeout_ms: -1 (forever) for 0. */
+#define CLI_WAIT_MS(c) ((c)->wait ? (int)(c)->wait * 1000 : -1)
 
 /* --version: "rdmakit VERSION" on stdout; CLI_OK. */
 int cli_version(void);
@@ -300,19 +323,12 @@ int cli_gates_grade(const struct rk_gates *g, const struct rk_gate_figures *f, u
 int cli_gates_end(const char *who, int status, int checks, int failed, FILE *out,
 		  json_object *doc, json_object *arr);
 
-/* Subcommands. */
-int cmd_devices(int argc, char **argv);
-int cmd_counters(int argc, char **argv);
-int cmd_loopback(int argc, char **argv);
-/* Execs rdmakit-mesh (next to this binary, or in PATH) with the arguments. */
-int cmd_mesh(int argc, char **argv);
-int cmd_rc(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
-int cmd_ping(int argc, char **argv);
-int cmd_ud(int argc, char **argv);
-int cmd_qp_states(int argc, char **argv);
-int cmd_share(int argc, char **argv);
-int cmd_memserver(int argc, char **argv);
-int cmd_blk(int argc, char **argv);
+/* A subcommand: argv[0] is its name; returns the exit status. */
+typedef int cli_cmd_fn(int argc, char **argv);
+
+/* The subcommands (cmd_mesh execs rdmakit-mesh, next to this binary or in
+ * PATH, with the arguments). */
+cli_cmd_fn cmd_devices, cmd_counters, cmd_loopback, cmd_mesh, cmd_rc, cmd_bench, cmd_ping,
+	cmd_ud, cmd_qp_states, cmd_share, cmd_memserver, cmd_blk;
 
 #endif

@@ -52,4 +52,13 @@ void cli_srq_text(const struct rk_srq_stats *st, const char *indent);
 /* The SRQ as a JSON object. */
 json_object *cli_srq_json(const struct rk_srq_stats *st);
 
+/* A run's closing block: its port counters (cli_counters_text()) and, where
+ * its receives came from an SRQ (srq not NULL), the SRQ's, under indent. */
+void cli_run_text(const struct rk_run_counters *c, const struct rk_srq_stats *srq,
+		  const char *indent);
+
+/* The same in doc: "PREFIXcounters", and "PREFIXsrq" where srq is not NULL. */
+void cli_run_json(json_object *doc, const char *prefix, const struct rk_run_counters *c,
+		  const struct rk_srq_stats *srq);
+
 #endif

@@ -32,6 +32,14 @@ void cli_client_end_text(const char *who, const struct rk_client_outcome *c, con
 	fflush(stdout);
 }
 
+bool cli_client_text_head(const struct rk_client_outcome *c, bool set_up, const char *not_set_up)
+{
+	printf("client %u (%s): ", c->index, c->peer);
+	if (!set_up)
+		printf("%s: %s\n", not_set_up, c->error);
+	return set_up;
+}
+
 static void total_text(const struct rk_clients_total *t, const char *msgs_name, double unit_bw,
 		       const char *unit)
 {

@@ -28,7 +28,7 @@ struct bench_cli {
 	int64_t duration;     /* -1: not given; 0: until stopped */
 	bool persist;         /* server: one client after another until stopped */
 	uint64_t clients;     /* server: this many clients at once; 0: one */
-	uint64_t interval;    /* soak: a record every this many seconds; 0: none */
+	uint64_t interval_ms; /* soak: a record every this long (-I SEC); 0: none */
 	uint64_t qps;
 	uint64_t threads;
 	bool bidir;
@@ -321,6 +321,26 @@ static json_object *jdouble(double v)
 	return json_object_new_double(v);
 }
 
+/* Latency statistics: a round's in full, an interval's in brief (no mean,
+ * p99.9 or deviation; the median named p50). */
+static json_object *lat_json(const struct rk_bench_lat *l, bool brief)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "samples", json_object_new_int64((int64_t)l->samples));
+	json_object_object_add(j, "min", jdouble(l->min));
+	json_object_object_add(j, brief ? "p50" : "median", jdouble(l->median));
+	if (!brief)
+		json_object_object_add(j, "avg", jdouble(l->avg));
+	json_object_object_add(j, "p99", jdouble(l->p99));
+	if (!brief)
+		json_object_object_add(j, "p99_9", jdouble(l->p999));
+	json_object_object_add(j, "max", jdouble(l->max));
+	if (!brief)
+		json_object_object_add(j, "stdev", jdouble(l->stdev));
+	return j;
+}
+
 static json_object *info_json(const struct rk_bench_info *in, const struct bench_cli *o)
 {
 	json_object *j = json_object_new_object(), *fp = json_object_new_object();
@@ -392,27 +412,14 @@ static json_object *result_json(const struct rk_bench_info *in, const struct rk_
 			json_object_object_add(j, "peer_bw_avg_MiBps", jdouble(r->peer_bw_avg / MIB));
 		}
 	}
-	if (in->mode == RK_BENCH_LAT && r->initiator) {
-		json_object *l = json_object_new_object();
-
-		json_object_object_add(l, "samples", json_object_new_int64((int64_t)r->lat.samples));
-		json_object_object_add(l, "min", jdouble(r->lat.min));
-		json_object_object_add(l, "median", jdouble(r->lat.median));
-		json_object_object_add(l, "avg", jdouble(r->lat.avg));
-		json_object_object_add(l, "p99", jdouble(r->lat.p99));
-		json_object_object_add(l, "p99_9", jdouble(r->lat.p999));
-		json_object_object_add(l, "max", jdouble(r->lat.max));
-		json_object_object_add(l, "stdev", jdouble(r->lat.stdev));
-		json_object_object_add(j, "latency_us", l);
-	}
+	if (in->mode == RK_BENCH_LAT && r->initiator)
+		json_object_object_add(j, "latency_us", lat_json(&r->lat, false));
 	json_object_object_add(j, "received", json_object_new_int64((int64_t)r->received));
 	json_object_object_add(j, "lost", json_object_new_int64((int64_t)r->lost));
 	json_object_object_add(j, "checked_here", json_object_new_boolean(r->checked_here));
 	json_object_object_add(j, "check", json_object_new_string(r->check));
 	json_object_object_add(j, "peer_check", json_object_new_string(r->peer_check));
-	json_object_object_add(j, "counters", cli_counters_json(&r->counters));
-	if (in->srq)
-		json_object_object_add(j, "srq", cli_srq_json(&r->srq));
+	cli_run_json(j, "", &r->counters, in->srq ? &r->srq : NULL);
 	soak_result_json(j, r, in->mode == RK_BENCH_LAT);
 	return j;
 }
@@ -421,31 +428,18 @@ static json_object *result_json(const struct rk_bench_info *in, const struct rk_
  * JSON, in the document (a round that succeeded has them in its result). */
 static void round_counters(const struct report *rp, const struct rk_bench_result *r, bool failed)
 {
-	bool srq = rp->info && rp->info->srq;
+	const struct rk_srq_stats *srq = rp->info && rp->info->srq ? &r->srq : NULL;
 
-	if (rp->o->json && failed) {
-		json_object_object_add(rp->doc, "failed_round_counters",
-				       cli_counters_json(&r->counters));
-		if (srq)
-			json_object_object_add(rp->doc, "failed_round_srq", cli_srq_json(&r->srq));
-	} else if (!rp->o->json && !rp->o->csv) {
-		cli_counters_text(&r->counters, "   ");
-		if (srq)
-			cli_srq_text(&r->srq, "   ");
-	}
+	if (rp->o->json && failed)
+		cli_run_json(rp->doc, "failed_round_", &r->counters, srq);
+	else if (!rp->o->json && !rp->o->csv)
+		cli_run_text(&r->counters, srq, "   ");
 }
 
 /* ---- soak: intervals, the summary of them, stop signals ---- */
 
 /* SIGINT and SIGTERM end the run through the engine's stop request
  * (cli_stop_signals(): a second one kills). */
-
-static uint32_t soak_duration_ms(const struct bench_cli *o)
-{
-	if (o->duration == 0)
-		return RK_BENCH_UNTIL_STOPPED;
-	return o->duration > 0 ? (uint32_t)o->duration * 1000 : 0;
-}
 
 static json_object *interval_json(const struct rk_bench_interval *iv, bool lat)
 {
@@ -460,16 +454,8 @@ static json_object *interval_json(const struct rk_bench_interval *iv, bool lat)
 	json_object_object_add(j, "bw_MiBps", jdouble(iv->bw / MIB));
 	json_object_object_add(j, "bw_Bps", jdouble(iv->bw));
 	json_object_object_add(j, "msg_rate_Mpps", jdouble(iv->msg_rate / 1e6));
-	if (lat && !iv->status) {
-		json_object *l = json_object_new_object();
-
-		json_object_object_add(l, "samples", json_object_new_int64((int64_t)iv->lat.samples));
-		json_object_object_add(l, "min", jdouble(iv->lat.min));
-		json_object_object_add(l, "p50", jdouble(iv->lat.median));
-		json_object_object_add(l, "p99", jdouble(iv->lat.p99));
-		json_object_object_add(l, "max", jdouble(iv->lat.max));
-		json_object_object_add(j, "latency_us", l);
-	}
+	if (lat && !iv->status)
+		json_object_object_add(j, "latency_us", lat_json(&iv->lat, true));
 	json_object_object_add(j, "last", json_object_new_boolean(iv->last));
 	json_object_object_add(j, "ok", json_object_new_boolean(!iv->status));
 	if (iv->status)
@@ -516,11 +502,10 @@ static void on_interval(const struct rk_bench_interval *iv, void *arg)
 static void soak_hooks(const struct bench_cli *o, struct report *rp, struct rk_bench_opts *bo)
 {
 	rp->tty = isatty(STDOUT_FILENO) && !o->json && !o->csv;
-	if (rp->tty && !o->interval) {
+	if (rp->tty && !o->interval_ms) {
 		bo->progress = on_progress;
 		bo->progress_arg = rp;
 	}
-	bo->interval_ms = (uint32_t)o->interval * 1000;
 	bo->interval = on_interval;
 	bo->interval_arg = rp;
 	bo->stop = &cli_stop_signal;
@@ -537,15 +522,16 @@ static const char *stop_text(const struct rk_bench_result *r)
 static void soak_row_text(const struct report *rp, const struct rk_bench_result *r)
 {
 	const struct rk_bench_interval_range *g = &r->intervals;
+	double every = (double)rp->o->interval_ms / 1000.0;
 
 	if (g->ranked && rp->info->mode == RK_BENCH_LAT)
-		printf("  intervals: %u of %" PRIu64 " s; p99 lowest %.2f us (p50 %.2f) in [%u], "
-		       "highest %.2f us (p50 %.2f) in [%u]\n", g->count, rp->o->interval,
+		printf("  intervals: %u of %g s; p99 lowest %.2f us (p50 %.2f) in [%u], "
+		       "highest %.2f us (p50 %.2f) in [%u]\n", g->count, every,
 		       g->min.lat.p99, g->min.lat.median, g->min.index, g->max.lat.p99,
 		       g->max.lat.median, g->max.index);
 	else if (g->ranked)
-		printf("  intervals: %u of %" PRIu64 " s; lowest %.2f %s (%.6f Mpps) in [%u], "
-		       "highest %.2f %s (%.6f Mpps) in [%u]\n", g->count, rp->o->interval,
+		printf("  intervals: %u of %g s; lowest %.2f %s (%.6f Mpps) in [%u], "
+		       "highest %.2f %s (%.6f Mpps) in [%u]\n", g->count, every,
 		       bw_shown(rp, g->min.bw), rk_bw_unit_str(rp->gates->unit),
 		       g->min.msg_rate / 1e6, g->min.index, bw_shown(rp, g->max.bw),
 		       rk_bw_unit_str(rp->gates->unit), g->max.msg_rate / 1e6, g->max.index);
@@ -621,19 +607,12 @@ static void units_result_json(const struct report *rp, const struct rk_bench_res
  * with --csv), or objects in the document's "gates". */
 static void grade_result(struct report *rp, const struct rk_bench_result *r)
 {
-	const struct rk_bench_info *in = rp->info;
-	struct rk_gate_figures f = {
-		.has_bw = in->mode == RK_BENCH_BW,
-		.bw = r->bw_avg,
-		.has_lat = in->mode == RK_BENCH_LAT && r->initiator,
-		.lat_p99_us = r->lat.p99,
-		.link_gbps = in->link.meaningful ? in->link.gbps : 0,
-		.link_note = in->link.note,
-	};
+	struct rk_gate_figures f;
 	char label[32];
 
 	if (!rk_gates_any(rp->gates))
 		return;
+	rk_bench_gate_figures(rp->info, r, &f);
 	if (rp->o->json && !rp->gate_arr)
 		rp->gate_arr = json_object_new_array();
 	snprintf(label, sizeof(label), "%u bytes", r->round.size);
@@ -666,51 +645,13 @@ static const char *const bench_modes[] = {"bw", "lat", NULL};
 static const char *const bench_transports[] = {"rc", "uc", "ud", NULL};
 static const char *const bench_wr_apis[] = {"off", "on", "auto", NULL};
 
-/* What the client's options come to: the test, mode, transport, posting
- * API choice and sizes (the server learns them from the client). */
+/* What the options come to: the sizes to run and the thresholds (the
+ * engine's options hold the rest). */
 struct bench_plan {
-	int test, mode, tr, wr;
-	enum rk_mem_kind mem;
 	uint32_t sizes[RK_BENCH_MAX_SIZES];
 	int nsizes;
 	struct rk_gates gates; /* --units and the thresholds */
 };
-
-/* The run's options (the client's; a server's are what it checks the
- * client's against), each checked by the engine's rules
- * (rk_bench_ask_check()); the sizes' and --iters' defaults filled in.
- * CLI_OK, or CLI_USAGE after saying what is wrong. */
-static int check_run_opts(struct bench_cli *o, struct bench_plan *p)
-{
-	struct rk_bench_ask a = {
-		.server = o->conn.server, .qps = (uint32_t)o->qps, .threads = (uint32_t)o->threads,
-		.bidir = o->bidir, .sizes = o->sizes, .iters = o->iters, .duration_s = o->duration,
-		.interval_s = o->interval,
-	};
-	char why[200];
-
-	/* The parser took only these values. */
-	if (o->test)
-		p->test = rk_opt_choice(bench_ops, o->test);
-	if (o->mode)
-		p->mode = rk_opt_choice(bench_modes, o->mode);
-	if (o->transport)
-		p->tr = rk_opt_choice(bench_transports, o->transport);
-	a.test = (enum rk_bench_test)p->test;
-	a.mode = (enum rk_bench_mode)p->mode;
-	a.transport = (enum rk_transport)p->tr;
-	if (rk_bench_ask_check(&a, p->sizes, &p->nsizes, &o->iters, why, sizeof(why))) {
-		fprintf(stderr, "rdmakit bench: %s\n", why);
-		return CLI_USAGE;
-	}
-	/* Interval records are text or JSON lines. */
-	if (!o->conn.server && o->interval && o->csv) {
-		fprintf(stderr, "rdmakit bench: option --interval: records are text or --json "
-				"lines, not CSV\n");
-		return CLI_USAGE;
-	}
-	return CLI_OK;
-}
 
 /* A server checks a client's plan against the run options given on its own
  * command line (perftest habit: the same options on both sides). */
@@ -725,37 +666,47 @@ static uint32_t given_opts(const struct bench_cli *o)
 	       (o->bidir ? RK_BENCH_GIVEN_BIDIR : 0);
 }
 
-/* --units (either side) and the thresholds: the client's, each for the mode
- * it grades. CLI_OK, or CLI_USAGE after saying what is wrong. */
-static int check_gate_opts(const struct bench_cli *o, struct bench_plan *p)
+/* The run as asked (the client's; a server's are what it checks the
+ * client's against), checked by the engine's rules and made the engine's
+ * options *bo (rk_bench_ask_opts()). CLI_OK, or CLI_USAGE after saying what is wrong. */
+static int check_run_opts(const struct bench_cli *o, struct bench_plan *p,
+			  struct rk_bench_opts *bo)
 {
-	const struct rk_gates *g = &p->gates;
+	/* The parser took only the choices' values. */
+	struct rk_bench_ask a = {
+		.server = o->conn.server,
+		.test = o->test ? rk_opt_choice(bench_ops, o->test) : RK_BENCH_WRITE,
+		.mode = o->mode ? rk_opt_choice(bench_modes, o->mode) : RK_BENCH_BW,
+		.transport = o->transport ? rk_opt_choice(bench_transports, o->transport) : RK_RC,
+		.qps = (uint32_t)o->qps, .threads = (uint32_t)o->threads, .bidir = o->bidir,
+		.sizes = o->sizes, .iters = o->iters, .duration_s = o->duration,
+		.interval_s = (double)o->interval_ms / 1000.0, .odp = o->mem.odp,
+		.gates = &p->gates, .given = given_opts(o),
+	};
+	char why[200];
 
+	/* Interval records are text or JSON lines. */
+	if (!o->conn.server && o->interval_ms && o->csv) {
+		fprintf(stderr, "rdmakit bench: option --interval: records are text or --json "
+				"lines, not CSV\n");
+		return CLI_USAGE;
+	}
 	if (cli_gates_parse("bench", &o->gate, &p->gates) != CLI_OK)
 		return CLI_USAGE;
-	if (!rk_gates_any(g))
-		return CLI_OK;
-	if (o->conn.server) {
-		fprintf(stderr, "rdmakit bench: the client grades what it measured: give "
-				"--expect-bw, --min-link-pct and --max-lat-p99 to the client\n");
-		return CLI_USAGE;
-	}
-	if (p->mode != RK_BENCH_BW && (g->min_bw > 0 || g->min_link_pct > 0)) {
-		fprintf(stderr, "rdmakit bench: --expect-bw and --min-link-pct grade bandwidth "
-				"(--mode bw)\n");
-		return CLI_USAGE;
-	}
-	if (p->mode != RK_BENCH_LAT && g->max_lat_p99_us > 0) {
-		fprintf(stderr, "rdmakit bench: --max-lat-p99 grades latency (--mode lat)\n");
+	if (rk_bench_ask_opts(&a, bo, p->sizes, &p->nsizes, why, sizeof(why))) {
+		fprintf(stderr, "rdmakit bench: %s\n", why);
 		return CLI_USAGE;
 	}
 	return CLI_OK;
 }
 
-/* Options of either side, each checked: CLI_OK, or CLI_USAGE after saying
- * what is wrong. */
-static int check_opts(struct bench_cli *o, struct bench_plan *p)
+/* Options of either side, each checked, into the engine's options:
+ * CLI_OK, or CLI_USAGE after saying what is wrong. */
+static int check_opts(struct bench_cli *o, struct bench_plan *p, const char *host,
+		      struct rk_bench_opts *bo)
 {
+	int wr = rk_opt_choice(bench_wr_apis, o->wr_api);
+
 	if (o->json && o->csv) {
 		fprintf(stderr, "rdmakit bench: --json and --csv exclude each other\n");
 		return CLI_USAGE;
@@ -765,69 +716,36 @@ static int check_opts(struct bench_cli *o, struct bench_plan *p)
 				"--csv\n");
 		return CLI_USAGE;
 	}
-	if (cli_srq_check("bench", &o->srq))
-		return CLI_USAGE;
-	p->wr = rk_opt_choice(bench_wr_apis, o->wr_api);
-	if (cli_traffic("bench", &o->conn.traffic, &o->traffic) != CLI_OK ||
+	if (cli_srq_check("bench", &o->srq) ||
+	    cli_traffic("bench", &o->conn.traffic, &o->traffic) != CLI_OK ||
+	    check_run_opts(o, p, bo) != CLI_OK ||
 	    cli_mem_parse("bench", &o->mem, ((1u << (RK_MEM_AUTO + 1)) - 1) & ~(1u << RK_MEM_DM),
-			  &p->mem))
+			  &bo->mem.kind))
 		return CLI_USAGE;
-	if (check_run_opts(o, p) != CLI_OK)
-		return CLI_USAGE;
-	if (o->mem.odp && p->tr != RK_RC) {
-		fprintf(stderr, "rdmakit bench: option --odp: for --transport rc only\n");
-		return CLI_USAGE;
-	}
-	return check_gate_opts(o, p);
-}
-
-/* The engine's options from the command's. */
-static void fill_bench_opts(const struct bench_cli *o, const struct bench_plan *p, const char *host,
-			    struct rk_bench_opts *bo)
-{
-	cli_conn_opts(&bo->conn, o->conn.server, host, o->conn.port, o->conn.cm, &o->dev,
-		      (int)o->conn.timeout * 1000, o->conn.wait);
-	bo->conn.traffic = o->traffic;
-	bo->test = (enum rk_bench_test)p->test;
-	bo->mode = (enum rk_bench_mode)p->mode;
-	bo->transport = (enum rk_transport)p->tr;
-	bo->qps = (uint32_t)o->qps;
-	bo->threads = (uint32_t)o->threads;
-	bo->bidir = o->bidir;
-	for (int i = 0; i < p->nsizes; i++)
-		if (p->sizes[i] > bo->max_size)
-			bo->max_size = p->sizes[i];
-	/* the plan: the client announces it, a server checks what it was given */
-	bo->plan = (struct rk_bench_plan){
-		.test = bo->test, .mode = bo->mode, .transport = bo->transport, .qps = bo->qps,
-		.threads = bo->threads, .bidir = bo->bidir, .iters = o->iters,
-		.duration_ms = soak_duration_ms(o),
+	bo->conn = (struct rk_conn_opts){
+		CLI_CONN_FIELDS(&o->conn, &o->dev, o->conn.server ? NULL : host),
+		.accept_timeout_ms = CLI_WAIT_MS(&o->conn), .traffic = o->traffic,
 	};
-	rk_bench_plan_sizes(&bo->plan, p->sizes, (uint32_t)p->nsizes);
-	if (o->conn.server)
-		bo->expect = given_opts(o);
-	bo->tuning.tx_depth = (uint32_t)o->tx_depth;
-	bo->tuning.rx_depth = (uint32_t)o->rx_depth;
-	bo->tuning.post_list = (uint32_t)o->post_list;
-	bo->tuning.signal_every = (uint32_t)o->signal_every;
-	bo->tuning.cq_batch = (uint32_t)o->cq_batch;
-	bo->tuning.inline_max = (int)o->inline_max;
-	bo->tuning.wr_api = p->wr == 2 ? -1 : p->wr;
-	bo->tuning.yield_after = (int)o->yield_after;
-	bo->tuning.inflight = o->inflight;
-	bo->tuning.ack_timeout = (int)o->ack_timeout;
-	bo->tuning.rnr_retry = (int)o->rnr_retry;
+	bo->tuning = (struct rk_bench_tuning){
+		.tx_depth = (uint32_t)o->tx_depth, .rx_depth = (uint32_t)o->rx_depth,
+		.post_list = (uint32_t)o->post_list, .signal_every = (uint32_t)o->signal_every,
+		.cq_batch = (uint32_t)o->cq_batch, .inline_max = (int)o->inline_max,
+		.wr_api = wr == 2 ? -1 : wr, .yield_after = (int)o->yield_after,
+		.inflight = o->inflight, .ack_timeout = (int)o->ack_timeout,
+		.rnr_retry = (int)o->rnr_retry,
+	};
 	bo->srq = o->srq.srq;
 	bo->xrc = o->srq.xrc;
 	cli_srq_fill(&o->srq, &bo->srq_opts);
-	bo->mem.kind = p->mem;
 	bo->mem.odp = o->mem.odp;
+	return CLI_OK;
 }
 
 /* Connected: the header, a row per round (the client's sizes, or the
  * server's rounds until the client is done), the verdict. CLI_OK or
  * CLI_FAILED. */
-static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_plan *p)
+static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_plan *p,
+		      const struct rk_bench_plan *plan)
 {
 	const struct bench_cli *o = rp->o;
 	int ret, status = CLI_OK;
@@ -850,8 +768,8 @@ static int run_rounds(struct rk_bench *b, struct report *rp, const struct bench_
 
 		if (!o->conn.server) {
 			round.size = p->sizes[i];
-			round.iters = o->iters;
-			round.duration_ms = soak_duration_ms(o);
+			round.iters = plan->iters;
+			round.duration_ms = plan->duration_ms;
 		}
 		ret = rk_bench_run(b, &round, &res);
 		clear_progress(rp);
@@ -892,7 +810,7 @@ static int report_end(struct report *rp, int status)
 
 	if (o->json)
 		cli_add_result(rp->doc, status == CLI_OK ? 0 : rp->err ? rp->err : -EIO);
-	if (o->json && o->interval) {
+	if (o->json && o->interval_ms) {
 		/* After the interval lines, the document on a line of its own. */
 		json_object_object_add(rp->doc, "ok", json_object_new_boolean(status == CLI_OK));
 		json_object_object_add(rp->doc, "record", json_object_new_string("summary"));
@@ -936,27 +854,24 @@ static int serve_one(void *arg, bool *listened)
 	run->bo->conn.on_listening = on_listening;
 	run->bo->conn.arg = run;
 	if (!o->json && !o->csv && o->conn.server)
-		printf("bench server: waiting for a client on port %" PRIu64 " (%s)\n", o->conn.port,
-		       o->conn.cm ? "RDMA CM" : "TCP exchange");
+		cli_waiting_text("bench server", 0, "client", o->conn.port, o->conn.cm);
 	fflush(stdout);
 	ret = rk_bench_connect(run->bo, &b);
 	*listened = run->listened;
 	if (ret)
 		return ret == -EINTR && cli_stop_signal ? CLI_STOPPED : CLI_FAILED;
-	status = run_rounds(b, &rp, run->p);
+	status = run_rounds(b, &rp, run->p, &run->bo->plan);
 	rk_bench_close(b);
 	return report_end(&rp, status);
 }
 
 /* ---- --clients N: the server of several clients at once ---- */
 
-/* As each client ends (text): a line saying how it came out. */
+/* As each client ends (text only): a line saying how it came out. */
 static void on_client_end(const struct rk_bench_client *c, void *arg)
 {
-	const struct bench_cli *o = arg;
-
-	if (!o->json)
-		cli_client_end_text("bench server", &c->out, "round", " checked");
+	(void)arg;
+	cli_client_end_text("bench server", &c->out, "round", " checked");
 }
 
 /* A client's header line and its rows, under the same columns as one
@@ -967,11 +882,8 @@ static void client_text(const void *client, void *arg)
 	struct report *rp = arg;
 	const struct rk_bench_info *in = &c->info;
 
-	printf("client %u (%s): ", c->out.index, c->out.peer);
-	if (!c->connected) {
-		printf("not set up: %s\n", c->out.error);
+	if (!cli_client_text_head(&c->out, c->connected, "not set up"))
 		return;
-	}
 	printf("%s %s, %s, %u QP%s%s, device %s port %u, QP 0x%x -> peer QP 0x%x%s\n",
 	       test_title(in->test), in->mode == RK_BENCH_BW ? "bandwidth" : "latency",
 	       rk_transport_str(in->transport), in->qps, in->qps > 1 ? "s" : "",
@@ -1027,21 +939,21 @@ static int clients_report(struct report *rp, const struct rk_bench_clients *rep)
 	return cli_clients_report(&r, doc);
 }
 
-static int serve_clients(struct bench_run *run)
+static int serve_clients(void *arg)
 {
+	struct bench_run *run = arg;
 	const struct bench_cli *o = run->o;
 	struct report rp = {.o = o, .gates = &run->p->gates};
 	struct rk_bench_clients rep;
 	int ret, status;
 
 	if (!o->json)
-		printf("bench server: waiting for %" PRIu64 " clients on port %" PRIu64 " (%s)\n",
-		       o->clients, o->conn.port, o->conn.cm ? "RDMA CM" : "TCP exchange");
+		cli_waiting_text("bench server", o->clients, "client", o->conn.port, o->conn.cm);
 	fflush(stdout);
 	cli_stop_signals(true);
 	run->bo->stop = &cli_stop_signal;
-	ret = rk_bench_serve_clients(run->bo, (uint32_t)o->clients, on_client_end, (void *)o,
-				     &rep);
+	ret = rk_bench_serve_clients(run->bo, (uint32_t)o->clients,
+				     o->json ? NULL : on_client_end, NULL, &rep);
 	cli_stop_signals(false);
 	if (ret)
 		return CLI_FAILED;
@@ -1097,9 +1009,9 @@ int cmd_bench(int argc, char **argv)
 		CLI_CONN_OPTS(&o.conn),
 		CLI_DEV_OPTS(&o.dev),
 		BENCH_RUN_OPTS(&o),
-		{"interval", 'I', RK_OPT_COUNT, &o.interval, 1, 3600, "SEC",
-		 "soak: a record every SEC seconds, the lowest and highest in the summary "
-		 "(client, with --duration)"},
+		{"interval", 'I', RK_OPT_SECONDS, &o.interval_ms, 1000, 3600000, "SEC",
+		 "soak: a record every SEC seconds (fractions allowed), the lowest and highest in "
+		 "the summary (client, with --duration)"},
 		{"qps", 'q', RK_OPT_COUNT, &o.qps, 1, RK_BENCH_MAX_QPS, "N",
 		 "queue pairs, bandwidth only (client)"},
 		{"threads", 0, RK_OPT_COUNT, &o.threads, 1, RK_BENCH_MAX_THREADS, "N",
@@ -1142,10 +1054,9 @@ int cmd_bench(int argc, char **argv)
 		BENCH_OLD_SPELLINGS,
 		RK_OPT_END,
 	};
-	struct bench_plan p = {.test = RK_BENCH_WRITE, .mode = RK_BENCH_BW, .tr = RK_RC, .wr = 2};
+	struct bench_plan p;
 	struct rk_bench_opts bo = {0};
 	struct bench_run run;
-	bool listened;
 	int first, ret;
 
 	ret = cli_parse_epilog("bench", usage_text, description, epilog, opts, argc, argv, &first);
@@ -1154,17 +1065,13 @@ int cmd_bench(int argc, char **argv)
 	ret = cli_check_role_args("bench", o.conn.server, argc, argv, first);
 	if (ret >= 0)
 		return ret;
-	if (check_opts(&o, &p) != CLI_OK ||
+	if (check_opts(&o, &p, argv[first], &bo) != CLI_OK ||
 	    cli_persist_check("bench", o.persist, o.conn.server, o.conn.wait) ||
 	    cli_clients_check("bench", o.clients, o.conn.server, o.persist))
 		return CLI_USAGE;
-	fill_bench_opts(&o, &p, argv[first], &bo);
 	run.o = &o;
 	run.p = &p;
 	run.bo = &bo;
-	if (o.persist)
-		return cli_persist("bench server", o.json, serve_one, &run);
-	if (o.clients)
-		return serve_clients(&run);
-	return serve_one(&run, &listened);
+	return cli_serve("bench server", o.json, o.persist, serve_one,
+			 o.clients ? serve_clients : NULL, &run);
 }

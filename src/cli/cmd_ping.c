@@ -28,7 +28,7 @@ struct ping_opts {
 	const char *transport;
 	uint64_t size;
 	uint64_t count;
-	uint64_t interval;
+	uint64_t interval_ms; /* -I SEC */
 	uint64_t mtu;
 	uint64_t rx_depth;
 	bool validate;
@@ -49,13 +49,9 @@ struct ping_view {
 	bool listened; /* the server listened: a failure after it is a client's */
 };
 
+/* In the order of enum proto and enum rk_transport. */
 static const char *const proto_names[] = {"native", "rping", "pingpong", NULL};
 static const char *const pp_transports[] = {"rc", "uc", "ud", NULL};
-
-static const char *pp_name(enum rk_transport t)
-{
-	return t == RK_RC ? "rc" : t == RK_UC ? "uc" : "ud";
-}
 
 /* One verbose line per round. */
 static void print_round(const struct ping_view *v, const struct rk_ping_result *res,
@@ -106,13 +102,12 @@ static void print_listening(const struct ping_view *v)
 	uint64_t port = v->o->conn.port;
 
 	if (v->proto == PROTO_NATIVE)
-		printf("server: waiting for a ping client on port %" PRIu64 " (%s)\n", port,
-		       v->o->conn.cm ? "RDMA CM" : "TCP exchange");
+		cli_waiting_text("server", 0, "ping client", port, v->o->conn.cm);
 	else if (v->proto == PROTO_RPING)
 		printf("server: waiting for an rping client on port %" PRIu64 " (RDMA CM)\n", port);
 	else
 		printf("server: waiting for an ibv_%s_pingpong client on TCP port %" PRIu64 "\n",
-		       pp_name(v->transport), port);
+		       pp_transports[v->transport], port);
 }
 
 /* pingpong: both sides' addresses, as ibv_*_pingpong prints them. */
@@ -262,16 +257,6 @@ static const char epilog[] =
 	"summary's p99) at most US microseconds; a figure equal to the limit meets it.\n"
 	CLI_EXIT_HELP;
 
-static enum proto proto_of(const char *name, bool *ok)
-{
-	*ok = true;
-	for (int i = 0; i < 3; i++)
-		if (!strcmp(name, proto_names[i]))
-			return (enum proto)i;
-	*ok = false;
-	return PROTO_NATIVE;
-}
-
 /* --proto picks the option table, so it is read first. */
 static const char *find_proto(int argc, char **argv)
 {
@@ -317,17 +302,8 @@ static int check_rping_args(struct ping_opts *o, const char **host_p)
 
 static int check_pp_args(struct ping_view *v, struct ping_opts *o, const char *host)
 {
-	if (!strcmp(o->transport, "rc"))
-		v->transport = RK_RC;
-	else if (!strcmp(o->transport, "uc"))
-		v->transport = RK_UC;
-	else if (!strcmp(o->transport, "ud"))
-		v->transport = RK_UD;
-	else {
-		fprintf(stderr, "rdmakit ping: option --transport: '%s' is not rc, uc or ud\n",
-			o->transport);
-		return CLI_USAGE;
-	}
+	/* The parser took only these values. */
+	v->transport = (enum rk_transport)rk_opt_choice(pp_transports, o->transport);
 	if (!rk_mtu_from_bytes((int)o->mtu)) {
 		fprintf(stderr, "rdmakit ping: option --mtu: %" PRIu64 " is not 256, 512, 1024, "
 				"2048 or 4096\n", o->mtu);
@@ -398,13 +374,10 @@ static int run(void *arg, bool *listened)
 	const char *host = ((struct ping_run *)arg)->host;
 	const struct ping_opts *o = v->o;
 	struct rk_ping_opts po = {
-		.server = o->conn.server, .host = host, .port = (uint16_t)o->conn.port,
-		.cm = o->conn.cm, .device = o->dev.device, .port_num = (uint8_t)o->dev.port,
-		.gid_index = (int)o->dev.gid_index, .transport = v->transport,
-		.size = (uint32_t)o->size, .count = o->count, .interval_ms = (unsigned)o->interval,
-		.mtu = (int)o->mtu, .rx_depth = (uint32_t)o->rx_depth, .validate = o->validate,
-		.events = o->events, .timeout_ms = (int)o->conn.timeout * 1000,
-		.accept_timeout_ms = o->conn.wait ? (int)o->conn.wait * 1000 : -1,
+		CLI_CONN_FIELDS(&o->conn, &o->dev, host), .accept_timeout_ms = CLI_WAIT_MS(&o->conn),
+		.transport = v->transport, .size = (uint32_t)o->size, .count = o->count,
+		.interval_ms = (unsigned)o->interval_ms, .mtu = (int)o->mtu,
+		.rx_depth = (uint32_t)o->rx_depth, .validate = o->validate, .events = o->events,
 		.traffic = o->traffic, .progress = on_progress, .arg = (void *)v,
 	};
 	struct rk_ping_result res;
@@ -438,13 +411,13 @@ static int run(void *arg, bool *listened)
 	{"proto", 0, RK_OPT_STRING, &(o)->proto, 0, 0, "MODE",                                  \
 	 "native, rping or pingpong (each takes its own options)", .choices = proto_names}
 #define OPT_COMMON(o)                                                                            \
-	{"interval", 'I', RK_OPT_COUNT, &(o)->interval, 0, 3600000, "MS",                       \
-	 "client: pause between rounds"},                                                        \
+	{"interval", 'I', RK_OPT_SECONDS, &(o)->interval_ms, 0, 60000, "SEC",                    \
+	 "client: pause between rounds in seconds, as ping -i (0.2: 200 ms)"},                   \
 		{"verbose", 'v', RK_OPT_FLAG, &(o)->verbose, 0, 0, NULL, "print every round"},     \
 		{"events", 'e', RK_OPT_FLAG, &(o)->events, 0, 0, NULL,                             \
 		 "sleep on a completion channel instead of polling"},                              \
 		CLI_WAIT_OPTS(&(o)->conn, 't'), CLI_JSON_OPT(&(o)->json),                         \
-		CLI_PERSIST_OPT(&(o)->persist)
+		CLI_PERSIST_OPT(&(o)->persist), CLI_RTT_GATE_OPT(&(o)->gate)
 
 /* Parse with the option table of v->proto, after its defaults: those of
  * the program it speaks for. -1 to go on, or the exit code. */
@@ -462,7 +435,6 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		{"validate", 'V', RK_OPT_FLAG, &o.validate, 0, 0, NULL,
 		 "check every byte of every ping and pong"},
 		OPT_COMMON(&o),
-		CLI_RTT_GATE_OPT(&o.gate),
 		RK_OPT_END,
 	};
 	const struct rk_opt rping_opts[] = {
@@ -481,7 +453,6 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		{"validate", 'V', RK_OPT_FLAG, &o.validate, 0, 0, NULL,
 		 "client: compare each pong with its ping; server: check rping's pattern"},
 		OPT_COMMON(&o),
-		CLI_RTT_GATE_OPT(&o.gate),
 		RK_OPT_END,
 	};
 	const struct rk_opt pp_opts[] = {
@@ -505,7 +476,6 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		 "check received data: the pong is the ping; the server: each ping after the "
 		 "first is its last pong"},
 		OPT_COMMON(&o),
-		CLI_RTT_GATE_OPT(&o.gate),
 		RK_OPT_END,
 	};
 	int ret;
@@ -535,11 +505,10 @@ int cmd_ping(int argc, char **argv)
 	struct ping_view v = {.o = &o};
 	struct ping_run pr;
 	const char *host;
-	int first, ret;
-	bool ok, listened;
+	int first, ret = rk_opt_choice(proto_names, o.proto);
 
-	v.proto = proto_of(o.proto, &ok);
-	if (!ok) {
+	v.proto = (enum proto)ret;
+	if (ret < 0) {
 		fprintf(stderr, "rdmakit ping: option --proto: '%s' is not native, rping or "
 				"pingpong\n", o.proto);
 		return CLI_USAGE;
@@ -562,7 +531,5 @@ int cmd_ping(int argc, char **argv)
 	v.who = o.conn.server ? "server" : "client";
 	pr.v = &v;
 	pr.host = host;
-	if (o.persist)
-		return cli_persist(v.who, o.json, run, &pr);
-	return run(&pr, &listened);
+	return cli_serve(v.who, o.json, o.persist, run, NULL, &pr);
 }

@@ -167,27 +167,28 @@ static json_object *event_json(const struct rk_qps_report *rep, int i)
 	return j;
 }
 
+/* key: an array of one(rep, i) for i below n. */
+static void add_list(json_object *doc, const char *key, const struct rk_qps_report *rep, int n,
+		     json_object *(*one)(const struct rk_qps_report *rep, int i))
+{
+	json_object *a = json_object_new_array();
+
+	for (int i = 0; i < n; i++)
+		json_object_array_add(a, one(rep, i));
+	json_object_object_add(doc, key, a);
+}
+
 static json_object *report_json(const struct rk_qps_report *rep, int result)
 {
-	json_object *doc = json_object_new_object(), *rows = json_object_new_array();
-	json_object *trans = json_object_new_array(), *sqe = json_object_new_array();
-	json_object *events = json_object_new_array();
+	json_object *doc = json_object_new_object();
 
 	cli_add_str(doc, "device", rep->device);
 	cli_add_int(doc, "subject_qpn", rep->subject_qpn);
 	cli_add_int(doc, "peer_qpn", rep->peer_qpn);
-	for (int i = 0; i < rep->nrows; i++)
-		json_object_array_add(rows, row_json(rep, i));
-	json_object_object_add(doc, "rows", rows);
-	for (int i = 0; i < rep->nsqe; i++)
-		json_object_array_add(sqe, sqe_json(rep, i));
-	json_object_object_add(doc, "sqe", sqe);
-	for (int i = 0; i < rep->ntransitions; i++)
-		json_object_array_add(trans, transition_json(rep, i));
-	json_object_object_add(doc, "transitions", trans);
-	for (int i = 0; i < rep->nevents; i++)
-		json_object_array_add(events, event_json(rep, i));
-	json_object_object_add(doc, "events", events);
+	add_list(doc, "rows", rep, rep->nrows, row_json);
+	add_list(doc, "sqe", rep, rep->nsqe, sqe_json);
+	add_list(doc, "transitions", rep, rep->ntransitions, transition_json);
+	add_list(doc, "events", rep, rep->nevents, event_json);
 	cli_add_str(doc, "result", result ? "failed" : "ok");
 	return doc;
 }

@@ -112,12 +112,8 @@ static void on_event(const struct rk_rcflow_result *r, enum rk_rcflow_event ev, 
 		o->listened = true;
 	if (o->json)
 		return;
-	if (ev == RK_RCFLOW_WAITING && o->clients)
-		printf("server: waiting for %" PRIu64 " clients on port %" PRIu64 " (%s)\n",
-		       o->clients, o->conn.port, o->conn.cm ? "RDMA CM" : "TCP exchange");
-	else if (ev == RK_RCFLOW_WAITING)
-		printf("server: waiting for a client on port %" PRIu64 " (%s)\n", o->conn.port,
-		       o->conn.cm ? "RDMA CM" : "TCP exchange");
+	if (ev == RK_RCFLOW_WAITING)
+		cli_waiting_text("server", o->clients, "client", o->conn.port, o->conn.cm);
 	else if (ev == RK_RCFLOW_CONNECTED)
 		print_connected(o, r);
 	else
@@ -177,9 +173,7 @@ static json_object *report_json(const struct rc_opts *o, const struct rk_rcflow_
 	for (int i = 0; i < r->done; i++)
 		json_object_array_add(steps, step_json(&r->steps[i], i));
 	json_object_object_add(doc, "steps", steps);
-	json_object_object_add(doc, "counters", cli_counters_json(&r->counters));
-	if (r->srq)
-		json_object_object_add(doc, "srq", cli_srq_json(&r->srq_stats));
+	cli_run_json(doc, "", &r->counters, r->srq ? &r->srq_stats : NULL);
 	cli_add_result(doc, result);
 	return doc;
 }
@@ -257,29 +251,17 @@ static int parse_choices(const struct rc_opts *o, struct rk_rcflow_opts *f)
 	return 0;
 }
 
-/* The engine's options from the command's (after parse_choices()). */
+/* The engine's options from the command's (parse_choices() adds the
+ * chosen operation, memory and fault). */
 static void flow_opts(struct rc_opts *o, const char *host, struct rk_rcflow_opts *f)
 {
-	f->server = o->conn.server;
-	f->host = host;
-	f->port = (uint16_t)o->conn.port;
-	f->cm = o->conn.cm;
-	f->device = o->dev.device;
-	f->port_num = (uint8_t)o->dev.port;
-	f->gid_index = (int)o->dev.gid_index;
-	f->timeout_ms = (int)o->conn.timeout * 1000;
-	f->accept_timeout_ms = o->conn.wait ? (int)o->conn.wait * 1000 : -1;
-	f->size = o->size;
-	f->sge = (int)o->sge;
-	f->events = o->events;
-	f->rnr_retry = (uint8_t)o->rnr_retry;
-	f->retry = (uint8_t)o->retry;
-	f->traffic = o->traffic;
-	f->auth_file = o->auth_file;
-	f->on_event = on_event;
-	f->arg = o;
-	f->srq = o->srq.srq;
-	f->xrc = o->srq.xrc;
+	*f = (struct rk_rcflow_opts){
+		CLI_CONN_FIELDS(&o->conn, &o->dev, host), .accept_timeout_ms = CLI_WAIT_MS(&o->conn),
+		.size = o->size, .sge = (int)o->sge, .events = o->events,
+		.rnr_retry = (uint8_t)o->rnr_retry, .retry = (uint8_t)o->retry,
+		.traffic = o->traffic, .auth_file = o->auth_file, .on_event = on_event, .arg = o,
+		.srq = o->srq.srq, .xrc = o->srq.xrc,
+	};
 	cli_srq_fill(&o->srq, &f->srq_opts);
 }
 
@@ -307,9 +289,7 @@ static int serve_one(void *arg, bool *listened)
 		return CLI_STOPPED;
 	}
 	if (!o->json)
-		cli_counters_text(&res->counters, "");
-	if (!o->json && res->srq)
-		cli_srq_text(&res->srq_stats, "");
+		cli_run_text(&res->counters, res->srq ? &res->srq_stats : NULL, "");
 	if (o->json)
 		cli_json_print(report_json(o, res, ret));
 	else if (!ret)
@@ -323,13 +303,11 @@ static int serve_one(void *arg, bool *listened)
 
 /* ---- --clients N: the server of several clients at once ---- */
 
-/* As each client ends (text): a line saying how it came out. */
+/* As each client ends (text only): a line saying how it came out. */
 static void on_client_end(const struct rk_rcflow_client *c, void *arg)
 {
-	const struct rc_opts *o = arg;
-
-	if (!o->json)
-		cli_client_end_text("server", &c->out, "step", ", every byte checked");
+	(void)arg;
+	cli_client_end_text("server", &c->out, "step", ", every byte checked");
 }
 
 static void client_text(const void *client, void *arg)
@@ -339,11 +317,8 @@ static void client_text(const void *client, void *arg)
 	const struct rk_rcflow_result *r = &c->result;
 	char flags[128];
 
-	printf("client %u (%s): ", c->out.index, c->out.peer);
-	if (!r->connected) {
-		printf("not connected: %s\n", c->out.error);
+	if (!cli_client_text_head(&c->out, r->connected, "not connected"))
 		return;
-	}
 	printf("QP 0x%x <-> peer QP 0x%x", r->qpn, r->peer_qpn);
 	printf(", its own %" PRIu64 " bytes of %s, rkey 0x%x, access %s; %s\n", o->size,
 	       cli_mem_text(r->mem), r->rkey,
@@ -382,14 +357,16 @@ static int clients_report(struct rc_opts *o, const struct rk_rcflow_clients *rep
 	return cli_clients_report(&r, doc);
 }
 
-static int serve_clients(struct rc_run *run)
+static int serve_clients(void *arg)
 {
+	struct rc_run *run = arg;
 	struct rc_opts *o = run->o;
 	struct rk_rcflow_clients rep;
 	int ret, status;
 
 	cli_stop_signals(true);
-	ret = rk_rcflow_serve_clients(run->f, (uint32_t)o->clients, on_client_end, o, &rep);
+	ret = rk_rcflow_serve_clients(run->f, (uint32_t)o->clients,
+				      o->json ? NULL : on_client_end, NULL, &rep);
 	cli_stop_signals(false);
 	if (ret)
 		return CLI_FAILED;
@@ -446,10 +423,9 @@ int cmd_rc(int argc, char **argv)
 		CLI_SRQ_OPTS(&o.srq),
 		RK_OPT_END,
 	};
-	struct rk_rcflow_opts f = {0};
+	struct rk_rcflow_opts f;
 	struct rc_run run;
 	const char *host;
-	bool listened;
 	int ret;
 
 	ret = cli_parse_role("rc", usage_text, description, opts, argc, argv, &o.conn.server,
@@ -458,20 +434,18 @@ int cmd_rc(int argc, char **argv)
 		return ret;
 	if (!o.op)
 		o.op = o.conn.server ? "any" : "all";
-	if (cli_traffic("rc", &o.conn.traffic, &o.traffic) || parse_choices(&o, &f) ||
-	    cli_srq_check("rc", &o.srq))
+	if (cli_traffic("rc", &o.conn.traffic, &o.traffic))
+		return CLI_USAGE;
+	flow_opts(&o, host, &f);
+	if (parse_choices(&o, &f) || cli_srq_check("rc", &o.srq))
 		return CLI_USAGE;
 	if (o.srq.srq && !o.conn.server) {
 		fprintf(stderr, "rdmakit rc: option --srq is the server's (its QP receives the "
 				"client's SENDs from the SRQ)\n");
 		return CLI_USAGE;
 	}
-	flow_opts(&o, host, &f);
 	run.o = &o;
 	run.f = &f;
-	if (o.persist)
-		return cli_persist("server", o.json, serve_one, &run);
-	if (o.clients)
-		return serve_clients(&run);
-	return serve_one(&run, &listened);
+	return cli_serve("server", o.json, o.persist, serve_one, o.clients ? serve_clients : NULL,
+			 &run);
 }

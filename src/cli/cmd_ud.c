@@ -103,9 +103,7 @@ static json_object *report_json(const struct ud_opts *o, const struct rk_ud_resu
 	cli_add_int(doc, "received", (int64_t)r->received);
 	cli_add_bool(doc, "validated", !result && r->checked);
 	cli_add_double(doc, "elapsed_us", r->elapsed_us);
-	json_object_object_add(doc, "counters", cli_counters_json(&r->counters));
-	if (r->srq)
-		json_object_object_add(doc, "srq", cli_srq_json(&r->srq_stats));
+	cli_run_json(doc, "", &r->counters, r->srq ? &r->srq_stats : NULL);
 	cli_add_result(doc, result);
 	return doc;
 }
@@ -114,9 +112,7 @@ static void report_text(const struct ud_opts *o, const struct rk_ud_result *r, i
 {
 	const char *who = o->conn.server ? "server" : "client";
 
-	cli_counters_text(&r->counters, "");
-	if (r->srq)
-		cli_srq_text(&r->srq_stats, "");
+	cli_run_text(&r->counters, r->srq ? &r->srq_stats : NULL, "");
 	if (result) {
 		printf("%s: FAILED (%s)\n", who, rk_strerror(result));
 		return;
@@ -198,14 +194,10 @@ int cmd_ud(int argc, char **argv)
 	if (!res)
 		return CLI_FAILED;
 	ret = rk_ud_run(&(struct rk_ud_opts){
-				.server = o.conn.server, .host = host,
-				.port = (uint16_t)o.conn.port, .cm = o.conn.cm,
-				.device = o.dev.device,
-				.port_num = (uint8_t)o.dev.port, .gid_index = (int)o.dev.gid_index,
-				.size = (uint32_t)o.size, .count = (uint32_t)o.count,
-				.clients = (int)o.clients, .events = o.events,
-				.timeout_ms = (int)o.conn.timeout * 1000,
-				.wait_ms = (int)o.conn.wait * 1000, .traffic = o.traffic,
+				CLI_CONN_FIELDS(&o.conn, &o.dev, host),
+				.wait_ms = (int)o.conn.wait * 1000, .size = (uint32_t)o.size,
+				.count = (uint32_t)o.count, .clients = (int)o.clients,
+				.events = o.events, .traffic = o.traffic,
 				.on_event = o.json ? NULL : on_event, .arg = &o,
 				.srq = o.srq.srq, .xrc = o.srq.xrc,
 				.srq_opts = so},

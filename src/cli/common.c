@@ -130,18 +130,15 @@ int cli_parse_role(const char *cmd, const char *usage, const char *description,
 	return ret;
 }
 
-void cli_conn_opts(struct rk_conn_opts *co, bool server, const char *host, uint64_t port, bool cm,
-		   const struct cli_dev_opts *dev, int timeout_ms, uint64_t wait_s)
+void cli_waiting_text(const char *who, uint64_t n, const char *what, uint64_t port, bool cm)
 {
-	co->server = server;
-	co->host = server ? NULL : host;
-	co->port = (uint16_t)port;
-	co->cm = cm;
-	co->device = dev->device;
-	co->port_num = (uint8_t)dev->port;
-	co->gid_index = (int)dev->gid_index;
-	co->timeout_ms = timeout_ms;
-	co->accept_timeout_ms = wait_s ? (int)wait_s * 1000 : -1;
+	const char *how = cm ? "RDMA CM" : "TCP exchange";
+
+	if (n)
+		printf("%s: waiting for %" PRIu64 " %ss on port %" PRIu64 " (%s)\n", who, n, what,
+		       port, how);
+	else
+		printf("%s: waiting for a %s on port %" PRIu64 " (%s)\n", who, what, port, how);
 }
 
 int cli_server_only(const char *cmd, const char *option, bool given, bool server)

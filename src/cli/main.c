@@ -15,7 +15,7 @@ struct variant {
 
 struct command {
 	const char *name;
-	int (*run)(int argc, char **argv);
+	cli_cmd_fn *run;
 	const char *summary;
 	const struct variant *variants; /* NULL: one table */
 };

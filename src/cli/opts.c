@@ -39,6 +39,56 @@ static void not_a_choice(const struct rk_opt *o, const char *arg, char *err, siz
 		at += (size_t)snprintf(err + at, len - at, "%s %s", i ? "," : "", o->choices[i]);
 }
 
+/* "1.5" for 1500 ms: seconds with no trailing zeros. */
+static void seconds_text(uint64_t ms, char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len, "%" PRIu64, ms / 1000);
+
+	if (ms % 1000 && n < len) {
+		snprintf(buf + n, len - n, ".%03" PRIu64, ms % 1000);
+		for (n = strlen(buf); buf[n - 1] == '0'; n--)
+			buf[n - 1] = '\0';
+	}
+}
+
+/* Seconds with fractions, in whole milliseconds within [min, max] ms. */
+static int parse_seconds(const struct rk_opt *o, const char *arg, char *err, size_t len)
+{
+	char lo[32], hi[32];
+	const char *end;
+	double v, ms;
+	uint64_t whole;
+	size_t n;
+
+	if (rk_decimal_scan(arg, &v, &end) || *end) {
+		snprintf(err, len, arg[0] == '-' ? "'%s' is not a non-negative number" :
+			 "'%s' is not a number of seconds (examples: 2, 0.2)", arg);
+		return -EINVAL;
+	}
+	ms = v * 1000.0;
+	whole = ms < (double)o->max + 1.0 ? (uint64_t)(ms + 0.5) : o->max + 1;
+	if (whole <= o->max && (ms - (double)whole > 1e-6 || (double)whole - ms > 1e-6)) {
+		snprintf(err, len, "'%s' is finer than a millisecond", arg);
+		return -EINVAL;
+	}
+	if (whole < (uint64_t)o->min || whole > o->max) {
+		seconds_text((uint64_t)o->min, lo, sizeof(lo));
+		seconds_text(o->max, hi, sizeof(hi));
+		snprintf(err, len, "%s is outside the range %s..%s (seconds", arg, lo, hi);
+		n = strlen(err);
+		/* A number of milliseconds that fits, as the option once took it */
+		if (whole > o->max && v <= (double)o->max && v == (double)(uint64_t)v) {
+			seconds_text((uint64_t)v, lo, sizeof(lo));
+			snprintf(err + n, len - n, "; for %s ms give %s)", arg, lo);
+		} else {
+			snprintf(err + n, len - n, "; fractions allowed: 0.2 is 200 ms)");
+		}
+		return -ERANGE;
+	}
+	*(uint64_t *)o->dest = whole;
+	return 0;
+}
+
 static int set_value(const char *prog, const struct rk_opt *o, const char *arg)
 {
 	char err[256];
@@ -89,6 +139,9 @@ static int set_value(const char *prog, const struct rk_opt *o, const char *arg)
 	case RK_OPT_INT:
 		ret = rk_parse_i64(arg, o->min, (int64_t)o->max, (int64_t *)o->dest, err,
 				   sizeof(err));
+		break;
+	case RK_OPT_SECONDS:
+		ret = parse_seconds(o, arg, err, sizeof(err));
 		break;
 	}
 	if (ret)
@@ -251,6 +304,9 @@ static void default_text(const struct rk_opt *o, char *buf, size_t len)
 	case RK_OPT_INT:
 		snprintf(buf, len, "%" PRId64, *(int64_t *)o->dest);
 		break;
+	case RK_OPT_SECONDS:
+		seconds_text(*(uint64_t *)o->dest, buf, len);
+		break;
 	}
 }
 
@@ -278,8 +334,8 @@ static void tsv_field(FILE *out, const char *text)
 static void help_tsv(FILE *out, const char *usage, const char *description,
 		     const struct rk_opt *opts, const char *epilog)
 {
-	static const char *const types[] = {"flag", "string", "size", "count", "int", "list",
-					    "gone"};
+	static const char *const types[] = {"flag", "string", "size", "count", "int", "seconds",
+					    "list", "gone"};
 	const char *heads[] = {"usage", usage, "description", description, "epilog", epilog};
 
 	for (int i = 0; i < 6; i += 2) {

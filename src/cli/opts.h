@@ -15,6 +15,8 @@ enum rk_opt_type {
 	RK_OPT_SIZE,   /* uint64_t; suffixes k, M, G are powers of 1024 */
 	RK_OPT_COUNT,  /* uint64_t; suffixes k, M, G are powers of 1000 */
 	RK_OPT_INT,    /* int64_t; plain decimal, may be negative */
+	RK_OPT_SECONDS, /* uint64_t milliseconds, given in seconds with fractions as
+			   ping(8)'s -i ("0.2": 200); min and max in milliseconds */
 	RK_OPT_LIST,   /* struct rk_opt_list; repeatable, each value kept */
 	RK_OPT_GONE,   /* an old spelling, kept to name the new one: no dest */
 };
@@ -77,7 +79,7 @@ int rk_opt_choice(const char *const *choices, const char *text);
  *   usage/description/epilog TAB TEXT    (backslash, tab, newline escaped)
  *   option TAB LONG TAB LETTER TAB TYPE TAB ARG TAB DEFAULT TAB CHOICES TAB HELP
  * LETTER "" when none, CHOICES joined by "|", TYPE flag, string, size,
- * count, int, list or gone. */
+ * count, int, seconds, list or gone. */
 void rk_opts_help(FILE *out, const char *usage, const char *description,
 		  const struct rk_opt *opts);
 

@@ -97,3 +97,15 @@ int cli_persist_check(const char *cmd, bool persist, bool server, uint64_t wait_
 	}
 	return 0;
 }
+
+int cli_serve(const char *who, bool json, bool persist, cli_serve_fn serve,
+	      int (*all)(void *arg), void *arg)
+{
+	bool listened;
+
+	if (persist)
+		return cli_persist(who, json, serve, arg);
+	if (all)
+		return all(arg);
+	return serve(arg, &listened);
+}

@@ -83,3 +83,23 @@ json_object *cli_srq_json(const struct rk_srq_stats *st)
 	cli_add_int(j, "srq_errors", st->errors);
 	return j;
 }
+
+void cli_run_text(const struct rk_run_counters *c, const struct rk_srq_stats *srq,
+		  const char *indent)
+{
+	cli_counters_text(c, indent);
+	if (srq)
+		cli_srq_text(srq, indent);
+}
+
+void cli_run_json(json_object *doc, const char *prefix, const struct rk_run_counters *c,
+		  const struct rk_srq_stats *srq)
+{
+	char key[64];
+
+	snprintf(key, sizeof(key), "%scounters", prefix);
+	json_object_object_add(doc, key, cli_counters_json(c));
+	snprintf(key, sizeof(key), "%ssrq", prefix);
+	if (srq)
+		json_object_object_add(doc, key, cli_srq_json(srq));
+}

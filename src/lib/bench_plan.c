@@ -1,4 +1,5 @@
-/* What a command asks of a run, checked (rk_bench_ask_check()), and the
+/* What a command asks of a run, checked (rk_bench_ask_check()) and turned
+ * into the engine's options (rk_bench_ask_opts()), and the
  * client's plan against the server's (rk_bench_plan_match()):
  * perftest users give both sides the same options; a server checks the ones
  * it was given and names the first that differs. Pure logic. */
@@ -230,12 +231,12 @@ static int ask_soak(const struct rk_bench_ask *a, int nsizes, char *why, size_t 
 {
 	const char *w = NULL;
 
-	if (a->server && a->interval_s)
+	if (a->server && a->interval_s > 0)
 		w = "option --interval: the client measures and prints the intervals; give it to "
 		    "the client";
 	else if (a->server)
 		return 0;
-	else if (a->interval_s && a->duration_s < 0)
+	else if (a->interval_s > 0 && a->duration_s < 0)
 		w = "option --interval: needs --duration SEC (0: until stopped); a run of --count "
 		    "has no intervals";
 	else if (a->duration_s == 0 && nsizes > 1)
@@ -246,9 +247,9 @@ static int ask_soak(const struct rk_bench_ask *a, int nsizes, char *why, size_t 
 		snprintf(why, why_len, "%s", w);
 		return -EINVAL;
 	}
-	if (a->interval_s && a->duration_s > 0 && (int64_t)a->interval_s > a->duration_s) {
-		snprintf(why, why_len, "option --interval: %" PRIu64 " s is longer than --duration %"
-			 PRId64 " s", a->interval_s, a->duration_s);
+	if (a->interval_s > 0 && a->duration_s > 0 && a->interval_s > (double)a->duration_s) {
+		snprintf(why, why_len, "option --interval: %g s is longer than --duration %" PRId64
+			 " s", a->interval_s, a->duration_s);
 		return -EINVAL;
 	}
 	return 0;
@@ -271,4 +272,71 @@ int rk_bench_ask_check(const struct rk_bench_ask *a, uint32_t *sizes, int *nsize
 	*nsizes_p = n;
 	*iters_p = iters;
 	return 0;
+}
+
+/* Beyond the run itself: the buffer's on-demand paging and the thresholds. */
+static int ask_extras(const struct rk_bench_ask *a, char *why, size_t why_len)
+{
+	const struct rk_gates *g = a->gates;
+	const char *w = NULL;
+
+	if (a->odp && a->transport != RK_RC)
+		w = "option --odp: for --transport rc only";
+	else if (!g || !rk_gates_any(g))
+		return 0;
+	else if (a->server)
+		w = "the client grades what it measured: give --expect-bw, --min-link-pct and "
+		    "--max-lat-p99 to the client";
+	else if (a->mode != RK_BENCH_BW && (g->min_bw > 0 || g->min_link_pct > 0))
+		w = "--expect-bw and --min-link-pct grade bandwidth (--mode bw)";
+	else if (a->mode != RK_BENCH_LAT && g->max_lat_p99_us > 0)
+		w = "--max-lat-p99 grades latency (--mode lat)";
+	if (!w)
+		return 0;
+	snprintf(why, why_len, "%s", w);
+	return -EINVAL;
+}
+
+int rk_bench_ask_opts(const struct rk_bench_ask *a, struct rk_bench_opts *bo, uint32_t *sizes,
+		      int *nsizes_p, char *why, size_t why_len)
+{
+	uint32_t s[RK_BENCH_MAX_SIZES], max = 0;
+	uint64_t iters;
+	int n, ret;
+
+	ret = rk_bench_ask_check(a, s, &n, &iters, why, why_len);
+	if (!ret)
+		ret = ask_extras(a, why, why_len);
+	if (ret)
+		return ret;
+	for (int i = 0; i < n; i++)
+		max = s[i] > max ? s[i] : max;
+	*bo = (struct rk_bench_opts){
+		.test = a->test, .mode = a->mode, .transport = a->transport, .qps = a->qps,
+		.threads = a->threads, .bidir = a->bidir, .max_size = max,
+		/* the plan: the client announces it, a server checks what it was given */
+		.plan = {.test = a->test, .mode = a->mode, .transport = a->transport,
+			 .qps = a->qps, .threads = a->threads, .bidir = a->bidir, .iters = iters,
+			 .duration_ms = a->duration_s == 0 ? RK_BENCH_UNTIL_STOPPED :
+					a->duration_s > 0 ? (uint32_t)a->duration_s * 1000 : 0},
+		.expect = a->server ? a->given : 0,
+		.interval_ms = (uint32_t)(a->interval_s * 1000.0 + 0.5),
+	};
+	rk_bench_plan_sizes(&bo->plan, s, (uint32_t)n);
+	memcpy(sizes, s, sizeof(s[0]) * (size_t)n);
+	*nsizes_p = n;
+	return 0;
+}
+
+void rk_bench_gate_figures(const struct rk_bench_info *in, const struct rk_bench_result *r,
+			   struct rk_gate_figures *f)
+{
+	*f = (struct rk_gate_figures){
+		.has_bw = in->mode == RK_BENCH_BW,
+		.bw = r->bw_avg,
+		.has_lat = in->mode == RK_BENCH_LAT && r->initiator,
+		.lat_p99_us = r->lat.p99,
+		.link_gbps = in->link.meaningful ? in->link.gbps : 0,
+		.link_note = in->link.note,
+	};
 }

@@ -258,6 +258,87 @@ static void test_ask_refused(void **state)
 	ask_refused(&a, "UD has no");
 }
 
+/* ---- the ask made the engine's options (rk_bench_ask_opts) ---- */
+
+static void test_ask_opts(void **state)
+{
+	struct rk_bench_ask a = ask(RK_BENCH_WRITE, RK_BENCH_BW);
+	struct rk_bench_opts bo;
+	uint32_t sizes[RK_BENCH_MAX_SIZES];
+	char why[200] = "";
+	int n = 0;
+
+	(void)state;
+	a.qps = 4;
+	a.threads = 2;
+	a.sizes = "64,4k,1M";
+	a.duration_s = 3;
+	a.interval_s = 1.5;
+	assert_int_equal(rk_bench_ask_opts(&a, &bo, sizes, &n, why, sizeof(why)), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(sizes[1], 4096);
+	assert_int_equal(bo.qps, 4);
+	assert_int_equal(bo.threads, 2);
+	assert_int_equal(bo.max_size, 1048576);
+	assert_int_equal(bo.plan.min_size, 64);
+	assert_int_equal(bo.plan.max_size, 1048576);
+	assert_int_equal(bo.plan.nsizes, 3);
+	assert_int_equal(bo.plan.iters, 0); /* runs by --duration */
+	assert_int_equal(bo.plan.duration_ms, 3000);
+	assert_int_equal(bo.interval_ms, 1500);
+	assert_int_equal(bo.expect, 0); /* a client expects nothing */
+
+	a = ask(RK_BENCH_WRITE, RK_BENCH_BW);
+	a.duration_s = 0; /* until stopped */
+	assert_int_equal(rk_bench_ask_opts(&a, &bo, sizes, &n, why, sizeof(why)), 0);
+	assert_int_equal(bo.plan.duration_ms, RK_BENCH_UNTIL_STOPPED);
+
+	a = ask(RK_BENCH_READ, RK_BENCH_LAT);
+	a.server = true;
+	a.given = RK_BENCH_GIVEN_TEST | RK_BENCH_GIVEN_MODE;
+	assert_int_equal(rk_bench_ask_opts(&a, &bo, sizes, &n, why, sizeof(why)), 0);
+	assert_int_equal(bo.expect, RK_BENCH_GIVEN_TEST | RK_BENCH_GIVEN_MODE);
+	assert_int_equal(bo.plan.iters, 0); /* a server learns them */
+}
+
+static void ask_opts_refused(const struct rk_bench_ask *a, const char *want)
+{
+	struct rk_bench_opts bo = {.qps = 77};
+	uint32_t sizes[RK_BENCH_MAX_SIZES] = {77};
+	int n = 77;
+	char why[200] = "";
+
+	assert_int_equal(rk_bench_ask_opts(a, &bo, sizes, &n, why, sizeof(why)), -EINVAL);
+	assert_contains(why, want);
+	/* outputs untouched on a refusal */
+	assert_int_equal(bo.qps, 77);
+	assert_int_equal(sizes[0], 77);
+	assert_int_equal(n, 77);
+}
+
+static void test_ask_opts_refused(void **state)
+{
+	struct rk_bench_ask a = ask(RK_BENCH_SEND, RK_BENCH_BW);
+	struct rk_gates bw = {.min_bw = 1e9}, lat = {.max_lat_p99_us = 50};
+
+	(void)state;
+	a.transport = RK_UD;
+	a.odp = true;
+	ask_opts_refused(&a, "option --odp: for --transport rc only");
+	a = ask(RK_BENCH_WRITE, RK_BENCH_LAT);
+	a.gates = &bw;
+	ask_opts_refused(&a, "--expect-bw and --min-link-pct grade bandwidth (--mode bw)");
+	a = ask(RK_BENCH_WRITE, RK_BENCH_BW);
+	a.gates = &lat;
+	ask_opts_refused(&a, "--max-lat-p99 grades latency (--mode lat)");
+	a.server = true;
+	ask_opts_refused(&a, "the client grades what it measured");
+	a = ask(RK_BENCH_WRITE, RK_BENCH_BW);
+	a.iters = 10;
+	a.duration_s = 5; /* rk_bench_ask_check()'s refusals come first */
+	ask_opts_refused(&a, "give --count or --duration, not both");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +350,8 @@ int main(void)
 		cmocka_unit_test(test_sizes_parse),
 		cmocka_unit_test(test_ask_defaults),
 		cmocka_unit_test(test_ask_refused),
+		cmocka_unit_test(test_ask_opts),
+		cmocka_unit_test(test_ask_opts_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -81,7 +81,7 @@ static int parse_seconds(const struct rk_opt *o, const char *arg, char *err, siz
 			seconds_text((uint64_t)v, lo, sizeof(lo));
 			snprintf(err + n, len - n, "; for %s ms give %s)", arg, lo);
 		} else {
-			snprintf(err + n, len - n, "; fractions allowed: 0.2 is 200 ms)");
+			snprintf(err + n, len - n, ", fractions allowed)");
 		}
 		return -ERANGE;
 	}

@@ -135,7 +135,8 @@ iters_text() {
 }
 
 # bw_iters SIZE: the bandwidth iterations of a row of SIZE bytes (--iters, or
-# by size: runs of a few hundred ms at 64 B were the noise of the table).
+# by size, about a second a run on rxe; on the TCG bed ten times longer runs
+# narrowed a pair's spread only from 0.29 to 0.26: the noise is the bed's).
 bw_iters() {
 	if [ "$iters" != auto ]; then echo "$iters"
 	elif [ "$1" -le 64 ]; then echo 20000

@@ -186,12 +186,11 @@ static int poll_failed(int n, const char *which)
 	return -EIO;
 }
 
-/* Poll one of the worker's CQs (which: "send" or "receive") and hand each
- * successful completion to take(); a failed one is noted and its error
- * returned (verb names the operation). 0 with *got_p set, or a negative
- * errno. */
-static inline int poll_worker_cq(struct bworker *w, struct rk_cq *cq, const char *which,
-				 const char *verb,
+/* Poll one of the worker's CQs (its send CQ or its receive CQ) and hand
+ * each successful completion to take(); a failed one is noted and its error
+ * returned, named by the operation (found only then: this is the busy
+ * loop). 0 with *got_p set, or a negative errno. */
+static inline int poll_worker_cq(struct bworker *w, struct rk_cq *cq,
 				 int (*take)(struct rk_bench *b, const struct ibv_wc *wc),
 				 int *got_p)
 {
@@ -199,14 +198,15 @@ static inline int poll_worker_cq(struct bworker *w, struct rk_cq *cq, const char
 	int n = ibv_poll_cq(cq->cq, (int)b->info.cq_batch, w->wc);
 
 	if (n < 0)
-		return poll_failed(n, which);
+		return poll_failed(n, cq == w->scq ? "send" : "receive");
 	for (int k = 0; k < n; k++) {
 		const struct ibv_wc *wc = &w->wc[k];
 		int ret;
 
 		if (wc->status != IBV_WC_SUCCESS) {
 			bench_note_wc(b, wc);
-			return rk_wc_check(wc, verb);
+			return rk_wc_check(wc, cq == w->scq ? bench_test_verb(b->info.test) :
+								"receive");
 		}
 		ret = take(b, wc);
 		if (ret)
@@ -237,8 +237,7 @@ static inline int send_done(struct rk_bench *b, const struct ibv_wc *wc)
 /* Completions of this worker's requests. */
 int bench_poll_send(struct bworker *w, int *got_p)
 {
-	return poll_worker_cq(w, w->scq, "send", bench_test_verb(w->b->info.test), send_done,
-			      got_p);
+	return poll_worker_cq(w, w->scq, send_done, got_p);
 }
 
 /* Top the worker's receive queues up again, in post lists (the SRQ: its
@@ -352,7 +351,7 @@ static inline int recv_done(struct rk_bench *b, const struct ibv_wc *wc)
  * ping-pong refills after its answer is posted, off the critical path). */
 int bench_poll_recv(struct bworker *w, int *got_p, bool refill)
 {
-	int ret = poll_worker_cq(w, w->rcq, "receive", "receive", recv_done, got_p);
+	int ret = poll_worker_cq(w, w->rcq, recv_done, got_p);
 
 	if (ret)
 		return ret;

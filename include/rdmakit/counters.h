@@ -198,6 +198,27 @@ int rk_run_counters_str(const struct rk_run_counters *c, char *buf, size_t len);
 int rk_run_counters_cite(const struct rk_run_counters *c, enum ibv_wc_status status, char *buf,
 			 size_t len);
 
+/* ---- Watching a port: its changes every interval (rdmakit counters --watch) ---- */
+
+struct rk_counters_watch_opts {
+	uint8_t port_num;        /* 0 means 1 */
+	uint32_t interval_ms;    /* between readings, 1.. */
+	uint64_t count;          /* intervals to report; 0: until a stop request */
+	/* Called with each interval's changes (nonzero only), numbered from 1;
+	 * delta lives until the call returns. */
+	void (*on_interval)(uint64_t interval, const struct rk_counters_delta *delta, void *arg);
+	void *arg;
+};
+
+/* Read the port, then every interval_ms report what changed since the last
+ * reading, until count intervals are done or a stop is requested (stop.h:
+ * rk_stop_watch(); seen within 100 ms). The deadlines are absolute, so the
+ * intervals do not drift by the time a reading takes. Returns 0 with
+ * *done_p the intervals reported, or the reading's negative errno (logged;
+ * *done_p still says how many were reported before it). */
+int rk_counters_watch(const struct rk_device *dev, const struct rk_counters_watch_opts *o,
+		      uint64_t *done_p);
+
 #ifdef __cplusplus
 }
 #endif

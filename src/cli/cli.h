@@ -113,6 +113,8 @@ void cli_add_result(json_object *doc, int err);
  * ownership. */
 void cli_json_print(json_object *doc);
 extern bool cli_json_lines;
+/* The same on one line always: a record of a stream (--interval, --watch). */
+void cli_json_line(json_object *doc);
 
 /* SIGINT and SIGTERM set cli_stop_signal (a second one kills), and the
  * library's waits for a client give up on it (stop.h); off restores them. */

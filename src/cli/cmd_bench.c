@@ -488,9 +488,7 @@ static void on_interval(const struct rk_bench_interval *iv, void *arg)
 
 		json_object_object_add(j, "record", json_object_new_string("interval"));
 		json_object_object_add(j, "size", json_object_new_int64(iv->size));
-		puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN |
-							JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(j);
+		cli_json_line(j);
 	} else {
 		interval_text(rp, iv, lat);
 	}
@@ -814,9 +812,7 @@ static int report_end(struct report *rp, int status)
 		/* After the interval lines, the document on a line of its own. */
 		json_object_object_add(rp->doc, "ok", json_object_new_boolean(status == CLI_OK));
 		json_object_object_add(rp->doc, "record", json_object_new_string("summary"));
-		puts(json_object_to_json_string_ext(rp->doc, JSON_C_TO_STRING_PLAIN |
-								     JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(rp->doc);
+		cli_json_line(rp->doc);
 	} else if (o->json) {
 		json_object_object_add(rp->doc, "ok", json_object_new_boolean(status == CLI_OK));
 		cli_json_print(rp->doc);

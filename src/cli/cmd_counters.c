@@ -3,8 +3,6 @@
  * until SIGINT or SIGTERM. The engine is rk_counters_*; this file prints. */
 #include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,13 +23,6 @@ static const char description[] =
 	"retry_exceeded_err, ...). --watch SEC prints the counters that changed in each\n"
 	"interval, until Ctrl-C (SIGINT) or SIGTERM ends it (exit 0) or N intervals are done.\n"
 	"With --json, one document, or under --watch one JSON object per line.";
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig)
-{
-	stop_signal = sig;
-}
 
 static const char *no_counters_note(const struct rk_counters *s, char *buf, size_t len)
 {
@@ -94,9 +85,9 @@ static void snapshot_text(const struct rk_counters *s)
 }
 
 /* One interval's changes: a text line, or one JSON object on one line. */
-static void interval_print(const struct counters_opts *o, uint64_t i,
-			   const struct rk_counters_delta *d)
+static void on_interval(uint64_t i, const struct rk_counters_delta *d, void *arg)
 {
+	const struct counters_opts *o = arg;
 	double sec = (double)d->interval_ns / 1e9;
 
 	if (o->json) {
@@ -107,9 +98,7 @@ static void interval_print(const struct counters_opts *o, uint64_t i,
 		for (int k = 0; k < d->n; k++)
 			cli_add_grouped(groups, d->v[k].group, d->v[k].name, d->v[k].delta);
 		json_object_object_add(line, "deltas", groups);
-		puts(json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN |
-								  JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(line);
+		cli_json_line(line);
 	} else {
 		printf("interval %" PRIu64 "  %.2f s ", i, sec);
 		for (int k = 0; k < d->n; k++)
@@ -119,18 +108,17 @@ static void interval_print(const struct counters_opts *o, uint64_t i,
 	fflush(stdout);
 }
 
-static void watch_end_print(const struct counters_opts *o, uint64_t done, int sig)
+static void watch_end_print(const struct counters_opts *o, uint64_t done)
 {
-	const char *why = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "count";
+	const char *why = cli_stop_signal ? cli_stop_name() : "count";
 
 	if (o->json) {
 		json_object *line = json_object_new_object();
 
 		cli_add_str(line, "end", why);
 		cli_add_int(line, "intervals", (int64_t)done);
-		puts(json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN));
-		json_object_put(line);
-	} else if (sig) {
+		cli_json_line(line);
+	} else if (cli_stop_signal) {
 		printf("stopped by %s after %" PRIu64 " interval%s\n", why, done,
 		       done == 1 ? "" : "s");
 	} else {
@@ -139,58 +127,27 @@ static void watch_end_print(const struct counters_opts *o, uint64_t done, int si
 	fflush(stdout);
 }
 
-/* Sleep sec seconds unless SIGINT or SIGTERM comes (they are blocked except
- * inside ppoll, so none is lost between the check and the wait). */
-static void wait_interval(uint64_t sec, const sigset_t *waitmask)
-{
-	struct timespec ts = {.tv_sec = (time_t)sec};
-
-	if (!stop_signal)
-		ppoll(NULL, 0, &ts, waitmask);
-}
-
-/* Print the changes every o->watch seconds from *first on. Returns the exit code. */
+/* Print the changes every o->watch seconds until --count or a stop signal
+ * (rk_counters_watch()). Returns the exit code. */
 static int watch(const struct counters_opts *o, const struct rk_device *dev,
-		 struct rk_counters *first)
+		 const struct rk_counters *first)
 {
-	struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
-	struct rk_counters *prev = first, *next;
-	struct rk_counters_delta *d;
-	sigset_t block, waitmask;
-	uint64_t done = 0;
-	int ret = 0;
+	const struct rk_counters_watch_opts wo = {
+		.port_num = first->port, .interval_ms = (uint32_t)(o->watch * 1000),
+		.count = o->count, .on_interval = on_interval, .arg = (void *)o,
+	};
+	uint64_t done;
+	int ret;
 
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigprocmask(SIG_BLOCK, &block, &waitmask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
 	if (!o->json)
-		printf("watching %s port %u every %" PRIu64 " s (Ctrl-C stops)\n", prev->device,
-		       prev->port, o->watch);
+		printf("watching %s port %u every %" PRIu64 " s (Ctrl-C stops)\n", first->device,
+		       first->port, o->watch);
 	fflush(stdout);
-	while (!o->count || done < o->count) {
-		wait_interval(o->watch, &waitmask);
-		if (stop_signal)
-			break;
-		ret = rk_counters_read(dev, prev->port, &next);
-		if (!ret) {
-			ret = rk_counters_diff(prev, next, true, &d);
-			rk_counters_free(prev);
-			prev = next;
-		}
-		if (ret)
-			break;
-		interval_print(o, ++done, d);
-		rk_counters_delta_free(d);
-	}
-	rk_counters_free(prev);
+	cli_stop_signals(true);
+	ret = rk_counters_watch(dev, &wo, &done);
 	if (!ret)
-		watch_end_print(o, done, stop_signal);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigprocmask(SIG_SETMASK, &waitmask, NULL);
+		watch_end_print(o, done);
+	cli_stop_signals(false);
 	if (ret)
 		fprintf(stderr, "rdmakit counters: reading the counters failed after %" PRIu64
 				" interval%s: %s\n", done, done == 1 ? "" : "s", rk_strerror(ret));
@@ -236,6 +193,7 @@ int cmd_counters(int argc, char **argv)
 		rk_counters_free(snap);
 	} else if (o.watch) {
 		ret = watch(&o, dev, snap);
+		rk_counters_free(snap);
 	} else {
 		if (o.json)
 			cli_json_print(snapshot_json(snap));

@@ -46,13 +46,21 @@ void cli_add_result(json_object *doc, int err)
 
 bool cli_json_lines;
 
-void cli_json_print(json_object *doc)
+static void json_out(json_object *doc, int flags)
 {
-	int flags = cli_json_lines ? JSON_C_TO_STRING_PLAIN : JSON_C_TO_STRING_PRETTY;
-
 	puts(json_object_to_json_string_ext(doc, flags | JSON_C_TO_STRING_NOSLASHESCAPE));
 	fflush(stdout);
 	json_object_put(doc);
+}
+
+void cli_json_print(json_object *doc)
+{
+	json_out(doc, cli_json_lines ? JSON_C_TO_STRING_PLAIN : JSON_C_TO_STRING_PRETTY);
+}
+
+void cli_json_line(json_object *doc)
+{
+	json_out(doc, JSON_C_TO_STRING_PLAIN);
 }
 
 int cli_version(void)

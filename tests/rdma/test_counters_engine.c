@@ -105,6 +105,66 @@ static void test_snapshot_and_diff(void **state)
 	rk_counters_free(before);
 }
 
+/* rk_counters_watch(): intervals numbered from 1, the SENDs made during the
+ * first show in the changes that follow, and a stop request (stop.h) ends
+ * a watch without a count. */
+struct watch_seen {
+	uint64_t calls, last, sum_ns;
+	int64_t sent;
+	bool send_in_first;
+	volatile sig_atomic_t *stop_at_2;
+};
+
+static void on_watch(uint64_t interval, const struct rk_counters_delta *d, void *arg)
+{
+	struct watch_seen *w = arg;
+	const struct rk_counter_delta *sent = rk_counters_delta_find(d, "sent_pkts");
+
+	if (!sent)
+		sent = rk_counters_delta_find(d, "port_xmit_packets");
+	w->calls++;
+	w->last = interval;
+	w->sum_ns += d->interval_ns;
+	w->sent += sent ? sent->delta : 0;
+	if (interval == 1 && w->send_in_first)
+		send_some();
+	if (interval == 2 && w->stop_at_2)
+		*w->stop_at_2 = 1;
+}
+
+static void test_watch(void **state)
+{
+	static volatile sig_atomic_t stop;
+	struct watch_seen w = {.send_in_first = true};
+	struct rk_counters_watch_opts o = {.port_num = F.port, .interval_ms = 300, .count = 3,
+					   .on_interval = on_watch, .arg = &w};
+	uint64_t done = 99;
+
+	(void)state;
+	assert_int_equal(rk_counters_watch(F.dev, &o, &done), 0);
+	assert_int_equal(done, 3);
+	assert_int_equal(w.calls, 3);
+	assert_int_equal(w.last, 3);
+	/* The first reading comes before the deadlines start: 3 x 300 ms at least. */
+	assert_true(w.sum_ns >= 900000000ull);
+	printf("# watch: 3 intervals in %.3f s, sent +%lld\n", (double)w.sum_ns / 1e9,
+	       (long long)w.sent);
+	assert_true(w.sent >= NSENDS);
+
+	w = (struct watch_seen){.stop_at_2 = &stop};
+	o.count = 0;
+	o.interval_ms = 100;
+	rk_stop_watch(&stop);
+	assert_int_equal(rk_counters_watch(F.dev, &o, &done), 0);
+	rk_stop_watch(NULL);
+	assert_int_equal(done, 2);
+	assert_int_equal(w.calls, 2);
+
+	o.interval_ms = 0;
+	assert_int_equal(rk_counters_watch(F.dev, &o, &done), -EINVAL);
+	assert_int_equal(done, 0);
+}
+
 /* A run's changes: the SENDs, and a WRITE refused by B's QP (its rkey is
  * wrong) counted as a failure with its status. Last: it leaves A's QP in ERR. */
 static void test_run_counters(void **state)
@@ -147,6 +207,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_snapshot_and_diff),
+		cmocka_unit_test(test_watch),
 		cmocka_unit_test(test_run_counters),
 	};
 

@@ -98,6 +98,11 @@ struct rk_memserver_opts {
 	void *arg;
 };
 
+/* The memory options checked as a command line gives them: never dm, and
+ * host only with state_dir. 0, or -EINVAL with why naming the option. Pure
+ * logic; rk_memserver_create() checks the same. */
+int rk_memserver_check(const struct rk_memserver_opts *opts, char *why, size_t why_len);
+
 /* Listen and adopt the sessions in opts->state_dir. Errors logged: -EINVAL
  * for dm or a kind other than host with state_dir, -EOPNOTSUPP for odp on a
  * device without it (opts->device, or the first), -ENOMEM for hugepage with

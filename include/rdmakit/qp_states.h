@@ -32,6 +32,7 @@ extern "C" {
 #define RK_QPS_MAX_ROWS	       8
 #define RK_QPS_MAX_TRANSITIONS 32
 #define RK_QPS_MAX_EVENTS      96
+#define RK_QPS_MAX_DIFFS       32
 
 /* One work request the walk posted, and its fate. */
 struct rk_qps_wr {
@@ -128,6 +129,25 @@ int rk_qps_observe(struct rk_device *dev, uint8_t port, const struct rk_gid_choi
  * "refused (EINVAL), never ran", "refused (EINVAL), yet ran in RTS",
  * "completed SUCCESS in RTR", "flushed (WR_FLUSH_ERR) in ERR", "never completed" ... */
 const char *rk_qps_fate_str(const struct rk_qps_report *rep, int wr, char *buf, size_t len);
+
+/* ---- The report held against the spec (qp_states_spec.c) ---- */
+
+/* What the IB spec says a post in state returns: true, accepted; false,
+ * an immediate error (RESET refuses both; INIT and RTR refuse sends). */
+bool rk_qps_spec_accepts(enum ibv_qp_state state, bool is_send);
+
+struct rk_qps_diff {
+	int row;	/* index into rows[], -1: a send-queue error probe (sqe[]) */
+	char text[240]; /* "RTR: the raw post of a send was accepted (the spec: an
+			   immediate error)" */
+};
+
+/* Where the device in rep differs from the spec: a post accepted or refused
+ * against the state's rule, a refused request that ran anyway, a request
+ * posted in ERR that was never flushed, a send in SQD that waited for the
+ * next post, a UD/UC send-queue error that did not enter SQE. Keeps the
+ * first max in diffs and returns how many there are (0: none). */
+int rk_qps_differences(const struct rk_qps_report *rep, struct rk_qps_diff *diffs, int max);
 
 /* "EINVAL" for -EINVAL, "0" for 0. */
 const char *rk_qps_errno_name(int ret);

@@ -192,6 +192,17 @@ void rk_rcflow_clients_free(struct rk_rcflow_clients *rep);
  * for any other name. */
 int rk_rcflow_op_parse(const char *name, uint32_t *code_p);
 
+/* "wrong-rkey", "outside" (client), "no-access", "no-recv" (server) into
+ * its fault. -EINVAL for any other name. */
+int rk_rcflow_inject_parse(const char *name, enum rk_rcflow_inject *inject_p);
+
+/* The options as a command line gives them, checked before anything is
+ * opened: size, --sge within it, the op, atomics on 8 bytes, device memory
+ * and --srq on the server, each --inject fault on its side. 0, or -EINVAL
+ * with why naming the option. Pure logic; rk_rcflow_run() checks the same
+ * (and refuses --srq with --cm). */
+int rk_rcflow_check(const struct rk_rcflow_opts *o, char *why, size_t why_len);
+
 /* The name of an op code: "all", "SEND", ...; "unknown" for anything else. */
 const char *rk_rcflow_op_name(uint32_t code);
 

@@ -218,10 +218,12 @@ int cli_clients_report(const struct cli_clients_report *r, json_object *doc);
 int cli_check_role_args(const char *cmd, bool server, int argc, char **argv, int first);
 
 /* cli_parse(), then cli_check_role_args() for the role the options chose
- * (*server is one of the options' targets). *host_p is the server's address
- * for a client, NULL for a server. Returns -1 to continue, or the exit code. */
+ * (conn is the options' targets), then cli_traffic() into *traffic.
+ * *host_p is the server's address for a client, NULL for a server.
+ * Returns -1 to continue, or the exit code. */
 int cli_parse_role(const char *cmd, const char *usage, const char *description,
-		   const struct rk_opt *opts, int argc, char **argv, const bool *server,
+		   const struct rk_opt *opts, int argc, char **argv,
+		   const struct cli_conn_opts *conn, struct rk_traffic *traffic,
 		   const char **host_p);
 
 /* The connection fields that the engines' options share (rk_conn_opts,

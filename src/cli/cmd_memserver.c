@@ -248,6 +248,7 @@ int cmd_memserver(int argc, char **argv)
 	struct rk_cidr allow[RK_OPT_LIST_MAX];
 	struct rk_memserver_opts so;
 	struct rk_memserver *srv;
+	char why[200];
 	int first, ret;
 
 	ret = cli_parse("memserver", usage_text, description, opts, argc, argv, &first);
@@ -263,19 +264,18 @@ int cmd_memserver(int argc, char **argv)
 	if (cli_mem_parse("memserver", &o.mem, ((1u << (RK_MEM_AUTO + 1)) - 1) & ~(1u << RK_MEM_DM),
 			  &kind))
 		return CLI_USAGE;
-	if (o.state_dir && kind != RK_MEM_HOST) {
-		fprintf(stderr, "rdmakit memserver: option --mem: with --state-dir the sessions live "
-				"in its files (host memory); --mem %s does not apply\n", o.mem.mem);
-		return CLI_USAGE;
-	}
-	if (!getenv("RDMAKIT_LOG"))
-		rk_log_set_level(RK_LOG_INFO);
 	so = (struct rk_memserver_opts){
 		.bind = o.bind, .port = (uint16_t)o.port, .device = o.device,
 		.max_size = o.max_size, .max_clients = (unsigned int)o.max_clients,
 		.keep_s = (unsigned int)o.keep, .allow = allow, .nallow = o.allow.n,
 		.state_dir = o.state_dir, .mem = kind, .odp = o.mem.odp, .signals = true,
 		.on_status = print_status, .arg = &o};
+	if (rk_memserver_check(&so, why, sizeof(why))) {
+		fprintf(stderr, "rdmakit memserver: %s\n", why);
+		return CLI_USAGE;
+	}
+	if (!getenv("RDMAKIT_LOG"))
+		rk_log_set_level(RK_LOG_INFO);
 	if (rk_memserver_create(&so, &srv))
 		return CLI_FAILED;
 	ret = rk_memserver_run(srv);

@@ -22,20 +22,6 @@ static const char description[] =
 	"and SQD. Then try transitions the spec forbids, and a send-queue error on UD and UC\n"
 	"QPs (where the spec's SQE state would appear). Takes a few seconds.";
 
-/* What the IB spec says a post in this state returns: true = accepted. */
-static bool spec_accepts(enum ibv_qp_state s, bool is_send)
-{
-	switch (s) {
-	case IBV_QPS_RESET:
-		return false;
-	case IBV_QPS_INIT:
-	case IBV_QPS_RTR:
-		return !is_send;
-	default:
-		return true;
-	}
-}
-
 static const char *short_status(enum ibv_wc_status st)
 {
 	const char *n = rk_wc_status_name(st);
@@ -91,8 +77,8 @@ static json_object *row_json(const struct rk_qps_report *rep, int i)
 	cli_add_bool(j, "entered", row->modify_ret == 0);
 	cli_add_int(j, "enter_ret", row->modify_ret);
 	cli_add_str(j, "queried", rk_qp_state_str(row->queried));
-	cli_add_bool(j, "spec_accepts_recv", spec_accepts(row->state, false));
-	cli_add_bool(j, "spec_accepts_send", spec_accepts(row->state, true));
+	cli_add_bool(j, "spec_accepts_recv", rk_qps_spec_accepts(row->state, false));
+	cli_add_bool(j, "spec_accepts_send", rk_qps_spec_accepts(row->state, true));
 	json_object_object_add(j, "recv", wr_json(rep, row->recv_wr));
 	json_object_object_add(j, "send", wr_json(rep, row->send_wr));
 	json_object_object_add(j, "incoming", wr_json(rep, row->incoming_wr));
@@ -180,7 +166,9 @@ static void add_list(json_object *doc, const char *key, const struct rk_qps_repo
 
 static json_object *report_json(const struct rk_qps_report *rep, int result)
 {
-	json_object *doc = json_object_new_object();
+	json_object *doc = json_object_new_object(), *diffs = json_object_new_array();
+	struct rk_qps_diff d[RK_QPS_MAX_DIFFS];
+	int nd = rk_qps_differences(rep, d, RK_QPS_MAX_DIFFS);
 
 	cli_add_str(doc, "device", rep->device);
 	cli_add_int(doc, "subject_qpn", rep->subject_qpn);
@@ -189,6 +177,9 @@ static json_object *report_json(const struct rk_qps_report *rep, int result)
 	add_list(doc, "sqe", rep, rep->nsqe, sqe_json);
 	add_list(doc, "transitions", rep, rep->ntransitions, transition_json);
 	add_list(doc, "events", rep, rep->nevents, event_json);
+	for (int i = 0; i < nd && i < RK_QPS_MAX_DIFFS; i++)
+		json_object_array_add(diffs, json_object_new_string(d[i].text));
+	json_object_object_add(doc, "differences", diffs);
 	cli_add_str(doc, "result", result ? "failed" : "ok");
 	return doc;
 }
@@ -283,56 +274,13 @@ static void print_transitions(const struct rk_qps_report *rep)
 
 static void print_differences(const struct rk_qps_report *rep)
 {
-	char a[160];
-	int diffs = 0;
+	struct rk_qps_diff d[RK_QPS_MAX_DIFFS];
+	int n = rk_qps_differences(rep, d, RK_QPS_MAX_DIFFS);
 
 	printf("\nDifferences from the spec seen on %s:\n", rep->device);
-	for (int i = 0; i < rep->nrows; i++) {
-		const struct rk_qps_row *row = &rep->rows[i];
-		int ids[2] = {row->recv_wr, row->send_wr};
-
-		for (int k = 0; k < 2; k++) {
-			const struct rk_qps_wr *r;
-
-			if (ids[k] < 0)
-				continue;
-			r = &rep->wrs[ids[k]];
-			if ((r->post_ret == 0) != spec_accepts(row->state, r->is_send)) {
-				printf("  %s: the raw post of a %s %s (the spec: %s)\n", row->label,
-				       r->what, r->post_ret ? "was refused" : "was accepted",
-				       spec_accepts(row->state, r->is_send) ? "accepted"
-									    : "an immediate error");
-				diffs++;
-			}
-			if (r->post_ret && (r->delivered || (r->completed && !r->is_send))) {
-				printf("  %s: the refused %s ran anyway later (%s)\n", row->label,
-				       r->what, rk_qps_fate_str(rep, ids[k], a, sizeof(a)));
-				diffs++;
-			}
-			if (!r->post_ret && row->state == IBV_QPS_ERR && !r->completed) {
-				printf("  %s: the %s posted in ERR was never completed (the spec: "
-				       "flushed)\n",
-				       row->label, r->what);
-				diffs++;
-			}
-		}
-	}
-	for (int i = 0; i < rep->nrows; i++)
-		if (rep->rows[i].kick_wr >= 0) {
-			printf("  %s: the send posted in SQD did not start when the QP returned to "
-			       "RTS; "
-			       "it ran only after the next post\n",
-			       rep->rows[i].label);
-			diffs++;
-		}
-	for (int k = 0; k < rep->nsqe; k++)
-		if (rep->sqe[k].completed && rep->sqe[k].state_after != IBV_QPS_SQE) {
-			printf("  %s send-queue error: the QP went to %s, not SQE\n",
-			       rk_transport_str(rep->sqe[k].transport),
-			       rk_qp_state_str(rep->sqe[k].state_after));
-			diffs++;
-		}
-	if (!diffs)
+	for (int i = 0; i < n && i < RK_QPS_MAX_DIFFS; i++)
+		printf("  %s\n", d[i].text);
+	if (!n)
 		printf("  none\n");
 }
 

@@ -180,72 +180,26 @@ static json_object *report_json(const struct rc_opts *o, const struct rk_rcflow_
 
 /* ---- options ---- */
 
-static int parse_mem(const struct rc_opts *o, struct rk_rcflow_opts *f)
-{
-	unsigned int allow = (1u << (RK_MEM_AUTO + 1)) - 1;
-
-	if (!o->conn.server)
-		allow &= ~(1u << RK_MEM_DM);
-	if (cli_mem_parse("rc", &o->mem, allow, &f->mem)) {
-		if (!o->conn.server && !strcmp(o->mem.mem, "dm"))
-			fprintf(stderr, "rdmakit rc: device memory is for the server's buffer "
-					"(rc --server --mem dm)\n");
-		return -EINVAL;
-	}
-	f->odp = o->mem.odp;
-	return 0;
-}
-
-static int parse_inject(const struct rc_opts *o, struct rk_rcflow_opts *f)
-{
-	static const struct {
-		const char *name;
-		bool server;
-		enum rk_rcflow_inject inject;
-	} faults[] = {
-		{"wrong-rkey", false, RK_RCFLOW_INJECT_WRONG_RKEY},
-		{"outside", false, RK_RCFLOW_INJECT_OUTSIDE},
-		{"no-access", true, RK_RCFLOW_INJECT_NO_ACCESS},
-		{"no-recv", true, RK_RCFLOW_INJECT_NO_RECV},
-	};
-
-	f->inject = RK_RCFLOW_INJECT_NONE;
-	if (!o->inject)
-		return 0;
-	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
-		if (!strcmp(o->inject, faults[i].name) && o->conn.server == faults[i].server) {
-			f->inject = faults[i].inject;
-			return 0;
-		}
-	fprintf(stderr, "rdmakit rc: option --inject: '%s' is not a fault this side can inject "
-			"(client: wrong-rkey, outside; server: no-access, no-recv)\n",
-		o->inject);
-	return -EINVAL;
-}
-
+/* --op, --mem and --inject into f, then the whole checked as the engine
+ * would (rk_rcflow_check()). */
 static int parse_choices(const struct rc_opts *o, struct rk_rcflow_opts *f)
 {
-	if (parse_mem(o, f) || parse_inject(o, f) ||
+	char why[200];
+
+	if (cli_mem_parse("rc", &o->mem, (1u << (RK_MEM_AUTO + 1)) - 1, &f->mem) ||
 	    cli_persist_check("rc", o->persist, o->conn.server, o->conn.wait) ||
 	    cli_clients_check("rc", o->clients, o->conn.server, o->persist))
 		return -EINVAL;
+	f->odp = o->mem.odp;
 	f->op = RK_RCFLOW_OP_ANY;
-	if (o->conn.server && !strcmp(o->op, "any"))
-		return 0;
-	if (rk_rcflow_op_parse(o->op, &f->op)) {
-		fprintf(stderr, "rdmakit rc: option --op: '%s' is not one of send, send-imm, "
-				"write, write-imm, read, fetch-add, cmp-swap, all%s\n",
-			o->op, o->conn.server ? ", any" : "");
+	if (o->inject)
+		rk_rcflow_inject_parse(o->inject, &f->inject); /* a choice: it parses */
+	if ((!o->conn.server || strcmp(o->op, "any")) && rk_rcflow_op_parse(o->op, &f->op)) {
+		fprintf(stderr, "rdmakit rc: option --op: any is for a server (--server)\n");
 		return -EINVAL;
 	}
-	if (rk_rcflow_has_atomics(f->op) && o->size < 8) {
-		fprintf(stderr, "rdmakit rc: option --size: atomics need at least 8 bytes\n");
-		return -EINVAL;
-	}
-	if (o->sge > o->size) {
-		fprintf(stderr, "rdmakit rc: option --sge: %" PRIu64 " pieces do not fit in %" PRIu64
-				" bytes\n",
-			o->sge, o->size);
+	if (rk_rcflow_check(f, why, sizeof(why))) {
+		fprintf(stderr, "rdmakit rc: %s\n", why);
 		return -EINVAL;
 	}
 	return 0;
@@ -375,8 +329,8 @@ static int serve_clients(void *arg)
 	return status;
 }
 
-/* The values of --op and --inject (rk_opt.choices); parse_choices() and
- * parse_inject() check which side may use which. */
+/* The values of --op and --inject (rk_opt.choices); rk_rcflow_check() says
+ * which side may use which. */
 static const char *const rc_ops[] = {"send", "send-imm", "write", "write-imm", "read",
 				     "fetch-add", "cmp-swap", "all", "any", NULL};
 static const char *const rc_faults[] = {"wrong-rkey", "outside", "no-access", "no-recv", NULL};
@@ -428,22 +382,15 @@ int cmd_rc(int argc, char **argv)
 	const char *host;
 	int ret;
 
-	ret = cli_parse_role("rc", usage_text, description, opts, argc, argv, &o.conn.server,
+	ret = cli_parse_role("rc", usage_text, description, opts, argc, argv, &o.conn, &o.traffic,
 			     &host);
 	if (ret >= 0)
 		return ret;
 	if (!o.op)
 		o.op = o.conn.server ? "any" : "all";
-	if (cli_traffic("rc", &o.conn.traffic, &o.traffic))
-		return CLI_USAGE;
 	flow_opts(&o, host, &f);
-	if (parse_choices(&o, &f) || cli_srq_check("rc", &o.srq))
+	if (cli_srq_check("rc", &o.srq) || parse_choices(&o, &f))
 		return CLI_USAGE;
-	if (o.srq.srq && !o.conn.server) {
-		fprintf(stderr, "rdmakit rc: option --srq is the server's (its QP receives the "
-				"client's SENDs from the SRQ)\n");
-		return CLI_USAGE;
-	}
 	run.o = &o;
 	run.f = &f;
 	return cli_serve("server", o.json, o.persist, serve_one, o.clients ? serve_clients : NULL,

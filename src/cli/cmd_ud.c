@@ -170,12 +170,10 @@ int cmd_ud(int argc, char **argv)
 	const char *host;
 	int ret;
 
-	ret = cli_parse_role("ud", usage_text, description, opts, argc, argv, &o.conn.server,
+	ret = cli_parse_role("ud", usage_text, description, opts, argc, argv, &o.conn, &o.traffic,
 			     &host);
 	if (ret >= 0)
 		return ret;
-	if (cli_traffic("ud", &o.conn.traffic, &o.traffic) != CLI_OK)
-		return CLI_USAGE;
 	if (!o.conn.server && o.clients != 1) {
 		fprintf(stderr, "rdmakit ud: option --clients is the server's\n");
 		return CLI_USAGE;

@@ -125,16 +125,19 @@ int cli_check_role_args(const char *cmd, bool server, int argc, char **argv, int
 }
 
 int cli_parse_role(const char *cmd, const char *usage, const char *description,
-		   const struct rk_opt *opts, int argc, char **argv, const bool *server,
+		   const struct rk_opt *opts, int argc, char **argv,
+		   const struct cli_conn_opts *conn, struct rk_traffic *traffic,
 		   const char **host_p)
 {
 	int first, ret;
 
 	ret = cli_parse(cmd, usage, description, opts, argc, argv, &first);
 	if (ret < 0)
-		ret = cli_check_role_args(cmd, *server, argc, argv, first);
+		ret = cli_check_role_args(cmd, conn->server, argc, argv, first);
+	if (ret < 0 && cli_traffic(cmd, &conn->traffic, traffic))
+		ret = CLI_USAGE;
 	if (ret < 0)
-		*host_p = *server ? NULL : argv[first];
+		*host_p = conn->server ? NULL : argv[first];
 	return ret;
 }
 

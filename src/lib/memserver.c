@@ -642,22 +642,30 @@ static int setup_listener(struct rk_memserver *srv)
 	return rk_cm_bind_listen(srv->listener, srv->o.bind, srv->port, MS_BACKLOG);
 }
 
+int rk_memserver_check(const struct rk_memserver_opts *o, char *why, size_t why_len)
+{
+	if (o->mem == RK_MEM_DM || (unsigned int)o->mem > RK_MEM_AUTO)
+		snprintf(why, why_len, "option --mem: sessions cannot live in %s memory (they "
+			 "outlive a device); use host, hugepage, memfd, memfd-huge or auto",
+			 rk_mem_kind_name(o->mem));
+	else if (o->state_dir && o->mem != RK_MEM_HOST)
+		snprintf(why, why_len, "option --mem: with --state-dir the sessions live in its "
+			 "files (host memory); --mem %s does not apply", rk_mem_kind_name(o->mem));
+	else
+		return 0;
+	return -EINVAL;
+}
+
 /* The memory opts asks for, before anything is made: what this machine
  * cannot give is said at once, not when a client comes. */
 static int check_mem(const struct rk_memserver_opts *o)
 {
 	struct rk_region_opts ro = {.kind = o->mem, .no_dm = true, .odp = o->odp,
 				    .odp_rc = IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_WRITE};
+	char why[200];
 
-	if (o->mem == RK_MEM_DM || (unsigned int)o->mem > RK_MEM_AUTO) {
-		rk_error("memserver: sessions cannot live in %s memory (they outlive a device); "
-			 "use host, hugepage, memfd, memfd-huge or auto",
-			 rk_mem_kind_name(o->mem));
-		return -EINVAL;
-	}
-	if (o->state_dir && o->mem != RK_MEM_HOST) {
-		rk_error("memserver: with a state directory the sessions live in its files; "
-			 "--mem %s does not apply", rk_mem_kind_name(o->mem));
+	if (rk_memserver_check(o, why, sizeof(why))) {
+		rk_error("memserver: %s", why);
 		return -EINVAL;
 	}
 	return rk_region_precheck(o->device, &ro, 0);

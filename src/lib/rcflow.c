@@ -686,34 +686,93 @@ static int check_mem(const struct rk_rcflow_opts *o)
 	return rk_region_precheck(o->device, &ro, o->size);
 }
 
-static int check_opts(const struct rk_rcflow_opts *o)
+/* Each fault: its name and the side that injects it. */
+static const struct {
+	const char *name;
+	bool server;
+} faults[] = {
+	[RK_RCFLOW_INJECT_WRONG_RKEY] = {"wrong-rkey", false},
+	[RK_RCFLOW_INJECT_OUTSIDE] = {"outside", false},
+	[RK_RCFLOW_INJECT_NO_ACCESS] = {"no-access", true},
+	[RK_RCFLOW_INJECT_NO_RECV] = {"no-recv", true},
+};
+
+#define NFAULTS (sizeof(faults) / sizeof(faults[0]))
+#define FAULT_SIDES "client: wrong-rkey, outside; server: no-access, no-recv"
+
+int rk_rcflow_inject_parse(const char *name, enum rk_rcflow_inject *inject_p)
+{
+	for (size_t i = RK_RCFLOW_INJECT_NONE + 1; name && i < NFAULTS; i++)
+		if (!strcmp(name, faults[i].name)) {
+			*inject_p = (enum rk_rcflow_inject)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* What rk_rcflow_check() refuses, or NULL. */
+static const char *check_why(const struct rk_rcflow_opts *o, char *buf, size_t len)
 {
 	enum rk_rcflow_step_kind flow[RK_RCFLOW_MAX_STEPS];
-	const char *bad = NULL;
 	int sge = o->sge ? o->sge : 1;
 
 	if (!o->server && !o->host)
-		bad = "a client needs the server's address";
-	else if (o->size < 1 || o->size > UINT32_MAX)
-		bad = "the size is not 1..4 GiB";
-	else if (sge < 1 || sge > RK_RCFLOW_MAX_SGE || (uint64_t)sge > o->size)
-		bad = "the SGE count is not 1..64 and at most the size";
-	else if ((!o->server || o->op != RK_RCFLOW_OP_ANY) && flow_of(o->op, flow) < 0)
-		bad = "the op code is not one of rk_rcflow_op_parse()'s";
-	else if (o->op != RK_RCFLOW_OP_ANY && rk_rcflow_has_atomics(o->op) && o->size < 8)
-		bad = "atomics need at least 8 bytes";
-	else if (o->srq && o->cm)
-		bad = "--srq with --cm: over RDMA CM the control messages travel on the QP's own "
-		      "receives, which an SRQ would take; use the TCP exchange";
-	else if (!o->server && o->mem == RK_MEM_DM)
-		bad = "device memory is for the server's buffer, not a client's";
-	else if ((unsigned int)o->mem > RK_MEM_AUTO)
-		bad = "the memory kind is not one of region.h's";
-	if (bad) {
-		rk_error("RC flow: %s", bad);
-		return -EINVAL;
+		return "a client needs the server's address";
+	if (o->size < 1 || o->size > UINT32_MAX)
+		return "option --size: not 1..4 GiB";
+	if (sge < 1 || sge > RK_RCFLOW_MAX_SGE)
+		return "option --sge: not 1..64";
+	if ((uint64_t)sge > o->size) {
+		snprintf(buf, len, "option --sge: %d pieces do not fit in %" PRIu64 " bytes", sge,
+			 o->size);
+		return buf;
 	}
-	return 0;
+	if ((!o->server || o->op != RK_RCFLOW_OP_ANY) && flow_of(o->op, flow) < 0)
+		return "the op code is not one of rk_rcflow_op_parse()'s";
+	if (o->op != RK_RCFLOW_OP_ANY && rk_rcflow_has_atomics(o->op) && o->size < 8)
+		return "option --size: atomics need at least 8 bytes";
+	if (!o->server && o->mem == RK_MEM_DM)
+		return "device memory is for the server's buffer (rc --server --mem dm)";
+	if ((unsigned int)o->mem > RK_MEM_AUTO)
+		return "the memory kind is not one of region.h's";
+	if ((unsigned int)o->inject >= NFAULTS ||
+	    (o->inject && faults[o->inject].server != o->server)) {
+		snprintf(buf, len, "option --inject: %s is not a fault this side can inject ("
+			 FAULT_SIDES ")", (unsigned int)o->inject < NFAULTS ?
+			 faults[o->inject].name : "this code");
+		return buf;
+	}
+	if (o->srq && !o->server)
+		return "option --srq is the server's (its QP receives the client's SENDs from the "
+		       "SRQ)";
+	return NULL;
+}
+
+int rk_rcflow_check(const struct rk_rcflow_opts *o, char *why, size_t why_len)
+{
+	char buf[200];
+	const char *bad = check_why(o, buf, sizeof(buf));
+
+	if (!bad)
+		return 0;
+	snprintf(why, why_len, "%s", bad);
+	return -EINVAL;
+}
+
+/* rk_rcflow_check(), and what only a run refuses: an SRQ over RDMA CM. */
+static int check_opts(const struct rk_rcflow_opts *o)
+{
+	char why[200];
+
+	if (!rk_rcflow_check(o, why, sizeof(why))) {
+		if (!o->srq || !o->cm)
+			return 0;
+		snprintf(why, sizeof(why), "--srq with --cm: over RDMA CM the control messages "
+			 "travel on the QP's own receives, which an SRQ would take; use the TCP "
+			 "exchange");
+	}
+	rk_error("RC flow: %s", why);
+	return -EINVAL;
 }
 
 /* The server listens: a client may come now. */

@@ -78,35 +78,24 @@ static void client_ended(const void *client, void *arg)
 	s->on_client(client, s->arg);
 }
 
-/* The aggregate: each OK client's rounds as spans on the server's clock. */
-static int bench_total(struct rk_bench_clients *rep)
+/* Its rounds as spans on the server's clock: from each round's start to
+ * start + the time the client measured. */
+static size_t client_spans(const void *client, struct rk_span *spans)
 {
-	struct rk_client_tally *t = calloc(rep->wanted, sizeof(*t));
-	struct rk_span **spans = calloc(rep->wanted, sizeof(*spans));
-	int ret = -ENOMEM;
+	const struct rk_bench_client *c = client;
 
-	if (!t || !spans)
-		goto out;
-	for (uint32_t i = 0; i < rep->wanted; i++) {
-		const struct rk_bench_client *c = &rep->clients[i];
-
-		spans[i] = calloc(c->out.done ? c->out.done : 1, sizeof(**spans));
-		if (!spans[i])
-			goto out;
-		for (uint32_t r = 0; r < c->out.done; r++) {
-			spans[i][r].start_ns = c->rounds[r].start_ns;
-			spans[i][r].end_ns = c->rounds[r].start_ns +
-					     (uint64_t)(c->rounds[r].seconds * 1e9);
-		}
-		t[i] = clients_tally(&c->out, spans[i], c->out.done);
+	for (uint32_t r = 0; spans && r < c->out.done; r++) {
+		spans[r].start_ns = c->rounds[r].start_ns;
+		spans[r].end_ns = c->rounds[r].start_ns + (uint64_t)(c->rounds[r].seconds * 1e9);
 	}
-	ret = rk_clients_total(t, rep->wanted, &rep->total);
-out:
-	for (uint32_t i = 0; spans && i < rep->wanted; i++)
-		free(spans[i]);
-	free(spans);
-	free(t);
-	return ret;
+	return c->out.done;
+}
+
+static void client_release(void *client)
+{
+	struct rk_bench_client *c = client;
+
+	free(c->rounds);
 }
 
 int rk_bench_serve_clients(const struct rk_bench_opts *opts, uint32_t n,
@@ -115,8 +104,10 @@ int rk_bench_serve_clients(const struct rk_bench_opts *opts, uint32_t n,
 {
 	struct bench_server s = {.opts = opts, .on_client = on_client, .arg = arg};
 	struct clients_server cs = {.size = sizeof(*rep->clients), .serve = serve_client,
-				    .ended = on_client ? client_ended : NULL, .arg = &s};
+				    .ended = on_client ? client_ended : NULL, .arg = &s,
+				    .spans = client_spans, .release = client_release};
 	struct rk_conn_opts co = opts->conn;
+	void *clients;
 	int ret;
 
 	memset(rep, 0, sizeof(*rep));
@@ -128,24 +119,19 @@ int rk_bench_serve_clients(const struct rk_bench_opts *opts, uint32_t n,
 	ret = bench_mem_precheck(opts);
 	if (ret)
 		return ret;
-	rep->wanted = n;
-	rep->clients = calloc(n, sizeof(*rep->clients));
-	if (!rep->clients)
-		return -ENOMEM;
-	cs.clients = rep->clients;
 	co.transport = RK_RC;
-	ret = clients_serve(&co, n, opts->conn.accept_timeout_ms, &cs);
-	if (!ret)
-		ret = bench_total(rep);
+	ret = clients_serve(&co, n, opts->conn.accept_timeout_ms, &cs, &clients, &rep->total);
 	if (ret)
-		rk_bench_clients_free(rep);
-	return ret;
+		return ret;
+	rep->wanted = n;
+	rep->clients = clients;
+	return 0;
 }
 
 void rk_bench_clients_free(struct rk_bench_clients *rep)
 {
 	for (uint32_t i = 0; rep->clients && i < rep->wanted; i++)
-		free(rep->clients[i].rounds);
+		client_release(&rep->clients[i]);
 	free(rep->clients);
 	memset(rep, 0, sizeof(*rep));
 }

@@ -89,6 +89,7 @@ struct client_thread {
 	pthread_t tid;
 	struct rk_conn *pending;
 	uint32_t index;
+	struct rk_client_outcome *out; /* the client's entry */
 	const struct clients_server *cs;
 	pthread_mutex_t *lock; /* cs->ended, one client at a time */
 };
@@ -97,10 +98,11 @@ struct client_thread {
  * lives as long as the thread, not in a frame that returns. */
 static __thread char client_tag[112];
 
-/* Client index's entry in cs->clients: its outcome comes first. */
-static struct rk_client_outcome *outcome_of(const struct clients_server *cs, uint32_t index)
+/* Client index's entry in clients: its outcome comes first. */
+static struct rk_client_outcome *outcome_of(const struct clients_server *cs, void *clients,
+					    uint32_t index)
 {
-	return (struct rk_client_outcome *)((char *)cs->clients + (size_t)index * cs->size);
+	return (struct rk_client_outcome *)((char *)clients + (size_t)index * cs->size);
 }
 
 /* The client's outcome begins: its index (0..), arrival and peer, and its
@@ -128,7 +130,7 @@ static void *client_main(void *arg)
 {
 	struct client_thread *ct = arg;
 	const struct clients_server *cs = ct->cs;
-	struct rk_client_outcome *out = outcome_of(cs, ct->index);
+	struct rk_client_outcome *out = ct->out;
 
 	outcome_begin(out, ct->index, ct->pending->peer);
 	outcome_end(out, cs->serve(ct->pending, out, cs->arg));
@@ -171,8 +173,9 @@ int clients_check(const char *what, bool server, uint32_t n)
 	return 0;
 }
 
-int clients_serve(const struct rk_conn_opts *co, uint32_t n, int wait_ms,
-		  const struct clients_server *cs)
+/* The accept loop of clients_serve(), serving into clients. */
+static int accept_all(const struct rk_conn_opts *co, uint32_t n, int wait_ms,
+		      const struct clients_server *cs, void *clients)
 {
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	struct rk_conn_listener *l;
@@ -214,6 +217,7 @@ int clients_serve(const struct rk_conn_opts *co, uint32_t n, int wait_ms,
 			break;
 		errors = 0;
 		ct[got].index = got;
+		ct[got].out = outcome_of(cs, clients, got);
 		ct[got].cs = cs;
 		ct[got].lock = &lock;
 		start_client(&ct[got], &threaded[got]);
@@ -224,7 +228,7 @@ int clients_serve(const struct rk_conn_opts *co, uint32_t n, int wait_ms,
 			pthread_join(ct[i].tid, NULL);
 	rk_conn_listener_close(l);
 	for (uint32_t i = got; i < n; i++)
-		outcome_of(cs, i)->index = i + 1;
+		outcome_of(cs, clients, i)->index = i + 1;
 	ret = 0;
 err_free:
 	free(threaded);
@@ -232,10 +236,61 @@ err_free:
 	return ret;
 }
 
-struct rk_client_tally clients_tally(const struct rk_client_outcome *out,
-				     const struct rk_span *spans, size_t nspans)
+/* The aggregate over the n clients, their spans gathered in one array. */
+static int clients_total(const struct clients_server *cs, void *clients, uint32_t n,
+			 struct rk_clients_total *total)
 {
-	return (struct rk_client_tally){.arrived = out->arrived, .status = out->status,
-					.bytes = out->bytes, .msgs = out->msgs,
-					.spans = spans, .nspans = nspans};
+	struct rk_client_tally *t = calloc(n, sizeof(*t));
+	struct rk_span *spans = NULL;
+	size_t nspans = 0;
+	int ret = -ENOMEM;
+
+	if (!t)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		nspans += cs->spans(outcome_of(cs, clients, i), NULL);
+	spans = calloc(nspans ? nspans : 1, sizeof(*spans));
+	if (!spans)
+		goto out;
+	nspans = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct rk_client_outcome *o = outcome_of(cs, clients, i);
+		size_t k = cs->spans(o, spans + nspans);
+
+		t[i] = (struct rk_client_tally){.arrived = o->arrived, .status = o->status,
+						.bytes = o->bytes, .msgs = o->msgs,
+						.spans = spans + nspans, .nspans = k};
+		nspans += k;
+	}
+	ret = rk_clients_total(t, n, total);
+out:
+	free(spans);
+	free(t);
+	return ret;
+}
+
+int clients_serve(const struct rk_conn_opts *co, uint32_t n, int wait_ms,
+		  const struct clients_server *cs, void **clients_p,
+		  struct rk_clients_total *total)
+{
+	void *clients = calloc(n, cs->size);
+	int ret;
+
+	if (!clients)
+		return -ENOMEM;
+	ret = accept_all(co, n, wait_ms, cs, clients);
+	if (ret)
+		goto err_free;
+	ret = clients_total(cs, clients, n, total);
+	if (ret)
+		goto err_release;
+	*clients_p = clients;
+	return 0;
+
+err_release:
+	for (uint32_t i = 0; cs->release && i < n; i++)
+		cs->release(outcome_of(cs, clients, i));
+err_free:
+	free(clients);
+	return ret;
 }

@@ -14,9 +14,8 @@
 
 /* A server of several clients at once: what it serves each client with. */
 struct clients_server {
-	void *clients;          /* n entries of size bytes, each beginning with its
-				   struct rk_client_outcome (the caller's array) */
-	size_t size;
+	size_t size;            /* bytes of one client's entry, which begins with
+				   its struct rk_client_outcome */
 	/* Serve the client (its outcome begun: index, arrival, peer, log lines
 	 * tagged) on its accepted connection (rk_conn_establish_accepted() sets
 	 * it up or closes it); returns its status. Runs on the client's own
@@ -27,6 +26,11 @@ struct clients_server {
 	 * none. */
 	void (*ended)(const void *client, void *arg);
 	void *arg;
+	/* The client's measured spans on the server's clock for the aggregate
+	 * (clients.h), written to spans unless it is NULL; returns how many. */
+	size_t (*spans)(const void *client, struct rk_span *spans);
+	/* Frees what else the client's entry holds; NULL: nothing. */
+	void (*release)(void *client);
 };
 
 /* 0 when a server (server: true) may serve n clients at once, else -EINVAL
@@ -35,14 +39,14 @@ int clients_check(const char *what, bool server, uint32_t n);
 
 /* Listen as co says, accept up to n clients until wait_ms after listening
  * (-1: no bound) or a stop request, serving each on a thread of its own as
- * it arrives, then wait for all of them; the missing get their index too.
- * 0, or a negative errno when the server could not listen at all. */
+ * it arrives, then wait for all of them (the missing get their index too)
+ * and add them up. 0 with *clients_p set to the n entries (cs->size bytes
+ * each, in order of arrival, then the missing; the caller frees them) and
+ * *total to the aggregate, or a negative errno when the server could not
+ * listen at all or memory ran out. */
 int clients_serve(const struct rk_conn_opts *co, uint32_t n, int wait_ms,
-		  const struct clients_server *cs);
-
-/* The tally of one client for rk_clients_total(). */
-struct rk_client_tally clients_tally(const struct rk_client_outcome *out,
-				     const struct rk_span *spans, size_t nspans);
+		  const struct clients_server *cs, void **clients_p,
+		  struct rk_clients_total *total);
 
 #pragma GCC visibility pop
 

@@ -932,21 +932,16 @@ static void client_ended(const void *client, void *arg)
 	s->on_client(client, s->arg);
 }
 
-static int rc_total(struct rk_rcflow_clients *rep)
+/* Its one span: connected .. every step done. */
+static size_t client_spans(const void *client, struct rk_span *spans)
 {
-	struct rk_client_tally *t = calloc(rep->wanted, sizeof(*t));
-	int ret;
+	const struct rk_rcflow_client *c = client;
 
-	if (!t)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < rep->wanted; i++) {
-		const struct rk_rcflow_client *c = &rep->clients[i];
-
-		t[i] = clients_tally(&c->out, &c->span, c->out.arrived ? 1 : 0);
-	}
-	ret = rk_clients_total(t, rep->wanted, &rep->total);
-	free(t);
-	return ret;
+	if (!c->out.arrived)
+		return 0;
+	if (spans)
+		spans[0] = c->span;
+	return 1;
 }
 
 int rk_rcflow_serve_clients(const struct rk_rcflow_opts *opts, uint32_t n,
@@ -955,10 +950,12 @@ int rk_rcflow_serve_clients(const struct rk_rcflow_opts *opts, uint32_t n,
 {
 	struct rc_server s = {.opts = opts, .on_client = on_client, .arg = arg};
 	struct clients_server cs = {.size = sizeof(*rep->clients), .serve = serve_client,
-				    .ended = on_client ? client_ended : NULL, .arg = &s};
+				    .ended = on_client ? client_ended : NULL, .arg = &s,
+				    .spans = client_spans};
 	struct rc rc0 = {.o = opts, .sge = opts->sge ? opts->sge : 1};
 	struct rk_conn_opts co;
 	struct rk_path_attr path;
+	void *clients;
 	int ret;
 
 	memset(rep, 0, sizeof(*rep));
@@ -970,18 +967,13 @@ int rk_rcflow_serve_clients(const struct rk_rcflow_opts *opts, uint32_t n,
 		ret = check_mem(opts);
 	if (ret)
 		return ret;
-	rep->wanted = n;
-	rep->clients = calloc(n, sizeof(*rep->clients));
-	if (!rep->clients)
-		return -ENOMEM;
-	cs.clients = rep->clients;
 	conn_opts(&rc0, &co, &path); /* the listener's: where, and on_listening */
-	ret = clients_serve(&co, n, opts->accept_timeout_ms, &cs);
-	if (!ret)
-		ret = rc_total(rep);
+	ret = clients_serve(&co, n, opts->accept_timeout_ms, &cs, &clients, &rep->total);
 	if (ret)
-		rk_rcflow_clients_free(rep);
-	return ret;
+		return ret;
+	rep->wanted = n;
+	rep->clients = clients;
+	return 0;
 }
 
 void rk_rcflow_clients_free(struct rk_rcflow_clients *rep)

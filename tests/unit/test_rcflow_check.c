@@ -100,19 +100,16 @@ static void test_passed(void **state)
 
 static void test_inject_names(void **state)
 {
-	static const struct {
-		const char *name;
-		enum rk_rcflow_inject inject;
-	} v[] = {
-		{"wrong-rkey", RK_RCFLOW_INJECT_WRONG_RKEY}, {"outside", RK_RCFLOW_INJECT_OUTSIDE},
-		{"no-access", RK_RCFLOW_INJECT_NO_ACCESS}, {"no-recv", RK_RCFLOW_INJECT_NO_RECV},
+	static const char *const names[] = {
+		[RK_RCFLOW_INJECT_WRONG_RKEY] = "wrong-rkey", [RK_RCFLOW_INJECT_OUTSIDE] = "outside",
+		[RK_RCFLOW_INJECT_NO_ACCESS] = "no-access", [RK_RCFLOW_INJECT_NO_RECV] = "no-recv",
 	};
 	enum rk_rcflow_inject inject = RK_RCFLOW_INJECT_NONE;
 
 	(void)state;
-	for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
-		assert_int_equal(rk_rcflow_inject_parse(v[i].name, &inject), 0);
-		assert_int_equal(inject, v[i].inject);
+	for (int i = RK_RCFLOW_INJECT_WRONG_RKEY; i <= RK_RCFLOW_INJECT_NO_RECV; i++) {
+		assert_int_equal(rk_rcflow_inject_parse(names[i], &inject), 0);
+		assert_int_equal(inject, i);
 	}
 	assert_int_equal(rk_rcflow_inject_parse("none", &inject), -EINVAL);
 	assert_int_equal(rk_rcflow_inject_parse("", &inject), -EINVAL);

@@ -2,6 +2,8 @@
  * secret is never logged; buffers that held it are wiped. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -200,6 +202,47 @@ static int auth_step(struct rk_ctl *ctl, enum rk_msg_type type, const uint8_t *d
 	return rk_ctl_expect(ctl, want, timeout_ms, msg_p);
 }
 
+/* Refuse the peer: log why (fmt), tell it tell. Returns -EACCES. */
+static __attribute__((format(printf, 3, 4))) int refuse(struct rk_ctl *ctl, const char *tell,
+							const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	rk_error("%s", why);
+	rk_ctl_send_error(ctl, -EACCES, "%s", tell);
+	return -EACCES;
+}
+
+/* A wrong proof, by the role that should have made it: why the side that
+ * checked it refuses (in its log), and what it tells the peer. */
+static const struct {
+	const char *why, *tell;
+} wrong_proof[] = {
+	[RK_AUTH_SERVER] = {"the server's proof does not match this side's shared secret "
+			    "(different --auth-file on the two sides, or not the server meant)",
+			    "authentication failed: the client found the server's proof wrong "
+			    "(different --auth-file?)"},
+	[RK_AUTH_CLIENT] = {"its response does not match this server's shared secret (wrong "
+			    "--auth-file on the client?)",
+			    "the server refused: authentication failed (wrong shared secret in "
+			    "--auth-file)"},
+};
+
+/* Check the peer's proof mac, made as role over the nonces: 0, or -EACCES
+ * after refusing the peer. */
+static int check_proof(struct rk_ctl *ctl, const struct rk_auth *auth, enum rk_auth_role role,
+		       const uint8_t *ns, const uint8_t *nc, const uint8_t *mac)
+{
+	if (rk_auth_verify(auth, role, ns, nc, mac))
+		return 0;
+	return refuse(ctl, wrong_proof[role].tell, "refusing %s: authentication failed: %s",
+		      ctl->peer, wrong_proof[role].why);
+}
+
 int rk_auth_client(struct rk_ctl *ctl, const struct rk_auth *auth, int timeout_ms)
 {
 	uint8_t nc[RK_AUTH_NONCE_LEN], ns[RK_AUTH_NONCE_LEN], mac[RK_AUTH_MAC_LEN];
@@ -220,16 +263,9 @@ int rk_auth_client(struct rk_ctl *ctl, const struct rk_auth *auth, int timeout_m
 	ret = auth_step(ctl, RK_MSG_AUTH_RESPONSE, mac, RK_MSG_AUTH_OK, timeout_ms, &msg);
 	if (ret)
 		return ret;
-	if (!rk_auth_verify(auth, RK_AUTH_SERVER, ns, nc, msg.u.auth.data)) {
-		rk_error("authentication with %s failed: the server's proof does not match this "
-			 "side's shared secret (different --auth-file on the two sides, or not the "
-			 "server meant)",
-			 ctl->peer);
-		rk_ctl_send_error(ctl, -EACCES,
-				  "authentication failed: the client found the "
-				  "server's proof wrong (different --auth-file?)");
-		return -EACCES;
-	}
+	ret = check_proof(ctl, auth, RK_AUTH_SERVER, ns, nc, msg.u.auth.data);
+	if (ret)
+		return ret;
 	rk_info("authenticated with %s by the shared secret", ctl->peer);
 	return 0;
 }
@@ -243,15 +279,13 @@ int rk_auth_server(struct rk_ctl *ctl, const struct rk_auth *auth, int timeout_m
 	ret = rk_ctl_recv(ctl, timeout_ms, &msg);
 	if (ret)
 		return ret;
-	if (msg.type != RK_MSG_AUTH_BEGIN) {
-		rk_error("refusing %s: it sent %s without authenticating, and this server requires "
-			 "the shared secret (--auth-file)",
-			 ctl->peer, rk_msg_type_str(msg.type));
-		rk_ctl_send_error(ctl, -EACCES,
-				  "the server requires a shared secret: start the "
-				  "client with --auth-file");
-		return -EACCES;
-	}
+	if (msg.type != RK_MSG_AUTH_BEGIN)
+		return refuse(ctl,
+			      "the server requires a shared secret: start the client with "
+			      "--auth-file",
+			      "refusing %s: it sent %s without authenticating, and this server "
+			      "requires the shared secret (--auth-file)",
+			      ctl->peer, rk_msg_type_str(msg.type));
 	memcpy(nc, msg.u.auth.data, sizeof(nc));
 	ret = make_nonce(ns);
 	if (ret)
@@ -259,15 +293,9 @@ int rk_auth_server(struct rk_ctl *ctl, const struct rk_auth *auth, int timeout_m
 	ret = auth_step(ctl, RK_MSG_AUTH_CHALLENGE, ns, RK_MSG_AUTH_RESPONSE, timeout_ms, &msg);
 	if (ret)
 		return ret;
-	if (!rk_auth_verify(auth, RK_AUTH_CLIENT, ns, nc, msg.u.auth.data)) {
-		rk_error("refusing %s: authentication failed: its response does not match this "
-			 "server's shared secret (wrong --auth-file on the client?)",
-			 ctl->peer);
-		rk_ctl_send_error(ctl, -EACCES,
-				  "the server refused: authentication failed (wrong "
-				  "shared secret in --auth-file)");
-		return -EACCES;
-	}
+	ret = check_proof(ctl, auth, RK_AUTH_CLIENT, ns, nc, msg.u.auth.data);
+	if (ret)
+		return ret;
 	ret = rk_auth_mac(auth, RK_AUTH_SERVER, ns, nc, mac);
 	if (ret)
 		goto err_tell_peer;

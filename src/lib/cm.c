@@ -1215,105 +1215,109 @@ static void raw_param(const struct rk_cm *cm, const struct rk_qp *qp, const void
 	param->rnr_retry_count = CM_RNR_RETRY_COUNT;
 }
 
-/* An RC connection is ESTABLISHED: read back what CM set on the QP. */
-static int raw_established(struct rk_cm *cm, struct rk_qp *qp)
+/* Our side of the handshake, from the checks to rdma_connect() (accept false)
+ * or rdma_accept() of the waiting request; what names it for later errors. */
+static int raw_send(struct rk_cm *cm, struct rk_qp *qp, const void *data, size_t len, bool accept,
+		    char *what, size_t what_len)
+{
+	struct cm_conn *c = conn_of(cm);
+	struct rdma_conn_param param;
+	bool ud = is_ud_id(cm);
+	int ret;
+
+	if (accept && !c->has_req) {
+		rk_error("accept: no connect request is waiting on this RDMA CM id");
+		return -EINVAL;
+	}
+	ret = raw_check(cm, qp, len, ud, accept ? "accept" : "connect to");
+	if (ret)
+		return ret;
+	if (accept) {
+		snprintf(what, what_len, "accept %s on %s QP 0x%x", cm->peer_addr, ud ? "UD" : "RC",
+			 qp->qp->qp_num);
+		/* Serve as many READs as the client will issue, issue as many as it
+		 * serves, both within this device's limits. */
+		raw_param(cm, qp, data, len, ud, c->req_initiator_depth, c->req_responder_resources,
+			  &param);
+		ret = rdma_accept(cm->id, &param);
+	} else {
+		snprintf(what, what_len, "connect %s QP 0x%x to %s", ud ? "UD" : "RC",
+			 qp->qp->qp_num, cm->peer_addr);
+		/* SIDR: the server answers with its QPN and Q_Key; ours travels in our
+		 * datagrams. RC: what the server allows is settled by its answer. */
+		raw_param(cm, qp, data, len, ud, UINT8_MAX, UINT8_MAX, &param);
+		ret = rdma_connect(cm->id, &param);
+	}
+	if (ret) {
+		ret = errno ? -errno : -EIO;
+		rk_error("%s: %m", what);
+		return ret;
+	}
+	if (accept)
+		c->has_req = false;
+	return 0;
+}
+
+/* An RC connection is ESTABLISHED: read back what CM set on the QP, and say
+ * so ("connected to PEER", "accepted PEER"). */
+static int raw_established(struct rk_cm *cm, struct rk_qp *qp, const char *done)
 {
 	int ret;
 
 	cm->connected = true;
 	ret = qp_refresh(cm, qp);
-	if (!ret)
-		shorten_rnr_timer(qp);
-	return ret;
+	if (ret)
+		return ret;
+	shorten_rnr_timer(qp);
+	rk_info("%s %s: QP 0x%x <-> peer QP 0x%x", done, cm->peer_addr, qp->qp->qp_num,
+		qp->remote.qpn);
+	return 0;
 }
 
 int rk_cm_connect_raw(struct rk_cm *cm, struct rk_qp *qp, const void *data, size_t len,
 		      int timeout_ms)
 {
 	struct cm_conn *c = conn_of(cm);
-	struct rdma_conn_param param;
 	struct cm_event ev;
 	char what[128];
-	bool ud = is_ud_id(cm);
 	int ret;
 
-	ret = raw_check(cm, qp, len, ud, "connect to");
+	ret = raw_send(cm, qp, data, len, false, what, sizeof(what));
 	if (ret)
 		return ret;
-	snprintf(what, sizeof(what), "connect %s QP 0x%x to %s", ud ? "UD" : "RC",
-		 qp->qp->qp_num, cm->peer_addr);
-	/* SIDR: the server answers with its QPN and Q_Key; ours travels in our
-	 * datagrams. RC: what the server allows is settled by its answer. */
-	raw_param(cm, qp, data, len, ud, UINT8_MAX, UINT8_MAX, &param);
-	if (rdma_connect(cm->id, &param)) {
-		ret = errno ? -errno : -EIO;
-		rk_error("%s: %m", what);
-		return ret;
-	}
 	ret = cm_wait(cm->channel, RDMA_CM_EVENT_ESTABLISHED, timeout_ms, what, &ev);
 	if (ret)
 		return ret;
 	c->data_len = ev.data_len;
 	memcpy(c->data, ev.data, ev.data_len);
-	if (ud) {
-		if (!ev.has_ud) {
-			rk_error("%s: the SIDR reply carries no address", what);
-			return -EPROTO;
-		}
-		c->has_ud = true;
-		c->ud_ah = ev.ah_attr;
-		c->ud_qpn = ev.qp_num;
-		c->ud_qkey = ev.qkey;
-		rk_info("%s: the server's QP is 0x%x, Q_Key 0x%x", what, ev.qp_num, ev.qkey);
-		return 0;
+	if (!is_ud_id(cm))
+		return raw_established(cm, qp, "connected to");
+	if (!ev.has_ud) {
+		rk_error("%s: the SIDR reply carries no address", what);
+		return -EPROTO;
 	}
-	ret = raw_established(cm, qp);
-	if (ret)
-		return ret;
-	rk_info("connected QP 0x%x to %s (QP 0x%x)", qp->qp->qp_num, cm->peer_addr, qp->remote.qpn);
+	c->has_ud = true;
+	c->ud_ah = ev.ah_attr;
+	c->ud_qpn = ev.qp_num;
+	c->ud_qkey = ev.qkey;
+	rk_info("%s: the server's QP is 0x%x, Q_Key 0x%x", what, ev.qp_num, ev.qkey);
 	return 0;
 }
 
 int rk_cm_accept_raw(struct rk_cm *cm, struct rk_qp *qp, const void *data, size_t len,
 		     int timeout_ms)
 {
-	struct cm_conn *c = conn_of(cm);
-	struct rdma_conn_param param;
 	struct cm_event ev;
 	char what[128];
-	bool ud = is_ud_id(cm);
 	int ret;
 
-	if (!c->has_req) {
-		rk_error("accept: no connect request is waiting on this RDMA CM id");
-		return -EINVAL;
-	}
-	ret = raw_check(cm, qp, len, ud, "accept");
-	if (ret)
+	ret = raw_send(cm, qp, data, len, true, what, sizeof(what));
+	if (ret || is_ud_id(cm)) /* the SIDR reply went out: nothing more comes for UD */
 		return ret;
-	snprintf(what, sizeof(what), "accept %s on %s QP 0x%x", cm->peer_addr, ud ? "UD" : "RC",
-		 qp->qp->qp_num);
-	/* Serve as many READs as the client will issue, issue as many as it
-	 * serves, both within this device's limits. */
-	raw_param(cm, qp, data, len, ud, c->req_initiator_depth, c->req_responder_resources,
-		  &param);
-	if (rdma_accept(cm->id, &param)) {
-		ret = errno ? -errno : -EIO;
-		rk_error("%s: %m", what);
-		return ret;
-	}
-	c->has_req = false;
-	if (ud) /* the SIDR reply went out: nothing more comes for UD */
-		return 0;
 	ret = cm_wait(cm->channel, RDMA_CM_EVENT_ESTABLISHED, timeout_ms, what, &ev);
 	if (ret)
 		return ret;
-	ret = raw_established(cm, qp);
-	if (ret)
-		return ret;
-	rk_info("accepted %s on QP 0x%x (peer QP 0x%x)", cm->peer_addr, qp->qp->qp_num,
-		qp->remote.qpn);
-	return 0;
+	return raw_established(cm, qp, "accepted");
 }
 
 int rk_cm_ud_peer(const struct rk_cm *cm, struct ibv_ah_attr *ah_p, uint32_t *qpn_p,

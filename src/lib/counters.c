@@ -424,19 +424,18 @@ int rk_run_counters_str(const struct rk_run_counters *c, char *buf, size_t len)
 	return off < len ? i : i - 1;
 }
 
+/* A run's changes seen as a delta (names and changes only: cite needs no more). */
 int rk_run_counters_cite(const struct rk_run_counters *c, enum ibv_wc_status status, char *buf,
 			 size_t len)
 {
-	size_t off = 0;
-	int cited = 0;
+	struct rk_counter_delta v[RK_RUN_COUNTERS_MAX];
+	struct rk_counters_delta d = {.interval_ns = c->interval_ns, .n = c->n, .v = v};
 
-	if (len)
-		buf[0] = '\0';
-	for (const char *const *n = rk_wc_status_counters(status); *n; n++) {
-		const struct rk_run_counter *r = rk_run_counters_find(c, *n);
-
-		if (r)
-			append_change(buf, len, &off, cited++, r->name, r->delta);
-	}
-	return cited;
+	for (int i = 0; i < c->n; i++)
+		v[i] = (struct rk_counter_delta){
+			.name = c->v[i].name,
+			.group = c->v[i].group,
+			.delta = c->v[i].delta,
+		};
+	return rk_counters_cite(&d, status, buf, len);
 }

@@ -53,17 +53,17 @@ static json_object *total_json(const struct rk_clients_total *t, const char *msg
 {
 	json_object *j = json_object_new_object();
 
-	cli_add_int(j, "clients_wanted", t->wanted);
-	cli_add_int(j, "clients_arrived", t->arrived);
-	cli_add_int(j, "clients_ok", t->ok);
-	cli_add_int(j, "clients_failed", t->failed);
-	cli_add_int(j, "clients_missing", t->missing);
-	cli_add_int(j, "bytes", (int64_t)t->bytes);
-	cli_add_int(j, msgs_name, (int64_t)t->msgs);
-	cli_add_double(j, "seconds", t->seconds);
-	cli_add_double(j, "bw_Bps", t->bw);
-	cli_add_double(j, "bw_MiBps", t->bw / (1024.0 * 1024.0));
-	cli_add_double(j, "rate_per_s", t->msg_rate);
+	json_object_object_add(j, "clients_wanted", json_object_new_int64(t->wanted));
+	json_object_object_add(j, "clients_arrived", json_object_new_int64(t->arrived));
+	json_object_object_add(j, "clients_ok", json_object_new_int64(t->ok));
+	json_object_object_add(j, "clients_failed", json_object_new_int64(t->failed));
+	json_object_object_add(j, "clients_missing", json_object_new_int64(t->missing));
+	json_object_object_add(j, "bytes", json_object_new_int64((int64_t)t->bytes));
+	json_object_object_add(j, msgs_name, json_object_new_int64((int64_t)t->msgs));
+	json_object_object_add(j, "seconds", json_object_new_double(t->seconds));
+	json_object_object_add(j, "bw_Bps", json_object_new_double(t->bw));
+	json_object_object_add(j, "bw_MiBps", json_object_new_double(t->bw / (1024.0 * 1024.0)));
+	json_object_object_add(j, "rate_per_s", json_object_new_double(t->msg_rate));
 	return j;
 }
 
@@ -76,9 +76,9 @@ static json_object *failed_json(const struct rk_client_outcome *c)
 {
 	json_object *j = json_object_new_object();
 
-	cli_add_int(j, "client", c->index);
-	cli_add_str(j, "peer", c->peer);
-	cli_add_str(j, "error", c->error);
+	json_object_object_add(j, "client", json_object_new_int64(c->index));
+	json_object_object_add(j, "peer", json_object_new_string(c->peer));
+	json_object_object_add(j, "error", json_object_new_string(c->error));
 	return j;
 }
 
@@ -110,7 +110,7 @@ static int verdict(const struct cli_clients_report *r, json_object *doc)
 	if (doc) {
 		json_object_object_add(doc, "failed_clients", failed);
 		json_object_object_add(doc, "missing_clients", missing);
-		cli_add_bool(doc, "ok", !nfailed && !nmissing);
+		json_object_object_add(doc, "ok", json_object_new_boolean(!nfailed && !nmissing));
 	} else {
 		json_object_put(failed);
 		json_object_put(missing);

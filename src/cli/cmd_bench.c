@@ -327,17 +327,17 @@ static json_object *lat_json(const struct rk_bench_lat *l, bool brief)
 {
 	json_object *j = json_object_new_object();
 
-	cli_add_int(j, "samples", (int64_t)l->samples);
-	cli_add_double(j, "min", l->min);
-	cli_add_double(j, brief ? "p50" : "median", l->median);
+	json_object_object_add(j, "samples", json_object_new_int64((int64_t)l->samples));
+	json_object_object_add(j, "min", jdouble(l->min));
+	json_object_object_add(j, brief ? "p50" : "median", jdouble(l->median));
 	if (!brief)
-		cli_add_double(j, "avg", l->avg);
-	cli_add_double(j, "p99", l->p99);
+		json_object_object_add(j, "avg", jdouble(l->avg));
+	json_object_object_add(j, "p99", jdouble(l->p99));
 	if (!brief)
-		cli_add_double(j, "p99_9", l->p999);
-	cli_add_double(j, "max", l->max);
+		json_object_object_add(j, "p99_9", jdouble(l->p999));
+	json_object_object_add(j, "max", jdouble(l->max));
 	if (!brief)
-		cli_add_double(j, "stdev", l->stdev);
+		json_object_object_add(j, "stdev", jdouble(l->stdev));
 	return j;
 }
 
@@ -345,43 +345,45 @@ static json_object *info_json(const struct rk_bench_info *in, const struct bench
 {
 	json_object *j = json_object_new_object(), *fp = json_object_new_object();
 
-	cli_add_str(j, "role", in->server ? "server" : "client");
-	cli_add_str(j, "test", rk_bench_test_str(in->test));
-	cli_add_str(j, "mode", rk_bench_mode_str(in->mode));
-	cli_add_str(j, "transport", rk_transport_str(in->transport));
-	cli_add_int(j, "qps", (int)in->qps);
-	cli_add_int(j, "threads", (int)in->threads);
-	cli_add_bool(j, "bidirectional", in->bidir);
-	cli_add_str(j, "connection", in->cm ? "rdma_cm" : "tcp");
-	cli_add_str(j, "peer", in->peer);
-	cli_add_str(j, "device", in->device);
-	cli_add_int(j, "port", in->port_num);
+	json_object_object_add(j, "role", json_object_new_string(in->server ? "server" : "client"));
+	json_object_object_add(j, "test", json_object_new_string(rk_bench_test_str(in->test)));
+	json_object_object_add(j, "mode", json_object_new_string(rk_bench_mode_str(in->mode)));
+	json_object_object_add(j, "transport",
+			       json_object_new_string(rk_transport_str(in->transport)));
+	json_object_object_add(j, "qps", json_object_new_int((int)in->qps));
+	json_object_object_add(j, "threads", json_object_new_int((int)in->threads));
+	json_object_object_add(j, "bidirectional", json_object_new_boolean(in->bidir));
+	json_object_object_add(j, "connection",
+			       json_object_new_string(in->cm ? "rdma_cm" : "tcp"));
+	json_object_object_add(j, "peer", json_object_new_string(in->peer));
+	json_object_object_add(j, "device", json_object_new_string(in->device));
+	json_object_object_add(j, "port", json_object_new_int(in->port_num));
 	if (in->has_gid) {
-		cli_add_int(j, "gid_index", (int)in->gid_index);
-		cli_add_str(j, "gid", in->gid);
+		json_object_object_add(j, "gid_index", json_object_new_int((int)in->gid_index));
+		json_object_object_add(j, "gid", json_object_new_string(in->gid));
 	}
-	cli_add_int(j, "path_mtu", in->path_mtu);
-	cli_add_int(j, "port_tcp", (int)o->conn.port);
+	json_object_object_add(j, "path_mtu", json_object_new_int(in->path_mtu));
+	json_object_object_add(j, "port_tcp", json_object_new_int((int)o->conn.port));
 	json_object_object_add(j, "traffic", cli_traffic_json(&o->traffic));
-	cli_add_int(fp, "inline_asked", (int)in->inline_asked);
-	cli_add_int(fp, "inline_granted", (int)in->inline_granted);
-	cli_add_bool(fp, "wr_api", in->wr_api);
-	cli_add_str(fp, "posting", in->wr_api_why);
-	cli_add_int(fp, "post_list", (int)in->post_list);
-	cli_add_int(fp, "signal_every", (int)in->signal_every);
-	cli_add_int(fp, "cq_batch", (int)in->cq_batch);
-	cli_add_int(fp, "yield_after", (int)in->yield_after);
-	cli_add_int(fp, "inflight_bytes", (int64_t)in->inflight);
-	cli_add_int(fp, "ack_timeout", in->ack_timeout);
-	cli_add_int(fp, "rnr_retry", in->rnr_retry);
-	cli_add_bool(j, "srq", in->srq);
+	json_object_object_add(fp, "inline_asked", json_object_new_int((int)in->inline_asked));
+	json_object_object_add(fp, "inline_granted", json_object_new_int((int)in->inline_granted));
+	json_object_object_add(fp, "wr_api", json_object_new_boolean(in->wr_api));
+	json_object_object_add(fp, "posting", json_object_new_string(in->wr_api_why));
+	json_object_object_add(fp, "post_list", json_object_new_int((int)in->post_list));
+	json_object_object_add(fp, "signal_every", json_object_new_int((int)in->signal_every));
+	json_object_object_add(fp, "cq_batch", json_object_new_int((int)in->cq_batch));
+	json_object_object_add(fp, "yield_after", json_object_new_int((int)in->yield_after));
+	json_object_object_add(fp, "inflight_bytes", json_object_new_int64((int64_t)in->inflight));
+	json_object_object_add(fp, "ack_timeout", json_object_new_int(in->ack_timeout));
+	json_object_object_add(fp, "rnr_retry", json_object_new_int(in->rnr_retry));
+	json_object_object_add(j, "srq", json_object_new_boolean(in->srq));
 	if (in->srq)
 		json_object_object_add(j, "srq_setup", cli_srq_json(&in->srq_setup));
 	else if (in->srq_why[0])
-		cli_add_str(j, "srq_unused", in->srq_why);
-	cli_add_int(fp, "max_rd_atomic", (int)in->max_rd_atomic);
-	cli_add_int(fp, "tx_depth", (int)in->tx_depth);
-	cli_add_int(fp, "rx_depth", (int)in->rx_depth);
+		json_object_object_add(j, "srq_unused", json_object_new_string(in->srq_why));
+	json_object_object_add(fp, "max_rd_atomic", json_object_new_int((int)in->max_rd_atomic));
+	json_object_object_add(fp, "tx_depth", json_object_new_int((int)in->tx_depth));
+	json_object_object_add(fp, "rx_depth", json_object_new_int((int)in->rx_depth));
 	json_object_object_add(j, "fast_path", fp);
 	cli_mem_json(j, in->mem, in->mem_chosen, in->mem_why, in->odp);
 	return j;
@@ -391,31 +393,32 @@ static json_object *result_json(const struct rk_bench_info *in, const struct rk_
 {
 	json_object *j = json_object_new_object();
 
-	cli_add_int(j, "size", r->round.size);
-	cli_add_int(j, "iterations", (int64_t)r->iters);
-	cli_add_int(j, "iterations_asked", (int64_t)r->round.iters);
-	cli_add_int(j, "duration_ms", r->round.duration_ms);
-	cli_add_bool(j, "measured_here", r->initiator);
-	cli_add_int(j, "messages", (int64_t)r->msgs);
-	cli_add_int(j, "bytes", (int64_t)r->bytes);
-	cli_add_double(j, "seconds", r->seconds);
+	json_object_object_add(j, "size", json_object_new_int64(r->round.size));
+	json_object_object_add(j, "iterations", json_object_new_int64((int64_t)r->iters));
+	json_object_object_add(j, "iterations_asked", json_object_new_int64((int64_t)r->round.iters));
+	json_object_object_add(j, "duration_ms", json_object_new_int64(r->round.duration_ms));
+	json_object_object_add(j, "measured_here", json_object_new_boolean(r->initiator));
+	json_object_object_add(j, "messages", json_object_new_int64((int64_t)r->msgs));
+	json_object_object_add(j, "bytes", json_object_new_int64((int64_t)r->bytes));
+	json_object_object_add(j, "seconds", jdouble(r->seconds));
 	if (in->mode == RK_BENCH_BW) {
-		cli_add_double(j, "bw_avg_MiBps", r->bw_avg / MIB);
-		cli_add_double(j, "bw_peak_MiBps", r->bw_peak / MIB);
-		cli_add_double(j, "bw_avg_Gbps", r->bw_avg * 8 / 1e9);
-		cli_add_double(j, "msg_rate_Mpps", r->msg_rate / 1e6);
+		json_object_object_add(j, "bw_avg_MiBps", jdouble(r->bw_avg / MIB));
+		json_object_object_add(j, "bw_peak_MiBps", jdouble(r->bw_peak / MIB));
+		json_object_object_add(j, "bw_avg_Gbps", jdouble(r->bw_avg * 8 / 1e9));
+		json_object_object_add(j, "msg_rate_Mpps", jdouble(r->msg_rate / 1e6));
 		if (in->bidir) {
-			cli_add_int(j, "peer_messages", (int64_t)r->peer_msgs);
-			cli_add_double(j, "peer_bw_avg_MiBps", r->peer_bw_avg / MIB);
+			json_object_object_add(j, "peer_messages",
+					       json_object_new_int64((int64_t)r->peer_msgs));
+			json_object_object_add(j, "peer_bw_avg_MiBps", jdouble(r->peer_bw_avg / MIB));
 		}
 	}
 	if (in->mode == RK_BENCH_LAT && r->initiator)
 		json_object_object_add(j, "latency_us", lat_json(&r->lat, false));
-	cli_add_int(j, "received", (int64_t)r->received);
-	cli_add_int(j, "lost", (int64_t)r->lost);
-	cli_add_bool(j, "checked_here", r->checked_here);
-	cli_add_str(j, "check", r->check);
-	cli_add_str(j, "peer_check", r->peer_check);
+	json_object_object_add(j, "received", json_object_new_int64((int64_t)r->received));
+	json_object_object_add(j, "lost", json_object_new_int64((int64_t)r->lost));
+	json_object_object_add(j, "checked_here", json_object_new_boolean(r->checked_here));
+	json_object_object_add(j, "check", json_object_new_string(r->check));
+	json_object_object_add(j, "peer_check", json_object_new_string(r->peer_check));
 	cli_run_json(j, "", &r->counters, in->srq ? &r->srq : NULL);
 	soak_result_json(j, r, in->mode == RK_BENCH_LAT);
 	return j;
@@ -442,20 +445,21 @@ static json_object *interval_json(const struct rk_bench_interval *iv, bool lat)
 {
 	json_object *j = json_object_new_object();
 
-	cli_add_int(j, "index", iv->index);
-	cli_add_double(j, "start_s", iv->start_s);
-	cli_add_double(j, "end_s", iv->end_s);
-	cli_add_int(j, lat ? "iterations" : "messages", (int64_t)iv->msgs);
-	cli_add_int(j, "bytes", (int64_t)iv->bytes);
-	cli_add_double(j, "bw_MiBps", iv->bw / MIB);
-	cli_add_double(j, "bw_Bps", iv->bw);
-	cli_add_double(j, "msg_rate_Mpps", iv->msg_rate / 1e6);
+	json_object_object_add(j, "index", json_object_new_int64(iv->index));
+	json_object_object_add(j, "start_s", jdouble(iv->start_s));
+	json_object_object_add(j, "end_s", jdouble(iv->end_s));
+	json_object_object_add(j, lat ? "iterations" : "messages",
+			       json_object_new_int64((int64_t)iv->msgs));
+	json_object_object_add(j, "bytes", json_object_new_int64((int64_t)iv->bytes));
+	json_object_object_add(j, "bw_MiBps", jdouble(iv->bw / MIB));
+	json_object_object_add(j, "bw_Bps", jdouble(iv->bw));
+	json_object_object_add(j, "msg_rate_Mpps", jdouble(iv->msg_rate / 1e6));
 	if (lat && !iv->status)
 		json_object_object_add(j, "latency_us", lat_json(&iv->lat, true));
-	cli_add_bool(j, "last", iv->last);
-	cli_add_bool(j, "ok", !iv->status);
+	json_object_object_add(j, "last", json_object_new_boolean(iv->last));
+	json_object_object_add(j, "ok", json_object_new_boolean(!iv->status));
 	if (iv->status)
-		cli_add_str(j, "error", iv->error);
+		json_object_object_add(j, "error", json_object_new_string(iv->error));
 	return j;
 }
 
@@ -482,8 +486,8 @@ static void on_interval(const struct rk_bench_interval *iv, void *arg)
 	if (rp->o->json) {
 		json_object *j = interval_json(iv, lat);
 
-		cli_add_str(j, "record", "interval");
-		cli_add_int(j, "size", iv->size);
+		json_object_object_add(j, "record", json_object_new_string("interval"));
+		json_object_object_add(j, "size", json_object_new_int64(iv->size));
 		cli_json_line(j);
 	} else {
 		interval_text(rp, iv, lat);
@@ -541,16 +545,17 @@ static void soak_result_json(json_object *j, const struct rk_bench_result *r, bo
 	const struct rk_bench_interval_range *g = &r->intervals;
 
 	if (r->round.duration_ms == RK_BENCH_UNTIL_STOPPED)
-		cli_add_int(j, "duration_ms", 0);
-	cli_add_bool(j, "until_stopped", r->round.duration_ms == RK_BENCH_UNTIL_STOPPED);
-	cli_add_bool(j, "stopped", r->stopped);
+		json_object_object_add(j, "duration_ms", json_object_new_int64(0));
+	json_object_object_add(j, "until_stopped", json_object_new_boolean(
+				       r->round.duration_ms == RK_BENCH_UNTIL_STOPPED));
+	json_object_object_add(j, "stopped", json_object_new_boolean(r->stopped));
 	if (r->stopped)
-		cli_add_str(j, "stopped_by", stop_text(r));
+		json_object_object_add(j, "stopped_by", json_object_new_string(stop_text(r)));
 	if (g->count) {
 		json_object *k = json_object_new_object();
 
-		cli_add_int(k, "count", g->count);
-		cli_add_int(k, "ranked", g->ranked);
+		json_object_object_add(k, "count", json_object_new_int64(g->count));
+		json_object_object_add(k, "ranked", json_object_new_int64(g->ranked));
 		if (g->ranked) {
 			json_object_object_add(k, "min", interval_json(&g->min, lat));
 			json_object_object_add(k, "max", interval_json(&g->max, lat));
@@ -568,9 +573,10 @@ static void units_info_json(const struct report *rp)
 	const struct rk_link_rate *l = &rp->info->link;
 	json_object *j = json_object_new_object();
 
-	cli_add_str(rp->doc, "units", rk_bw_unit_name(rp->gates->unit));
-	cli_add_double(j, "rate_gbps", l->gbps);
-	cli_add_bool(j, "rate_meaningful", l->meaningful);
+	json_object_object_add(rp->doc, "units", json_object_new_string(
+						     rk_bw_unit_name(rp->gates->unit)));
+	json_object_object_add(j, "rate_gbps", jdouble(l->gbps));
+	json_object_object_add(j, "rate_meaningful", json_object_new_boolean(l->meaningful));
 	json_object_object_add(j, "note", l->meaningful ? NULL : json_object_new_string(l->note));
 	json_object_object_add(rp->doc, "link", j);
 }
@@ -582,14 +588,15 @@ static void units_result_json(const struct report *rp, const struct rk_bench_res
 
 	if (rp->info->mode != RK_BENCH_BW)
 		return;
-	cli_add_str(j, "bw_unit", rk_bw_unit_str(rp->gates->unit));
-	cli_add_double(j, "bw_avg", bw_shown(rp, r->bw_avg));
-	cli_add_double(j, "bw_peak", bw_shown(rp, r->bw_peak));
-	cli_add_double(j, "bw_avg_Bps", r->bw_avg);
-	cli_add_double(j, "bw_peak_Bps", r->bw_peak);
+	json_object_object_add(j, "bw_unit", json_object_new_string(
+						     rk_bw_unit_str(rp->gates->unit)));
+	json_object_object_add(j, "bw_avg", jdouble(bw_shown(rp, r->bw_avg)));
+	json_object_object_add(j, "bw_peak", jdouble(bw_shown(rp, r->bw_peak)));
+	json_object_object_add(j, "bw_avg_Bps", jdouble(r->bw_avg));
+	json_object_object_add(j, "bw_peak_Bps", jdouble(r->bw_peak));
 	if (rp->info->bidir) {
-		cli_add_double(j, "peer_bw_avg", bw_shown(rp, r->peer_bw_avg));
-		cli_add_double(j, "peer_bw_avg_Bps", r->peer_bw_avg);
+		json_object_object_add(j, "peer_bw_avg", jdouble(bw_shown(rp, r->peer_bw_avg)));
+		json_object_object_add(j, "peer_bw_avg_Bps", jdouble(r->peer_bw_avg));
 	}
 	json_object_object_add(j, "link_pct", pct >= 0 ? jdouble(pct) : NULL);
 }
@@ -803,11 +810,11 @@ static int report_end(struct report *rp, int status)
 		cli_add_result(rp->doc, status == CLI_OK ? 0 : rp->err ? rp->err : -EIO);
 	if (o->json && o->interval_ms) {
 		/* After the interval lines, the document on a line of its own. */
-		cli_add_bool(rp->doc, "ok", status == CLI_OK);
-		cli_add_str(rp->doc, "record", "summary");
+		json_object_object_add(rp->doc, "ok", json_object_new_boolean(status == CLI_OK));
+		json_object_object_add(rp->doc, "record", json_object_new_string("summary"));
 		cli_json_line(rp->doc);
 	} else if (o->json) {
-		cli_add_bool(rp->doc, "ok", status == CLI_OK);
+		json_object_object_add(rp->doc, "ok", json_object_new_boolean(status == CLI_OK));
 		cli_json_print(rp->doc);
 	} else if (!o->csv) {
 		printf("bench %s: %s\n", o->conn.server ? "server" : "client",
@@ -895,8 +902,8 @@ static void client_json(json_object *j, const void *client, void *arg)
 	if (c->connected) {
 		rp->info = &c->info;
 		json_object_object_add(j, "setup", info_json(&c->info, rp->o));
-		cli_add_int(j, "qpn", c->info.qpn[0]);
-		cli_add_int(j, "peer_qpn", c->info.peer_qpn[0]);
+		json_object_object_add(j, "qpn", json_object_new_int64(c->info.qpn[0]));
+		json_object_object_add(j, "peer_qpn", json_object_new_int64(c->info.peer_qpn[0]));
 	}
 	for (uint32_t r = 0; r < c->out.done; r++) {
 		json_object *jr = result_json(&c->info, &c->rounds[r]);

@@ -125,20 +125,23 @@ static json_object *step_json(const struct rk_rcflow_step *r, int idx)
 {
 	json_object *s = json_object_new_object();
 
-	cli_add_int(s, "step", idx + 1);
-	cli_add_str(s, "op", rk_rcflow_step_name(r->kind));
-	cli_add_int(s, "bytes", r->bytes);
-	cli_add_bool(s, "ok", r->status == 0);
-	cli_add_bool(s, "checked", r->checked && r->bad_offset < 0);
+	json_object_object_add(s, "step", json_object_new_int(idx + 1));
+	json_object_object_add(s, "op", json_object_new_string(rk_rcflow_step_name(r->kind)));
+	json_object_object_add(s, "bytes", json_object_new_int64(r->bytes));
+	json_object_object_add(s, "ok", json_object_new_boolean(r->status == 0));
+	json_object_object_add(s, "checked", json_object_new_boolean(r->checked &&
+								      r->bad_offset < 0));
 	if (r->bad_offset >= 0)
-		cli_add_int(s, "first_bad_byte", r->bad_offset);
+		json_object_object_add(s, "first_bad_byte", json_object_new_int64(r->bad_offset));
 	if (r->has_imm)
-		cli_add_int(s, "imm", r->imm);
+		json_object_object_add(s, "imm", json_object_new_int64(r->imm));
 	if (r->has_word) {
-		cli_add_int(s, "word_before", (int64_t)r->word_before);
-		cli_add_int(s, "word_after", (int64_t)r->word_after);
+		json_object_object_add(s, "word_before",
+				       json_object_new_int64((int64_t)r->word_before));
+		json_object_object_add(s, "word_after",
+				       json_object_new_int64((int64_t)r->word_after));
 	}
-	cli_add_str(s, "buffer", r->preview);
+	json_object_object_add(s, "buffer", json_object_new_string(r->preview));
 	return s;
 }
 
@@ -150,22 +153,22 @@ static json_object *report_json(const struct rc_opts *o, const struct rk_rcflow_
 	cli_add_str(doc, "role", o->conn.server ? "server" : "client");
 	cli_add_str(doc, "connection", o->conn.cm ? "cm" : "tcp");
 	json_object_object_add(doc, "traffic", cli_traffic_json(&o->traffic));
-	cli_add_str(doc, "op", rk_rcflow_op_name(r->op));
-	cli_add_int(doc, "size", (int64_t)o->size);
-	cli_add_int(doc, "sge", (int64_t)o->sge);
-	cli_add_bool(doc, "events", o->events);
+	json_object_object_add(doc, "op", json_object_new_string(rk_rcflow_op_name(r->op)));
+	json_object_object_add(doc, "size", json_object_new_int64((int64_t)o->size));
+	json_object_object_add(doc, "sge", json_object_new_int64((int64_t)o->sge));
+	json_object_object_add(doc, "events", json_object_new_boolean(o->events));
 	if (r->connected) {
-		cli_add_str(doc, "device", r->device);
-		cli_add_int(doc, "port", r->port_num);
-		cli_add_str(doc, "peer", r->peer);
-		cli_add_int(doc, "qpn", r->qpn);
+		json_object_object_add(doc, "device", json_object_new_string(r->device));
+		json_object_object_add(doc, "port", json_object_new_int(r->port_num));
+		json_object_object_add(doc, "peer", json_object_new_string(r->peer));
+		json_object_object_add(doc, "qpn", json_object_new_int64(r->qpn));
 		if (r->has_gid)
 			json_object_object_add(doc, "gid", cli_gid_json(&r->gid));
-		cli_add_int(doc, "peer_qpn", r->peer_qpn);
-		cli_add_int(doc, "path_mtu", r->path_mtu);
+		json_object_object_add(doc, "peer_qpn", json_object_new_int64(r->peer_qpn));
+		json_object_object_add(doc, "path_mtu", json_object_new_int(r->path_mtu));
 		cli_mem_json(doc, r->mem, r->mem_why[0] != 0, r->mem_why, r->odp);
-		cli_add_bool(doc, "fell_back", r->fell_back);
-		cli_add_int(doc, "rkey", r->rkey);
+		json_object_object_add(doc, "fell_back", json_object_new_boolean(r->fell_back));
+		json_object_object_add(doc, "rkey", json_object_new_int64(r->rkey));
 	}
 	for (int i = 0; i < r->done; i++)
 		json_object_array_add(steps, step_json(&r->steps[i], i));

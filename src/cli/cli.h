@@ -27,13 +27,13 @@ struct cli_dev_opts {
 
 /* Device and port only, for commands that address no peer (no GID). */
 #define CLI_DEV_PORT_OPTS(o)                                                                     \
-	{"device", 'd', RK_OPT_STRING, &(o)->device, 0, 0, "DEV", "RDMA device",                 \
+	{"device", 'd', CLI_OPT_STRING, &(o)->device, 0, 0, "DEV", "RDMA device",                \
 	 .def = "the first one"},                                                                \
-		{"ib-port", 'i', RK_OPT_COUNT, &(o)->port, 1, 255, "PORT", "device port"}
+		{"ib-port", 'i', CLI_OPT_COUNT, &(o)->port, 1, 255, "PORT", "device port"}
 
 #define CLI_DEV_OPTS(o)                                                                          \
 	CLI_DEV_PORT_OPTS(o),                                                                    \
-		{"gid-index", 'g', RK_OPT_INT, &(o)->gid_index, -1, 255, "IDX",                   \
+		{"gid-index", 'g', CLI_OPT_INT, &(o)->gid_index, -1, 255, "IDX",                  \
 		 "GID index; -1 chooses a RoCE v2 GID by itself"}
 
 
@@ -52,9 +52,9 @@ struct cli_conn_opts {
 
 /* The rows one at a time, for a command whose help says more (flag: bool *,
  * port: uint64_t *). */
-#define CLI_SERVER_OPT(flag) {"server", 'S', RK_OPT_FLAG, (flag), 0, 0, NULL, "be the server"}
-#define CLI_PORT_OPT(port, help) {"port", 'p', RK_OPT_COUNT, (port), 1, 65535, "PORT", (help)}
-#define CLI_CM_OPT(flag, help) {"cm", 'c', RK_OPT_FLAG, (flag), 0, 0, NULL, (help)}
+#define CLI_SERVER_OPT(flag) {"server", 'S', CLI_OPT_FLAG, (flag), 0, 0, NULL, "be the server"}
+#define CLI_PORT_OPT(port, help) {"port", 'p', CLI_OPT_COUNT, (port), 1, 65535, "PORT", (help)}
+#define CLI_CM_OPT(flag, help) {"cm", 'c', CLI_OPT_FLAG, (flag), 0, 0, NULL, (help)}
 
 /* --server, --port and --cm as rc, bench and native ping have them, and the
  * traffic group. */
@@ -65,14 +65,14 @@ struct cli_conn_opts {
 
 /* --timeout (short letter key, or 0) and --wait. */
 #define CLI_WAIT_OPTS(c, key)                                                                    \
-	{"timeout", (key), RK_OPT_COUNT, &(c)->timeout, 1, 3600, "SEC",                          \
+	{"timeout", (key), CLI_OPT_COUNT, &(c)->timeout, 1, 3600, "SEC",                         \
 	 "client: keep trying to connect this long; both: bound on every wait"},                 \
-		{"wait", 'w', RK_OPT_COUNT, &(c)->wait, 0, 86400, "SEC",                         \
+		{"wait", 'w', CLI_OPT_COUNT, &(c)->wait, 0, 86400, "SEC",                        \
 		 "server: give up when no client came in SEC seconds (0: wait forever)"}
 
 /* The output group: --json, one document on stdout. */
 #define CLI_JSON_OPT(flag)                                                                       \
-	{"json", 'j', RK_OPT_FLAG, (flag), 0, 0, NULL, "print one JSON document"}
+	{"json", 'j', CLI_OPT_FLAG, (flag), 0, 0, NULL, "print one JSON document"}
 
 /* The memory group of rc, bench and memserver: --mem KIND, --odp (long
  * options only). */
@@ -81,7 +81,11 @@ struct cli_mem_opts {
 	bool odp;
 };
 
-#define CLI_MEM_OPTS(o, help)                                                                    	{"mem", 0, RK_OPT_STRING, &(o)->mem, 0, 0, "KIND", (help)},                              		{"odp", 0, RK_OPT_FLAG, &(o)->odp, 0, 0, NULL,                                   		 "register the buffer with on-demand paging (IBV_ACCESS_ON_DEMAND); refused "   		 "where the device reports none for the RC ops the run needs"}
+#define CLI_MEM_OPTS(o, help)                                                                    \
+	{"mem", 0, CLI_OPT_STRING, &(o)->mem, 0, 0, "KIND", (help)},                             \
+		{"odp", 0, CLI_OPT_FLAG, &(o)->odp, 0, 0, NULL,                                  \
+		 "register the buffer with on-demand paging (IBV_ACCESS_ON_DEMAND); refused "    \
+		 "where the device reports none for the RC ops the run needs"}
 
 /* --mem's name into *kind_p when it is one of the kinds whose bits
  * (1u << RK_MEM_*) are in allow: 0, else -EINVAL after saying why on stderr. */
@@ -157,7 +161,7 @@ int cli_server_only(const char *cmd, const char *option, bool given, bool server
 int cli_persist_check(const char *cmd, bool persist, bool server, uint64_t wait_s);
 
 #define CLI_PERSIST_OPT(flag)                                                                    \
-	{"persist", 0, RK_OPT_FLAG, (flag), 0, 0, NULL,                                          \
+	{"persist", 0, CLI_OPT_FLAG, (flag), 0, 0, NULL,                                         \
 	 "server: serve one client after another until SIGINT or SIGTERM"}
 
 /* A server takes no HOST, a client needs one. Returns -1 when host fits the
@@ -166,7 +170,7 @@ int cli_check_role(const char *cmd, bool server, const char *host);
 
 /* --clients N on the bench and rc servers (clients.c): N clients at once. */
 #define CLI_CLIENTS_OPT(n)                                                                       \
-	{"clients", 0, RK_OPT_COUNT, (n), 1, RK_CLIENTS_MAX, "N",                                \
+	{"clients", 0, CLI_OPT_COUNT, (n), 1, RK_CLIENTS_MAX, "N",                               \
 	 "server: serve N clients at once (incast), each with its own QP and buffer; a "         \
 	 "report per client and the aggregate; --wait SEC bounds their arrival"}
 
@@ -222,7 +226,7 @@ int cli_check_role_args(const char *cmd, bool server, int argc, char **argv, int
  * *host_p is the server's address for a client, NULL for a server.
  * Returns -1 to continue, or the exit code. */
 int cli_parse_role(const char *cmd, const char *usage, const char *description,
-		   const struct rk_opt *opts, int argc, char **argv,
+		   const struct cli_opt *opts, int argc, char **argv,
 		   const struct cli_conn_opts *conn, struct rk_traffic *traffic,
 		   const char **host_p);
 
@@ -244,17 +248,17 @@ int cli_version(void);
 
 /* Parse options; handles --help and --version. Returns -1 to continue, or the exit code. */
 int cli_parse(const char *cmd, const char *usage, const char *description,
-	      const struct rk_opt *opts, int argc, char **argv, int *first_arg_p);
+	      const struct cli_opt *opts, int argc, char **argv, int *first_arg_p);
 
 /* cli_parse() with an epilog, printed after the options by --help. */
 int cli_parse_epilog(const char *cmd, const char *usage, const char *description,
-		     const char *epilog, const struct rk_opt *opts, int argc, char **argv,
+		     const char *epilog, const struct cli_opt *opts, int argc, char **argv,
 		     int *first_arg_p);
 
 /* cli_parse() for a command that takes no positional argument: one is refused
  * with a message. Returns -1 to continue, or the exit code. */
 int cli_parse_noargs(const char *cmd, const char *usage, const char *description,
-		     const struct rk_opt *opts, int argc, char **argv);
+		     const struct cli_opt *opts, int argc, char **argv);
 
 /* The port counters a run moved (report_counters.c), for every command that
  * reports a run: one line "port counters (DEV port N, port-wide, S s): name
@@ -286,21 +290,21 @@ struct cli_gate_opts {
 };
 
 #define CLI_UNITS_OPT(o)                                                                         \
-	{"units", 0, RK_OPT_STRING, &(o)->units, 0, 0, "UNIT",                                   \
+	{"units", 0, CLI_OPT_STRING, &(o)->units, 0, 0, "UNIT",                                  \
 	 "bandwidth in Gb (10^9 bits/s, as perftest's --report_gbits), GB (10^9 bytes/s) or "   \
 	 "MiB (2^20 bytes/s)", .def = "MiB"}
 #define CLI_BW_GATE_OPTS(o)                                                                      \
-	{"expect-bw", 0, RK_OPT_STRING, &(o)->expect_bw, 0, 0, "RATE",                           \
+	{"expect-bw", 0, CLI_OPT_STRING, &(o)->expect_bw, 0, 0, "RATE",                          \
 	 "client: exit 3 unless the average bandwidth is at least RATE (90Gb, 11GB, 1000MiB; "  \
 	 "a bare number is in --units)"},                                                        \
-		{"min-link-pct", 0, RK_OPT_STRING, &(o)->min_link_pct, 0, 0, "N",                \
+		{"min-link-pct", 0, CLI_OPT_STRING, &(o)->min_link_pct, 0, 0, "N",               \
 		 "client: exit 3 unless the average bandwidth is at least N% of the link rate "   \
 		 "(unknown on rxe: not graded, exit 3)"}
 #define CLI_LAT_GATE_OPT(o)                                                                      \
-	{"max-lat-p99", 0, RK_OPT_STRING, &(o)->max_lat_p99, 0, 0, "US",                         \
+	{"max-lat-p99", 0, CLI_OPT_STRING, &(o)->max_lat_p99, 0, 0, "US",                        \
 	 "client, --mode lat: exit 3 unless the latency p99 is at most US microseconds"}
 #define CLI_RTT_GATE_OPT(o)                                                                      \
-	{"max-rtt-p99", 0, RK_OPT_STRING, &(o)->max_rtt_p99, 0, 0, "US",                         \
+	{"max-rtt-p99", 0, CLI_OPT_STRING, &(o)->max_rtt_p99, 0, 0, "US",                        \
 	 "client: exit 3 unless the round-trip time p99 is at most US microseconds"}
 
 /* The exit statuses, for --help epilogs. */

@@ -23,19 +23,19 @@ struct cli_srq_opts {
 
 /* Long options only (no letters). */
 #define CLI_SRQ_OPTS(o)                                                                          \
-	{"srq", 0, RK_OPT_FLAG, &(o)->srq, 0, 0, NULL,                                           \
+	{"srq", 0, CLI_OPT_FLAG, &(o)->srq, 0, 0, NULL,                                          \
 	 "this side's receives come from one shared receive queue (SRQ) that all its QPs "       \
 	 "drain, refilled in lists as it empties; every message is checked as it arrives"},      \
-	{"srq-depth", 0, RK_OPT_COUNT, &(o)->depth, 1, 1 << 20, "N",                             \
+	{"srq-depth", 0, CLI_OPT_COUNT, &(o)->depth, 1, 1 << 20, "N",                            \
 	 "receives the SRQ keeps posted (not given: 512, at most the device's max_srq_wr)"},            \
-	{"srq-limit", 0, RK_OPT_INT, &(o)->limit, -1, 1 << 20, "N",                              \
+	{"srq-limit", 0, CLI_OPT_INT, &(o)->limit, -1, 1 << 20, "N",                             \
 	 "arm the SRQ limit: IBV_EVENT_SRQ_LIMIT_REACHED is reported when fewer than N "         \
 	 "receives are posted (-1: depth/4; 0: none)"},                                          \
-	{"srq-no-refill", 0, RK_OPT_FLAG, &(o)->no_refill, 0, 0, NULL,                           \
+	{"srq-no-refill", 0, CLI_OPT_FLAG, &(o)->no_refill, 0, 0, NULL,                          \
 	 "demonstration: post --srq-depth receives once and never refill; the limit event "      \
 	 "comes as they run out, and a peer that sends more finds the SRQ empty (RNR: with "     \
 	 "its --rnr-retry low its SENDs fail with IBV_WC_RNR_RETRY_EXC_ERR)"},                   \
-	{"xrc", 0, RK_OPT_FLAG, &(o)->xrc, 0, 0, NULL,                                           \
+	{"xrc", 0, CLI_OPT_FLAG, &(o)->xrc, 0, 0, NULL,                                          \
 	 "XRC shared receive queues: refused by name where the device lacks XRC (rxe)"}
 
 /* The SRQ options together: the others need --srq, a limit below the depth.

@@ -636,7 +636,7 @@ static int gates_end(struct report *rp, int status)
 
 /* ---- options ---- */
 
-/* The values of the options that take one of a few (rk_opt.choices), in
+/* The values of the options that take one of a few (cli_opt.choices), in
  * the order of their enums. */
 static const char *const bench_ops[] = {"send", "write", "read", "fetch-add", "cmp-swap", NULL};
 static const char *const bench_modes[] = {"bw", "lat", NULL};
@@ -659,8 +659,8 @@ static uint32_t given_opts(const struct bench_cli *o)
 	       (o->transport ? RK_BENCH_GIVEN_TRANSPORT : 0) |
 	       (o->sizes ? RK_BENCH_GIVEN_SIZES : 0) | (o->iters ? RK_BENCH_GIVEN_ITERS : 0) |
 	       (o->duration >= 0 ? RK_BENCH_GIVEN_DURATION : 0) |
-	       (rk_opts_given(&o->qps) ? RK_BENCH_GIVEN_QPS : 0) |
-	       (rk_opts_given(&o->threads) ? RK_BENCH_GIVEN_THREADS : 0) |
+	       (cli_opts_given(&o->qps) ? RK_BENCH_GIVEN_QPS : 0) |
+	       (cli_opts_given(&o->threads) ? RK_BENCH_GIVEN_THREADS : 0) |
 	       (o->bidir ? RK_BENCH_GIVEN_BIDIR : 0);
 }
 
@@ -673,9 +673,9 @@ static int check_run_opts(const struct bench_cli *o, struct bench_plan *p,
 	/* The parser took only the choices' values. */
 	struct rk_bench_ask a = {
 		.server = o->conn.server,
-		.test = o->test ? rk_opt_choice(bench_ops, o->test) : RK_BENCH_WRITE,
-		.mode = o->mode ? rk_opt_choice(bench_modes, o->mode) : RK_BENCH_BW,
-		.transport = o->transport ? rk_opt_choice(bench_transports, o->transport) : RK_RC,
+		.test = o->test ? cli_opt_choice(bench_ops, o->test) : RK_BENCH_WRITE,
+		.mode = o->mode ? cli_opt_choice(bench_modes, o->mode) : RK_BENCH_BW,
+		.transport = o->transport ? cli_opt_choice(bench_transports, o->transport) : RK_RC,
 		.qps = (uint32_t)o->qps, .threads = (uint32_t)o->threads, .bidir = o->bidir,
 		.sizes = o->sizes, .iters = o->iters, .duration_s = o->duration,
 		.interval_s = (double)o->interval_ms / 1000.0, .odp = o->mem.odp,
@@ -703,7 +703,7 @@ static int check_run_opts(const struct bench_cli *o, struct bench_plan *p,
 static int check_opts(struct bench_cli *o, struct bench_plan *p, const char *host,
 		      struct rk_bench_opts *bo)
 {
-	int wr = rk_opt_choice(bench_wr_apis, o->wr_api);
+	int wr = cli_opt_choice(bench_wr_apis, o->wr_api);
 
 	if (o->json && o->csv) {
 		fprintf(stderr, "rdmakit bench: --json and --csv exclude each other\n");
@@ -961,30 +961,30 @@ static int serve_clients(void *arg)
 /* The run options: the client's, and a server's to check the client's
  * against (perftest habit: the same options on both sides). */
 #define BENCH_RUN_OPTS(o)                                                                   \
-	{"op", 'o', RK_OPT_STRING, &(o)->test, 0, 0, "OP",                                  \
+	{"op", 'o', CLI_OPT_STRING, &(o)->test, 0, 0, "OP",                                 \
 	 "send|write|read|fetch-add|cmp-swap (client)", .choices = bench_ops,               \
 	 .def = "write"},                                                                   \
-	{"mode", 'm', RK_OPT_STRING, &(o)->mode, 0, 0, "MODE",                              \
+	{"mode", 'm', CLI_OPT_STRING, &(o)->mode, 0, 0, "MODE",                             \
 	 "bw (bandwidth and message rate) or lat (client)", .choices = bench_modes,         \
 	 .def = "bw"},                                                                      \
-	{"transport", 'T', RK_OPT_STRING, &(o)->transport, 0, 0, "TR", "rc|uc|ud (client)", \
+	{"transport", 'T', CLI_OPT_STRING, &(o)->transport, 0, 0, "TR", "rc|uc|ud (client)", \
 	 .choices = bench_transports, .def = "rc"},                                         \
-	{"size", 's', RK_OPT_STRING, &(o)->sizes, 0, 0, "SIZES",                            \
+	{"size", 's', CLI_OPT_STRING, &(o)->sizes, 0, 0, "SIZES",                           \
 	 "one size, LO..HI powers of two, or a list A,B,C (client)",                        \
 	 .def = "65536 for bw, 2 for lat, 8 for atomics"},                                  \
-	{"count", 'n', RK_OPT_COUNT, &(o)->iters, 1, UINT32_MAX, "N",                       \
+	{"count", 'n', CLI_OPT_COUNT, &(o)->iters, 1, UINT32_MAX, "N",                      \
 	 "iterations per QP and size (client)", .def = "5000 for bw, 1000 for lat"},        \
-	{"duration", 'D', RK_OPT_INT, &(o)->duration, 0, 3600, "SEC",                       \
+	{"duration", 'D', CLI_OPT_INT, &(o)->duration, 0, 3600, "SEC",                      \
 	 "run each size SEC seconds instead of --count; 0: until stopped (client)",         \
 	 .def = "none, runs by --count"}
 
 /* Old spellings, each failing with a message naming the new one (issue 16:
  * -t is --timeout on every command). */
 #define BENCH_OLD_SPELLINGS                                                               \
-	RK_OPT_GONE_ROW("", 't', "-t is now --timeout; the test is -o/--op"),             \
-	RK_OPT_GONE_ROW("test", 0, "--test is now -o/--op"),                              \
-	RK_OPT_GONE_ROW("sizes", 0, "--sizes is now -s/--size"),                          \
-	RK_OPT_GONE_ROW("iters", 0, "--iters is now -n/--count")
+	CLI_OPT_GONE_ROW("", 't', "-t is now --timeout; the test is -o/--op"),            \
+	CLI_OPT_GONE_ROW("test", 0, "--test is now -o/--op"),                             \
+	CLI_OPT_GONE_ROW("sizes", 0, "--sizes is now -s/--size"),                         \
+	CLI_OPT_GONE_ROW("iters", 0, "--iters is now -n/--count")
 
 int cmd_bench(int argc, char **argv)
 {
@@ -1001,54 +1001,54 @@ int cmd_bench(int argc, char **argv)
 		.duration = -1,
 		.wr_api = "auto", .mem = {.mem = "host"},
 	};
-	const struct rk_opt opts[] = {
+	const struct cli_opt opts[] = {
 		CLI_CONN_OPTS(&o.conn),
 		CLI_DEV_OPTS(&o.dev),
 		BENCH_RUN_OPTS(&o),
-		{"interval", 'I', RK_OPT_SECONDS, &o.interval_ms, 1000, 3600000, "SEC",
+		{"interval", 'I', CLI_OPT_SECONDS, &o.interval_ms, 1000, 3600000, "SEC",
 		 "soak: a record every SEC seconds (fractions allowed), the lowest and highest in "
 		 "the summary (client, with --duration)"},
-		{"qps", 'q', RK_OPT_COUNT, &o.qps, 1, RK_BENCH_MAX_QPS, "N",
+		{"qps", 'q', CLI_OPT_COUNT, &o.qps, 1, RK_BENCH_MAX_QPS, "N",
 		 "queue pairs, bandwidth only (client)"},
-		{"threads", 0, RK_OPT_COUNT, &o.threads, 1, RK_BENCH_MAX_THREADS, "N",
+		{"threads", 0, CLI_OPT_COUNT, &o.threads, 1, RK_BENCH_MAX_THREADS, "N",
 		 "bandwidth: client threads, each driving its share of the QPs with CQs of its "
 		 "own (at most --qps)"},
-		{"bidir", 'b', RK_OPT_FLAG, &o.bidir, 0, 0, NULL,
+		{"bidir", 'b', CLI_OPT_FLAG, &o.bidir, 0, 0, NULL,
 		 "both directions at once, bandwidth only (client)"},
-		{"tx-depth", 0, RK_OPT_COUNT, &o.tx_depth, 0, 65536, "N",
+		{"tx-depth", 0, CLI_OPT_COUNT, &o.tx_depth, 0, 65536, "N",
 		 "send queue depth per QP (0: 512 for bw, 64 for lat)"},
-		{"rx-depth", 0, RK_OPT_COUNT, &o.rx_depth, 0, 65536, "N",
+		{"rx-depth", 0, CLI_OPT_COUNT, &o.rx_depth, 0, 65536, "N",
 		 "receives kept posted per QP (0: 512 for bw, 64 for lat)"},
-		{"post-list", 0, RK_OPT_COUNT, &o.post_list, 0, 64, "N",
+		{"post-list", 0, CLI_OPT_COUNT, &o.post_list, 0, 64, "N",
 		 "work requests per doorbell (0: 16 for bw, 1 for lat)"},
-		{"signal-every", 0, RK_OPT_COUNT, &o.signal_every, 0, 65536, "N",
+		{"signal-every", 0, CLI_OPT_COUNT, &o.signal_every, 0, 65536, "N",
 		 "one signaled completion per N requests (0: 64 for bw, 16 for lat)"},
-		{"cq-batch", 0, RK_OPT_COUNT, &o.cq_batch, 0, 256, "N",
+		{"cq-batch", 0, CLI_OPT_COUNT, &o.cq_batch, 0, 256, "N",
 		 "completions taken per poll (0: 32)"},
-		{"inline", 0, RK_OPT_INT, &o.inline_max, -1, 65536, "BYTES",
+		{"inline", 0, CLI_OPT_INT, &o.inline_max, -1, 65536, "BYTES",
 		 "inline data up to BYTES; -1: as much as the device grants the QP; 0: off"},
-		{"inflight", 0, RK_OPT_SIZE, &o.inflight, 0, (uint64_t)1 << 32, "BYTES",
+		{"inflight", 0, CLI_OPT_SIZE, &o.inflight, 0, (uint64_t)1 << 32, "BYTES",
 		 "bandwidth: bytes outstanding per QP at most (0: 1M)"},
-		{"ack-timeout", 0, RK_OPT_INT, &o.ack_timeout, -1, 31, "N",
+		{"ack-timeout", 0, CLI_OPT_INT, &o.ack_timeout, -1, 31, "N",
 		 "data QPs' local ACK timeout, 4.096 us x 2^N; 0: none; -1: 14 (67 ms)"},
-		{"rnr-retry", 0, RK_OPT_INT, &o.rnr_retry, -1, 7, "N",
+		{"rnr-retry", 0, CLI_OPT_INT, &o.rnr_retry, -1, 7, "N",
 		 "data QPs' RNR retries (7: forever; -1: 7): with few, a peer whose receive queue "
 		 "or SRQ is empty fails this side's SENDs with IBV_WC_RNR_RETRY_EXC_ERR"},
 		CLI_SRQ_OPTS(&o.srq),
-		{"yield-after", 0, RK_OPT_INT, &o.yield_after, -1, 1 << 30, "N",
+		{"yield-after", 0, CLI_OPT_INT, &o.yield_after, -1, 1 << 30, "N",
 		 "busy polling yields the CPU after N empty polls; 0: never; -1: 8 for bw, never for lat"},
-		{"wr-api", 0, RK_OPT_STRING, &o.wr_api, 0, 0, "WHEN",
+		{"wr-api", 0, CLI_OPT_STRING, &o.wr_api, 0, 0, "WHEN",
 		 "ibv_wr_* posting API: auto (where the provider has it), on, off",
 		 .choices = bench_wr_apis},
 		CLI_MEM_OPTS(&o.mem, "this side's data buffer: host, hugepage, memfd, memfd-huge, "
 				     "auto (hugepage while the pool has room, else host; never dm)"),
 		CLI_WAIT_OPTS(&o.conn, 't'),
 		CLI_JSON_OPT(&o.json),
-		{"csv", 0, RK_OPT_FLAG, &o.csv, 0, 0, NULL, "print CSV, one row per size"},
+		{"csv", 0, CLI_OPT_FLAG, &o.csv, 0, 0, NULL, "print CSV, one row per size"},
 		CLI_UNITS_OPT(&o.gate), CLI_BW_GATE_OPTS(&o.gate), CLI_LAT_GATE_OPT(&o.gate),
 		CLI_PERSIST_OPT(&o.persist), CLI_CLIENTS_OPT(&o.clients),
 		BENCH_OLD_SPELLINGS,
-		RK_OPT_END,
+		CLI_OPT_END,
 	};
 	struct bench_plan p;
 	struct rk_bench_opts bo = {0};

@@ -21,20 +21,20 @@ static int blk_attach(int argc, char **argv)
 	int64_t loss = -1;
 	struct cli_traffic_opts tc = CLI_TRAFFIC_OPTS_DEFAULT;
 	struct rk_traffic t;
-	const struct rk_opt opts[] = {
+	const struct cli_opt opts[] = {
 		CLI_PORT_OPT(&port, "the memserver's port"),
-		{"size", 's', RK_OPT_SIZE, &size, 4096, UINT64_MAX, "SIZE",
+		{"size", 's', CLI_OPT_SIZE, &size, 4096, UINT64_MAX, "SIZE",
 		 "the disk's size (k, M, G; a multiple of 4096)", .def = "none, required"},
-		{"queues", 0, RK_OPT_COUNT, &queues, 1, RK_MEM_MAX_QUEUES, "N",
+		{"queues", 0, CLI_OPT_COUNT, &queues, 1, RK_MEM_MAX_QUEUES, "N",
 		 "RC connections, one blk-mq hardware queue each", .def = "one per online CPU"},
-		{"queue-depth", 0, RK_OPT_COUNT, &depth, 1, RK_BLK_MAX_QUEUE_DEPTH, "N",
+		{"queue-depth", 0, CLI_OPT_COUNT, &depth, 1, RK_BLK_MAX_QUEUE_DEPTH, "N",
 		 "requests in flight per queue", .def = "the module's, 128"},
-		{"reconnect-delay", 0, RK_OPT_COUNT, &delay, 1, RK_BLK_MAX_RECONNECT_DELAY, "S",
+		{"reconnect-delay", 0, CLI_OPT_COUNT, &delay, 1, RK_BLK_MAX_RECONNECT_DELAY, "S",
 		 "seconds between reconnection attempts", .def = "the module's, 2"},
-		{"loss-timeout", 0, RK_OPT_INT, &loss, 0, RK_BLK_MAX_LOSS_TIMEOUT, "S",
+		{"loss-timeout", 0, CLI_OPT_INT, &loss, 0, RK_BLK_MAX_LOSS_TIMEOUT, "S",
 		 "seconds without the server before I/O fails", .def = "the module's, 60"},
 		CLI_TCLASS_OPTS(&tc),
-		RK_OPT_END,
+		CLI_OPT_END,
 	};
 	struct rk_blk_attach_opts o;
 	char name[32], msg[RK_BLK_ANSWER_MAX];
@@ -79,7 +79,7 @@ static int blk_attach(int argc, char **argv)
 
 static int blk_detach(int argc, char **argv)
 {
-	const struct rk_opt opts[] = {RK_OPT_END};
+	const struct cli_opt opts[] = {CLI_OPT_END};
 	char msg[RK_BLK_ANSWER_MAX];
 	int first, ret;
 
@@ -124,9 +124,9 @@ static json_object *disk_json(const struct rk_blk_disk *d)
 static int blk_list(int argc, char **argv)
 {
 	bool json = false;
-	const struct rk_opt opts[] = {
-		{"json", 0, RK_OPT_FLAG, &json, 0, 0, NULL, "as JSON"},
-		RK_OPT_END,
+	const struct cli_opt opts[] = {
+		{"json", 0, CLI_OPT_FLAG, &json, 0, 0, NULL, "as JSON"},
+		CLI_OPT_END,
 	};
 	struct rk_blk_disk *disks;
 	int first, n, ret;

@@ -157,15 +157,15 @@ static int watch(const struct counters_opts *o, const struct rk_device *dev,
 int cmd_counters(int argc, char **argv)
 {
 	struct counters_opts o = {.dev = CLI_DEV_OPTS_DEFAULT};
-	const struct rk_opt opts[] = {
+	const struct cli_opt opts[] = {
 		CLI_DEV_PORT_OPTS(&o.dev),
-		{"json", 'j', RK_OPT_FLAG, &o.json, 0, 0, NULL,
+		{"json", 'j', CLI_OPT_FLAG, &o.json, 0, 0, NULL,
 		 "print one JSON document (under --watch: one object per line)"},
-		{"watch", 0, RK_OPT_COUNT, &o.watch, 1, 86400, "SEC",
+		{"watch", 0, CLI_OPT_COUNT, &o.watch, 1, 86400, "SEC",
 		 "print the changes every SEC seconds until SIGINT or SIGTERM"},
-		{"count", 'n', RK_OPT_COUNT, &o.count, 1, 1000000000, "N",
+		{"count", 'n', CLI_OPT_COUNT, &o.count, 1, 1000000000, "N",
 		 "with --watch: stop after N intervals"},
-		RK_OPT_END,
+		CLI_OPT_END,
 	};
 	struct rk_counters *snap;
 	struct rk_device *dev;

@@ -249,10 +249,10 @@ static void print_text(json_object *doc)
 int cmd_devices(int argc, char **argv)
 {
 	struct devices_opts o = {0};
-	const struct rk_opt opts[] = {
-		{"device", 'd', RK_OPT_STRING, &o.device, 0, 0, "DEV", "only this device"},
+	const struct cli_opt opts[] = {
+		{"device", 'd', CLI_OPT_STRING, &o.device, 0, 0, "DEV", "only this device"},
 		CLI_JSON_OPT(&o.json),
-		RK_OPT_END,
+		CLI_OPT_END,
 	};
 	json_object *doc, *devs;
 	char **names = NULL;

@@ -142,18 +142,18 @@ int cmd_loopback(int argc, char **argv)
 	struct loopback_opts o = {
 		.dev = CLI_DEV_OPTS_DEFAULT, .size = 4096, .count = 1, .sge = 1,
 	};
-	const struct rk_opt opts[] = {
+	const struct cli_opt opts[] = {
 		CLI_DEV_OPTS(&o.dev),
-		{"size", 's', RK_OPT_SIZE, &o.size, 1, RK_LOOPBACK_MAX_SIZE, "BYTES",
+		{"size", 's', CLI_OPT_SIZE, &o.size, 1, RK_LOOPBACK_MAX_SIZE, "BYTES",
 		 "bytes per operation (4k, 1M ...)"},
-		{"count", 'n', RK_OPT_COUNT, &o.count, 1, RK_LOOPBACK_MAX_COUNT, "N",
+		{"count", 'n', CLI_OPT_COUNT, &o.count, 1, RK_LOOPBACK_MAX_COUNT, "N",
 		 "times to run each operation (10k = 10000)"},
-		{"sge", 0, RK_OPT_COUNT, &o.sge, 1, RK_LOOPBACK_MAX_SGE, "N",
+		{"sge", 0, CLI_OPT_COUNT, &o.sge, 1, RK_LOOPBACK_MAX_SGE, "N",
 		 "split each buffer into N scatter/gather pieces"},
-		{"events", 'e', RK_OPT_FLAG, &o.events, 0, 0, NULL,
+		{"events", 'e', CLI_OPT_FLAG, &o.events, 0, 0, NULL,
 		 "sleep on a completion channel instead of polling"},
 		CLI_JSON_OPT(&o.json),
-		RK_OPT_END,
+		CLI_OPT_END,
 	};
 	int ret;
 

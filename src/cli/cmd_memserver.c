@@ -19,7 +19,7 @@ struct memserver_opts {
 	uint64_t max_size;
 	uint64_t max_clients;
 	uint64_t keep;
-	struct rk_opt_list allow;
+	struct cli_opt_list allow;
 	const char *state_dir;
 	struct cli_mem_opts mem;
 	bool json;
@@ -204,7 +204,7 @@ static void print_status(struct rk_memserver *srv, void *arg)
 	rk_memserver_status_free(st);
 }
 
-static int parse_allow(const struct rk_opt_list *l, struct rk_cidr *out)
+static int parse_allow(const struct cli_opt_list *l, struct rk_cidr *out)
 {
 	char why[160];
 
@@ -222,30 +222,30 @@ int cmd_memserver(int argc, char **argv)
 	struct memserver_opts o = {.port = RK_MEM_DEFAULT_PORT, .max_size = 1ull << 30,
 				   .max_clients = 16, .keep = 60, .mem = {.mem = "host"}};
 	enum rk_mem_kind kind;
-	const struct rk_opt opts[] = {
+	const struct cli_opt opts[] = {
 		CLI_PORT_OPT(&o.port, "RDMA CM port to listen on"),
-		{"bind", 0, RK_OPT_STRING, &o.bind, 0, 0, "ADDR",
+		{"bind", 0, CLI_OPT_STRING, &o.bind, 0, 0, "ADDR",
 		 "listen on this local address only", .def = "every IPv4 address"},
-		{"max-size", 0, RK_OPT_SIZE, &o.max_size, 4096, UINT64_MAX, "SIZE",
+		{"max-size", 0, CLI_OPT_SIZE, &o.max_size, 4096, UINT64_MAX, "SIZE",
 		 "largest region one session may ask for (k, M, G)"},
-		{"max-clients", 0, RK_OPT_COUNT, &o.max_clients, 0, 1000000, "N",
+		{"max-clients", 0, CLI_OPT_COUNT, &o.max_clients, 0, 1000000, "N",
 		 "sessions at once; 0: no limit"},
-		{"keep", 0, RK_OPT_COUNT, &o.keep, 0, 86400 * 7, "SEC",
+		{"keep", 0, CLI_OPT_COUNT, &o.keep, 0, 86400 * 7, "SEC",
 		 "keep a session this long after its last connection closed"},
-		{"allow", 0, RK_OPT_LIST, &o.allow, 0, 0, "CIDR",
+		{"allow", 0, CLI_OPT_LIST, &o.allow, 0, 0, "CIDR",
 		 "accept only clients in this block (IPv4 or IPv6; repeatable)"},
-		{"state-dir", 0, RK_OPT_STRING, &o.state_dir, 0, 0, "DIR",
+		{"state-dir", 0, CLI_OPT_STRING, &o.state_dir, 0, 0, "DIR",
 		 "keep regions in files here, adopted again after a restart"},
-		{"device", 'd', RK_OPT_STRING, &o.device, 0, 0, "DEV",
+		{"device", 'd', CLI_OPT_STRING, &o.device, 0, 0, "DEV",
 		 "serve only requests that come through this RDMA device"},
 		CLI_MEM_OPTS(&o.mem, "the sessions' memory: host (anonymous), hugepage (MAP_HUGETLB, "
 				     "from the kernel's pool), memfd, memfd-huge, auto (hugepage "
 				     "while the pool has room for a session, else host); not with "
 				     "--state-dir"),
-		{"json", 0, RK_OPT_FLAG, &o.json, 0, 0, NULL, "status as JSON"},
-		RK_OPT_END,
+		{"json", 0, CLI_OPT_FLAG, &o.json, 0, 0, NULL, "status as JSON"},
+		CLI_OPT_END,
 	};
-	struct rk_cidr allow[RK_OPT_LIST_MAX];
+	struct rk_cidr allow[CLI_OPT_LIST_MAX];
 	struct rk_memserver_opts so;
 	struct rk_memserver *srv;
 	char why[200];

@@ -303,7 +303,7 @@ static int check_rping_args(struct ping_opts *o, const char **host_p)
 static int check_pp_args(struct ping_view *v, struct ping_opts *o, const char *host)
 {
 	/* The parser took only these values. */
-	v->transport = (enum rk_transport)rk_opt_choice(pp_transports, o->transport);
+	v->transport = (enum rk_transport)cli_opt_choice(pp_transports, o->transport);
 	if (!rk_mtu_from_bytes((int)o->mtu)) {
 		fprintf(stderr, "rdmakit ping: option --mtu: %" PRIu64 " is not 256, 512, 1024, "
 				"2048 or 4096\n", o->mtu);
@@ -408,13 +408,13 @@ static int run(void *arg, bool *listened)
 }
 
 #define OPT_PROTO(o)                                                                             \
-	{"proto", 0, RK_OPT_STRING, &(o)->proto, 0, 0, "MODE",                                  \
+	{"proto", 0, CLI_OPT_STRING, &(o)->proto, 0, 0, "MODE",                                 \
 	 "native, rping or pingpong (each takes its own options)", .choices = proto_names}
 #define OPT_COMMON(o)                                                                            \
-	{"interval", 'I', RK_OPT_SECONDS, &(o)->interval_ms, 0, 60000, "SEC",                    \
+	{"interval", 'I', CLI_OPT_SECONDS, &(o)->interval_ms, 0, 60000, "SEC",                   \
 	 "client: pause between rounds in seconds, as ping -i (0.2: 200 ms)"},                   \
-		{"verbose", 'v', RK_OPT_FLAG, &(o)->verbose, 0, 0, NULL, "print every round"},     \
-		{"events", 'e', RK_OPT_FLAG, &(o)->events, 0, 0, NULL,                             \
+		{"verbose", 'v', CLI_OPT_FLAG, &(o)->verbose, 0, 0, NULL, "print every round"},    \
+		{"events", 'e', CLI_OPT_FLAG, &(o)->events, 0, 0, NULL,                            \
 		 "sleep on a completion channel instead of polling"},                              \
 		CLI_WAIT_OPTS(&(o)->conn, 't'), CLI_JSON_OPT(&(o)->json),                         \
 		CLI_PERSIST_OPT(&(o)->persist), CLI_RTT_GATE_OPT(&(o)->gate)
@@ -425,58 +425,58 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		      int *first_p)
 {
 	struct ping_opts o = *po;
-	const struct rk_opt native_opts[] = {
+	const struct cli_opt native_opts[] = {
 		OPT_PROTO(&o),
 		CLI_CONN_OPTS(&o.conn),
 		CLI_DEV_OPTS(&o.dev),
-		{"size", 's', RK_OPT_SIZE, &o.size, 1, RK_PING_MAX_SIZE, "BYTES",
+		{"size", 's', CLI_OPT_SIZE, &o.size, 1, RK_PING_MAX_SIZE, "BYTES",
 		 "client: bytes per ping"},
-		{"count", 'n', RK_OPT_COUNT, &o.count, 1, 1000000000, "N", "client: pings"},
-		{"validate", 'V', RK_OPT_FLAG, &o.validate, 0, 0, NULL,
+		{"count", 'n', CLI_OPT_COUNT, &o.count, 1, 1000000000, "N", "client: pings"},
+		{"validate", 'V', CLI_OPT_FLAG, &o.validate, 0, 0, NULL,
 		 "check every byte of every ping and pong"},
 		OPT_COMMON(&o),
-		RK_OPT_END,
+		CLI_OPT_END,
 	};
-	const struct rk_opt rping_opts[] = {
+	const struct cli_opt rping_opts[] = {
 		OPT_PROTO(&o),
-		{"server", 's', RK_OPT_FLAG, &o.conn.server, 0, 0, NULL,
+		{"server", 's', CLI_OPT_FLAG, &o.conn.server, 0, 0, NULL,
 		 "be the server (rping -s)"},
-		{"client", 'c', RK_OPT_FLAG, &o.client, 0, 0, NULL, "be the client (rping -c)"},
-		{"addr", 'a', RK_OPT_STRING, &o.addr, 0, 0, "ADDR",
+		{"client", 'c', CLI_OPT_FLAG, &o.client, 0, 0, NULL, "be the client (rping -c)"},
+		{"addr", 'a', CLI_OPT_STRING, &o.addr, 0, 0, "ADDR",
 		 "client: the server's address; server: the address to listen on"},
 		CLI_PORT_OPT(&o.conn.port, "RDMA CM port"),
 		CLI_TRAFFIC_OPTS(&o.conn.traffic),
-		{"count", 'C', RK_OPT_COUNT, &o.count, 0, 1000000000, "N",
+		{"count", 'C', CLI_OPT_COUNT, &o.count, 0, 1000000000, "N",
 		 "pings (0: client forever; server until the client leaves)"},
-		{"size", 'S', RK_OPT_SIZE, &o.size, RK_RPING_MIN_SIZE, RK_RPING_MAX_SIZE, "BYTES",
+		{"size", 'S', CLI_OPT_SIZE, &o.size, RK_RPING_MIN_SIZE, RK_RPING_MAX_SIZE, "BYTES",
 		 "ping size (server: the largest it serves)"},
-		{"validate", 'V', RK_OPT_FLAG, &o.validate, 0, 0, NULL,
+		{"validate", 'V', CLI_OPT_FLAG, &o.validate, 0, 0, NULL,
 		 "client: compare each pong with its ping; server: check rping's pattern"},
 		OPT_COMMON(&o),
-		RK_OPT_END,
+		CLI_OPT_END,
 	};
-	const struct rk_opt pp_opts[] = {
+	const struct cli_opt pp_opts[] = {
 		OPT_PROTO(&o),
-		{"transport", 0, RK_OPT_STRING, &o.transport, 0, 0, "T",
+		{"transport", 0, CLI_OPT_STRING, &o.transport, 0, 0, "T",
 		 "rc, uc or ud: as ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong",
 		 .choices = pp_transports},
-		{"server", 0, RK_OPT_FLAG, &o.conn.server, 0, 0, NULL,
+		{"server", 0, CLI_OPT_FLAG, &o.conn.server, 0, 0, NULL,
 		 "be the server (as giving no HOST)"},
 		CLI_PORT_OPT(&o.conn.port, "TCP port of the exchange"),
 		CLI_TRAFFIC_OPTS(&o.conn.traffic),
 		CLI_DEV_OPTS(&o.dev),
-		{"size", 's', RK_OPT_SIZE, &o.size, 1, RK_PING_MAX_SIZE, "BYTES",
+		{"size", 's', CLI_OPT_SIZE, &o.size, 1, RK_PING_MAX_SIZE, "BYTES",
 		 "message size (both sides the same)"},
-		{"iters", 'n', RK_OPT_COUNT, &o.count, 1, 1000000000, "N",
+		{"iters", 'n', CLI_OPT_COUNT, &o.count, 1, 1000000000, "N",
 		 "exchanges (both sides the same)"},
-		{"mtu", 'm', RK_OPT_COUNT, &o.mtu, 256, 4096, "BYTES", "path MTU (RC, UC)"},
-		{"rx-depth", 'r', RK_OPT_COUNT, &o.rx_depth, 1, 8192, "N",
+		{"mtu", 'm', CLI_OPT_COUNT, &o.mtu, 256, 4096, "BYTES", "path MTU (RC, UC)"},
+		{"rx-depth", 'r', CLI_OPT_COUNT, &o.rx_depth, 1, 8192, "N",
 		 "receives kept posted"},
-		{"chk", 'c', RK_OPT_FLAG, &o.validate, 0, 0, NULL,
+		{"chk", 'c', CLI_OPT_FLAG, &o.validate, 0, 0, NULL,
 		 "check received data: the pong is the ping; the server: each ping after the "
 		 "first is its last pong"},
 		OPT_COMMON(&o),
-		RK_OPT_END,
+		CLI_OPT_END,
 	};
 	int ret;
 
@@ -505,7 +505,7 @@ int cmd_ping(int argc, char **argv)
 	struct ping_view v = {.o = &o};
 	struct ping_run pr;
 	const char *host;
-	int first, ret = rk_opt_choice(proto_names, o.proto);
+	int first, ret = cli_opt_choice(proto_names, o.proto);
 
 	v.proto = (enum proto)ret;
 	if (ret < 0) {

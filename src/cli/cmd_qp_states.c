@@ -331,10 +331,10 @@ static void print_text(const struct rk_qps_report *rep)
 int cmd_qp_states(int argc, char **argv)
 {
 	struct qp_states_opts o = {.dev = CLI_DEV_OPTS_DEFAULT};
-	const struct rk_opt opts[] = {
+	const struct cli_opt opts[] = {
 		CLI_DEV_OPTS(&o.dev),
 		CLI_JSON_OPT(&o.json),
-		RK_OPT_END,
+		CLI_OPT_END,
 	};
 	static struct rk_qps_report rep;
 	struct rk_port_sel d;

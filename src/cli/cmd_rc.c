@@ -329,7 +329,7 @@ static int serve_clients(void *arg)
 	return status;
 }
 
-/* The values of --op and --inject (rk_opt.choices); rk_rcflow_check() says
+/* The values of --op and --inject (cli_opt.choices); rk_rcflow_check() says
  * which side may use which. */
 static const char *const rc_ops[] = {"send", "send-imm", "write", "write-imm", "read",
 				     "fetch-add", "cmp-swap", "all", "any", NULL};
@@ -343,39 +343,39 @@ int cmd_rc(int argc, char **argv)
 		.size = 4096, .sge = 1, .mem = {.mem = "host"}, .rnr_retry = 7, .retry = 6,
 		.srq = CLI_SRQ_OPTS_DEFAULT,
 	};
-	const struct rk_opt opts[] = {
+	const struct cli_opt opts[] = {
 		CLI_CONN_OPTS(&o.conn),
 		CLI_DEV_OPTS(&o.dev),
-		{"op", 'o', RK_OPT_STRING, &o.op, 0, 0, "OP",
+		{"op", 'o', CLI_OPT_STRING, &o.op, 0, 0, "OP",
 		 "send|send-imm|write|write-imm|read|fetch-add|cmp-swap|all, or for a server any "
 		 "(serve what the client runs)", .choices = rc_ops,
 		 .def = "all (client), any (server)"},
-		{"size", 's', RK_OPT_SIZE, &o.size, 1, 1u << 30, "BYTES",
+		{"size", 's', CLI_OPT_SIZE, &o.size, 1, 1u << 30, "BYTES",
 		 "bytes per operation; the server's buffer size"},
-		{"sge", 0, RK_OPT_COUNT, &o.sge, 1, RK_RCFLOW_MAX_SGE, "N",
+		{"sge", 0, CLI_OPT_COUNT, &o.sge, 1, RK_RCFLOW_MAX_SGE, "N",
 		 "split local buffers into N scatter/gather pieces"},
-		{"events", 'e', RK_OPT_FLAG, &o.events, 0, 0, NULL,
+		{"events", 'e', CLI_OPT_FLAG, &o.events, 0, 0, NULL,
 		 "sleep on a completion channel instead of polling"},
 		CLI_MEM_OPTS(&o.mem, "this side's buffer: host, hugepage (MAP_HUGETLB, from the "
 				     "kernel's pool), memfd, memfd-huge, dm (device memory; "
 				     "server), auto (dm, else hugepage, else host)"),
 		CLI_WAIT_OPTS(&o.conn, 't'),
-		{"inject", 0, RK_OPT_STRING, &o.inject, 0, 0, "FAULT",
+		{"inject", 0, CLI_OPT_STRING, &o.inject, 0, 0, "FAULT",
 		 "for tests: wrong-rkey|outside (client), no-access|no-recv (server)",
 		 .choices = rc_faults},
-		{"rnr-retry", 0, RK_OPT_COUNT, &o.rnr_retry, 0, 7, "N",
+		{"rnr-retry", 0, CLI_OPT_COUNT, &o.rnr_retry, 0, 7, "N",
 		 "RNR retries before IBV_WC_RNR_RETRY_EXC_ERR (7: forever; TCP exchange)"},
-		{"retry", 0, RK_OPT_COUNT, &o.retry, 0, 7, "N",
+		{"retry", 0, CLI_OPT_COUNT, &o.retry, 0, 7, "N",
 		 "transport retries before IBV_WC_RETRY_EXC_ERR (TCP exchange; rxe takes 7 as "
 		 "forever)"},
 		CLI_JSON_OPT(&o.json),
-		{"auth-file", 0, RK_OPT_STRING, &o.auth_file, 0, 0, "PATH",
+		{"auth-file", 0, CLI_OPT_STRING, &o.auth_file, 0, 0, "PATH",
 		 "shared secret (mode 600): both sides prove they hold it before the server "
 		 "sends its buffer's address and rkey"},
 		CLI_PERSIST_OPT(&o.persist), CLI_CLIENTS_OPT(&o.clients),
-		RK_OPT_GONE_ROW("", 'm', "-m is now --mem (-m is bench's --mode)"),
+		CLI_OPT_GONE_ROW("", 'm', "-m is now --mem (-m is bench's --mode)"),
 		CLI_SRQ_OPTS(&o.srq),
-		RK_OPT_END,
+		CLI_OPT_END,
 	};
 	struct rk_rcflow_opts f;
 	struct rc_run run;

@@ -137,15 +137,15 @@ int cmd_share(int argc, char **argv)
 	struct cli_dev_opts dev = CLI_DEV_OPTS_DEFAULT;
 	uint64_t procs = 2, size = 4096;
 	bool json = false;
-	const struct rk_opt opts[] = {
+	const struct cli_opt opts[] = {
 		CLI_DEV_OPTS(&dev),
-		{"procs", 'P', RK_OPT_COUNT, &procs, 1, RK_SHARE_MAX_PROCS, "N",
+		{"procs", 'P', CLI_OPT_COUNT, &procs, 1, RK_SHARE_MAX_PROCS, "N",
 		 "worker, child or user processes"},
-		{"size", 's', RK_OPT_SIZE, &size, RK_SHARE_MIN_SIZE, RK_SHARE_MAX_SIZE, "BYTES",
+		{"size", 's', CLI_OPT_SIZE, &size, RK_SHARE_MIN_SIZE, RK_SHARE_MAX_SIZE, "BYTES",
 		 "bytes per RDMA operation (4k, 1M ...)"},
 		CLI_JSON_OPT(&json),
-		RK_OPT_GONE_ROW("", 'p', "-p is now -P/--procs (-p is --port elsewhere)"),
-		RK_OPT_END,
+		CLI_OPT_GONE_ROW("", 'p', "-p is now -P/--procs (-p is --port elsewhere)"),
+		CLI_OPT_END,
 	};
 	struct rk_share_opts o = {0};
 	struct rk_share_result *res;

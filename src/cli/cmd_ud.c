@@ -143,27 +143,27 @@ int cmd_ud(int argc, char **argv)
 	struct ud_opts o = {.dev = CLI_DEV_OPTS_DEFAULT, .size = 100, .count = 10, .clients = 1,
 			    .conn.timeout = 10, .conn.traffic = CLI_TRAFFIC_OPTS_DEFAULT,
 			    .srq = CLI_SRQ_OPTS_DEFAULT};
-	const struct rk_opt opts[] = {
+	const struct cli_opt opts[] = {
 		CLI_SERVER_OPT(&o.conn.server),
-		{"port", 'p', RK_OPT_COUNT, &o.conn.port, 1, 65535, "PORT",
+		{"port", 'p', CLI_OPT_COUNT, &o.conn.port, 1, 65535, "PORT",
 		 "TCP port, or RDMA CM port with --cm", .def = "18515; 7174 (udaddy's) with --cm"},
 		CLI_CM_OPT(&o.conn.cm,
 			   "RDMA CM in RDMA_PS_UDP (as udaddy) instead of the TCP exchange"),
 		CLI_TRAFFIC_OPTS(&o.conn.traffic),
 		CLI_DEV_OPTS(&o.dev),
-		{"size", 's', RK_OPT_SIZE, &o.size, 1, 4096, "BYTES",
+		{"size", 's', CLI_OPT_SIZE, &o.size, 1, 4096, "BYTES",
 		 "bytes per datagram (at most the path MTU)"},
-		{"count", 'n', RK_OPT_COUNT, &o.count, 1, 100000, "N",
+		{"count", 'n', CLI_OPT_COUNT, &o.count, 1, 100000, "N",
 		 "datagrams per client (a udaddy client's -C)"},
-		{"clients", 'C', RK_OPT_COUNT, &o.clients, 1, RK_UD_MAX_CLIENTS, "N",
+		{"clients", 'C', CLI_OPT_COUNT, &o.clients, 1, RK_UD_MAX_CLIENTS, "N",
 		 "server: serve N clients, then stop"},
-		{"events", 'e', RK_OPT_FLAG, &o.events, 0, 0, NULL,
+		{"events", 'e', CLI_OPT_FLAG, &o.events, 0, 0, NULL,
 		 "sleep on a completion channel instead of polling"},
-		{"verbose", 'v', RK_OPT_FLAG, &o.verbose, 0, 0, NULL, "print every datagram"},
+		{"verbose", 'v', CLI_OPT_FLAG, &o.verbose, 0, 0, NULL, "print every datagram"},
 		CLI_WAIT_OPTS(&o.conn, 't'),
 		CLI_JSON_OPT(&o.json),
 		CLI_SRQ_OPTS(&o.srq),
-		RK_OPT_END,
+		CLI_OPT_END,
 	};
 	struct rk_ud_result *res;
 	struct rk_srq_opts so;

@@ -70,19 +70,19 @@ int cli_version(void)
 }
 
 int cli_parse(const char *cmd, const char *usage, const char *description,
-	      const struct rk_opt *opts, int argc, char **argv, int *first_arg_p)
+	      const struct cli_opt *opts, int argc, char **argv, int *first_arg_p)
 {
 	return cli_parse_epilog(cmd, usage, description, NULL, opts, argc, argv, first_arg_p);
 }
 
 int cli_parse_epilog(const char *cmd, const char *usage, const char *description,
-		     const char *epilog, const struct rk_opt *opts, int argc, char **argv,
+		     const char *epilog, const struct cli_opt *opts, int argc, char **argv,
 		     int *first_arg_p)
 {
-	int ret = rk_opts_parse(cmd, opts, argc, argv, first_arg_p);
+	int ret = cli_opts_parse(cmd, opts, argc, argv, first_arg_p);
 
 	if (ret == 1) {
-		rk_opts_help_epilog(stdout, usage, description, opts, epilog);
+		cli_opts_help_epilog(stdout, usage, description, opts, epilog);
 		return CLI_OK;
 	}
 	if (ret == 2)
@@ -93,7 +93,7 @@ int cli_parse_epilog(const char *cmd, const char *usage, const char *description
 }
 
 int cli_parse_noargs(const char *cmd, const char *usage, const char *description,
-		     const struct rk_opt *opts, int argc, char **argv)
+		     const struct cli_opt *opts, int argc, char **argv)
 {
 	int first, ret = cli_parse(cmd, usage, description, opts, argc, argv, &first);
 
@@ -125,7 +125,7 @@ int cli_check_role_args(const char *cmd, bool server, int argc, char **argv, int
 }
 
 int cli_parse_role(const char *cmd, const char *usage, const char *description,
-		   const struct rk_opt *opts, int argc, char **argv,
+		   const struct cli_opt *opts, int argc, char **argv,
 		   const struct cli_conn_opts *conn, struct rk_traffic *traffic,
 		   const char **host_p)
 {

@@ -65,7 +65,7 @@ static void usage_tsv(FILE *out)
 
 static void usage(FILE *out)
 {
-	if (rk_opts_help_tsv()) {
+	if (cli_opts_help_tsv()) {
 		fprintf(out, "description\t%s\n", description);
 		usage_tsv(out);
 		return;

@@ -13,7 +13,7 @@
 /* getopt_long's value for --version (above 256 + MAX_OPTS). */
 #define VERSION_VAL 0x1000
 
-static int count_opts(const struct rk_opt *opts)
+static int count_opts(const struct cli_opt *opts)
 {
 	int n = 0;
 
@@ -22,7 +22,7 @@ static int count_opts(const struct rk_opt *opts)
 	return n;
 }
 
-int rk_opt_choice(const char *const *choices, const char *text)
+int cli_opt_choice(const char *const *choices, const char *text)
 {
 	for (int i = 0; choices && choices[i]; i++)
 		if (!strcmp(choices[i], text))
@@ -31,7 +31,7 @@ int rk_opt_choice(const char *const *choices, const char *text)
 }
 
 /* "'x' is not one of a, b, c" into err. */
-static void not_a_choice(const struct rk_opt *o, const char *arg, char *err, size_t len)
+static void not_a_choice(const struct cli_opt *o, const char *arg, char *err, size_t len)
 {
 	size_t at = (size_t)snprintf(err, len, "'%s' is not one of", arg);
 
@@ -52,7 +52,7 @@ static void seconds_text(uint64_t ms, char *buf, size_t len)
 }
 
 /* Seconds with fractions, in whole milliseconds within [min, max] ms. */
-static int parse_seconds(const struct rk_opt *o, const char *arg, char *err, size_t len)
+static int parse_seconds(const struct cli_opt *o, const char *arg, char *err, size_t len)
 {
 	char lo[32], hi[32];
 	const char *end;
@@ -89,58 +89,58 @@ static int parse_seconds(const struct rk_opt *o, const char *arg, char *err, siz
 	return 0;
 }
 
-static int set_value(const char *prog, const struct rk_opt *o, const char *arg)
+static int set_value(const char *prog, const struct cli_opt *o, const char *arg)
 {
 	char err[256];
 	int ret = 0;
 
 	switch (o->type) {
-	case RK_OPT_FLAG:
+	case CLI_OPT_FLAG:
 		*(bool *)o->dest = true;
 		return 0;
-	case RK_OPT_GONE:
+	case CLI_OPT_GONE:
 		return -EINVAL;
-	case RK_OPT_STRING:
+	case CLI_OPT_STRING:
 		if (!arg[0]) {
 			snprintf(err, sizeof(err), "an empty value");
 			ret = -EINVAL;
 			break;
 		}
-		if (o->choices && rk_opt_choice(o->choices, arg) < 0) {
+		if (o->choices && cli_opt_choice(o->choices, arg) < 0) {
 			not_a_choice(o, arg, err, sizeof(err));
 			ret = -EINVAL;
 			break;
 		}
 		*(const char **)o->dest = arg;
 		return 0;
-	case RK_OPT_LIST: {
-		struct rk_opt_list *l = o->dest;
+	case CLI_OPT_LIST: {
+		struct cli_opt_list *l = o->dest;
 
 		if (!arg[0]) {
 			snprintf(err, sizeof(err), "an empty value");
 			ret = -EINVAL;
-		} else if (o->choices && rk_opt_choice(o->choices, arg) < 0) {
+		} else if (o->choices && cli_opt_choice(o->choices, arg) < 0) {
 			not_a_choice(o, arg, err, sizeof(err));
 			ret = -EINVAL;
-		} else if (l->n == RK_OPT_LIST_MAX) {
-			snprintf(err, sizeof(err), "given more than %d times", RK_OPT_LIST_MAX);
+		} else if (l->n == CLI_OPT_LIST_MAX) {
+			snprintf(err, sizeof(err), "given more than %d times", CLI_OPT_LIST_MAX);
 			ret = -EINVAL;
 		} else {
 			l->v[l->n++] = arg;
 		}
 		break;
 	}
-	case RK_OPT_SIZE:
-	case RK_OPT_COUNT:
+	case CLI_OPT_SIZE:
+	case CLI_OPT_COUNT:
 		ret = rk_parse_u64(arg, (uint64_t)o->min, o->max,
-				   o->type == RK_OPT_SIZE ? 1024 : 1000, (uint64_t *)o->dest, err,
+				   o->type == CLI_OPT_SIZE ? 1024 : 1000, (uint64_t *)o->dest, err,
 				   sizeof(err));
 		break;
-	case RK_OPT_INT:
+	case CLI_OPT_INT:
 		ret = rk_parse_i64(arg, o->min, (int64_t)o->max, (int64_t *)o->dest, err,
 				   sizeof(err));
 		break;
-	case RK_OPT_SECONDS:
+	case CLI_OPT_SECONDS:
 		ret = parse_seconds(o, arg, err, sizeof(err));
 		break;
 	}
@@ -153,7 +153,7 @@ static int set_value(const char *prog, const struct rk_opt *o, const char *arg)
 static const void *given[MAX_OPTS];
 static int ngiven;
 
-bool rk_opts_given(const void *dest)
+bool cli_opts_given(const void *dest)
 {
 	for (int i = 0; i < ngiven; i++)
 		if (given[i] == dest)
@@ -163,22 +163,22 @@ bool rk_opts_given(const void *dest)
 
 /* Whether a row is an option in use (not an old spelling). A gone row's
  * letter that a live row also has is only a note on that row. */
-static bool is_live(const struct rk_opt *o)
+static bool is_live(const struct cli_opt *o)
 {
-	return o->type != RK_OPT_GONE;
+	return o->type != CLI_OPT_GONE;
 }
 
-static const struct rk_opt *live_with_key(const struct rk_opt *opts, int key)
+static const struct cli_opt *live_with_key(const struct cli_opt *opts, int key)
 {
-	for (const struct rk_opt *o = opts; key && o->name; o++)
+	for (const struct cli_opt *o = opts; key && o->name; o++)
 		if (is_live(o) && o->key == key)
 			return o;
 	return NULL;
 }
 
-static const struct rk_opt *gone_with_key(const struct rk_opt *opts, int key)
+static const struct cli_opt *gone_with_key(const struct cli_opt *opts, int key)
 {
-	for (const struct rk_opt *o = opts; key && o->name; o++)
+	for (const struct cli_opt *o = opts; key && o->name; o++)
 		if (!is_live(o) && o->key == key)
 			return o;
 	return NULL;
@@ -186,25 +186,26 @@ static const struct rk_opt *gone_with_key(const struct rk_opt *opts, int key)
 
 /* getopt_long's tables from ours: sopts ":ab:..h", lopts with --help and
  * --version. */
-static void build_getopt(const struct rk_opt *opts, int n, struct option *lopts, char *sopts)
+static void build_getopt(const struct cli_opt *opts, int n, struct option *lopts, char *sopts)
 {
 	int s = 0, l = 0;
 
 	/* Options may follow positionals ("rc HOST -s 4k"): glibc permutes. */
 	sopts[s++] = ':';
 	for (int i = 0; i < n; i++) {
-		const struct rk_opt *o = &opts[i];
+		const struct cli_opt *o = &opts[i];
 
 		if (o->name[0]) {
 			lopts[l].name = o->name;
-			lopts[l].has_arg = !is_live(o) ? optional_argument :
-					   o->type == RK_OPT_FLAG ? no_argument : required_argument;
+			lopts[l].has_arg = o->type == CLI_OPT_FLAG ? no_argument : required_argument;
+			if (!is_live(o))
+				lopts[l].has_arg = optional_argument;
 			lopts[l].flag = NULL;
 			lopts[l++].val = 256 + i;
 		}
 		if (o->key && (is_live(o) || !live_with_key(opts, o->key))) {
 			sopts[s++] = (char)o->key;
-			if (is_live(o) && o->type != RK_OPT_FLAG)
+			if (is_live(o) && o->type != CLI_OPT_FLAG)
 				sopts[s++] = ':';
 		}
 	}
@@ -216,7 +217,7 @@ static void build_getopt(const struct rk_opt *opts, int n, struct option *lopts,
 }
 
 /* getopt_long's '?' or ':' said as "rdmakit PROG: ...". */
-static void say_bad_option(const char *prog, const struct rk_opt *opts, int c, char **argv)
+static void say_bad_option(const char *prog, const struct cli_opt *opts, int c, char **argv)
 {
 	if (c == ':')
 		fprintf(stderr, "rdmakit %s: option %s needs a value\n", prog, argv[optind - 1]);
@@ -232,7 +233,7 @@ static void say_bad_option(const char *prog, const struct rk_opt *opts, int c, c
 			argv[optind - 1]);
 }
 
-int rk_opts_parse(const char *prog, const struct rk_opt *opts, int argc, char **argv,
+int cli_opts_parse(const char *prog, const struct cli_opt *opts, int argc, char **argv,
 		  int *first_arg_p)
 {
 	struct option lopts[MAX_OPTS + 3];
@@ -246,7 +247,7 @@ int rk_opts_parse(const char *prog, const struct rk_opt *opts, int argc, char **
 	optind = 0; /* 0, not 1: also forgets a half-read cluster like -hv */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, sopts, lopts, &idx)) != -1) {
-		const struct rk_opt *o;
+		const struct cli_opt *o;
 
 		if (c == 'h')
 			return 1;
@@ -266,13 +267,13 @@ int rk_opts_parse(const char *prog, const struct rk_opt *opts, int argc, char **
 			return -EINVAL;
 		}
 		if (set_value(prog, o, optarg)) {
-			const struct rk_opt *note = c < 256 ? gone_with_key(opts, c) : NULL;
+			const struct cli_opt *note = c < 256 ? gone_with_key(opts, c) : NULL;
 
 			if (note)
 				fprintf(stderr, "rdmakit %s: %s\n", prog, note->help);
 			return -EINVAL;
 		}
-		if (!rk_opts_given(o->dest) && ngiven < MAX_OPTS)
+		if (!cli_opts_given(o->dest) && ngiven < MAX_OPTS)
 			given[ngiven++] = o->dest;
 	}
 	*first_arg_p = optind;
@@ -281,7 +282,7 @@ int rk_opts_parse(const char *prog, const struct rk_opt *opts, int argc, char **
 
 /* The default as text ("" when there is none to show): o->def, or the live
  * value. */
-static void default_text(const struct rk_opt *o, char *buf, size_t len)
+static void default_text(const struct cli_opt *o, char *buf, size_t len)
 {
 	buf[0] = '\0';
 	if (o->def) {
@@ -289,31 +290,31 @@ static void default_text(const struct rk_opt *o, char *buf, size_t len)
 		return;
 	}
 	switch (o->type) {
-	case RK_OPT_FLAG:
-	case RK_OPT_LIST:
-	case RK_OPT_GONE:
+	case CLI_OPT_FLAG:
+	case CLI_OPT_LIST:
+	case CLI_OPT_GONE:
 		break;
-	case RK_OPT_STRING:
+	case CLI_OPT_STRING:
 		if (*(const char **)o->dest)
 			snprintf(buf, len, "%s", *(const char **)o->dest);
 		break;
-	case RK_OPT_SIZE:
-	case RK_OPT_COUNT:
+	case CLI_OPT_SIZE:
+	case CLI_OPT_COUNT:
 		snprintf(buf, len, "%" PRIu64, *(uint64_t *)o->dest);
 		break;
-	case RK_OPT_INT:
+	case CLI_OPT_INT:
 		snprintf(buf, len, "%" PRId64, *(int64_t *)o->dest);
 		break;
-	case RK_OPT_SECONDS:
+	case CLI_OPT_SECONDS:
 		seconds_text(*(uint64_t *)o->dest, buf, len);
 		break;
 	}
 }
 
-void rk_opts_help(FILE *out, const char *usage, const char *description,
-		  const struct rk_opt *opts)
+void cli_opts_help(FILE *out, const char *usage, const char *description,
+		  const struct cli_opt *opts)
 {
-	rk_opts_help_epilog(out, usage, description, opts, NULL);
+	cli_opts_help_epilog(out, usage, description, opts, NULL);
 }
 
 /* text with backslash, tab and newline escaped (one TSV field). */
@@ -332,7 +333,7 @@ static void tsv_field(FILE *out, const char *text)
 }
 
 static void help_tsv(FILE *out, const char *usage, const char *description,
-		     const struct rk_opt *opts, const char *epilog)
+		     const struct cli_opt *opts, const char *epilog)
 {
 	static const char *const types[] = {"flag", "string", "size", "count", "int", "seconds",
 					    "list", "gone"};
@@ -343,12 +344,12 @@ static void help_tsv(FILE *out, const char *usage, const char *description,
 		tsv_field(out, heads[i + 1]);
 		fputc('\n', out);
 	}
-	for (const struct rk_opt *o = opts; o->name; o++) {
+	for (const struct cli_opt *o = opts; o->name; o++) {
 		char key[2] = {(char)o->key, 0}, def[128];
 
 		default_text(o, def, sizeof(def));
 		fprintf(out, "option\t%s\t%s\t%s\t", o->name, key, types[o->type]);
-		tsv_field(out, o->arg ? o->arg : (o->type == RK_OPT_FLAG ? "" : "VALUE"));
+		tsv_field(out, o->arg ? o->arg : (o->type == CLI_OPT_FLAG ? "" : "VALUE"));
 		fputc('\t', out);
 		tsv_field(out, def);
 		fputc('\t', out);
@@ -360,27 +361,27 @@ static void help_tsv(FILE *out, const char *usage, const char *description,
 	}
 }
 
-bool rk_opts_help_tsv(void)
+bool cli_opts_help_tsv(void)
 {
 	const char *f = getenv("RDMAKIT_HELP_FORMAT");
 
 	return f && !strcmp(f, "tsv");
 }
 
-void rk_opts_help_epilog(FILE *out, const char *usage, const char *description,
-			 const struct rk_opt *opts, const char *epilog)
+void cli_opts_help_epilog(FILE *out, const char *usage, const char *description,
+			 const struct cli_opt *opts, const char *epilog)
 {
-	if (rk_opts_help_tsv()) {
+	if (cli_opts_help_tsv()) {
 		help_tsv(out, usage, description, opts, epilog);
 		return;
 	}
 	fprintf(out, "usage: %s\n\n%s\n\noptions:\n", usage, description);
-	for (const struct rk_opt *o = opts; o->name; o++) {
+	for (const struct cli_opt *o = opts; o->name; o++) {
 		char left[64], def[128];
 
 		if (!is_live(o))
 			continue;
-		if (o->type == RK_OPT_FLAG)
+		if (o->type == CLI_OPT_FLAG)
 			snprintf(left, sizeof(left), "%s%c%s--%s", o->key ? "-" : "",
 				 o->key ? o->key : ' ', o->key ? ", " : "   ", o->name);
 		else

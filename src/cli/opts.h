@@ -9,36 +9,36 @@
 
 #include <rdmakit/units.h>
 
-enum rk_opt_type {
-	RK_OPT_FLAG,   /* bool; no argument */
-	RK_OPT_STRING, /* const char * */
-	RK_OPT_SIZE,   /* uint64_t; suffixes k, M, G are powers of 1024 */
-	RK_OPT_COUNT,  /* uint64_t; suffixes k, M, G are powers of 1000 */
-	RK_OPT_INT,    /* int64_t; plain decimal, may be negative */
-	RK_OPT_SECONDS, /* uint64_t milliseconds, given in seconds with fractions as
+enum cli_opt_type {
+	CLI_OPT_FLAG,   /* bool; no argument */
+	CLI_OPT_STRING, /* const char * */
+	CLI_OPT_SIZE,   /* uint64_t; suffixes k, M, G are powers of 1024 */
+	CLI_OPT_COUNT,  /* uint64_t; suffixes k, M, G are powers of 1000 */
+	CLI_OPT_INT,    /* int64_t; plain decimal, may be negative */
+	CLI_OPT_SECONDS, /* uint64_t milliseconds, given in seconds with fractions as
 			   ping(8)'s -i ("0.2": 200); min and max in milliseconds */
-	RK_OPT_LIST,   /* struct rk_opt_list; repeatable, each value kept */
-	RK_OPT_GONE,   /* an old spelling, kept to name the new one: no dest */
+	CLI_OPT_LIST,   /* struct cli_opt_list; repeatable, each value kept */
+	CLI_OPT_GONE,   /* an old spelling, kept to name the new one: no dest */
 };
 
-#define RK_OPT_LIST_MAX 16
+#define CLI_OPT_LIST_MAX 16
 
 /* The values of a repeatable option, in the order given. */
-struct rk_opt_list {
-	const char *v[RK_OPT_LIST_MAX];
+struct cli_opt_list {
+	const char *v[CLI_OPT_LIST_MAX];
 	int n;
 };
 
-struct rk_opt {
+struct cli_opt {
 	const char *name;      /* long name, without "--" */
 	int key;               /* short letter, or 0 */
-	enum rk_opt_type type;
-	void *dest;            /* bool *, const char **, uint64_t *, int64_t *, rk_opt_list * */
+	enum cli_opt_type type;
+	void *dest;            /* bool *, const char **, uint64_t *, int64_t *, cli_opt_list * */
 	int64_t min;           /* numeric range, inclusive */
 	uint64_t max;
 	const char *arg;       /* argument name in --help */
-	const char *help;      /* RK_OPT_GONE: the message, "--test is now -o/--op" */
-	/* RK_OPT_STRING and RK_OPT_LIST: the values it takes, NULL-terminated
+	const char *help;      /* CLI_OPT_GONE: the message, "--test is now -o/--op" */
+	/* CLI_OPT_STRING and CLI_OPT_LIST: the values it takes, NULL-terminated
 	 * (the parser refuses others; --help, man and completion show them);
 	 * NULL: any text. */
 	const char *const *choices;
@@ -48,29 +48,29 @@ struct rk_opt {
 };
 
 /* Terminates a table. */
-#define RK_OPT_END {0}
+#define CLI_OPT_END {0}
 
 /* An old spelling: given, the parse fails with "rdmakit CMD: MSG" (exit 2).
  * name "" for a letter alone. A letter that a live row of the same table
  * has too is that row's old meaning: MSG follows an error in its value
  * ("bench -t write": "-t is now --timeout; the test is -o/--op"). Not shown
  * by --help; the man page lists them under OLD SPELLINGS. */
-#define RK_OPT_GONE_ROW(name, key, msg) {(name), (key), RK_OPT_GONE, NULL, 0, 0, NULL, (msg)}
+#define CLI_OPT_GONE_ROW(name, key, msg) {(name), (key), CLI_OPT_GONE, NULL, 0, 0, NULL, (msg)}
 
 /* Parse argv against the table (argv[0] is the command name). Positional
  * arguments are left in argv[*first_arg_p .. argc-1]. Returns 1 for --help
- * (the caller prints rk_opts_help()), 2 for --version (the caller prints
+ * (the caller prints cli_opts_help()), 2 for --version (the caller prints
  * its version). On bad input prints "rdmakit CMD: ..." naming the option to
  * stderr and returns -EINVAL. prog names the command in messages. */
-int rk_opts_parse(const char *prog, const struct rk_opt *opts, int argc, char **argv,
+int cli_opts_parse(const char *prog, const struct cli_opt *opts, int argc, char **argv,
 		  int *first_arg_p);
 
 /* Whether the option whose value lands in dest was given in the last
- * rk_opts_parse() (a default and the same value given are told apart). */
-bool rk_opts_given(const void *dest);
+ * cli_opts_parse() (a default and the same value given are told apart). */
+bool cli_opts_given(const void *dest);
 
 /* The index of text in choices (NULL-terminated), or -1. */
-int rk_opt_choice(const char *const *choices, const char *text);
+int cli_opt_choice(const char *const *choices, const char *text);
 
 /* Print usage, a description and every option with its current (default)
  * value. With RDMAKIT_HELP_FORMAT=tsv in the environment it prints the same
@@ -80,15 +80,15 @@ int rk_opt_choice(const char *const *choices, const char *text);
  *   option TAB LONG TAB LETTER TAB TYPE TAB ARG TAB DEFAULT TAB CHOICES TAB HELP
  * LETTER "" when none, CHOICES joined by "|", TYPE flag, string, size,
  * count, int, seconds, list or gone. */
-void rk_opts_help(FILE *out, const char *usage, const char *description,
-		  const struct rk_opt *opts);
+void cli_opts_help(FILE *out, const char *usage, const char *description,
+		  const struct cli_opt *opts);
 
 /* Whether RDMAKIT_HELP_FORMAT=tsv asks for the records above. */
-bool rk_opts_help_tsv(void);
+bool cli_opts_help_tsv(void);
 
-/* rk_opts_help(), then epilog (when not NULL) after the options: what the
+/* cli_opts_help(), then epilog (when not NULL) after the options: what the
  * options come to together, exit statuses. */
-void rk_opts_help_epilog(FILE *out, const char *usage, const char *description,
-			 const struct rk_opt *opts, const char *epilog);
+void cli_opts_help_epilog(FILE *out, const char *usage, const char *description,
+			 const struct cli_opt *opts, const char *epilog);
 
 #endif

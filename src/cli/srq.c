@@ -10,9 +10,9 @@ int cli_srq_check(const char *cmd, const struct cli_srq_opts *o)
 	const char *orphan = NULL;
 
 	if (!o->srq) {
-		if (rk_opts_given(&o->depth))
+		if (cli_opts_given(&o->depth))
 			orphan = "--srq-depth";
-		else if (rk_opts_given(&o->limit))
+		else if (cli_opts_given(&o->limit))
 			orphan = "--srq-limit";
 		else if (o->no_refill)
 			orphan = "--srq-no-refill";

@@ -8,7 +8,7 @@
 
 int cli_traffic(const char *cmd, const struct cli_traffic_opts *o, struct rk_traffic *t)
 {
-	bool tclass = rk_opts_given(&o->tclass), dscp = rk_opts_given(&o->dscp);
+	bool tclass = cli_opts_given(&o->tclass), dscp = cli_opts_given(&o->dscp);
 
 	*t = (struct rk_traffic){0};
 	if (tclass && dscp && rk_tclass_dscp((uint8_t)o->tclass) != o->dscp) {
@@ -20,11 +20,11 @@ int cli_traffic(const char *cmd, const struct cli_traffic_opts *o, struct rk_tra
 	}
 	t->has_tclass = tclass || dscp;
 	t->tclass = (uint8_t)(tclass ? o->tclass : o->dscp << 2);
-	t->has_sl = rk_opts_given(&o->sl);
+	t->has_sl = cli_opts_given(&o->sl);
 	t->sl = (uint8_t)o->sl;
-	t->has_flow_label = rk_opts_given(&o->flow_label);
+	t->has_flow_label = cli_opts_given(&o->flow_label);
 	t->flow_label = (uint32_t)o->flow_label;
-	t->has_hop_limit = rk_opts_given(&o->hop_limit);
+	t->has_hop_limit = cli_opts_given(&o->hop_limit);
 	t->hop_limit = (uint8_t)o->hop_limit;
 	return 0;
 }

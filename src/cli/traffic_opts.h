@@ -26,19 +26,19 @@ struct cli_traffic_opts {
 
 /* --tclass and --dscp alone (blk attach: RDMA CM carries only the class). */
 #define CLI_TCLASS_OPTS(t)                                                                       \
-	{"tclass", 0, RK_OPT_COUNT, &(t)->tclass, 0, 255, "N",                                   \
+	{"tclass", 0, CLI_OPT_COUNT, &(t)->tclass, 0, 255, "N",                                  \
 	 "traffic class of every packet: on RoCE v2 the IP DS field, DSCP << 2 | ECN (104 is "  \
 	 "DSCP 26); with --cm the RDMA CM type of service"},                                     \
-		{"dscp", 0, RK_OPT_COUNT, &(t)->dscp, 0, 63, "N",                                \
+		{"dscp", 0, CLI_OPT_COUNT, &(t)->dscp, 0, 63, "N",                               \
 		 "DSCP of every packet: the same as --tclass N << 2 (ECN bits 0)"}
 
 #define CLI_TRAFFIC_OPTS(t)                                                                      \
 	CLI_TCLASS_OPTS(t),                                                                      \
-		{"sl", 0, RK_OPT_COUNT, &(t)->sl, 0, 15, "N",                                    \
+		{"sl", 0, CLI_OPT_COUNT, &(t)->sl, 0, 15, "N",                                   \
 		 "service level (InfiniBand; RoCE carries it only as a VLAN priority)"},         \
-		{"flow-label", 0, RK_OPT_COUNT, &(t)->flow_label, 0, 0xfffff, "N",               \
+		{"flow-label", 0, CLI_OPT_COUNT, &(t)->flow_label, 0, 0xfffff, "N",              \
 		 "GRH flow label, 20 bits (decimal or 0x hex)"},                                 \
-		{"hop-limit", 0, RK_OPT_COUNT, &(t)->hop_limit, 1, 255, "N",                     \
+		{"hop-limit", 0, CLI_OPT_COUNT, &(t)->hop_limit, 1, 255, "N",                    \
 		 "GRH hop limit: on RoCE v2 the IP TTL"}
 
 /* The traffic fields given (a default not given stays unset in *t). 0, or

@@ -84,60 +84,64 @@ static int parse_stages(struct mesh_opts *o)
 static int parse(struct mesh_opts *o, int argc, char **argv, bool quiet)
 {
 	static const char *const schedules[] = {"pairs", "shift", "serial", NULL};
-	const struct rk_opt opts[] = {
-		{"device", 'd', RK_OPT_STRING, &o->device, 0, 0, "DEV", "RDMA device",
+	const struct cli_opt opts[] = {
+		{"device", 'd', CLI_OPT_STRING, &o->device, 0, 0, "DEV", "RDMA device",
 		 .def = "the first one"},
-		{"ib-port", 'i', RK_OPT_COUNT, &o->port, 1, 255, "PORT", "device port"},
-		{"gid-index", 'g', RK_OPT_INT, &o->gid_index, -1, 65535, "N",
+		{"ib-port", 'i', CLI_OPT_COUNT, &o->port, 1, 255, "PORT", "device port"},
+		{"gid-index", 'g', CLI_OPT_INT, &o->gid_index, -1, 65535, "N",
 		 "GID index (-1: chosen, a RoCE v2 IPv4 GID first)"},
-		{"stages", 0, RK_OPT_STRING, &o->stages, 0, 0, "LIST",
+		{"stages", 0, CLI_OPT_STRING, &o->stages, 0, 0, "LIST",
 		 "comma-separated: reach, latency, bandwidth"},
-		{"schedule", 0, RK_OPT_STRING, &o->schedule, 0, 0, "S", "pairs, shift or serial",
+		{"schedule", 0, CLI_OPT_STRING, &o->schedule, 0, 0, "S", "pairs, shift or serial",
 		 .choices = schedules},
-		{"count", 'n', RK_OPT_COUNT, &o->lat_iters, 1, 1000000, "N",
+		{"count", 'n', CLI_OPT_COUNT, &o->lat_iters, 1, 1000000, "N",
 		 "ping-pong round trips per pair"},
-		{"size", 's', RK_OPT_SIZE, &o->bw_size, 1, 1u << 30, "BYTES", "RDMA WRITE size"},
-		{"bw-iters", 0, RK_OPT_COUNT, &o->bw_iters, 1, 10000000, "N", "RDMA WRITEs per direction"},
-		{"window", 0, RK_OPT_COUNT, &o->window, 1, 64, "N", "WRITEs outstanding"},
-		{"wc-timeout", 0, RK_OPT_COUNT, &o->timeout_ms, 10, 3600000, "MS",
+		{"size", 's', CLI_OPT_SIZE, &o->bw_size, 1, 1u << 30, "BYTES", "RDMA WRITE size"},
+		{"bw-iters", 0, CLI_OPT_COUNT, &o->bw_iters, 1, 10000000, "N",
+		 "RDMA WRITEs per direction"},
+		{"window", 0, CLI_OPT_COUNT, &o->window, 1, 64, "N", "WRITEs outstanding"},
+		{"wc-timeout", 0, CLI_OPT_COUNT, &o->timeout_ms, 10, 3600000, "MS",
 		 "longest wait for one completion, in milliseconds"},
-		{"ack-timeout", 0, RK_OPT_COUNT, &o->qp_timeout, 1, 31, "N",
+		{"ack-timeout", 0, CLI_OPT_COUNT, &o->qp_timeout, 1, 31, "N",
 		 "RC local ACK timeout, 4.096 us x 2^N (14: about 67 ms)"},
-		{"bw-low", 0, RK_OPT_COUNT, &o->bw_low_pct, 1, 100, "PCT",
+		{"bw-low", 0, CLI_OPT_COUNT, &o->bw_low_pct, 1, 100, "PCT",
 		 "flag bandwidth below PCT% of the reference"},
-		{"lat-high", 0, RK_OPT_COUNT, &o->lat_high_pct, 101, 100000, "PCT",
+		{"lat-high", 0, CLI_OPT_COUNT, &o->lat_high_pct, 101, 100000, "PCT",
 		 "flag p50 latency above PCT% of the reference"},
-		{"lat-jitter", 0, RK_OPT_COUNT, &o->jitter_pct, 101, 100000, "PCT",
+		{"lat-jitter", 0, CLI_OPT_COUNT, &o->jitter_pct, 101, 100000, "PCT",
 		 "flag p99 latency above PCT% of the reference p99"},
-		{"events", 'e', RK_OPT_FLAG, &o->events, 0, 0, NULL,
+		{"events", 'e', CLI_OPT_FLAG, &o->events, 0, 0, NULL,
 		 "sleep on completion events instead of spinning (ranks sharing cores)"},
-		{"no-retest", 0, RK_OPT_FLAG, &o->no_retest, 0, 0, NULL, "report suspects without re-testing"},
-		{"json-file", 0, RK_OPT_STRING, &o->json, 0, 0, "FILE",
+		{"no-retest", 0, CLI_OPT_FLAG, &o->no_retest, 0, 0, NULL,
+		 "report suspects without re-testing"},
+		{"json-file", 0, CLI_OPT_STRING, &o->json, 0, 0, "FILE",
 		 "write the run as JSON (schema rdmakit-mesh/1)"},
-		{"csv", 0, RK_OPT_STRING, &o->csv, 0, 0, "DIR", "write each matrix as DIR/NAME.csv"},
-		{"svg", 0, RK_OPT_STRING, &o->svg, 0, 0, "FILE", "write a heat map (SVG, tooltips per cell)"},
-		{"baseline", 0, RK_OPT_STRING, &o->baseline, 0, 0, "OLD.json",
+		{"csv", 0, CLI_OPT_STRING, &o->csv, 0, 0, "DIR",
+		 "write each matrix as DIR/NAME.csv"},
+		{"svg", 0, CLI_OPT_STRING, &o->svg, 0, 0, "FILE",
+		 "write a heat map (SVG, tooltips per cell)"},
+		{"baseline", 0, CLI_OPT_STRING, &o->baseline, 0, 0, "OLD.json",
 		 "compare with an earlier run's --json-file"},
-		{"no-progress", 0, RK_OPT_FLAG, &o->no_progress, 0, 0, NULL,
+		{"no-progress", 0, CLI_OPT_FLAG, &o->no_progress, 0, 0, NULL,
 		 "no progress line (shown when stdout is a terminal)"},
-		{"quiet", 0, RK_OPT_FLAG, &o->quiet, 0, 0, NULL, "verdicts only, no matrices"},
+		{"quiet", 0, CLI_OPT_FLAG, &o->quiet, 0, 0, NULL, "verdicts only, no matrices"},
 		CLI_TRAFFIC_OPTS(&o->traffic_opts),
-		RK_OPT_GONE_ROW("iters", 0, "--iters is now -n/--count"),
-		RK_OPT_GONE_ROW("qp-timeout", 0, "--qp-timeout is now --ack-timeout (as bench's)"),
-		RK_OPT_GONE_ROW("timeout", 't',
+		CLI_OPT_GONE_ROW("iters", 0, "--iters is now -n/--count"),
+		CLI_OPT_GONE_ROW("qp-timeout", 0, "--qp-timeout is now --ack-timeout (as bench's)"),
+		CLI_OPT_GONE_ROW("timeout", 't',
 				"-t/--timeout (milliseconds) is now --wc-timeout MS (-t is "
 				"rdmakit's --timeout SEC)"),
-		RK_OPT_GONE_ROW("json", 'J',
+		CLI_OPT_GONE_ROW("json", 'J',
 				"--json FILE is now --json-file FILE (--json is rdmakit's flag "
 				"for JSON on stdout)"),
-		RK_OPT_GONE_ROW("", 'q', "-q is now --quiet (-q is bench's --qps)"),
-		RK_OPT_END,
+		CLI_OPT_GONE_ROW("", 'q', "-q is now --quiet (-q is bench's --qps)"),
+		CLI_OPT_END,
 	};
 	int first, ret;
 
-	/* rk_opts_parse() prints its own errors (getopt's opterr is off): quiet
+	/* cli_opts_parse() prints its own errors (getopt's opterr is off): quiet
 	 * only keeps the other ranks from printing the help */
-	ret = rk_opts_parse("mesh", opts, argc, argv, &first);
+	ret = cli_opts_parse("mesh", opts, argc, argv, &first);
 	if (ret == 2) {
 		if (!quiet)
 			printf("rdmakit-mesh %s\n", rk_version());
@@ -145,7 +149,7 @@ static int parse(struct mesh_opts *o, int argc, char **argv, bool quiet)
 	}
 	if (ret == 1) {
 		if (!quiet)
-			rk_opts_help_epilog(stdout, usage, description, opts, epilog);
+			cli_opts_help_epilog(stdout, usage, description, opts, epilog);
 		return 1;
 	}
 	if (ret)

@@ -4,7 +4,7 @@
  * - bit 7 set: rk_parse_u64 / rk_parse_i64 on the text after 17 bytes that
  *   choose the range and the suffix base. A success lies in the range; a
  *   plain decimal matches strtoull/strtoll; a refusal says why.
- * - else: the rest, split at NUL bytes, is an argv for rk_opts_parse over a
+ * - else: the rest, split at NUL bytes, is an argv for cli_opts_parse over a
  *   table like rdmakit rc's. Every value it stores lies in its option's
  *   range; a refusal prints "rdmakit fuzz: ..." naming the problem.
  */
@@ -95,18 +95,18 @@ static void fuzz_argv(const uint8_t *data, size_t size)
 	const char *op = NULL, *device = NULL, *auth = NULL;
 	uint64_t port = 18515, bytes = 4096, sge = 1;
 	int64_t gid = -1;
-	const struct rk_opt opts[] = {
-		{"server", 'S', RK_OPT_FLAG, &server, 0, 0, NULL, "be the server"},
-		{"port", 'p', RK_OPT_COUNT, &port, 1, 65535, "PORT", "port"},
-		{"cm", 'c', RK_OPT_FLAG, &cm, 0, 0, NULL, "RDMA CM"},
-		{"device", 'd', RK_OPT_STRING, &device, 0, 0, "DEV", "device"},
-		{"gid-index", 'g', RK_OPT_INT, &gid, -1, 255, "IDX", "GID index"},
-		{"op", 'o', RK_OPT_STRING, &op, 0, 0, "OP", "operation"},
-		{"size", 's', RK_OPT_SIZE, &bytes, 1, 1u << 30, "BYTES", "bytes"},
-		{"sge", 0, RK_OPT_COUNT, &sge, 1, 64, "N", "pieces"},
-		{"json", 'j', RK_OPT_FLAG, &json, 0, 0, NULL, "JSON"},
-		{"auth-file", 0, RK_OPT_STRING, &auth, 0, 0, "PATH", "secret"},
-		RK_OPT_END,
+	const struct cli_opt opts[] = {
+		{"server", 'S', CLI_OPT_FLAG, &server, 0, 0, NULL, "be the server"},
+		{"port", 'p', CLI_OPT_COUNT, &port, 1, 65535, "PORT", "port"},
+		{"cm", 'c', CLI_OPT_FLAG, &cm, 0, 0, NULL, "RDMA CM"},
+		{"device", 'd', CLI_OPT_STRING, &device, 0, 0, "DEV", "device"},
+		{"gid-index", 'g', CLI_OPT_INT, &gid, -1, 255, "IDX", "GID index"},
+		{"op", 'o', CLI_OPT_STRING, &op, 0, 0, "OP", "operation"},
+		{"size", 's', CLI_OPT_SIZE, &bytes, 1, 1u << 30, "BYTES", "bytes"},
+		{"sge", 0, CLI_OPT_COUNT, &sge, 1, 64, "N", "pieces"},
+		{"json", 'j', CLI_OPT_FLAG, &json, 0, 0, NULL, "JSON"},
+		{"auth-file", 0, CLI_OPT_STRING, &auth, 0, 0, "PATH", "secret"},
+		CLI_OPT_END,
 	};
 	char *argv[MAX_ARGS + 2], *copy, *errtext = NULL;
 	FILE *saved = stderr, *mem;
@@ -130,11 +130,11 @@ static void fuzz_argv(const uint8_t *data, size_t size)
 		return;
 	}
 	stderr = mem;
-	ret = rk_opts_parse("fuzz", opts, argc, argv, &first);
+	ret = cli_opts_parse("fuzz", opts, argc, argv, &first);
 	stderr = saved;
 	fclose(mem);
 
-	FUZZ_CHECK(ret == 0 || ret == 1 || ret == 2 || ret == -EINVAL, "rk_opts_parse returned %d",
+	FUZZ_CHECK(ret == 0 || ret == 1 || ret == 2 || ret == -EINVAL, "cli_opts_parse returned %d",
 		   ret);
 	if (ret == 0) {
 		FUZZ_CHECK(first >= 1 && first <= argc, "first argument %d of %d", first, argc);

@@ -201,21 +201,21 @@ static void test_i64(void **state)
 	assert_int_equal(v, 77);
 }
 
-/* ---- rk_opts_parse ---- */
+/* ---- cli_opts_parse ---- */
 
 static bool verbose;
 static const char *device;
 static uint64_t size, count, timeout_ms;
 static int64_t gid_index;
 
-static const struct rk_opt opts[] = {
-	{"verbose", 'v', RK_OPT_FLAG, &verbose, 0, 0, NULL, "say more"},
-	{"device", 'd', RK_OPT_STRING, &device, 0, 0, "NAME", "RDMA device"},
-	{"size", 's', RK_OPT_SIZE, &size, 1, 1u << 30, "BYTES", "message size"},
-	{"count", 'n', RK_OPT_COUNT, &count, 1, 1000000000, "N", "iterations"},
-	{"gid-index", 'g', RK_OPT_INT, &gid_index, -1, 255, "INDEX", "GID index, -1 to choose"},
-	{"timeout", 0, RK_OPT_COUNT, &timeout_ms, 0, 60000, "MS", "time to wait"},
-	RK_OPT_END,
+static const struct cli_opt opts[] = {
+	{"verbose", 'v', CLI_OPT_FLAG, &verbose, 0, 0, NULL, "say more"},
+	{"device", 'd', CLI_OPT_STRING, &device, 0, 0, "NAME", "RDMA device"},
+	{"size", 's', CLI_OPT_SIZE, &size, 1, 1u << 30, "BYTES", "message size"},
+	{"count", 'n', CLI_OPT_COUNT, &count, 1, 1000000000, "N", "iterations"},
+	{"gid-index", 'g', CLI_OPT_INT, &gid_index, -1, 255, "INDEX", "GID index, -1 to choose"},
+	{"timeout", 0, CLI_OPT_COUNT, &timeout_ms, 0, 60000, "MS", "time to wait"},
+	CLI_OPT_END,
 };
 
 static int reset_defaults(void **state)
@@ -229,7 +229,7 @@ static int reset_defaults(void **state)
 	return 0;
 }
 
-/* Run rk_opts_parse() with fd 2 redirected; what it printed lands in err. */
+/* Run cli_opts_parse() with fd 2 redirected; what it printed lands in err. */
 static int parse_capture(int argc, char **argv, int *first, char *err, size_t err_len)
 {
 	FILE *tmp = tmpfile();
@@ -241,7 +241,7 @@ static int parse_capture(int argc, char **argv, int *first, char *err, size_t er
 	saved = dup(STDERR_FILENO);
 	assert_true(saved >= 0);
 	assert_true(dup2(fileno(tmp), STDERR_FILENO) >= 0);
-	ret = rk_opts_parse("test", opts, argc, argv, first);
+	ret = cli_opts_parse("test", opts, argc, argv, first);
 	fflush(stderr);
 	dup2(saved, STDERR_FILENO);
 	close(saved);
@@ -252,7 +252,7 @@ static int parse_capture(int argc, char **argv, int *first, char *err, size_t er
 	return ret;
 }
 
-/* rk_opts_parse() refuses argv (NULL-terminated) with -EINVAL, and what it
+/* cli_opts_parse() refuses argv (NULL-terminated) with -EINVAL, and what it
  * printed names each of the strings after argv (up to a NULL). */
 static void __attribute__((sentinel)) parse_refused(char **argv, ...)
 {
@@ -514,19 +514,19 @@ static void test_parse_too_many_options(void **state)
 {
 	static char names[100][8];
 	static bool flags[100];
-	struct rk_opt many[101];
+	struct cli_opt many[101];
 	char *argv[] = {"test", NULL};
 	int first = -1;
 
 	memset(many, 0, sizeof(many));
 	for (int i = 0; i < 100; i++) {
 		snprintf(names[i], sizeof(names[i]), "opt%d", i);
-		many[i] = (struct rk_opt){names[i], 0, RK_OPT_FLAG, &flags[i], 0, 0, NULL, "x"};
+		many[i] = (struct cli_opt){names[i], 0, CLI_OPT_FLAG, &flags[i], 0, 0, NULL, "x"};
 	}
-	assert_int_equal(rk_opts_parse("test", many, ARGC(argv), argv, &first), -EINVAL);
+	assert_int_equal(cli_opts_parse("test", many, ARGC(argv), argv, &first), -EINVAL);
 }
 
-/* ---- rk_opts_help ---- */
+/* ---- cli_opts_help ---- */
 
 /* The line of text that contains needle, copied into line. */
 static void line_with(const char *text, const char *needle, char *line, size_t len)
@@ -551,12 +551,12 @@ static void test_help(void **state)
 
 	assert_non_null(f);
 	device = "rxe0";
-	rk_opts_help(f, "rdmakit test [options] SERVER", "Test things.", opts);
+	cli_opts_help(f, "rdmakit test [options] SERVER", "Test things.", opts);
 	fclose(f);
 
 	assert_contains(text, "usage: rdmakit test [options] SERVER");
 	assert_contains(text, "Test things.");
-	for (const struct rk_opt *o = opts; o->name; o++) {
+	for (const struct cli_opt *o = opts; o->name; o++) {
 		char name[64];
 
 		snprintf(name, sizeof(name), "--%s", o->name);
@@ -595,7 +595,7 @@ static void test_help_live_defaults(void **state)
 
 	assert_non_null(f);
 	size = 65536;
-	rk_opts_help(f, "u", "d", opts);
+	cli_opts_help(f, "u", "d", opts);
 	fclose(f);
 	line_with(text, "--size", line, sizeof(line));
 	assert_contains(line, "(default: 65536)");
@@ -608,41 +608,40 @@ static void test_help_live_defaults(void **state)
 /* A repeatable option keeps every value in order, and refuses the 17th. */
 static void test_parse_list(void **state)
 {
-	struct rk_opt_list allow = {0};
-	const struct rk_opt lopts[] = {
-		{"allow", 0, RK_OPT_LIST, &allow, 0, 0, "CIDR", "repeatable"},
-		RK_OPT_END,
+	struct cli_opt_list allow = {0};
+	const struct cli_opt lopts[] = {
+		{"allow", 0, CLI_OPT_LIST, &allow, 0, 0, "CIDR", "repeatable"},
+		CLI_OPT_END,
 	};
 	char *argv[] = {"test", "--allow", "10.0.0.0/8", "--allow=fd00::/8", NULL};
-	char *many[2 * (RK_OPT_LIST_MAX + 1) + 2]; /* argv[0], 17 pairs, NULL */
+	char *many[2 * (CLI_OPT_LIST_MAX + 1) + 2]; /* argv[0], 17 pairs, NULL */
 	int first = -1;
 
 	(void)state;
-	assert_int_equal(rk_opts_parse("test", lopts, ARGC(argv), argv, &first), 0);
+	assert_int_equal(cli_opts_parse("test", lopts, ARGC(argv), argv, &first), 0);
 	assert_int_equal(allow.n, 2);
 	assert_string_equal(allow.v[0], "10.0.0.0/8");
 	assert_string_equal(allow.v[1], "fd00::/8");
 	memset(&allow, 0, sizeof(allow));
 	many[0] = "test";
-	for (int i = 0; i <= RK_OPT_LIST_MAX; i++) {
+	for (int i = 0; i <= CLI_OPT_LIST_MAX; i++) {
 		many[1 + 2 * i] = "--allow";
 		many[2 + 2 * i] = "1.2.3.4";
 	}
-	many[2 * (RK_OPT_LIST_MAX + 1) + 1] = NULL;
-	assert_int_equal(rk_opts_parse("test", lopts, 2 * (RK_OPT_LIST_MAX + 1) + 1, many, &first),
-			 -EINVAL);
-	assert_int_equal(allow.n, RK_OPT_LIST_MAX);
+	many[ARGC(many)] = NULL;
+	assert_int_equal(cli_opts_parse("test", lopts, ARGC(many), many, &first), -EINVAL);
+	assert_int_equal(allow.n, CLI_OPT_LIST_MAX);
 }
 
 /* Output of f(out) as a string (free it). */
-static char *capture_help(const struct rk_opt *o)
+static char *capture_help(const struct cli_opt *o)
 {
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 
 	assert_non_null(f);
-	rk_opts_help(f, "u", "d", o);
+	cli_opts_help(f, "u", "d", o);
 	fclose(f);
 	return text;
 }
@@ -652,21 +651,21 @@ static void test_parse_choices(void **state)
 {
 	static const char *const modes[] = {"bw", "lat", NULL};
 	const char *mode = NULL;
-	const struct rk_opt copts[] = {
-		{"mode", 'm', RK_OPT_STRING, &mode, 0, 0, "MODE", "bw or lat", .choices = modes},
-		RK_OPT_END,
+	const struct cli_opt copts[] = {
+		{"mode", 'm', CLI_OPT_STRING, &mode, 0, 0, "MODE", "bw or lat", .choices = modes},
+		CLI_OPT_END,
 	};
 	char *good[] = {"test", "-m", "lat", NULL};
 	char *bad[] = {"test", "--mode", "latency", NULL};
 	int first = -1;
 
 	(void)state;
-	assert_int_equal(rk_opts_parse("test", copts, ARGC(good), good, &first), 0);
+	assert_int_equal(cli_opts_parse("test", copts, ARGC(good), good, &first), 0);
 	assert_string_equal(mode, "lat");
-	assert_int_equal(rk_opt_choice(modes, "lat"), 1);
-	assert_int_equal(rk_opt_choice(modes, "x"), -1);
+	assert_int_equal(cli_opt_choice(modes, "lat"), 1);
+	assert_int_equal(cli_opt_choice(modes, "x"), -1);
 	mode = NULL;
-	assert_int_equal(rk_opts_parse("test", copts, ARGC(bad), bad, &first), -EINVAL);
+	assert_int_equal(cli_opts_parse("test", copts, ARGC(bad), bad, &first), -EINVAL);
 	assert_null(mode);
 }
 
@@ -675,12 +674,12 @@ static void test_parse_gone(void **state)
 {
 	uint64_t timeout = 10;
 	const char *op = NULL;
-	const struct rk_opt gopts[] = {
-		{"timeout", 't', RK_OPT_COUNT, &timeout, 1, 3600, "SEC", "seconds"},
-		{"op", 'o', RK_OPT_STRING, &op, 0, 0, "OP", "the test"},
-		RK_OPT_GONE_ROW("", 't', "-t is now --timeout; the test is -o/--op"),
-		RK_OPT_GONE_ROW("test", 0, "--test is now -o/--op"),
-		RK_OPT_END,
+	const struct cli_opt gopts[] = {
+		{"timeout", 't', CLI_OPT_COUNT, &timeout, 1, 3600, "SEC", "seconds"},
+		{"op", 'o', CLI_OPT_STRING, &op, 0, 0, "OP", "the test"},
+		CLI_OPT_GONE_ROW("", 't', "-t is now --timeout; the test is -o/--op"),
+		CLI_OPT_GONE_ROW("test", 0, "--test is now -o/--op"),
+		CLI_OPT_END,
 	};
 	char *now[] = {"test", "-t", "20", NULL};
 	char *word[] = {"test", "-t", "write", NULL};
@@ -690,11 +689,11 @@ static void test_parse_gone(void **state)
 	int first = -1;
 
 	(void)state;
-	assert_int_equal(rk_opts_parse("test", gopts, ARGC(now), now, &first), 0);
+	assert_int_equal(cli_opts_parse("test", gopts, ARGC(now), now, &first), 0);
 	assert_int_equal(timeout, 20);
-	assert_int_equal(rk_opts_parse("test", gopts, ARGC(word), word, &first), -EINVAL);
-	assert_int_equal(rk_opts_parse("test", gopts, ARGC(old), old, &first), -EINVAL);
-	assert_int_equal(rk_opts_parse("test", gopts, ARGC(old_eq), old_eq, &first), -EINVAL);
+	assert_int_equal(cli_opts_parse("test", gopts, ARGC(word), word, &first), -EINVAL);
+	assert_int_equal(cli_opts_parse("test", gopts, ARGC(old), old, &first), -EINVAL);
+	assert_int_equal(cli_opts_parse("test", gopts, ARGC(old_eq), old_eq, &first), -EINVAL);
 	assert_null(op);
 	/* --help does not show old spellings. */
 	text = capture_help(gopts);
@@ -710,17 +709,17 @@ static void test_parse_version(void **state)
 	int first = -1;
 
 	(void)state;
-	assert_int_equal(rk_opts_parse("test", opts, ARGC(argv), argv, &first), 2);
+	assert_int_equal(cli_opts_parse("test", opts, ARGC(argv), argv, &first), 2);
 }
 
 /* A shown default (def) replaces the live value: one default per line. */
 static void test_help_def(void **state)
 {
 	uint64_t iters = 0;
-	const struct rk_opt dopts[] = {
-		{"count", 'n', RK_OPT_COUNT, &iters, 1, 100, "N", "iterations",
+	const struct cli_opt dopts[] = {
+		{"count", 'n', CLI_OPT_COUNT, &iters, 1, 100, "N", "iterations",
 		 .def = "5000 for bw, 1000 for lat"},
-		RK_OPT_END,
+		CLI_OPT_END,
 	};
 	char *text, line[256];
 
@@ -739,11 +738,11 @@ static void test_help_tsv(void **state)
 	static const char *const modes[] = {"bw", "lat", NULL};
 	const char *mode = "bw";
 	bool flag = false;
-	const struct rk_opt topts[] = {
-		{"mode", 'm', RK_OPT_STRING, &mode, 0, 0, "MODE", "a\tb", .choices = modes},
-		{"flag", 0, RK_OPT_FLAG, &flag, 0, 0, NULL, "on"},
-		RK_OPT_GONE_ROW("old", 0, "--old is now --mode"),
-		RK_OPT_END,
+	const struct cli_opt topts[] = {
+		{"mode", 'm', CLI_OPT_STRING, &mode, 0, 0, "MODE", "a\tb", .choices = modes},
+		{"flag", 0, CLI_OPT_FLAG, &flag, 0, 0, NULL, "on"},
+		CLI_OPT_GONE_ROW("old", 0, "--old is now --mode"),
+		CLI_OPT_END,
 	};
 	char *text;
 

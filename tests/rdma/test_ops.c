@@ -60,6 +60,17 @@ static void post_ok(struct rk_wr *wr)
 	assert_int_equal(rk_post(F.qp_a, wr), 0);
 }
 
+/* B's receive wr_id completed as opcode, and B's buffer holds the len bytes of
+ * pattern seed that A sent. */
+static void recv_ok(struct ibv_wc *wc, uint64_t wr_id, const char *opcode, uint32_t len,
+		    uint32_t seed)
+{
+	wait_ok(F.cq_b, wc, wr_id);
+	assert_string_equal(rk_wc_opcode_name(wc->opcode), opcode);
+	assert_int_equal(wc->byte_len, len);
+	assert_int_equal(rk_pattern_check(F.mr_b->buf, len, seed), -1);
+}
+
 /* SEND at 1 byte, one MTU plus one, and 64 KiB, through NSGE pieces on both
  * sides (gathered on send, scattered on receive). */
 static void test_send_sizes_sge(void **state)
@@ -80,10 +91,7 @@ static void test_send_sizes_sge(void **state)
 		assert_int_equal(rk_post_recv(F.qp_b, 1000 + i, sb, n), 0);
 		post_ok(&wr);
 		wait_ok(F.cq_a, &wc, i);
-		wait_ok(F.cq_b, &wc, 1000 + i);
-		assert_string_equal(rk_wc_opcode_name(wc.opcode), "RECV");
-		assert_int_equal(wc.byte_len, len);
-		assert_int_equal(rk_pattern_check(F.mr_b->buf, len, (uint32_t)i + 10), -1);
+		recv_ok(&wc, 1000 + i, "RECV", len, (uint32_t)i + 10);
 	}
 }
 
@@ -98,27 +106,33 @@ static void test_send_imm(void **state)
 	assert_int_equal(rk_post_recv(F.qp_b, 8, &sb, 1), 0);
 	post_ok(&wr);
 	wait_ok(F.cq_a, &wc, 7);
-	wait_ok(F.cq_b, &wc, 8);
+	recv_ok(&wc, 8, "RECV", 100, 3);
 	assert_true(wc.wc_flags & IBV_WC_WITH_IMM);
 	assert_int_equal(ntohl(wc.imm_data), 0xdeadbeef);
-	assert_int_equal(wc.byte_len, 100);
-	assert_int_equal(rk_pattern_check(F.mr_b->buf, 100, 3), -1);
+}
+
+/* A's op (a WRITE or a READ) of len bytes at offset off of B's buffer, from or
+ * into NSGE pieces of A's buffer, completes at A as wr_id. */
+static void rdma_ok(enum rk_op op, uint64_t wr_id, size_t off, uint32_t len, struct ibv_wc *wc)
+{
+	struct ibv_sge sa[NSGE];
+	struct rk_wr wr = {.op = op, .wr_id = wr_id, .sg = sa, .nsge = NSGE,
+			   .remote_addr = addr_b(off), .rkey = F.mr_b->mr->rkey};
+
+	rk_sge_split(F.mr_a, 0, len, NSGE, sa);
+	post_ok(&wr);
+	wait_ok(F.cq_a, wc, wr_id);
 }
 
 /* WRITE at an offset, gathered from NSGE local pieces, past the MTU. */
 static void test_write(void **state)
 {
-	struct ibv_sge sa[NSGE];
-	struct rk_wr wr = {.op = RK_OP_WRITE, .wr_id = 9, .sg = sa, .nsge = NSGE,
-			   .remote_addr = addr_b(512), .rkey = F.mr_b->mr->rkey};
 	struct ibv_wc wc;
 	uint8_t *b = F.mr_b->buf;
 
 	rk_pattern_fill(F.mr_a->buf, 5000, 4);
 	memset(F.mr_b->buf, 0xee, FX_BUF);
-	rk_sge_split(F.mr_a, 0, 5000, NSGE, sa);
-	post_ok(&wr);
-	wait_ok(F.cq_a, &wc, 9);
+	rdma_ok(RK_OP_WRITE, 9, 512, 5000, &wc);
 	assert_int_equal(rk_pattern_check(b + 512, 5000, 4), -1);
 	/* Not a byte outside the target range was touched. */
 	assert_int_equal(b[511], 0xee);
@@ -144,26 +158,18 @@ static void test_write_imm(void **state)
 	assert_int_equal(rk_post_recv(F.qp_b, 11, NULL, 0), 0);
 	post_ok(&wr);
 	wait_ok(F.cq_a, &wc, 10);
-	wait_ok(F.cq_b, &wc, 11);
-	assert_string_equal(rk_wc_opcode_name(wc.opcode), "RECV_RDMA_WITH_IMM");
+	recv_ok(&wc, 11, "RECV_RDMA_WITH_IMM", 2048, 5);
 	assert_int_equal(ntohl(wc.imm_data), 42);
-	assert_int_equal(wc.byte_len, 2048);
-	assert_int_equal(rk_pattern_check(F.mr_b->buf, 2048, 5), -1);
 }
 
 /* READ scattered into NSGE local pieces, 64 KiB (many response packets). */
 static void test_read(void **state)
 {
-	struct ibv_sge sa[NSGE];
-	struct rk_wr wr = {.op = RK_OP_READ, .wr_id = 12, .sg = sa, .nsge = NSGE,
-			   .remote_addr = addr_b(0), .rkey = F.mr_b->mr->rkey};
 	struct ibv_wc wc;
 
 	rk_pattern_fill(F.mr_b->buf, FX_BUF, 6);
 	memset(F.mr_a->buf, 0, FX_BUF);
-	rk_sge_split(F.mr_a, 0, FX_BUF, NSGE, sa);
-	post_ok(&wr);
-	wait_ok(F.cq_a, &wc, 12);
+	rdma_ok(RK_OP_READ, 12, 0, FX_BUF, &wc);
 	assert_string_equal(rk_wc_opcode_name(wc.opcode), "RDMA_READ");
 	assert_int_equal(rk_pattern_check(F.mr_a->buf, FX_BUF, 6), -1);
 }

@@ -143,14 +143,26 @@ static void check_flow_ok(const struct side *srv, const struct side *cli, int ns
 	}
 }
 
-static void test_write_tcp(void **state)
+/* A fresh pair (as pair_init) with sge SGEs on both sides, run to the end:
+ * every one of its nsteps steps must pass (check_flow_ok). */
+static void flow_ok(bool cm, const char *srv_op, const char *cli_op, uint64_t size, uint32_t sge,
+		    int nsteps)
 {
 	struct side *srv = &sides[0], *cli = &sides[1];
 
-	(void)state;
-	pair_init(false, NULL, "write", 4096);
+	pair_init(cm, srv_op, cli_op, size);
+	srv->o.sge = sge;
+	cli->o.sge = sge;
 	run_pair(srv, cli);
-	check_flow_ok(srv, cli, 1);
+	check_flow_ok(srv, cli, nsteps);
+}
+
+static void test_write_tcp(void **state)
+{
+	struct side *srv = &sides[0];
+
+	(void)state;
+	flow_ok(false, NULL, "write", 4096, 1, 1);
 	assert_int_equal(srv->r.steps[0].kind, RK_STEP_WRITE);
 	assert_true(srv->r.steps[0].checked);
 	assert_int_equal(srv->r.steps[0].bytes, 4096);
@@ -166,11 +178,7 @@ static void test_all_tcp_sge(void **state)
 	const struct rk_rcflow_step *fadd, *cswap;
 
 	(void)state;
-	pair_init(false, NULL, "all", 1000);
-	srv->o.sge = 3;
-	cli->o.sge = 3;
-	run_pair(srv, cli);
-	check_flow_ok(srv, cli, 5);
+	flow_ok(false, NULL, "all", 1000, 3, 5);
 	assert_int_equal(cli->r.steps[0].kind, RK_STEP_SEND_S2C);
 	assert_true(cli->r.steps[0].checked);
 	assert_true(cli->r.steps[1].checked); /* READ: checked where it landed */
@@ -194,17 +202,11 @@ static void test_cm_ops(void **state)
 	struct side *srv = &sides[0], *cli = &sides[1];
 
 	(void)state;
-	pair_init(true, NULL, "read", 512);
-	run_pair(srv, cli);
-	check_flow_ok(srv, cli, 1);
+	flow_ok(true, NULL, "read", 512, 1, 1);
 	assert_true(cli->r.cm);
 	assert_true(cli->r.steps[0].checked);
 
-	pair_init(true, "send-imm", "send-imm", 300);
-	srv->o.sge = 2;
-	cli->o.sge = 2;
-	run_pair(srv, cli);
-	check_flow_ok(srv, cli, 1);
+	flow_ok(true, "send-imm", "send-imm", 300, 2, 1);
 	assert_true(srv->r.steps[0].has_imm);
 	assert_int_equal(srv->r.steps[0].imm, cli->r.steps[0].imm);
 	assert_true(srv->r.steps[0].checked);

@@ -93,13 +93,30 @@ static void assert_choice(const struct rk_gid_table *t, const struct rk_gid_choi
 	assert_contains(c->why, idx);
 }
 
+/* Choosing with the want {index, ip, family} picks the GID at want_index, of
+ * want_type (and assert_choice() holds); *c is the choice. A failure names
+ * the want. */
+static void choose_ok(const struct rk_gid_table *t, int index, const char *ip, int family,
+		      uint32_t want_index, enum rk_gid_type want_type, struct rk_gid_choice *c)
+{
+	int ret = choose(t, index, ip, family, c);
+
+	if (ret)
+		fail_msg("want index %d, ip %s, family %d: %d", index, ip ? ip : "NULL", family,
+			 ret);
+	if (c->index != want_index || c->type != want_type)
+		fail_msg("want index %d, ip %s, family %d: chose index %u (%s), expected %u (%s)",
+			 index, ip ? ip : "NULL", family, c->index, rk_gid_type_str(c->type),
+			 want_index, rk_gid_type_str(want_type));
+	assert_choice(t, c, want_index, want_type);
+}
+
 static void test_rxe_default_picks_v2_ipv4(void **state)
 {
 	struct rk_gid_table *t = rxe_table();
 	struct rk_gid_choice c;
 
-	assert_int_equal(choose(t, -1, NULL, AF_UNSPEC, &c), 0);
-	assert_choice(t, &c, 1, RK_GID_ROCE_V2);
+	choose_ok(t, -1, NULL, AF_UNSPEC, 1, RK_GID_ROCE_V2, &c);
 	assert_contains(c.why, "198.18.0.1");
 	assert_not_contains(c.why, "link-local");
 
@@ -115,12 +132,10 @@ static void test_mlx5_default_picks_v2_ipv4(void **state)
 	struct rk_gid_table *t = mlx5_table();
 	struct rk_gid_choice c;
 
-	assert_int_equal(choose(t, -1, NULL, AF_UNSPEC, &c), 0);
-	assert_choice(t, &c, 3, RK_GID_ROCE_V2);
+	choose_ok(t, -1, NULL, AF_UNSPEC, 3, RK_GID_ROCE_V2, &c);
 	assert_contains(c.why, "RoCE v2");
 
-	assert_int_equal(choose(t, -1, NULL, AF_INET, &c), 0);
-	assert_choice(t, &c, 3, RK_GID_ROCE_V2);
+	choose_ok(t, -1, NULL, AF_INET, 3, RK_GID_ROCE_V2, &c);
 	rk_gid_table_free(t);
 }
 
@@ -130,23 +145,19 @@ static void test_want_ip_picks_v2_carrying_it(void **state)
 	struct rk_gid_choice c;
 
 	/* The RoCE v1 GID of the same address has the lower index (2). */
-	assert_int_equal(choose(t, -1, "198.18.0.1", AF_UNSPEC, &c), 0);
-	assert_choice(t, &c, 3, RK_GID_ROCE_V2);
+	choose_ok(t, -1, "198.18.0.1", AF_UNSPEC, 3, RK_GID_ROCE_V2, &c);
 	assert_contains(c.why, "198.18.0.1");
 	assert_contains(c.why, "carrying");
 
 	/* An IPv6 address picks its v2 GID even when IPv4 is the default family. */
-	assert_int_equal(choose(t, -1, "2001:db8::1", AF_UNSPEC, &c), 0);
-	assert_choice(t, &c, 5, RK_GID_ROCE_V2);
+	choose_ok(t, -1, "2001:db8::1", AF_UNSPEC, 5, RK_GID_ROCE_V2, &c);
 	assert_contains(c.why, "2001:db8::1");
 
 	/* The address wins over the family. */
-	assert_int_equal(choose(t, -1, "198.18.0.1", AF_INET6, &c), 0);
-	assert_choice(t, &c, 3, RK_GID_ROCE_V2);
+	choose_ok(t, -1, "198.18.0.1", AF_INET6, 3, RK_GID_ROCE_V2, &c);
 
 	/* The link-local address, asked for by name. */
-	assert_int_equal(choose(t, -1, "fe80::201:2ff:fe03:405", AF_UNSPEC, &c), 0);
-	assert_choice(t, &c, 1, RK_GID_ROCE_V2);
+	choose_ok(t, -1, "fe80::201:2ff:fe03:405", AF_UNSPEC, 1, RK_GID_ROCE_V2, &c);
 	rk_gid_table_free(t);
 }
 
@@ -155,15 +166,13 @@ static void test_want_ip_not_carried(void **state)
 	struct rk_gid_table *t = mlx5_table();
 	struct rk_gid_choice c;
 
-	assert_int_equal(choose(t, -1, "10.0.0.99", AF_UNSPEC, &c), 0);
-	assert_choice(t, &c, 3, RK_GID_ROCE_V2);
+	choose_ok(t, -1, "10.0.0.99", AF_UNSPEC, 3, RK_GID_ROCE_V2, &c);
 	assert_contains(c.why, "10.0.0.99");
 	assert_contains(c.why, "no ");
 	assert_contains(c.why, "carries");
 
 	/* An IPv6 one: the global v2 IPv6 GID, not the link-local one. */
-	assert_int_equal(choose(t, -1, "2001:db8::99", AF_UNSPEC, &c), 0);
-	assert_choice(t, &c, 5, RK_GID_ROCE_V2);
+	choose_ok(t, -1, "2001:db8::99", AF_UNSPEC, 5, RK_GID_ROCE_V2, &c);
 	assert_contains(c.why, "2001:db8::99");
 	assert_contains(c.why, "no ");
 	rk_gid_table_free(t);
@@ -174,8 +183,7 @@ static void test_ipv6_global_before_link_local(void **state)
 	struct rk_gid_table *t = mlx5_table();
 	struct rk_gid_choice c;
 
-	assert_int_equal(choose(t, -1, NULL, AF_INET6, &c), 0);
-	assert_choice(t, &c, 5, RK_GID_ROCE_V2);
+	choose_ok(t, -1, NULL, AF_INET6, 5, RK_GID_ROCE_V2, &c);
 	assert_contains(c.why, "IPv6");
 	assert_not_contains(c.why, "link-local");
 	rk_gid_table_free(t);
@@ -184,8 +192,7 @@ static void test_ipv6_global_before_link_local(void **state)
 	t = new_table(IBV_LINK_LAYER_ETHERNET, 2);
 	add(t, 0, RK_GID_ROCE_V2, LL_GID);
 	add(t, 1, RK_GID_ROCE_V2, V6_GID);
-	assert_int_equal(choose(t, -1, NULL, AF_UNSPEC, &c), 0);
-	assert_choice(t, &c, 1, RK_GID_ROCE_V2);
+	choose_ok(t, -1, NULL, AF_UNSPEC, 1, RK_GID_ROCE_V2, &c);
 	rk_gid_table_free(t);
 }
 
@@ -196,12 +203,10 @@ static void test_link_local_only_when_nothing_else(void **state)
 
 	add(t, 0, RK_GID_ROCE_V1, LL_GID);
 	add(t, 1, RK_GID_ROCE_V2, LL_GID);
-	assert_int_equal(choose(t, -1, NULL, AF_UNSPEC, &c), 0);
-	assert_choice(t, &c, 1, RK_GID_ROCE_V2);
+	choose_ok(t, -1, NULL, AF_UNSPEC, 1, RK_GID_ROCE_V2, &c);
 	assert_contains(c.why, "link-local");
 
-	assert_int_equal(choose(t, -1, NULL, AF_INET6, &c), 0);
-	assert_choice(t, &c, 1, RK_GID_ROCE_V2);
+	choose_ok(t, -1, NULL, AF_INET6, 1, RK_GID_ROCE_V2, &c);
 	assert_contains(c.why, "link-local");
 	rk_gid_table_free(t);
 }
@@ -214,15 +219,12 @@ static void test_v1_only_table(void **state)
 	add(t, 0, RK_GID_ROCE_V1, LL_GID);
 	add(t, 1, RK_GID_ROCE_V1, V6_GID);
 	add(t, 2, RK_GID_ROCE_V1, V4_GID);
-	assert_int_equal(choose(t, -1, NULL, AF_UNSPEC, &c), 0);
-	assert_choice(t, &c, 2, RK_GID_ROCE_V1);
+	choose_ok(t, -1, NULL, AF_UNSPEC, 2, RK_GID_ROCE_V1, &c);
 	assert_contains(c.why, "RoCE v1");
 
-	assert_int_equal(choose(t, -1, NULL, AF_INET6, &c), 0);
-	assert_choice(t, &c, 1, RK_GID_ROCE_V1);
+	choose_ok(t, -1, NULL, AF_INET6, 1, RK_GID_ROCE_V1, &c);
 
-	assert_int_equal(choose(t, -1, "198.18.0.1", AF_UNSPEC, &c), 0);
-	assert_choice(t, &c, 2, RK_GID_ROCE_V1);
+	choose_ok(t, -1, "198.18.0.1", AF_UNSPEC, 2, RK_GID_ROCE_V1, &c);
 	rk_gid_table_free(t);
 }
 
@@ -235,10 +237,8 @@ static void test_lowest_index_among_equals(void **state)
 	add(t, 7, RK_GID_ROCE_V2, "::ffff:198.18.0.7");
 	add(t, 4, RK_GID_ROCE_V2, "::ffff:198.18.0.4");
 	add(t, 9, RK_GID_ROCE_V1, "::ffff:198.18.0.9");
-	assert_int_equal(choose(t, -1, NULL, AF_UNSPEC, &c), 0);
-	assert_choice(t, &c, 4, RK_GID_ROCE_V2);
-	assert_int_equal(choose(t, -1, "198.18.0.7", AF_UNSPEC, &c), 0);
-	assert_choice(t, &c, 7, RK_GID_ROCE_V2);
+	choose_ok(t, -1, NULL, AF_UNSPEC, 4, RK_GID_ROCE_V2, &c);
+	choose_ok(t, -1, "198.18.0.7", AF_UNSPEC, 7, RK_GID_ROCE_V2, &c);
 	rk_gid_table_free(t);
 }
 
@@ -247,16 +247,13 @@ static void test_explicit_index_wins(void **state)
 	struct rk_gid_table *t = mlx5_table();
 	struct rk_gid_choice c;
 
-	assert_int_equal(choose(t, 2, NULL, AF_UNSPEC, &c), 0);
-	assert_choice(t, &c, 2, RK_GID_ROCE_V1);
+	choose_ok(t, 2, NULL, AF_UNSPEC, 2, RK_GID_ROCE_V1, &c);
 	assert_contains(c.why, "198.18.0.1");
 
 	/* Even over an IP that another GID carries. */
-	assert_int_equal(choose(t, 0, "198.18.0.1", AF_UNSPEC, &c), 0);
-	assert_choice(t, &c, 0, RK_GID_ROCE_V1);
+	choose_ok(t, 0, "198.18.0.1", AF_UNSPEC, 0, RK_GID_ROCE_V1, &c);
 
-	assert_int_equal(choose(t, 1, NULL, AF_INET6, &c), 0);
-	assert_choice(t, &c, 1, RK_GID_ROCE_V2);
+	choose_ok(t, 1, NULL, AF_INET6, 1, RK_GID_ROCE_V2, &c);
 	rk_gid_table_free(t);
 }
 
@@ -275,8 +272,7 @@ static void test_explicit_index_missing(void **state)
 	/* Written only on success. */
 	assert_memory_equal(&c, &before, sizeof(c));
 
-	assert_int_equal(choose(t, 7, NULL, AF_UNSPEC, &c), 0);
-	assert_choice(t, &c, 7, RK_GID_ROCE_V2);
+	choose_ok(t, 7, NULL, AF_UNSPEC, 7, RK_GID_ROCE_V2, &c);
 	rk_gid_table_free(t);
 }
 
@@ -294,8 +290,7 @@ static void test_bad_ip(void **state)
 			fail_msg("want->ip '%s': %d, expected -EINVAL (%d)", bad[i], ret, -EINVAL);
 	}
 	/* An empty string means no IP. */
-	assert_int_equal(choose(t, -1, "", AF_UNSPEC, &c), 0);
-	assert_choice(t, &c, 3, RK_GID_ROCE_V2);
+	choose_ok(t, -1, "", AF_UNSPEC, 3, RK_GID_ROCE_V2, &c);
 	rk_gid_table_free(t);
 }
 
@@ -325,15 +320,12 @@ static void test_infiniband_port(void **state)
 
 	add(t, 0, RK_GID_IB, "fe80::2:c903:ab:cdef");
 	add(t, 1, RK_GID_IB, "fec0::2:c903:ab:cdef");
-	assert_int_equal(choose(t, -1, NULL, AF_UNSPEC, &c), 0);
-	assert_choice(t, &c, 0, RK_GID_IB);
+	choose_ok(t, -1, NULL, AF_UNSPEC, 0, RK_GID_IB, &c);
 	assert_contains(c.why, "InfiniBand");
 
-	assert_int_equal(choose(t, -1, NULL, AF_INET6, &c), 0);
-	assert_choice(t, &c, 0, RK_GID_IB);
+	choose_ok(t, -1, NULL, AF_INET6, 0, RK_GID_IB, &c);
 
-	assert_int_equal(choose(t, 1, NULL, AF_UNSPEC, &c), 0);
-	assert_choice(t, &c, 1, RK_GID_IB);
+	choose_ok(t, 1, NULL, AF_UNSPEC, 1, RK_GID_IB, &c);
 	assert_int_equal(choose(t, 2, NULL, AF_UNSPEC, &c), -ENOENT);
 	rk_gid_table_free(t);
 }

@@ -134,87 +134,100 @@ static void fill_latency(double *p50, double *p99, int n)
 		}
 }
 
-static int verdicts(const struct rk_mesh_input *in, struct rk_mesh_outlier **o)
+/* An input of only an n x n bandwidth matrix, bw, filled at 1000. */
+static struct rk_mesh_input bw_input(double *bw, int n)
+{
+	fill(bw, n, 1000);
+	return (struct rk_mesh_input){.n = n, .bw = bw};
+}
+
+/* The verdicts on in, under the default thresholds: there must be want of
+ * them. They stay in the test's *state until the next verdicts() or
+ * free_verdicts(), its teardown (a failed assertion leaks nothing). */
+static const struct rk_mesh_outlier *verdicts(void **state, const struct rk_mesh_input *in,
+					      int want)
 {
 	struct rk_mesh_thresholds t;
-	int n = -1;
+	struct rk_mesh_outlier *o = NULL;
+	int n = -1, ret;
 
+	free(*state);
 	rk_mesh_thresholds_default(&t);
-	assert_int_equal(rk_mesh_verdicts(in, &t, o, &n, NULL), 0);
+	ret = rk_mesh_verdicts(in, &t, &o, &n, NULL);
+	*state = o;
+	assert_int_equal(ret, 0);
 	for (int i = 0; i < n; i++)
-		print_message("  %s: %s\n", rk_mesh_kind_str((*o)[i].kind), (*o)[i].reason);
-	return n;
+		print_message("  %s: %s\n", rk_mesh_kind_str(o[i].kind), o[i].reason);
+	assert_int_equal(n, want);
+	return o;
+}
+
+static int free_verdicts(void **state)
+{
+	free(*state);
+	return 0;
 }
 
 static void clean_matrix(void **state)
 {
 	double bw[16], p50[16], p99[16];
 	struct rk_mesh_input in = {.n = 4, .bw = bw, .p50 = p50, .p99 = p99};
-	struct rk_mesh_outlier *o = NULL;
 
 	fill(bw, 4, 1000);
 	fill_latency(p50, p99, 4);
-	assert_int_equal(verdicts(&in, &o), 0);
-	free(o);
+	verdicts(state, &in, 0);
 }
 
 static void slow_sender_row(void **state)
 {
 	double bw[16];
-	struct rk_mesh_input in = {.n = 4, .bw = bw};
-	struct rk_mesh_outlier *o = NULL;
+	struct rk_mesh_input in = bw_input(bw, 4);
+	const struct rk_mesh_outlier *o;
 
-	fill(bw, 4, 1000);
 	for (int j = 0; j < 4; j++)
 		if (j != 2)
 			bw[2 * 4 + j] = 300;
-	assert_int_equal(verdicts(&in, &o), 1);
+	o = verdicts(state, &in, 1);
 	assert_int_equal(o[0].kind, RK_MESH_SENDER);
 	assert_int_equal(o[0].metric, RK_MESH_BW);
 	assert_int_equal(o[0].node, 2);
 	assert_close(o[0].value, 300);
 	assert_contains(o[0].reason, "node 2 sends slowly");
-	free(o);
 }
 
 static void slow_receiver_column_three(void **state)
 {
 	double bw[9];
-	struct rk_mesh_input in = {.n = 3, .bw = bw};
-	struct rk_mesh_outlier *o = NULL;
+	struct rk_mesh_input in = bw_input(bw, 3);
+	const struct rk_mesh_outlier *o;
 
-	fill(bw, 3, 1000);
 	bw[0 * 3 + 1] = 200;
 	bw[2 * 3 + 1] = 210;
-	assert_int_equal(verdicts(&in, &o), 1);
+	o = verdicts(state, &in, 1);
 	assert_int_equal(o[0].kind, RK_MESH_RECEIVER);
 	assert_int_equal(o[0].node, 1);
-	free(o);
 }
 
 static void single_link_and_asymmetric(void **state)
 {
 	double bw[16];
-	struct rk_mesh_input in = {.n = 4, .bw = bw};
-	struct rk_mesh_outlier *o = NULL;
+	struct rk_mesh_input in = bw_input(bw, 4);
+	const struct rk_mesh_outlier *o;
 
-	fill(bw, 4, 1000);
 	bw[0 * 4 + 3] = 100; /* 0 <-> 3 slow both ways: a link */
 	bw[3 * 4 + 0] = 120;
-	assert_int_equal(verdicts(&in, &o), 1);
+	o = verdicts(state, &in, 1);
 	assert_int_equal(o[0].kind, RK_MESH_LINK);
 	assert_int_equal(o[0].src, 0);
 	assert_int_equal(o[0].dst, 3);
-	free(o);
 
-	fill(bw, 4, 1000);
+	in = bw_input(bw, 4);
 	bw[1 * 4 + 2] = 100; /* one low cell: only 1 -> 2 */
-	assert_int_equal(verdicts(&in, &o), 1);
+	o = verdicts(state, &in, 1);
 	assert_int_equal(o[0].kind, RK_MESH_ASYMMETRIC);
 	assert_int_equal(o[0].src, 1);
 	assert_int_equal(o[0].dst, 2);
 	assert_contains(o[0].reason, "while node 2 -> node 1 runs at");
-	free(o);
 }
 
 /* Three nodes, one with 5 ms more latency: two of three pairs are slow, yet
@@ -225,27 +238,25 @@ static void latency_node_of_three(void **state)
 	double p99[9] = {NAN, 60, 5100, 60, NAN, 5100, 5100, 5100, NAN};
 	const char *names[] = {"a", "b", "c"};
 	struct rk_mesh_input in = {.n = 3, .names = names, .p50 = p50, .p99 = p99};
-	struct rk_mesh_outlier *o = NULL;
+	const struct rk_mesh_outlier *o = verdicts(state, &in, 1);
 
-	assert_int_equal(verdicts(&in, &o), 1);
 	assert_int_equal(o[0].kind, RK_MESH_LATENCY);
 	assert_int_equal(o[0].metric, RK_MESH_LAT_P50);
 	assert_int_equal(o[0].node, 2);
 	assert_contains(o[0].reason, "c: p50 latency to every peer is high");
-	free(o);
 }
 
 static void latency_pair_and_unstable(void **state)
 {
 	double p50[16], p99[16];
 	struct rk_mesh_input in = {.n = 4, .p50 = p50, .p99 = p99};
-	struct rk_mesh_outlier *o = NULL;
+	const struct rk_mesh_outlier *o;
 
 	fill_latency(p50, p99, 4);
 	p50[1 * 4 + 3] = p50[3 * 4 + 1] = 200; /* 1 <-> 3 slow */
 	p99[1 * 4 + 3] = p99[3 * 4 + 1] = 400;
 	p99[0 * 4 + 2] = p99[2 * 4 + 0] = 900; /* 0 <-> 2 p99 only */
-	assert_int_equal(verdicts(&in, &o), 2);
+	o = verdicts(state, &in, 2);
 	assert_int_equal(o[0].kind, RK_MESH_LATENCY);
 	assert_int_equal(o[0].src, 1);
 	assert_int_equal(o[0].dst, 3);
@@ -253,7 +264,6 @@ static void latency_pair_and_unstable(void **state)
 	assert_int_equal(o[1].metric, RK_MESH_LAT_P99);
 	assert_int_equal(o[1].src, 0);
 	assert_int_equal(o[1].dst, 2);
-	free(o);
 }
 
 static void unreachable_node_and_pair(void **state)
@@ -261,7 +271,7 @@ static void unreachable_node_and_pair(void **state)
 	bool reach[16];
 	const char *why[16] = {0};
 	struct rk_mesh_input in = {.n = 4, .reach = reach, .reach_why = why};
-	struct rk_mesh_outlier *o = NULL;
+	const struct rk_mesh_outlier *o;
 
 	for (int c = 0; c < 16; c++)
 		reach[c] = true;
@@ -271,7 +281,7 @@ static void unreachable_node_and_pair(void **state)
 	}
 	reach[0 * 4 + 1] = false;
 	why[0 * 4 + 1] = "IBV_WC_RETRY_EXC_ERR";
-	assert_int_equal(verdicts(&in, &o), 2);
+	o = verdicts(state, &in, 2);
 	assert_int_equal(o[0].kind, RK_MESH_UNREACHABLE);
 	assert_int_equal(o[0].node, 3);
 	assert_contains(o[0].reason, "no RDMA device");
@@ -279,18 +289,16 @@ static void unreachable_node_and_pair(void **state)
 	assert_int_equal(o[1].src, 0);
 	assert_int_equal(o[1].dst, 1);
 	assert_contains(o[1].reason, "node 0 -> node 1: IBV_WC_RETRY_EXC_ERR");
-	free(o);
 }
 
 static void suspects(void **state)
 {
 	double bw[16];
 	int cells[8];
-	struct rk_mesh_input in = {.n = 4, .bw = bw};
+	struct rk_mesh_input in = bw_input(bw, 4);
 	struct rk_mesh_thresholds t;
 
 	rk_mesh_thresholds_default(&t);
-	fill(bw, 4, 1000);
 	assert_int_equal(rk_mesh_suspects(&in, &t, cells, 8), 0);
 	bw[1 * 4 + 2] = 100;
 	bw[3 * 4 + 0] = 10;
@@ -309,13 +317,13 @@ int main(void)
 		cmocka_unit_test(sched_shift),
 		cmocka_unit_test(sched_bad_input),
 		cmocka_unit_test(median_mad),
-		cmocka_unit_test(clean_matrix),
-		cmocka_unit_test(slow_sender_row),
-		cmocka_unit_test(slow_receiver_column_three),
-		cmocka_unit_test(single_link_and_asymmetric),
-		cmocka_unit_test(latency_node_of_three),
-		cmocka_unit_test(latency_pair_and_unstable),
-		cmocka_unit_test(unreachable_node_and_pair),
+		cmocka_unit_test_teardown(clean_matrix, free_verdicts),
+		cmocka_unit_test_teardown(slow_sender_row, free_verdicts),
+		cmocka_unit_test_teardown(slow_receiver_column_three, free_verdicts),
+		cmocka_unit_test_teardown(single_link_and_asymmetric, free_verdicts),
+		cmocka_unit_test_teardown(latency_node_of_three, free_verdicts),
+		cmocka_unit_test_teardown(latency_pair_and_unstable, free_verdicts),
+		cmocka_unit_test_teardown(unreachable_node_and_pair, free_verdicts),
 		cmocka_unit_test(suspects),
 	};
 

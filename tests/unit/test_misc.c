@@ -17,36 +17,38 @@
 
 /* ---- rk_endpoint_check ---- */
 
-static struct rk_endpoint roce_ep(uint32_t qpn, enum rk_gid_type type, uint32_t index,
-				  const char *gid)
+/* An RC endpoint on link_layer: QPN qpn, PSN psn, MTU mtu, the rest 0. */
+static struct rk_endpoint rc_ep(uint8_t link_layer, uint32_t qpn, uint32_t psn, enum ibv_mtu mtu)
 {
 	struct rk_endpoint ep;
 
 	memset(&ep, 0, sizeof(ep));
 	ep.transport = RK_RC;
-	ep.link_layer = IBV_LINK_LAYER_ETHERNET;
+	ep.link_layer = link_layer;
+	ep.qpn = qpn;
+	ep.psn = psn;
+	ep.mtu = mtu;
+	return ep;
+}
+
+static struct rk_endpoint roce_ep(uint32_t qpn, enum rk_gid_type type, uint32_t index,
+				  const char *gid)
+{
+	struct rk_endpoint ep = rc_ep(IBV_LINK_LAYER_ETHERNET, qpn, 0x123456, IBV_MTU_1024);
+
 	if (inet_pton(AF_INET6, gid, ep.gid.raw) != 1)
 		fail_msg("test bug: '%s' is not an IPv6 address", gid);
 	ep.gid_type = type;
 	ep.gid_index = index;
-	ep.qpn = qpn;
-	ep.psn = 0x123456;
-	ep.mtu = IBV_MTU_1024;
 	return ep;
 }
 
 static struct rk_endpoint ib_ep(uint32_t qpn, uint16_t lid)
 {
-	struct rk_endpoint ep;
+	struct rk_endpoint ep = rc_ep(IBV_LINK_LAYER_INFINIBAND, qpn, 1, IBV_MTU_4096);
 
-	memset(&ep, 0, sizeof(ep));
-	ep.transport = RK_RC;
-	ep.link_layer = IBV_LINK_LAYER_INFINIBAND;
 	ep.lid = lid;
 	ep.gid_type = RK_GID_IB;
-	ep.qpn = qpn;
-	ep.psn = 1;
-	ep.mtu = IBV_MTU_4096;
 	return ep;
 }
 

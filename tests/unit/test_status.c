@@ -80,16 +80,46 @@ static const struct named cm_events[] = {
 	N(RDMA_CM_EVENT_ADDR_CHANGE),	  N(RDMA_CM_EVENT_TIMEWAIT_EXIT),
 };
 
+/* The enums the tables above name. */
+enum kind { WC_STATUS, ASYNC_EVENT, CM_EVENT };
+
+/* The library's name of value in an enum of kind; its hint in *hint_p. */
+static const char *name_of(enum kind kind, int value, const char **hint_p)
+{
+	switch (kind) {
+	case WC_STATUS:
+		*hint_p = rk_wc_status_hint((enum ibv_wc_status)value);
+		return rk_wc_status_name((enum ibv_wc_status)value);
+	case ASYNC_EVENT:
+		*hint_p = rk_async_event_hint((enum ibv_event_type)value);
+		return rk_async_event_name((enum ibv_event_type)value);
+	case CM_EVENT:
+		*hint_p = rk_cm_event_hint((enum rdma_cm_event_type)value);
+		return rk_cm_event_name((enum rdma_cm_event_type)value);
+	}
+	fail_msg("test bug: kind %d", kind);
+	return NULL;
+}
+
+/* table (n rows) covers the whole enum of kind (enum_size values), in order,
+ * and the library gives each value the table's name and a hint. */
+static void check_names(enum kind kind, const struct named *table, size_t n, size_t enum_size)
+{
+	assert_int_equal(n, enum_size);
+	for (size_t i = 0; i < n; i++) {
+		const char *hint, *name = name_of(kind, table[i].value, &hint);
+
+		if (table[i].value != (int)i)
+			fail_msg("%s is %d, at row %zu", table[i].name, table[i].value, i);
+		assert_string_equal(name, table[i].name);
+		if (!hint)
+			fail_msg("%s has no hint (NULL)", table[i].name);
+	}
+}
+
 static void test_wc_status_names(void **state)
 {
-	/* The table above must cover the whole enum, in order. */
-	assert_int_equal(ARRAY_SIZE(wc_statuses), IBV_WC_TM_RNDV_INCOMPLETE + 1);
-	for (size_t i = 0; i < ARRAY_SIZE(wc_statuses); i++) {
-		enum ibv_wc_status s = (enum ibv_wc_status)wc_statuses[i].value;
-
-		assert_int_equal(wc_statuses[i].value, i);
-		assert_string_equal(rk_wc_status_name(s), wc_statuses[i].name);
-	}
+	check_names(WC_STATUS, wc_statuses, ARRAY_SIZE(wc_statuses), IBV_WC_TM_RNDV_INCOMPLETE + 1);
 }
 
 static void test_wc_status_hints(void **state)
@@ -124,14 +154,7 @@ static void test_unknown_values(void **state)
 
 static void test_async_event_names(void **state)
 {
-	assert_int_equal(ARRAY_SIZE(async_events), IBV_EVENT_WQ_FATAL + 1);
-	for (size_t i = 0; i < ARRAY_SIZE(async_events); i++) {
-		enum ibv_event_type t = (enum ibv_event_type)async_events[i].value;
-
-		assert_int_equal(async_events[i].value, i);
-		assert_string_equal(rk_async_event_name(t), async_events[i].name);
-		assert_non_null(rk_async_event_hint(t));
-	}
+	check_names(ASYNC_EVENT, async_events, ARRAY_SIZE(async_events), IBV_EVENT_WQ_FATAL + 1);
 	assert_nonempty(rk_async_event_hint(IBV_EVENT_PORT_ERR));
 	assert_contains(rk_async_event_hint(IBV_EVENT_PORT_ERR), "down");
 	assert_nonempty(rk_async_event_hint(IBV_EVENT_QP_ACCESS_ERR));
@@ -140,14 +163,7 @@ static void test_async_event_names(void **state)
 
 static void test_cm_event_names(void **state)
 {
-	assert_int_equal(ARRAY_SIZE(cm_events), RDMA_CM_EVENT_TIMEWAIT_EXIT + 1);
-	for (size_t i = 0; i < ARRAY_SIZE(cm_events); i++) {
-		enum rdma_cm_event_type t = (enum rdma_cm_event_type)cm_events[i].value;
-
-		assert_int_equal(cm_events[i].value, i);
-		assert_string_equal(rk_cm_event_name(t), cm_events[i].name);
-		assert_non_null(rk_cm_event_hint(t));
-	}
+	check_names(CM_EVENT, cm_events, ARRAY_SIZE(cm_events), RDMA_CM_EVENT_TIMEWAIT_EXIT + 1);
 	assert_nonempty(rk_cm_event_hint(RDMA_CM_EVENT_REJECTED));
 	assert_nonempty(rk_cm_event_hint(RDMA_CM_EVENT_UNREACHABLE));
 	assert_nonempty(rk_cm_event_hint(RDMA_CM_EVENT_ADDR_ERROR));

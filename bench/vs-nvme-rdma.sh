@@ -193,6 +193,8 @@ fi
 # ---- on the host: build, boot the two guests, then the statistics ----
 build=${build:-$root/build}
 out=${out:-$build/vs-nvme-rdma.txt}
+bash -c '. "$1/scripts/deps.sh" && rk_install_packages $RDMAKIT_BUILD_PACKAGES $RDMAKIT_KERNEL_PACKAGES' sh "$root" ||
+	{ echo "vs-nvme-rdma.sh: installing the packages it needs failed" >&2; exit 1; }
 bash -c '. "$1/scripts/deps.sh" && rk_build "$1" "$2" >/dev/null' sh "$root" "$build" || { echo "vs-nvme-rdma.sh: build failed" >&2; exit 1; }
 "$root/scripts/softroce" setup || exit 1
 case " $stacks " in *" rkblk "*)

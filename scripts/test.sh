@@ -17,7 +17,7 @@ build=${RDMAKIT_BUILD_DIR:-$root/build}
 . "$root/scripts/deps.sh"
 
 rk_install_packages $RDMAKIT_BUILD_PACKAGES $RDMAKIT_CHECK_PACKAGES $RDMAKIT_MESH_PACKAGES \
-	$RDMAKIT_DEB_PACKAGES
+	$RDMAKIT_DEB_PACKAGES $RDMAKIT_KERNEL_PACKAGES
 rk_build "$root" "$build"
 
 # The ASan/UBSan build compiles in the background while the unit tests run.
@@ -135,14 +135,20 @@ fuzz_pid=$!
 echo "== ASan/UBSan build ($asan, started in the background after the first build)"
 wait "$asan_build_pid" || { tail -40 "$asan/build.log"; echo "FAIL: the ASan/UBSan build"; exit 1; }
 # The ASan/UBSan device stage is the longest: it starts first, its unit
-# tests beside it.
+# tests beside it; its examples_build before it, as for the plain build (the
+# device test `examples` would otherwise reinstall the prefix under it).
+echo "== the examples against the installed library, ASan/UBSan (host)"
+(cd "$asan" && env "${san_env[@]}" ctest -R '^examples_build$' --output-on-failure) |
+	tee "$asan/examples.log" || status=1
+tally "examples build, ASan/UBSan" "$asan/examples.log"
 if [ $native = 0 ]; then
 	echo "== device tests, ASan/UBSan${asan_skip:+ (all but: $asan_skip)}, in a second guest beside the first"
 	(device_tests "$asan" "$asan/rdma.log" "$asan_skip" "${san_env[@]}") &
 	asan_device_pid=$!
 fi
 echo "== unit tests, ASan/UBSan (host)"
-(cd "$asan" && env "${san_env[@]}" ctest -L unit --output-on-failure) | tee "$asan/unit.log" || status=1
+(cd "$asan" && env "${san_env[@]}" ctest -L unit -E '^examples_build$' --output-on-failure) |
+	tee "$asan/unit.log" || status=1
 tally "unit, ASan/UBSan" "$asan/unit.log"
 if [ $native = 1 ]; then
 	echo "== device tests, ASan/UBSan${asan_skip:+ (all but: $asan_skip)}"
@@ -183,7 +189,7 @@ summary+=("fuzz: $(grep -c ': no crash$' "$build/fuzz.log" || true) target(s) wi
 echo "== summary"
 printf '%s\n' "${summary[@]}"
 # One closing line for all runs, in the plain form CI reads.
-cat "$build/examples.log" "$build/unit.log" "$build/rdma.log" "$build/beds.log" "$build/kernel.log" "$build/debian.log" "$asan/unit.log" "$asan/rdma.log" "$build/fuzz.log" | awk '
+cat "$build/examples.log" "$build/unit.log" "$build/rdma.log" "$build/beds.log" "$build/kernel.log" "$build/debian.log" "$asan/examples.log" "$asan/unit.log" "$asan/rdma.log" "$build/fuzz.log" | awk '
 	/tests passed, [0-9]+ tests failed out of/ {
 		for (i = 1; i <= NF; i++) if ($i == "failed") f += $(i - 2); t += $NF
 	}

@@ -17,6 +17,9 @@ if ! ls "$BUILD"/kernel-*/rkblk.ko >/dev/null 2>&1; then
 	echo "FAIL: no $BUILD/kernel-*/rkblk.ko (the kernel_build test, scripts/kmod.sh, builds it)"
 	exit 1
 fi
+# The guests run the host's binaries: fio must be installed here.
+command -v fio >/dev/null ||
+	{ echo "FAIL: fio is not installed (RDMAKIT_KERNEL_PACKAGES in scripts/deps.sh)"; exit 1; }
 rm -rf "$W" && mkdir -p "$W" || exit 1
 W=$(cd "$W" && pwd -P)
 case $CASE in

@@ -156,11 +156,6 @@ if [ $native = 1 ]; then
 	cat "$asan/rdma.log"
 fi
 
-# The kernel tests' two guests (two CPUs each) end first: beside them and the
-# two device guests, the fabric test's three guests saw 100 ms stalls on this
-# 2-core machine (a p99 outlier on a pair no fault touched).
-collect "kernel tests (started before the unit tests)" "$kernel_pid" kernel "$build/kernel.log"
-
 # The tests that boot guests of their own, on the host, native device or not:
 # the runner itself (label "softroce": run, run2, and mesh's three guests with
 # MPI across them), the wire tests (label "wire", tests/wire: two guests,
@@ -176,6 +171,7 @@ else
 	tally device "$build/rdma.log"
 fi
 
+collect "kernel tests (started before the unit tests)" "$kernel_pid" kernel "$build/kernel.log"
 collect "Debian packages (started before the unit tests)" "$debian_pid" "Debian packages" "$build/debian.log"
 
 if [ $native = 0 ]; then

@@ -158,12 +158,12 @@ fi
 
 # The tests that boot guests of their own, on the host, native device or not:
 # the runner itself (label "softroce": run, run2, and mesh's three guests with
-# MPI across them), the wire tests (label "wire", tests/wire: two guests,
-# tshark capturing RoCE v2 between them) and rdmakit-mesh on three guests
-# with faults injected (label "mesh", tests/mesh/fabric.sh).
-echo "== test bed, wire and fabric tests (guests of their own: runner, two on a wire, three on a hub)"
-RDMAKIT_SOFTROCE_CPUS=1 ctest -L 'softroce|wire|mesh' --output-on-failure | tee "$build/beds.log" || status=1
-tally "test bed, wire, fabric" "$build/beds.log"
+# MPI across them) and the wire tests (label "wire", tests/wire: two guests,
+# tshark capturing RoCE v2 between them). rdmakit-mesh with faults injected
+# (label "mesh") runs last, alone: see there.
+echo "== test bed and wire tests (guests of their own: runner, two on a wire)"
+RDMAKIT_SOFTROCE_CPUS=1 ctest -L 'softroce|wire' --output-on-failure | tee "$build/beds.log" || status=1
+tally "test bed, wire" "$build/beds.log"
 
 if [ $native = 0 ]; then
 	collect "device tests (started $(($(date +%s) - t0)) s ago)" "$device_pid" device "$build/rdma.log"
@@ -181,6 +181,15 @@ else
 	tally "device, ASan/UBSan" "$asan/rdma.log"
 fi
 
+# rdmakit-mesh on three guests with faults injected (tests/mesh/fabric.sh)
+# grades latency against the fabric's best pair: beside the device and kernel
+# guests on a 2-core machine a guest the fault does not touch ran 3x slower
+# or stalled 100 ms, and was flagged. So it runs when every other guest is
+# down.
+echo "== fabric tests (rdmakit-mesh on three guests on a hub, faults injected), alone"
+RDMAKIT_SOFTROCE_CPUS=1 ctest -L mesh --output-on-failure | tee "$build/fabric.log" || status=1
+tally "fabric" "$build/fabric.log"
+
 echo "== fuzzing (in the background since the device tests began)"
 wait "$fuzz_pid" || status=1
 cat "$build/fuzz.log"
@@ -189,7 +198,7 @@ summary+=("fuzz: $(grep -c ': no crash$' "$build/fuzz.log" || true) target(s) wi
 echo "== summary"
 printf '%s\n' "${summary[@]}"
 # One closing line for all runs, in the plain form CI reads.
-cat "$build/examples.log" "$build/unit.log" "$build/rdma.log" "$build/beds.log" "$build/kernel.log" "$build/debian.log" "$asan/examples.log" "$asan/unit.log" "$asan/rdma.log" "$build/fuzz.log" | awk '
+cat "$build/examples.log" "$build/unit.log" "$build/rdma.log" "$build/beds.log" "$build/fabric.log" "$build/kernel.log" "$build/debian.log" "$asan/examples.log" "$asan/unit.log" "$asan/rdma.log" "$build/fuzz.log" | awk '
 	/tests passed, [0-9]+ tests failed out of/ {
 		for (i = 1; i <= NF; i++) if ($i == "failed") f += $(i - 2); t += $NF
 	}

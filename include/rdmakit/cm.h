@@ -128,6 +128,13 @@ void rk_cm_destroy(struct rk_cm *cm);
  * what CM does not take). */
 int rk_cm_resolve_ps(const char *host, uint16_t port, enum rdma_port_space ps,
 		     const struct rk_traffic *traffic, int timeout_ms, struct rk_cm **cm_p);
+/* rk_cm_resolve_ps() from a local address (rping -I): source, numeric, in
+ * the family of host's address, must be on an interface with an RDMA device
+ * (-EINVAL when it is not an address; rdma_resolve_addr()'s errno, said
+ * with a hint, when no RDMA device has it). NULL: the route's choice. */
+int rk_cm_resolve_from(const char *host, uint16_t port, enum rdma_port_space ps,
+		       const struct rk_traffic *traffic, const char *source, int timeout_ms,
+		       struct rk_cm **cm_p);
 int rk_cm_listen_ps(const char *bind_ip, uint16_t port, enum rdma_port_space ps,
 		    const struct rk_traffic *traffic, struct rk_cm **listener_p);
 

@@ -66,6 +66,9 @@ struct rk_ping_opts {
 	bool server;
 	const char *host;        /* client: the server; rping server: the address
 				    to listen on (NULL: any) */
+	const char *source;      /* rping client: the local address to connect from
+				    (rping -I; NULL: the route's); the other
+				    engines refuse it */
 	uint16_t port;           /* 0: the protocol's default port */
 	bool cm;                 /* native: RDMA CM instead of the TCP exchange */
 	const char *device;      /* native over TCP, pingpong: NULL for the first */

@@ -160,8 +160,9 @@ int cli_server_only(const char *cmd, const char *option, bool given, bool server
  * 0, or -EINVAL after saying why. */
 int cli_persist_check(const char *cmd, bool persist, bool server, uint64_t wait_s);
 
-#define CLI_PERSIST_OPT(flag)                                                                    \
-	{"persist", 0, CLI_OPT_FLAG, (flag), 0, 0, NULL,                                         \
+#define CLI_PERSIST_OPT(flag) CLI_PERSIST_OPT_KEY(flag, 0)
+#define CLI_PERSIST_OPT_KEY(flag, key)                                                           \
+	{"persist", (key), CLI_OPT_FLAG, (flag), 0, 0, NULL,                                     \
 	 "server: serve one client after another until SIGINT or SIGTERM"}
 
 /* A server takes no HOST, a client needs one. Returns -1 when host fits the

@@ -25,6 +25,8 @@ struct ping_opts {
 	const char *proto;
 	bool client; /* rping -c */
 	const char *addr; /* rping -a */
+	const char *source; /* rping -I */
+	bool debug; /* rping -d */
 	const char *transport;
 	uint64_t size;
 	uint64_t count;
@@ -238,7 +240,8 @@ static json_object *summary_json(const struct ping_view *v, const struct rk_ping
 
 static const char usage_text[] =
 	"rdmakit ping --server [options]  |  rdmakit ping HOST [options]\n"
-	"       rdmakit ping --proto rping -s|-c [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [-V] [-v]\n"
+	"       rdmakit ping --proto rping -s|-c [-a ADDR] [-I ADDR] [-p PORT] [-C COUNT] [-S SIZE]\n"
+	"                    [-t TOS] [-P] [-V] [-v] [-d]\n"
 	"       rdmakit ping --proto pingpong [--transport rc|uc|ud] [-d DEV] [-i PORT] [-g IDX]\n"
 	"                    [-p PORT] [-s SIZE] [-n ITERS] [-m MTU] [HOST]";
 static const char description[] =
@@ -247,10 +250,11 @@ static const char description[] =
 	"                    server SENDs it back; TCP exchange, or RDMA CM with --cm\n"
 	"  --proto rping     librdmacm's rping: the client advertises its buffers, the\n"
 	"                    server RDMA-READs the ping and RDMA-WRITEs the pong back;\n"
-	"                    takes rping's options (-s server, -c client, -a, -p, -C, -S, -V, -v)\n"
+	"                    takes rping's options (-s server, -c client, -a, -I, -p, -C, -S,\n"
+	"                    -t, -P, -V, -v, -d)\n"
 	"  --proto pingpong  ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong (--transport):\n"
 	"                    their TCP text exchange, then SEND/RECV turns; takes their options\n"
-	"                    (-d, -i, -g, -p, -s, -n, -m, -e, -c); no HOST means server\n"
+	"                    (-d, -i, -g, -p, -s, -n, -m, -r, -l, -e, -c); no HOST means server\n"
 	"Each mode's options are listed with --proto MODE --help.";
 static const char epilog[] =
 	"threshold (client, every mode): --max-rtt-p99 US: the round-trip time p99 (the\n"
@@ -285,6 +289,11 @@ static int check_rping_args(struct ping_opts *o, const char **host_p)
 	if (o->conn.server && host) {
 		fprintf(stderr, "rdmakit ping: the rping server listens on -a ADDR, not on '%s'\n",
 			host);
+		return CLI_USAGE;
+	}
+	if (o->conn.server && o->source) {
+		fprintf(stderr, "rdmakit ping: option --source (-I) is the rping client's; the "
+				"server listens on -a ADDR\n");
 		return CLI_USAGE;
 	}
 	if (!o->conn.server && host && o->addr) {
@@ -378,7 +387,8 @@ static int run(void *arg, bool *listened)
 		.transport = v->transport, .size = (uint32_t)o->size, .count = o->count,
 		.interval_ms = (unsigned)o->interval_ms, .mtu = (int)o->mtu,
 		.rx_depth = (uint32_t)o->rx_depth, .validate = o->validate, .events = o->events,
-		.traffic = o->traffic, .progress = on_progress, .arg = (void *)v,
+		.traffic = o->traffic, .source = o->source, .progress = on_progress,
+		.arg = (void *)v,
 	};
 	struct rk_ping_result res;
 	json_object *doc = NULL;
@@ -410,14 +420,17 @@ static int run(void *arg, bool *listened)
 #define OPT_PROTO(o)                                                                             \
 	{"proto", 0, CLI_OPT_STRING, &(o)->proto, 0, 0, "MODE",                                 \
 	 "native, rping or pingpong (each takes its own options)", .choices = proto_names}
-#define OPT_COMMON(o)                                                                            \
-	{"interval", 'I', CLI_OPT_SECONDS, &(o)->interval_ms, 0, 60000, "SEC",                   \
+/* Rows of every mode; the letters of --interval, --timeout and --persist
+ * are the mode's (rping's -I is its source address, -t its TOS, -P its
+ * persistent server). */
+#define OPT_COMMON(o, interval_key, timeout_key, persist_key)                                    \
+	{"interval", (interval_key), CLI_OPT_SECONDS, &(o)->interval_ms, 0, 60000, "SEC",        \
 	 "client: pause between rounds in seconds, as ping -i (0.2: 200 ms)"},                   \
 		{"verbose", 'v', CLI_OPT_FLAG, &(o)->verbose, 0, 0, NULL, "print every round"},    \
 		{"events", 'e', CLI_OPT_FLAG, &(o)->events, 0, 0, NULL,                            \
 		 "sleep on a completion channel instead of polling"},                              \
-		CLI_WAIT_OPTS(&(o)->conn, 't'), CLI_JSON_OPT(&(o)->json),                         \
-		CLI_PERSIST_OPT(&(o)->persist), CLI_RTT_GATE_OPT(&(o)->gate)
+		CLI_WAIT_OPTS(&(o)->conn, (timeout_key)), CLI_JSON_OPT(&(o)->json),               \
+		CLI_PERSIST_OPT_KEY(&(o)->persist, (persist_key)), CLI_RTT_GATE_OPT(&(o)->gate)
 
 /* Parse with the option table of v->proto, after its defaults: those of
  * the program it speaks for. -1 to go on, or the exit code. */
@@ -434,7 +447,7 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		{"count", 'n', CLI_OPT_COUNT, &o.count, 1, 1000000000, "N", "client: pings"},
 		{"validate", 'V', CLI_OPT_FLAG, &o.validate, 0, 0, NULL,
 		 "check every byte of every ping and pong"},
-		OPT_COMMON(&o),
+		OPT_COMMON(&o, 'I', 't', 0),
 		CLI_OPT_END,
 	};
 	const struct cli_opt rping_opts[] = {
@@ -444,15 +457,19 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		{"client", 'c', CLI_OPT_FLAG, &o.client, 0, 0, NULL, "be the client (rping -c)"},
 		{"addr", 'a', CLI_OPT_STRING, &o.addr, 0, 0, "ADDR",
 		 "client: the server's address; server: the address to listen on"},
+		{"source", 'I', CLI_OPT_STRING, &o.source, 0, 0, "ADDR",
+		 "client: the local address to connect from (rping -I)"},
 		CLI_PORT_OPT(&o.conn.port, "RDMA CM port"),
-		CLI_TRAFFIC_OPTS(&o.conn.traffic),
+		CLI_TRAFFIC_OPTS_KEYS(&o.conn.traffic, 't', 0),
+		{"debug", 'd', CLI_OPT_FLAG, &o.debug, 0, 0, NULL,
+		 "the library's debug messages on stderr (rping -d)"},
 		{"count", 'C', CLI_OPT_COUNT, &o.count, 0, 1000000000, "N",
 		 "pings (0: client forever; server until the client leaves)"},
 		{"size", 'S', CLI_OPT_SIZE, &o.size, RK_RPING_MIN_SIZE, RK_RPING_MAX_SIZE, "BYTES",
 		 "ping size (server: the largest it serves)"},
 		{"validate", 'V', CLI_OPT_FLAG, &o.validate, 0, 0, NULL,
 		 "client: compare each pong with its ping; server: check rping's pattern"},
-		OPT_COMMON(&o),
+		OPT_COMMON(&o, 0, 0, 'P'),
 		CLI_OPT_END,
 	};
 	const struct cli_opt pp_opts[] = {
@@ -463,10 +480,14 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		{"server", 0, CLI_OPT_FLAG, &o.conn.server, 0, 0, NULL,
 		 "be the server (as giving no HOST)"},
 		CLI_PORT_OPT(&o.conn.port, "TCP port of the exchange"),
-		CLI_TRAFFIC_OPTS(&o.conn.traffic),
+		CLI_TRAFFIC_OPTS_KEYS(&o.conn.traffic, 0, 'l'),
 		CLI_DEV_OPTS(&o.dev),
+		/* Their long names for -d and -g, so their scripts run as they are. */
+		{"ib-dev", 0, CLI_OPT_STRING, &o.dev.device, 0, 0, "DEV", "the same as --device"},
+		{"gid-idx", 0, CLI_OPT_INT, &o.dev.gid_index, -1, 255, "IDX",
+		 "the same as --gid-index"},
 		{"size", 's', CLI_OPT_SIZE, &o.size, 1, RK_PING_MAX_SIZE, "BYTES",
-		 "message size (both sides the same)"},
+		 "message size (both sides the same)", .def = "4096; 2048 with --transport ud"},
 		{"iters", 'n', CLI_OPT_COUNT, &o.count, 1, 1000000000, "N",
 		 "exchanges (both sides the same)"},
 		{"mtu", 'm', CLI_OPT_COUNT, &o.mtu, 256, 4096, "BYTES", "path MTU (RC, UC)"},
@@ -475,7 +496,7 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		{"chk", 'c', CLI_OPT_FLAG, &o.validate, 0, 0, NULL,
 		 "check received data: the pong is the ping; the server: each ping after the "
 		 "first is its last pong"},
-		OPT_COMMON(&o),
+		OPT_COMMON(&o, 'I', 't', 0),
 		CLI_OPT_END,
 	};
 	int ret;
@@ -491,6 +512,10 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 	/* Here, where the options' addresses are the table's. */
 	if (ret < 0 && cli_traffic("ping", &o.conn.traffic, &o.traffic) != CLI_OK)
 		ret = CLI_USAGE;
+	/* ibv_ud_pingpong's own default: a datagram is one packet. */
+	if (ret < 0 && v->proto == PROTO_PINGPONG && !cli_opts_given(&o.size) &&
+	    !strcmp(o.transport, "ud"))
+		o.size = 2048;
 	*po = o;
 	return ret;
 }
@@ -528,6 +553,8 @@ int cmd_ping(int argc, char **argv)
 		return ret;
 	if (cli_persist_check("ping", o.persist, o.conn.server, o.conn.wait))
 		return CLI_USAGE;
+	if (o.debug)
+		rk_log_set_level(RK_LOG_DEBUG);
 	v.who = o.conn.server ? "server" : "client";
 	pr.v = &v;
 	pr.host = host;

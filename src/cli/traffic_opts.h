@@ -24,17 +24,21 @@ struct cli_traffic_opts {
 
 #define CLI_TRAFFIC_OPTS_DEFAULT {.hop_limit = 64}
 
-/* --tclass and --dscp alone (blk attach: RDMA CM carries only the class). */
-#define CLI_TCLASS_OPTS(t)                                                                       \
-	{"tclass", 0, CLI_OPT_COUNT, &(t)->tclass, 0, 255, "N",                                  \
+/* --tclass and --dscp alone (blk attach: RDMA CM carries only the class).
+ * The _KEYS forms give --tclass and --sl letters, for ping's tables that
+ * speak another program's letters (rping -t, ibv_*_pingpong -l). */
+#define CLI_TCLASS_OPTS(t) CLI_TCLASS_OPTS_KEY(t, 0)
+#define CLI_TCLASS_OPTS_KEY(t, key)                                                              \
+	{"tclass", (key), CLI_OPT_COUNT, &(t)->tclass, 0, 255, "N",                              \
 	 "traffic class of every packet: on RoCE v2 the IP DS field, DSCP << 2 | ECN (104 is "  \
 	 "DSCP 26); with --cm the RDMA CM type of service"},                                     \
 		{"dscp", 0, CLI_OPT_COUNT, &(t)->dscp, 0, 63, "N",                               \
 		 "DSCP of every packet: the same as --tclass N << 2 (ECN bits 0)"}
 
-#define CLI_TRAFFIC_OPTS(t)                                                                      \
-	CLI_TCLASS_OPTS(t),                                                                      \
-		{"sl", 0, CLI_OPT_COUNT, &(t)->sl, 0, 15, "N",                                   \
+#define CLI_TRAFFIC_OPTS(t) CLI_TRAFFIC_OPTS_KEYS(t, 0, 0)
+#define CLI_TRAFFIC_OPTS_KEYS(t, tclass_key, sl_key)                                             \
+	CLI_TCLASS_OPTS_KEY(t, tclass_key),                                                      \
+		{"sl", (sl_key), CLI_OPT_COUNT, &(t)->sl, 0, 15, "N",                            \
 		 "service level (InfiniBand; RoCE carries it only as a VLAN priority)"},         \
 		{"flow-label", 0, CLI_OPT_COUNT, &(t)->flow_label, 0, 0xfffff, "N",              \
 		 "GRH flow label, 20 bits (decimal or 0x hex)"},                                 \

@@ -465,32 +465,55 @@ static int lookup(const char *host, uint16_t port, int flags, struct addrinfo **
 	return ret == EAI_MEMORY ? -ENOMEM : -ENOENT;
 }
 
+/* The source address, numeric, in the destination's family. */
+static int lookup_source(const char *source, const struct sockaddr *dst, struct addrinfo **ai_p)
+{
+	struct addrinfo hints = {.ai_family = dst->sa_family, .ai_flags = AI_NUMERICHOST};
+	int ret = getaddrinfo(source, NULL, &hints, ai_p);
+
+	if (ret == 0)
+		return 0;
+	rk_error("source address '%s': not a numeric %s address (%s)", source,
+		 dst->sa_family == AF_INET6 ? "IPv6" : "IPv4", gai_strerror(ret));
+	return ret == EAI_MEMORY ? -ENOMEM : -EINVAL;
+}
+
 static int cm_resolve(const char *host, uint16_t port, enum rdma_port_space ps,
-		      const struct rk_traffic *traffic, int timeout_ms, struct rk_cm **cm_p)
+		      const struct rk_traffic *traffic, const char *source, int timeout_ms,
+		      struct rk_cm **cm_p)
 {
 	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
 	int cm_ms = timeout_ms > 0 ? timeout_ms : CM_DEFAULT_RESOLVE_MS;
-	struct addrinfo *ai;
+	struct addrinfo *ai, *src = NULL;
 	struct cm_event ev;
 	struct cm_conn *c;
-	char what[160];
+	char what[200];
 	int ret;
 
 	ret = lookup(host, port, 0, &ai);
 	if (ret)
 		return ret;
+	if (source) {
+		ret = lookup_source(source, ai->ai_addr, &src);
+		if (ret)
+			goto err_free_ai;
+	}
 	ret = new_conn(ps, &c);
 	if (ret)
-		goto err_free_ai;
+		goto err_free_src;
 	addr_str(ai->ai_addr, c->cm.peer_addr, sizeof(c->cm.peer_addr));
-	snprintf(what, sizeof(what), "resolve %s", c->cm.peer_addr);
+	snprintf(what, sizeof(what), "resolve %s%s%s", c->cm.peer_addr,
+		 src ? " from source address " : "", src ? source : "");
 	ret = set_tos(c->cm.id, traffic);
 	if (ret)
 		goto err_free_conn;
 
-	if (rdma_resolve_addr(c->cm.id, NULL, ai->ai_addr, cm_ms)) {
+	if (rdma_resolve_addr(c->cm.id, src ? src->ai_addr : NULL, ai->ai_addr, cm_ms)) {
 		ret = errno ? -errno : -EIO;
-		rk_error("%s: %m (%s)", what, rk_cm_event_hint(RDMA_CM_EVENT_ADDR_ERROR));
+		rk_error("%s: %m (%s)", what,
+			 src ? "the source address must be on an interface with an RDMA device "
+			       "('rdma link' lists them)"
+			     : rk_cm_event_hint(RDMA_CM_EVENT_ADDR_ERROR));
 		goto err_free_conn;
 	}
 	ret = cm_wait(c->cm.channel, RDMA_CM_EVENT_ADDR_RESOLVED,
@@ -515,6 +538,8 @@ static int cm_resolve(const char *host, uint16_t port, enum rdma_port_space ps,
 	ret = attach_device(&c->cm);
 	if (ret)
 		goto err_close_device;
+	if (src)
+		freeaddrinfo(src);
 	freeaddrinfo(ai);
 	*cm_p = &c->cm;
 	return 0;
@@ -523,6 +548,9 @@ err_close_device:
 	rk_device_close(c->cm.dev);
 err_free_conn:
 	free_conn(c);
+err_free_src:
+	if (src)
+		freeaddrinfo(src);
 err_free_ai:
 	freeaddrinfo(ai);
 	return ret;
@@ -530,13 +558,20 @@ err_free_ai:
 
 int rk_cm_resolve(const char *host, uint16_t port, int timeout_ms, struct rk_cm **cm_p)
 {
-	return cm_resolve(host, port, RDMA_PS_TCP, NULL, timeout_ms, cm_p);
+	return cm_resolve(host, port, RDMA_PS_TCP, NULL, NULL, timeout_ms, cm_p);
 }
 
 int rk_cm_resolve_ps(const char *host, uint16_t port, enum rdma_port_space ps,
 		     const struct rk_traffic *traffic, int timeout_ms, struct rk_cm **cm_p)
 {
-	return cm_resolve(host, port, ps, traffic, timeout_ms, cm_p);
+	return cm_resolve(host, port, ps, traffic, NULL, timeout_ms, cm_p);
+}
+
+int rk_cm_resolve_from(const char *host, uint16_t port, enum rdma_port_space ps,
+		       const struct rk_traffic *traffic, const char *source, int timeout_ms,
+		       struct rk_cm **cm_p)
+{
+	return cm_resolve(host, port, ps, traffic, source, timeout_ms, cm_p);
 }
 
 static int bind_error(int ret, const char *addr, uint16_t port)

@@ -352,6 +352,10 @@ int rk_ping_run(const struct rk_ping_opts *opts, struct rk_ping_result *result)
 			 opts->host ? "" : " (none given)");
 		return ping_finish(&r, -EINVAL);
 	}
+	if (opts->source) {
+		rk_error("ping: a source address is rping's, not the native protocol's");
+		return ping_finish(&r, -EINVAL);
+	}
 	co.server = opts->server;
 	co.host = opts->server ? NULL : opts->host;
 	co.port = r.o.port;

@@ -495,6 +495,8 @@ static int pp_check_opts(const struct rk_ping_opts *o, enum ibv_mtu mtu)
 		rk_error("pingpong: the transport must be RC, UC or UD");
 	else if (!o->server && !o->host)
 		rk_error("pingpong: the client needs the server's address");
+	else if (o->source)
+		rk_error("pingpong: a source address is rping's (the TCP exchange picks none)");
 	else
 		return 0;
 	return -EINVAL;

@@ -234,7 +234,8 @@ static int rping_client_try(void *arg)
 	const struct rk_ping_opts *o = &p->r->o;
 	int ret;
 
-	ret = rk_cm_resolve_ps(o->host, o->port, RDMA_PS_TCP, &o->traffic, o->timeout_ms, &p->cm);
+	ret = rk_cm_resolve_from(o->host, o->port, RDMA_PS_TCP, &o->traffic, o->source,
+				 o->timeout_ms, &p->cm);
 	if (!ret)
 		ret = rping_setup(p);
 	if (!ret)
@@ -486,6 +487,11 @@ int rk_rping_run(const struct rk_ping_opts *opts, struct rk_ping_result *result)
 	}
 	if (!opts->server && !opts->host) {
 		rk_error("rping: the client needs the server's address");
+		return ping_finish(&r, -EINVAL);
+	}
+	if (opts->server && opts->source) {
+		rk_error("rping: a source address is the client's; the server listens on its host "
+			 "address");
 		return ping_finish(&r, -EINVAL);
 	}
 	ret = opts->server ? rping_server(&p) : rping_client(&p);

@@ -88,6 +88,15 @@ assert last == {'record': 'persist', 'served': 3, 'failed': 0, 'stopped_by': 'SI
 print('ok: ping --persist --json: 3 documents and', last)
 " "$srv" || { echo "FAIL: ping --persist --json"; sed 's/^/  | /' "$srv" | tail -20; fails=$((fails + 1)); }
 
+# rping's letters: -P is --persist; two of rping's own clients in a row.
+P=$((PORT + 5))
+start_server "waiting for an rping client" "$RDMAKIT" ping --proto rping -s -P -a "$IP" -p $P -V
+for i in 1 2; do
+	run 0 rping -c -a "$IP" -p $P -C 3 -V
+	waiting $((i + 1)) "server: waiting for an rping client"
+done
+stop_server INT && has "$srv" "server: served 2 clients (0 failed), stopped by SIGINT"
+
 # bench: three clients, then SIGTERM while it waits.
 P=$((PORT + 3))
 start_server "waiting for a client" "$RDMAKIT" bench --server --persist -p $P

@@ -92,6 +92,38 @@ assert g[0]["figure"] == t["p99"] and g[0]["limit"] == 10000000 and g[0]["unit"]
 	done
 	echo "rping -C 20 against the rdmakit server: $n of $reps pairs run"
 
+	# rping's letters, as its scripts give them: -I (the client's source
+	# address), -t (TOS, here --tclass), -d (debug messages).
+	cli_err=$cli2_out
+	pair 0 0 "rping -s -a $IP -p @PORT@ -V -C 3" \
+		"$R ping --proto rping -c -a $IP -I $IP -p @PORT@ -C 3 -V -t 104 -d --json" && {
+		cp "$cli_out" "$out"
+		json '
+assert d["result"] == "ok" and d["rounds"] == 3 and d["validated"] is True, d
+assert d["traffic"]["tclass"] == 104, d["traffic"]
+'
+		has "$cli2_out" "debug: RDMA CM created QP"
+	}
+	cli_err=
+	# A source address the client cannot connect from, or none at all.
+	PORT=$((PORT + 1))
+	run 1 "$R" ping --proto rping -c -a "$IP" -I 127.0.0.1 -p "$PORT" --timeout 3
+	has "$err" "from source address 127.0.0.1: RDMA_CM_EVENT_ADDR_ERROR"
+	run 1 "$R" ping --proto rping -c -a "$IP" -I nonsense -p "$PORT" --timeout 3
+	has "$err" "source address 'nonsense': not a numeric IPv4 address"
+	run 2 "$R" ping --proto rping -s -I "$IP" -p "$PORT"
+	has "$err" "option --source (-I) is the rping client's"
+
+	# ibv_*_pingpong's letters and long names (-l, --ib-dev, --gid-idx), and
+	# ibv_ud_pingpong's default size, 2048: on rxe's 1024-byte MTU refused
+	# by both sides' rules alike.
+	pair 0 0 "ibv_ud_pingpong -d rxe0 -g 1 -n 5 -s 512 -l 0 -p @PORT@" \
+		"$R ping --proto pingpong --transport ud --ib-dev rxe0 --gid-idx 1 -l 0 -n 5 -s 512 -c -p @PORT@ $IP" &&
+	has "$cli_out" "data checked in every round: OK"
+	pair 1 1 "$R ping --proto pingpong --transport ud -g 1 -p @PORT@ -w 30" \
+		"$R ping --proto pingpong --transport ud -g 1 -p @PORT@ $IP" "$W" &&
+	has "$cli_out" "a UD message of 2048 bytes does not fit the port's MTU of 1024 bytes"
+
 	# ibv_rc/uc/ud_pingpong in both roles (rxe: -g 1 is the RoCE v2 IPv4 GID;
 	# UD's size must fit the 1024-byte MTU).
 	for tr in rc uc ud; do

@@ -2,7 +2,8 @@
  * roles in one process (the server in a thread). Native ping over the TCP
  * exchange and over RDMA CM; the rping protocol against the library's own
  * rping server (until the client leaves, and with a count, where the server
- * must wait for the client to leave first); ibv_*_pingpong's protocol on RC,
+ * must wait for the client to leave first; from a source address);
+ * ibv_*_pingpong's protocol on RC,
  * UC and UD; and what bad options and a missing server give. */
 #include <errno.h>
 #include <pthread.h>
@@ -222,6 +223,45 @@ static void test_rping_client_wants_more(void **state)
 	sides_free(&srv, &cli);
 }
 
+/* A lone side of engine run with source set: want, and nothing listened. */
+static void source_refused(int (*run)(const struct rk_ping_opts *, struct rk_ping_result *),
+			   bool server, const char *source, int want)
+{
+	struct side s;
+
+	side_init(&s, run, server, next_port());
+	s.o.size = 64;
+	s.o.count = 1;
+	s.o.source = source;
+	assert_int_equal(run(&s.o, &s.res), want);
+	assert_int_equal(s.res.error, want);
+	assert_int_equal(s.listening + s.connected, 0);
+	rk_ping_result_free(&s.res);
+}
+
+/* rping -I: the client connects from the address given; one that no RDMA
+ * device has fails (ENODEV), and the other engines refuse a source. */
+static void test_rping_source_address(void **state)
+{
+	struct side srv, cli;
+
+	(void)state;
+	sides_init(&srv, &cli, rk_rping_run);
+	srv.o.size = cli.o.size = 64;
+	cli.o.count = 2;
+	cli.o.source = fx_test_ip();
+	run_pair(&srv, &cli);
+	assert_rounds(&cli, 2, false);
+	assert_rounds(&srv, 2, false);
+	sides_free(&srv, &cli);
+
+	source_refused(rk_rping_run, false, "127.0.0.1", -ENODEV);
+	source_refused(rk_rping_run, false, "nonsense", -EINVAL);
+	source_refused(rk_rping_run, true, fx_test_ip(), -EINVAL);
+	source_refused(rk_ping_run, false, fx_test_ip(), -EINVAL);
+	source_refused(rk_pingpong_run, false, fx_test_ip(), -EINVAL);
+}
+
 static void pingpong(enum rk_transport t, uint32_t size)
 {
 	struct side srv, cli;
@@ -304,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_rping_until_client_leaves),
 		cmocka_unit_test(test_rping_count_waits_for_client),
 		cmocka_unit_test(test_rping_client_wants_more),
+		cmocka_unit_test(test_rping_source_address),
 		cmocka_unit_test(test_pingpong_rc),
 		cmocka_unit_test(test_pingpong_uc),
 		cmocka_unit_test(test_pingpong_ud),

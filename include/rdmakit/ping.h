@@ -120,6 +120,7 @@ struct rk_ping_result {
 	int64_t bad_offset;      /* first differing byte (-1: none) */
 	uint64_t bad_round;      /* its round, from 0 */
 	bool peer_left;          /* rping server: the client disconnected */
+	bool stopped;            /* rping client: a stop request (stop.h) ended it */
 	int error;               /* 0, or the run's negative errno */
 	/* The port's counters from when the device was known (before the QP
 	 * connects) to the end of the run, success or not: port-wide. */

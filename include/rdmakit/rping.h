@@ -55,10 +55,12 @@ void rk_rping_fill(void *buf, size_t size, uint32_t ping);
 /* Offset of the first byte that differs from rk_rping_fill(ping), or -1. */
 ssize_t rk_rping_check(const void *buf, size_t size, uint32_t ping);
 
-/* Run rping's protocol (rk_ping_opts: server, host, port, size, count,
- * interval_ms, validate, events, timeout_ms, accept_timeout_ms, progress).
- * Client: connects (retrying while nothing listens, up to timeout_ms), pings
- * count times (0: until an error), disconnects. Server: serves one client
+/* Run rping's protocol (rk_ping_opts: server, host, source, port, size,
+ * count, interval_ms, validate, events, timeout_ms, accept_timeout_ms,
+ * progress). Client: connects (retrying while nothing listens, up to
+ * timeout_ms), pings count times (0: until an error or a stop request,
+ * stop.h: then result->stopped, and 0 returned with the rounds done),
+ * disconnects. Server: serves one client
  * until it disconnects (result->peer_left); with count > 0 it fails when the
  * client leaves before count pings, and after count pings it still waits for
  * the client's disconnect (as rping's server does) instead of disconnecting

@@ -173,13 +173,14 @@ static void summary_text(const struct ping_view *v, const struct rk_ping_result 
 		       r->rounds == 1 ? "" : "s", rk_strerror(r->error));
 		return;
 	}
-	printf("%s: %s%s%s: OK\n", v->who,
+	printf("%s: %s%s%s%s%s: OK\n", v->who,
 	       r->first_unchecked ? "data checked in every round after the first (the client's "
 				    "own content; each later ping is the pong sent back)" :
 	       r->checked ? "data checked in every round" :
 	       v->proto == PROTO_PINGPONG ? "data not checked (use -c)" : "data not checked (use -V)",
 	       r->peer_left ? "; the client disconnected, as rping does" : "",
-	       r->rounds ? "" : "; no rounds");
+	       r->rounds ? "" : "; no rounds", r->stopped ? "; stopped by " : "",
+	       r->stopped ? cli_stop_name() : "");
 }
 
 static void add_stats(json_object *doc, const char *key, const struct rk_ping_result *r)
@@ -233,6 +234,8 @@ static json_object *summary_json(const struct ping_view *v, const struct rk_ping
 		cli_add_bool(doc, "peer_disconnected", true);
 	if (r->first_unchecked)
 		cli_add_bool(doc, "first_round_unchecked", true);
+	if (r->stopped)
+		cli_add_str(doc, "stopped_by", cli_stop_name());
 	json_object_object_add(doc, "counters", cli_counters_json(&r->counters));
 	cli_add_result(doc, r->error);
 	return doc;
@@ -392,17 +395,23 @@ static int run(void *arg, bool *listened)
 	};
 	struct rk_ping_result res;
 	json_object *doc = NULL;
+	/* rping's client pings until Ctrl-C by default: the summary still comes. */
+	bool stoppable = v->proto == PROTO_RPING && !o->conn.server;
 	int ret, status;
 
 	v->listened = false;
+	if (stoppable)
+		cli_stop_signals(true);
 	if (v->proto == PROTO_NATIVE)
 		ret = rk_ping_run(&po, &res);
 	else if (v->proto == PROTO_RPING)
 		ret = rk_rping_run(&po, &res);
 	else
 		ret = rk_pingpong_run(&po, &res);
+	if (stoppable)
+		cli_stop_signals(false);
 	*listened = v->listened;
-	if (ret == -EINTR && cli_stop_signal) {
+	if (ret == -EINTR && cli_stop_signal && o->conn.server) {
 		rk_ping_result_free(&res);
 		return CLI_STOPPED;
 	}

@@ -13,6 +13,8 @@
 #include <rdmakit/rping.h>
 
 #include "clock.h"
+#include <rdmakit/stop.h>
+
 #include "ping_int.h"
 
 /* ---- the wire and the pattern ---- */
@@ -265,7 +267,15 @@ static int rping_client(struct rping *p)
 		return ret;
 	rping_connected(p);
 	for (uint64_t i = 0; !r->res->count || i < r->res->count; i++) {
+		/* rping's client runs until Ctrl-C by default: a stop request
+		 * ends it with what it measured (a round it cuts is not kept). */
+		if (rk_stop_requested()) {
+			r->res->stopped = true;
+			break;
+		}
 		ret = rping_client_round(p, i);
+		if (ret == -EINTR && rk_stop_requested())
+			continue;
 		if (ret)
 			return ret;
 		ping_pause(r, i);

@@ -105,6 +105,33 @@ assert d["traffic"]["tclass"] == 104, d["traffic"]
 		has "$cli2_out" "debug: RDMA CM created QP"
 	}
 	cli_err=
+	# rping's client pings until Ctrl-C by default: SIGINT ends rdmakit's
+	# with its summary, exit 0, and rping's server sees it leave.
+	PORT=$((PORT + 1))
+	timeout 60 rping -s -a "$IP" -p "$PORT" -V >"$srv_out" 2>&1 &
+	spid=$!
+	# (--foreground: timeout sends our SIGINT on once, not also to its group,
+	# where a second one kills, as it should)
+	timeout --foreground 60 "$R" ping --proto rping -c -a "$IP" -p "$PORT" -V --interval 0.1 \
+		>"$cli_out" 2>&1 &
+	cpid=$!
+	wait_for "$cli_out" "client: connected to" && sleep 1
+	kill -INT "$cpid"
+	wait "$cpid"
+	gc=$?
+	wait "$spid"
+	gs=$?
+	if [ "$gc" -ne 0 ] || [ "$gs" -ne 0 ]; then
+		echo "FAIL: rping client forever, SIGINT: rdmakit exited $gc, rping -s $gs (want 0/0)"
+		show client "$cli_out"
+		show server "$srv_out"
+		fails=$((fails + 1))
+	else
+		echo "ok: rdmakit's rping client (no -C) ended by SIGINT -> 0, rping -s -> 0"
+		has "$cli_out" "rounds of 64 bytes, rtt min" &&
+		has "$cli_out" "data checked in every round; stopped by SIGINT: OK"
+	fi
+
 	# A source address the client cannot connect from, or none at all.
 	PORT=$((PORT + 1))
 	run 1 "$R" ping --proto rping -c -a "$IP" -I 127.0.0.1 -p "$PORT" --timeout 3

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rdmakit/stop.h>
+
 #include "fixture.h"
 
 #define WAIT_MS 20000
@@ -163,10 +165,15 @@ static void test_native_cm_events(void **state)
 	native(true, true);
 }
 
+static void stop_after_3(const struct rk_ping_progress *p, void *arg);
+
 static void rping_pair(struct side *srv, struct side *cli, uint64_t srv_count,
 		       uint64_t cli_count)
 {
 	sides_init(srv, cli, rk_rping_run);
+	/* no count: the client stops itself after 3 rounds */
+	if (!cli_count)
+		cli->o.progress = stop_after_3;
 	srv->o.size = 4096;
 	srv->o.count = srv_count;
 	srv->o.validate = true;
@@ -220,6 +227,34 @@ static void test_rping_client_wants_more(void **state)
 	assert_int_not_equal(cli.ret, 0);
 	assert_int_equal(cli.res.error, cli.ret);
 	assert_int_equal(cli.res.rounds, 2);
+	sides_free(&srv, &cli);
+}
+
+static volatile sig_atomic_t stop_flag;
+
+static void stop_after_3(const struct rk_ping_progress *p, void *arg)
+{
+	progress(p, arg);
+	if (p->stage == RK_PING_ROUND && p->round->index == 2)
+		stop_flag = 1;
+}
+
+/* rping's client without a count runs until a stop request (Ctrl-C in the
+ * command): it ends well with the rounds done, and the server sees it go. */
+static void test_rping_client_stopped(void **state)
+{
+	struct side srv, cli;
+
+	(void)state;
+	stop_flag = 0;
+	rk_stop_watch(&stop_flag);
+	rping_pair(&srv, &cli, 0, 0);
+	rk_stop_watch(NULL);
+	assert_rounds(&cli, 3, true);
+	assert_true(cli.res.stopped);
+	assert_rounds(&srv, 3, true);
+	assert_true(srv.res.peer_left);
+	assert_false(srv.res.stopped);
 	sides_free(&srv, &cli);
 }
 
@@ -345,6 +380,7 @@ int main(void)
 		cmocka_unit_test(test_rping_count_waits_for_client),
 		cmocka_unit_test(test_rping_client_wants_more),
 		cmocka_unit_test(test_rping_source_address),
+		cmocka_unit_test(test_rping_client_stopped),
 		cmocka_unit_test(test_pingpong_rc),
 		cmocka_unit_test(test_pingpong_uc),
 		cmocka_unit_test(test_pingpong_ud),

@@ -393,6 +393,8 @@ static int pp_check(struct pp *p, bool client, uint64_t i, const uint8_t *got)
 				      "the ping is not the pong this server sent");
 }
 
+#define PP_SAME "both sides need the same -s and -n"
+
 /* One completion of each: our SEND and a receive. */
 static int pp_turn(struct pp *p, bool client, uint64_t i, double *us_p)
 {
@@ -402,25 +404,31 @@ static int pp_turn(struct pp *p, bool client, uint64_t i, double *us_p)
 	uint8_t *got = (uint8_t *)p->rbuf->buf + p->roff;
 	struct ibv_wc wc;
 	double t0 = now_us();
+	/* Nothing in the exchange says -s and -n: the likely cause goes into
+	 * what a failed wait reports. */
+	char swhat[96], rwhat[96];
 	int ret;
 
+	snprintf(swhat, sizeof(swhat), "SEND %" PRIu64 " of %" PRIu64 " (%s)", i + 1,
+		 r->res->count, PP_SAME);
+	snprintf(rwhat, sizeof(rwhat), "RECV %" PRIu64 " of %" PRIu64 " (%s)", i + 1,
+		 r->res->count, PP_SAME);
 	if (client) {
 		ret = ping_post_send(p->qp, p->sbuf, 0, size, p->ah, p->remote.qpn);
 		if (!ret)
-			ret = rk_cq_wait_ids(&p->w, swant, 1, r->o.timeout_ms, "SEND", NULL);
+			ret = rk_cq_wait_ids(&p->w, swant, 1, r->o.timeout_ms, swhat, NULL);
 		if (ret)
 			return ret;
 	}
-	ret = rk_cq_wait_ids(&p->w, rwant, 1, r->o.timeout_ms, "RECV", &wc);
+	ret = rk_cq_wait_ids(&p->w, rwant, 1, r->o.timeout_ms, rwhat, &wc);
 	if (ret)
 		return ret;
 	p->posted--;
 	if (!client)
 		t0 = now_us();
 	if (wc.byte_len != p->rlen) {
-		rk_error("round %" PRIu64 ": received %u bytes, %u were due (same -s on both "
-			 "sides?)",
-			 i + 1, wc.byte_len - p->roff, size);
+		rk_error("round %" PRIu64 ": received %u bytes, %u were due (" PP_SAME ")", i + 1,
+			 wc.byte_len - p->roff, size);
 		return -EMSGSIZE;
 	}
 	ret = pp_check(p, client, i, got);
@@ -430,7 +438,7 @@ static int pp_turn(struct pp *p, bool client, uint64_t i, double *us_p)
 		memcpy(p->sbuf->buf, got, size);
 		ret = ping_post_send(p->qp, p->sbuf, 0, size, p->ah, p->remote.qpn);
 		if (!ret)
-			ret = rk_cq_wait_ids(&p->w, swant, 1, r->o.timeout_ms, "SEND", NULL);
+			ret = rk_cq_wait_ids(&p->w, swant, 1, r->o.timeout_ms, swhat, NULL);
 		if (ret)
 			return ret;
 	}

@@ -58,7 +58,8 @@ static const struct name_hint wc_status[] = {
 	      "req_remote_access_errors", "resp_remote_access_errors"),
 	ENTRY_C(IBV_WC_REM_OP_ERR,
 	      "the peer could not complete the operation: a fault on its side (for example its "
-	      "receive buffer's lkey was bad)",
+	      "receive buffer's lkey was bad; rxe also reports a SEND longer than the receive "
+	      "buffer posted so)",
 	      "resp_cqe_error"),
 	ENTRY_C(IBV_WC_RETRY_EXC_ERR,
 	      "no answer from the peer: its process is gone, the link is down, or the GID/route "

@@ -120,7 +120,9 @@ struct rk_ping_result {
 	int64_t bad_offset;      /* first differing byte (-1: none) */
 	uint64_t bad_round;      /* its round, from 0 */
 	bool peer_left;          /* rping server: the client disconnected */
-	bool stopped;            /* rping client: a stop request (stop.h) ended it */
+	bool stopped;            /* native and rping client: a stop request (stop.h)
+				    ended it before its count; native server:
+				    the client said it stopped so */
 	int error;               /* 0, or the run's negative errno */
 	/* The port's counters from when the device was known (before the QP
 	 * connects) to the end of the run, success or not: port-wide. */
@@ -128,7 +130,10 @@ struct rk_ping_result {
 };
 
 /* Native ping (above). The client sends opts->count pings of opts->size
- * bytes; the server serves one client. Returns 0 or a negative errno, also
+ * bytes; the server serves one client. A stop request (stop.h) ends the
+ * client's run after the round under way: it tells the server (a SEND of
+ * no bytes), and both end well with the rounds done and result->stopped
+ * (the command's Ctrl-C, as ping(8)'s). Returns 0 or a negative errno, also
  * kept in result->error; *result is always filled (free it with
  * rk_ping_result_free()). */
 int rk_ping_run(const struct rk_ping_opts *opts, struct rk_ping_result *result);

@@ -179,8 +179,10 @@ static void summary_text(const struct ping_view *v, const struct rk_ping_result 
 	       r->checked ? "data checked in every round" :
 	       v->proto == PROTO_PINGPONG ? "data not checked (use -c)" : "data not checked (use -V)",
 	       r->peer_left ? "; the client disconnected, as rping does" : "",
-	       r->rounds ? "" : "; no rounds", r->stopped ? "; stopped by " : "",
-	       r->stopped ? cli_stop_name() : "");
+	       r->rounds ? "" : "; no rounds",
+	       !r->stopped ? "" : v->o->conn.server ? "; the client stopped before its count" :
+						      "; stopped by ",
+	       r->stopped && !v->o->conn.server ? cli_stop_name() : "");
 }
 
 static void add_stats(json_object *doc, const char *key, const struct rk_ping_result *r)
@@ -234,7 +236,9 @@ static json_object *summary_json(const struct ping_view *v, const struct rk_ping
 		cli_add_bool(doc, "peer_disconnected", true);
 	if (r->first_unchecked)
 		cli_add_bool(doc, "first_round_unchecked", true);
-	if (r->stopped)
+	if (r->stopped && v->o->conn.server)
+		cli_add_bool(doc, "client_stopped", true);
+	else if (r->stopped)
 		cli_add_str(doc, "stopped_by", cli_stop_name());
 	json_object_object_add(doc, "counters", cli_counters_json(&r->counters));
 	cli_add_result(doc, r->error);
@@ -395,8 +399,9 @@ static int run(void *arg, bool *listened)
 	};
 	struct rk_ping_result res;
 	json_object *doc = NULL;
-	/* rping's client pings until Ctrl-C by default: the summary still comes. */
-	bool stoppable = v->proto == PROTO_RPING && !o->conn.server;
+	/* Ctrl-C ends a client with its summary, as ping(8)'s (rping's pings
+	 * until then by default); pingpong's exchange has no way to say so. */
+	bool stoppable = v->proto != PROTO_PINGPONG && !o->conn.server;
 	int ret, status;
 
 	v->listened = false;

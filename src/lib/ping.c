@@ -11,8 +11,10 @@
 #include <rdmakit/log.h>
 #include <rdmakit/pattern.h>
 #include <rdmakit/ping.h>
+#include <rdmakit/stop.h>
 
 #include "clock.h"
+
 #include "ping_int.h"
 
 #define PING_OP 0x50494e47u      /* "PING": the native client's request code */
@@ -248,6 +250,25 @@ static int native_client_round(struct native *n, struct rk_conn *c, uint64_t i)
 	return ping_round_done(n->r, &round);
 }
 
+/* Client: a stop request ended the run before its count; a SEND of no
+ * bytes where the next ping would be tells the server so. */
+static int native_client_stop(struct native *n, struct rk_conn *c)
+{
+	const uint64_t want[1] = {PING_WR_SEND};
+	/* No SGE at all: some devices read a zero-length one as 2 GiB. */
+	struct rk_wr wr = {.op = RK_OP_SEND, .wr_id = PING_WR_SEND, .flags = IBV_SEND_SIGNALED};
+	int ret;
+
+	n->r->res->stopped = true;
+	ret = rk_post(c->qp, &wr);
+	if (!ret)
+		ret = rk_cq_wait_ids(&n->w, want, 1, c->timeout_ms, "the stop (a SEND of no bytes)",
+				     NULL);
+	return ret;
+}
+
+/* Server: 0 after a round, 1 when the client said it stopped, or a
+ * negative errno. */
 static int native_server_round(struct native *n, struct rk_conn *c, uint64_t i)
 {
 	struct rk_ping_result *res = n->r->res;
@@ -265,6 +286,10 @@ static int native_server_round(struct native *n, struct rk_conn *c, uint64_t i)
 	if (ret)
 		return ret;
 	t0 = now_us();
+	if (wc.byte_len == 0) {
+		res->stopped = true;
+		return 1;
+	}
 	if (wc.byte_len != size) {
 		rk_error("round %" PRIu64 ": the ping has %u bytes, the client said %u", i + 1,
 			 wc.byte_len, size);
@@ -325,7 +350,15 @@ static int native_rounds(struct native *n, struct rk_conn *c)
 	if (!ret && server && c->cm_mode)
 		ret = ping_post_recv(c->qp, n->mr, 0, r->res->size);
 	for (uint64_t i = 0; !ret && i < r->res->count; i++) {
+		if (!server && i && rk_stop_requested()) {
+			ret = native_client_stop(n, c);
+			break;
+		}
 		ret = server ? native_server_round(n, c, i) : native_client_round(n, c, i);
+		if (ret == 1) { /* the client stopped */
+			ret = 0;
+			break;
+		}
 		if (!ret)
 			ping_pause(r, i);
 	}

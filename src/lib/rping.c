@@ -268,14 +268,13 @@ static int rping_client(struct rping *p)
 	rping_connected(p);
 	for (uint64_t i = 0; !r->res->count || i < r->res->count; i++) {
 		/* rping's client runs until Ctrl-C by default: a stop request
-		 * ends it with what it measured (a round it cuts is not kept). */
+		 * ends it after the round under way (CQ waits go on through
+		 * signals) with what it measured. */
 		if (rk_stop_requested()) {
 			r->res->stopped = true;
 			break;
 		}
 		ret = rping_client_round(p, i);
-		if (ret == -EINTR && rk_stop_requested())
-			continue;
 		if (ret)
 			return ret;
 		ping_pause(r, i);

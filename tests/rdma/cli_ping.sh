@@ -20,6 +20,36 @@ PAIR_TIMEOUT=60
 R="$RDMAKIT"
 W="waiting for"
 
+# stopped_pair SERVER CLIENT: both in the background, SIGINT to the client
+# a second after it connected; both must exit 0. (timeout --foreground:
+# timeout passes our SIGINT on once, not also to its group, where a second
+# one kills, as it should.)
+stopped_pair() {
+	PORT=$((PORT + 1))
+	scmd=$(echo "$1" | sed "s/@PORT@/$PORT/g")
+	ccmd=$(echo "$2" | sed "s/@PORT@/$PORT/g")
+	# shellcheck disable=SC2086
+	timeout 60 $scmd >"$srv_out" 2>&1 &
+	spid=$!
+	# shellcheck disable=SC2086
+	timeout --foreground 60 $ccmd >"$cli_out" 2>&1 &
+	cpid=$!
+	wait_for "$cli_out" "client: connected to" && sleep 1
+	kill -INT "$cpid"
+	wait "$cpid"
+	gc=$?
+	wait "$spid"
+	gs=$?
+	if [ "$gc" -ne 0 ] || [ "$gs" -ne 0 ]; then
+		echo "FAIL: server [$scmd] exited $gs, client [$ccmd] $gc after SIGINT (want 0/0)"
+		show server "$srv_out" 15
+		show client "$cli_out" 15
+		fails=$((fails + 1))
+		return 1
+	fi
+	echo "ok: server [$scmd] / client [$ccmd] stopped by SIGINT -> 0/0"
+}
+
 ping_tests() {
 	# rdmakit with rdmakit: TCP exchange polled, RDMA CM with events.
 	# (with an RTT p99 threshold far above rxe's: met, exit 0)
@@ -105,32 +135,16 @@ assert d["traffic"]["tclass"] == 104, d["traffic"]
 		has "$cli2_out" "debug: RDMA CM created QP"
 	}
 	cli_err=
-	# rping's client pings until Ctrl-C by default: SIGINT ends rdmakit's
-	# with its summary, exit 0, and rping's server sees it leave.
-	PORT=$((PORT + 1))
-	timeout 60 rping -s -a "$IP" -p "$PORT" -V >"$srv_out" 2>&1 &
-	spid=$!
-	# (--foreground: timeout sends our SIGINT on once, not also to its group,
-	# where a second one kills, as it should)
-	timeout --foreground 60 "$R" ping --proto rping -c -a "$IP" -p "$PORT" -V --interval 0.1 \
-		>"$cli_out" 2>&1 &
-	cpid=$!
-	wait_for "$cli_out" "client: connected to" && sleep 1
-	kill -INT "$cpid"
-	wait "$cpid"
-	gc=$?
-	wait "$spid"
-	gs=$?
-	if [ "$gc" -ne 0 ] || [ "$gs" -ne 0 ]; then
-		echo "FAIL: rping client forever, SIGINT: rdmakit exited $gc, rping -s $gs (want 0/0)"
-		show client "$cli_out"
-		show server "$srv_out"
-		fails=$((fails + 1))
-	else
-		echo "ok: rdmakit's rping client (no -C) ended by SIGINT -> 0, rping -s -> 0"
-		has "$cli_out" "rounds of 64 bytes, rtt min" &&
-		has "$cli_out" "data checked in every round; stopped by SIGINT: OK"
-	fi
+	# Ctrl-C ends a client with its summary and exit 0, as ping(8)'s:
+	# rping's client pings until then by default (rping's server sees it
+	# leave); the native client tells its server, which ends well too.
+	stopped_pair "rping -s -a $IP -p @PORT@ -V" \
+		"$R ping --proto rping -c -a $IP -p @PORT@ -V --interval 0.1" &&
+	has "$cli_out" "rounds of 64 bytes, rtt min" &&
+	has "$cli_out" "data checked in every round; stopped by SIGINT: OK"
+	stopped_pair "$R ping --server -p @PORT@ -w 30" "$R ping $IP -p @PORT@ -V -n 1000 -I 0.1" &&
+	has "$cli_out" "data checked in every round; stopped by SIGINT: OK" &&
+	has "$srv_out" "data checked in every round; the client stopped before its count: OK"
 
 	# A source address the client cannot connect from, or none at all.
 	PORT=$((PORT + 1))

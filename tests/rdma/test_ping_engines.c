@@ -258,6 +258,33 @@ static void test_rping_client_stopped(void **state)
 	sides_free(&srv, &cli);
 }
 
+/* Native ping: a stop request after round 3 of 100 ends the client well,
+ * and its SEND of no bytes ends the server well too, over the TCP exchange
+ * and over RDMA CM. */
+static void test_native_client_stopped(void **state)
+{
+	(void)state;
+	for (int cm = 0; cm < 2; cm++) {
+		struct side srv, cli;
+
+		sides_init(&srv, &cli, rk_ping_run);
+		srv.o.cm = cli.o.cm = cm;
+		cli.o.size = 64;
+		cli.o.count = 100;
+		cli.o.validate = true;
+		cli.o.progress = stop_after_3;
+		stop_flag = 0;
+		rk_stop_watch(&stop_flag);
+		run_pair(&srv, &cli);
+		rk_stop_watch(NULL);
+		assert_rounds(&cli, 3, true);
+		assert_rounds(&srv, 3, true);
+		assert_true(cli.res.stopped);
+		assert_true(srv.res.stopped);
+		sides_free(&srv, &cli);
+	}
+}
+
 /* A lone side of engine run with source set: want, and nothing listened. */
 static void source_refused(int (*run)(const struct rk_ping_opts *, struct rk_ping_result *),
 			   bool server, const char *source, int want)
@@ -381,6 +408,7 @@ int main(void)
 		cmocka_unit_test(test_rping_client_wants_more),
 		cmocka_unit_test(test_rping_source_address),
 		cmocka_unit_test(test_rping_client_stopped),
+		cmocka_unit_test(test_native_client_stopped),
 		cmocka_unit_test(test_pingpong_rc),
 		cmocka_unit_test(test_pingpong_uc),
 		cmocka_unit_test(test_pingpong_ud),

@@ -188,7 +188,8 @@ static int rping_advertise(struct rping *p, const struct rk_mr *mr, const char *
 	if (!ret)
 		ret = rk_cq_wait_ids(&p->w, want, 2, p->r->o.timeout_ms, what, &wc);
 	if (ret == -ECONNRESET)
-		rk_error("%s: the server went away", what);
+		rk_error("%s: the server went away (rping's server fails and leaves on a ping "
+			 "larger than its -S, here %u bytes)", what, p->r->res->size);
 	if (ret)
 		return ret;
 	if (wc.byte_len != RK_RPING_INFO_LEN) {
@@ -229,6 +230,12 @@ static int rping_client_round(struct rping *p, uint64_t i)
 	return ping_round_done(r, &round);
 }
 
+/* The peer's disconnect, seen on CM while a wait finds no completion. */
+static bool rping_peer_gone(void *arg)
+{
+	return rk_cm_peer_left(arg);
+}
+
 /* One connect try for rk_cm_connect_retry(). */
 static int rping_client_try(void *arg)
 {
@@ -265,6 +272,10 @@ static int rping_client(struct rping *p)
 			 r->o.host, r->o.port, tries, tries > 1 ? "ies" : "y", r->o.timeout_ms);
 	if (ret)
 		return ret;
+	/* rping's server leaves when a ping fails on its side (one larger
+	 * than its -S): seen on CM, not only by the timeout. */
+	p->w.gone = rping_peer_gone;
+	p->w.gone_arg = p->cm;
 	rping_connected(p);
 	for (uint64_t i = 0; !r->res->count || i < r->res->count; i++) {
 		/* rping's client runs until Ctrl-C by default: a stop request
@@ -454,11 +465,6 @@ static int rping_serve(struct rping *p)
 	return 0;
 }
 
-static bool rping_client_gone(void *arg)
-{
-	return rk_cm_peer_left(arg);
-}
-
 static int rping_server(struct rping *p)
 {
 	const struct rk_ping_opts *o = &p->r->o;
@@ -477,7 +483,7 @@ static int rping_server(struct rping *p)
 		return ret;
 	/* The client's disconnect is seen on CM while we wait for its next
 	 * message, as well as by the flush of our receive. */
-	p->w.gone = rping_client_gone;
+	p->w.gone = rping_peer_gone;
 	p->w.gone_arg = p->cm;
 	rping_connected(p);
 	return rping_serve(p);

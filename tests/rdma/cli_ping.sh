@@ -146,6 +146,12 @@ assert d["traffic"]["tclass"] == 104, d["traffic"]
 	has "$cli_out" "data checked in every round; stopped by SIGINT: OK" &&
 	has "$srv_out" "data checked in every round; the client stopped before its count: OK"
 
+	# rping's server fails a ping larger than its -S and leaves (exit 255):
+	# the client says so at once, not after its 10 s timeout.
+	PAIR_BOUND=6 pair 255 1 "rping -s -a $IP -p @PORT@" \
+		"$R ping --proto rping -c -a $IP -p @PORT@ -S 1000 -C 3" &&
+	has "$cli_out" "the server went away (rping's server fails and leaves on a ping larger than its -S, here 1000 bytes)"
+
 	# A source address the client cannot connect from, or none at all.
 	PORT=$((PORT + 1))
 	run 1 "$R" ping --proto rping -c -a "$IP" -I 127.0.0.1 -p "$PORT" --timeout 3

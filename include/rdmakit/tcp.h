@@ -4,6 +4,7 @@
 #ifndef RDMAKIT_TCP_H
 #define RDMAKIT_TCP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rdmakit/ctl.h>
@@ -23,6 +24,12 @@ int rk_tcp_accept(int listen_fd, int timeout_ms, struct rk_ctl **ctl_p);
  * unreachable for now), keep trying every 200 ms for up to retry_ms, then give
  * up with -ETIMEDOUT and a message that says so. */
 int rk_tcp_connect(const char *host, uint16_t port, int retry_ms, struct rk_ctl **ctl_p);
+
+/* Whether the peer of a TCP control channel closed or reset its end, seen
+ * without waiting or reading (POLLRDHUP). False for other channels, whose
+ * peer's leaving RDMA CM tells (rk_cm_peer_left()). For a wait that no
+ * message is due in, e.g. rk_cq_ids.gone while two sides work the QP. */
+bool rk_tcp_peer_closed(const struct rk_ctl *ctl);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,7 @@
 #include <rdmakit/pattern.h>
 #include <rdmakit/ping.h>
 #include <rdmakit/stop.h>
+#include <rdmakit/tcp.h>
 
 #include "clock.h"
 
@@ -333,12 +334,25 @@ static void native_connected(struct ping_run *r, const struct rk_conn *c)
 	ping_report(r, RK_PING_CONNECTED);
 }
 
+/* The peer's leaving, looked for while a wait finds no completion: its
+ * disconnect on RDMA CM, or its close of the TCP exchange (no message is
+ * due there between the two syncs). */
+static bool native_peer_gone(void *arg)
+{
+	struct rk_conn *c = arg;
+
+	return c->cm_mode ? rk_cm_peer_left(c->cm) : rk_tcp_peer_closed(c->ctl);
+}
+
 /* The rounds between the two sync points. */
 static int native_rounds(struct native *n, struct rk_conn *c)
 {
 	struct ping_run *r = n->r;
 	bool server = r->o.server;
 	int ret = 0;
+
+	n->w.gone = native_peer_gone;
+	n->w.gone_arg = c;
 
 	/* The server's first receive: with TCP before the sync that starts the
 	 * pings; with CM after it, as the sync's own SEND would land in it (a
@@ -362,6 +376,9 @@ static int native_rounds(struct native *n, struct rk_conn *c)
 		if (!ret)
 			ping_pause(r, i);
 	}
+	if (ret == -ECONNRESET)
+		rk_error("the %s went away after %zu of %" PRIu64 " rounds (its process ended, or "
+			 "it gave up)", server ? "client" : "server", r->res->rounds, r->res->count);
 	r->res->checked = r->res->validate && !ret;
 	/* A last sync: neither side tears down while the other still works. */
 	if (!ret)

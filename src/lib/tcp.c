@@ -133,6 +133,15 @@ static int tcp_pending(struct rk_ctl *ctl, int timeout_ms)
 	return n > 0;
 }
 
+bool rk_tcp_peer_closed(const struct rk_ctl *ctl)
+{
+	struct pollfd pfd = {.fd = ctl->fd, .events = POLLRDHUP};
+
+	if (ctl->fd < 0 || ctl->ops->pending != tcp_pending)
+		return false;
+	return poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
 static void tcp_close(struct rk_ctl *ctl)
 {
 	close(ctl->fd);

@@ -50,6 +50,39 @@ stopped_pair() {
 	echo "ok: server [$scmd] / client [$ccmd] stopped by SIGINT -> 0/0"
 }
 
+# killed_pair server|client CONN: a native pair over CONN ("" or --cm), the
+# named side killed (SIGKILL) a second into the run; the other must fail
+# within 5 s (not its 10 s timeout) saying its peer went away.
+killed_pair() {
+	PORT=$((PORT + 1))
+	# shellcheck disable=SC2086
+	timeout 60 "$R" ping --server $2 -p "$PORT" -w 30 >"$srv_out" 2>&1 &
+	spid=$!
+	# shellcheck disable=SC2086
+	timeout --foreground 60 "$R" ping "$IP" $2 -p "$PORT" -n 1000 -I 0.05 >"$cli_out" 2>&1 &
+	cpid=$!
+	wait_for "$cli_out" "client: connected to" && sleep 1
+	if [ "$1" = server ]; then
+		victim=$spid survivor=$cpid file=$cli_out other=client
+	else
+		victim=$cpid survivor=$spid file=$srv_out other=server
+	fi
+	pkill -KILL -P "$victim" rdmakit
+	start=$(date +%s)
+	wait "$survivor"
+	rc=$?
+	took=$(($(date +%s) - start))
+	wait "$victim"
+	if [ "$rc" -ne 1 ] || [ "$took" -gt 5 ]; then
+		echo "FAIL: native $2, $1 killed: the $other exited $rc after ${took}s (want 1 within 5 s)"
+		show "$other" "$file"
+		fails=$((fails + 1))
+		return 1
+	fi
+	echo "ok: native $2, $1 killed: the $other exited 1 after ${took}s"
+	has "$file" "the $1 went away after "
+}
+
 ping_tests() {
 	# rdmakit with rdmakit: TCP exchange polled, RDMA CM with events.
 	# (with an RTT p99 threshold far above rxe's: met, exit 0)
@@ -151,6 +184,12 @@ assert d["traffic"]["tclass"] == 104, d["traffic"]
 	PAIR_BOUND=6 pair 255 1 "rping -s -a $IP -p @PORT@" \
 		"$R ping --proto rping -c -a $IP -p @PORT@ -S 1000 -C 3" &&
 	has "$cli_out" "the server went away (rping's server fails and leaves on a ping larger than its -S, here 1000 bytes)"
+
+	# A native peer that dies mid-run is seen going at once, both ways.
+	for conn in "" "--cm"; do
+		killed_pair server "$conn"
+		killed_pair client "$conn"
+	done
 
 	# A source address the client cannot connect from, or none at all.
 	PORT=$((PORT + 1))

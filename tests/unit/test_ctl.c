@@ -1,12 +1,19 @@
 /* The control channel's framing (rk_ctl_recv) over a transport that, like
  * the channel over an RC QP, holds whole messages and waits for the next
  * one when asked for bytes it does not have: a header-only message
- * (BENCH_FIN) must be received without asking for a 0-byte rest. */
+ * (BENCH_FIN) must be received without asking for a 0-byte rest. And
+ * rk_tcp_peer_closed() on a loopback TCP channel. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <rdmakit/ctl.h>
+#include <rdmakit/tcp.h>
 #include <rdmakit/wire.h>
 
 #include "unit.h"
@@ -112,11 +119,43 @@ static void test_header_only_last(void **state)
 	assert_int_equal(rk_ctl_recv(&s.ctl, 1000, &got), -ETIMEDOUT);
 }
 
+/* rk_tcp_peer_closed() over a real loopback connection: false while the
+ * peer holds its end (a message waiting is not a close), true once it
+ * closed it; false for a channel that is not TCP. */
+static void test_tcp_peer_closed(void **state)
+{
+	struct rk_msg msg = {.type = RK_MSG_SYNC};
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	struct rk_ctl *cli, *srv;
+	struct msg_stream s;
+	int lfd;
+
+	(void)state;
+	assert_int_equal(rk_tcp_listen("127.0.0.1", 0, &lfd), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sin, &len), 0);
+	assert_int_equal(rk_tcp_connect("127.0.0.1", ntohs(sin.sin_port), 2000, &cli), 0);
+	assert_int_equal(rk_tcp_accept(lfd, 2000, &srv), 0);
+	assert_false(rk_tcp_peer_closed(cli));
+	assert_int_equal(rk_ctl_send(srv, &msg), 0);
+	assert_int_equal(rk_ctl_pending(cli, 1000), 1);
+	assert_false(rk_tcp_peer_closed(cli));
+	rk_ctl_close(srv);
+	for (int i = 0; i < 100 && !rk_tcp_peer_closed(cli); i++)
+		usleep(10000);
+	assert_true(rk_tcp_peer_closed(cli));
+	rk_ctl_close(cli);
+	close(lfd);
+	stream_init(&s);
+	assert_false(rk_tcp_peer_closed(&s.ctl));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_header_only_message),
 		cmocka_unit_test(test_header_only_last),
+		cmocka_unit_test(test_tcp_peer_closed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

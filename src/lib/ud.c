@@ -28,6 +28,10 @@
 #endif
 #define UD_RECV_SLOTS 256
 #define UD_RECV_ID 1000             /* wr_id of receive slot i: UD_RECV_ID + i */
+/* Datagrams a client has out unanswered with an rdmakit server, which
+ * echoes each as it comes: UD drops what finds no receive posted, and the
+ * server's ring (16 to 256 slots) is shared by up to 64 clients. */
+#define UD_CLIENT_WINDOW (UD_RECV_SLOTS / RK_UD_MAX_CLIENTS)
 
 /* What the server keeps per client besides its public record. */
 struct ud_client {
@@ -628,6 +632,25 @@ static int server_timed_out(struct ud *u, double limit_us)
 	return -ETIMEDOUT;
 }
 
+/* A client of the TCP exchange that closed it before its last datagram
+ * (its process ended): said, -ECONNRESET; else 0. UD itself cannot tell. */
+static int server_client_left(struct ud *u)
+{
+	const struct rk_ud_result *r = u->res;
+
+	for (int i = 0; i < r->nclients; i++) {
+		const struct rk_ud_peer *c = &r->clients[i];
+
+		if (c->received < c->count && u->clients[i].ctl &&
+		    rk_tcp_peer_closed(u->clients[i].ctl)) {
+			rk_error("%s went away after %" PRIu64 " of %" PRIu64 " datagrams (it "
+				 "closed the TCP exchange)", c->addr, c->received, c->count);
+			return -ECONNRESET;
+		}
+	}
+	return 0;
+}
+
 /* Take clients and echo their datagrams until every one is done. */
 static int server_loop(struct ud *u)
 {
@@ -650,6 +673,9 @@ static int server_loop(struct ud *u)
 			continue;
 		}
 		if (ret != -ETIMEDOUT)
+			return ret;
+		ret = server_client_left(u);
+		if (ret)
 			return ret;
 		if (limit >= 0 && now_us() - idle_since > limit)
 			return server_timed_out(u, limit);
@@ -862,27 +888,46 @@ static int precheck_size(struct ud *u)
 	return ret;
 }
 
-/* All datagrams first, then the answers: udaddy's server answers only once
- * it has them all. Our receives are posted already. */
-static int client_exchange(struct ud *u, double deadline)
+/* The wait's end: timeout_ms after the last answer (or the start). */
+static bool client_stalled(struct ud *u, uint64_t *seen, double *deadline)
+{
+	if (u->res->received != *seen) {
+		*seen = u->res->received;
+		*deadline = now_us() + u->o->timeout_ms * 1e3;
+	}
+	return now_us() > *deadline;
+}
+
+/* udaddy's server answers only once it has every datagram (it posted a
+ * receive for each): all of them first, then the answers. An rdmakit
+ * server echoes each as it comes: at most UD_CLIENT_WINDOW unanswered.
+ * Our receives are posted already. Every wait is bounded by timeout_ms
+ * from the last answer. */
+static int client_exchange(struct ud *u)
 {
 	const struct rk_ud_opts *o = u->o;
 	struct rk_ud_result *r = u->res;
+	double deadline = now_us() + o->timeout_ms * 1e3;
+	uint64_t seen = 0;
 	uint8_t data[RK_UD_MAX_SIZE];
 	int ret;
 
 	while (r->sent < o->count) {
-		rk_pattern_fill(data, o->size, ud_seed(u->qp->qp->qp_num, r->sent));
-		ret = ud_send(u, data, u->ah, r->peer_qpn, r->peer_qkey);
-		if (ret == -EAGAIN)
+		if (r->peer_rdmakit && r->sent - r->received >= UD_CLIENT_WINDOW) {
 			ret = ud_poll(u, 100, client_recv);
-		else if (!ret)
-			r->sent++;
+		} else {
+			rk_pattern_fill(data, o->size, ud_seed(u->qp->qp->qp_num, r->sent));
+			ret = ud_send(u, data, u->ah, r->peer_qpn, r->peer_qkey);
+			if (ret == -EAGAIN)
+				ret = ud_poll(u, 100, client_recv);
+			else if (!ret)
+				r->sent++;
+		}
 		if (ret && ret != -ETIMEDOUT)
 			return ret;
-		if (now_us() > deadline) {
-			rk_error("sent %" PRIu64 " of %u datagrams in %d ms", r->sent, o->count,
-				 o->timeout_ms);
+		if (client_stalled(u, &seen, &deadline)) {
+			rk_error("sent %" PRIu64 " of %u datagrams; nothing moved for %d ms",
+				 r->sent, o->count, o->timeout_ms);
 			return -ETIMEDOUT;
 		}
 	}
@@ -890,10 +935,10 @@ static int client_exchange(struct ud *u, double deadline)
 		ret = ud_poll(u, 100, client_recv);
 		if (ret && ret != -ETIMEDOUT)
 			return ret;
-		if (now_us() > deadline) {
-			rk_error("%" PRIu64 " of %u answers came within %d ms (datagrams lost, or "
-				 "the server expects another count: udaddy needs the same -C)",
-				 r->received, o->count, o->timeout_ms);
+		if (client_stalled(u, &seen, &deadline)) {
+			rk_error("%" PRIu64 " of %u answers came, then none for %d ms (datagrams "
+				 "lost, or the server expects another count: udaddy needs the same "
+				 "-C)", r->received, o->count, o->timeout_ms);
 			return -ETIMEDOUT;
 		}
 	}
@@ -914,7 +959,7 @@ static int run_client(struct ud *u)
 		return ret;
 	emit(u, &ev);
 	start = now_us();
-	ret = client_exchange(u, start + o->timeout_ms * 1e3);
+	ret = client_exchange(u);
 	if (ret)
 		return ret;
 	u->res->elapsed_us = now_us() - start;

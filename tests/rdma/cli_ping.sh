@@ -359,6 +359,29 @@ assert len(set(c["qpn"] for c in d["clients"])) == 2, d["clients"]
 		echo "ok: udaddy server exited 0 after serving rdmakit ud"
 	fi
 
+	# A client killed mid-run: the server says it went away (its TCP
+	# exchange closed) at once, not "nothing arrived" after its timeout.
+	PORT=$((PORT + 1))
+	timeout 60 "$R" ud --server -p "$PORT" -w 30 >"$srv_out" 2>&1 &
+	spid=$!
+	timeout 60 "$R" ud "$IP" -p "$PORT" -n 100000 >"$cli_out" 2>&1 &
+	cpid=$!
+	sleep 2
+	pkill -KILL -P "$cpid" rdmakit
+	start=$(date +%s)
+	wait "$spid"
+	gs=$?
+	took=$(($(date +%s) - start))
+	wait "$cpid"
+	if [ "$gs" -ne 1 ] || [ "$took" -gt 5 ]; then
+		echo "FAIL: ud client killed: the server exited $gs after ${took}s (want 1 within 5 s)"
+		show server "$srv_out"
+		fails=$((fails + 1))
+	else
+		echo "ok: ud client killed: the server exited 1 after ${took}s"
+		has "$srv_out" "of 100000 datagrams (it closed the TCP exchange)"
+	fi
+
 	# A message larger than the path MTU is refused, on either side.
 	run 1 "$R" ud "$IP" -s 2000 -p "$PORT"
 	has "$err" "larger than the path MTU"

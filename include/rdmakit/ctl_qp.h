@@ -2,6 +2,8 @@
 #ifndef RDMAKIT_CTL_QP_H
 #define RDMAKIT_CTL_QP_H
 
+#include <stdbool.h>
+
 #include <infiniband/verbs.h>
 
 #include <rdmakit/cq.h>
@@ -22,6 +24,13 @@ extern "C" {
  * -ECONNRESET. */
 int rk_ctl_qp_create(struct rk_qp *qp, struct ibv_pd *pd, struct rk_cq *send_cq,
 		     struct rk_cq *recv_cq, struct rk_ctl **ctl_p);
+
+/* Optional, for a channel of rk_ctl_qp_create(): asked every 100 ms while
+ * it waits for a completion; true (the peer left: rk_cm_peer_left(), which
+ * the QP's state shows only once this side disconnects too) ends the wait
+ * with -ECONNRESET after one more 100 ms slice, instead of at its timeout
+ * (a killed peer's own QP never answers). NULL gone: none. */
+void rk_ctl_qp_set_gone(struct rk_ctl *ctl, bool (*gone)(void *arg), void *arg);
 
 #ifdef __cplusplus
 }

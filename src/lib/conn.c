@@ -358,6 +358,22 @@ static int cm_client_auth(struct rk_conn *c)
 	return 0;
 }
 
+static bool cm_peer_gone(void *arg)
+{
+	return rk_cm_peer_left(arg);
+}
+
+/* The control channel on the connected QP; a peer that dies is seen on CM
+ * while the channel waits, not at its timeout. */
+static int cm_ctl_create(struct rk_conn *c)
+{
+	int ret = rk_ctl_qp_create(c->qp, c->pd, c->cq, c->cq, &c->ctl);
+
+	if (!ret)
+		rk_ctl_qp_set_gone(c->ctl, cm_peer_gone, c->cm);
+	return ret;
+}
+
 /* One CM connect try: the QP on the current id, then the request. */
 struct cm_try {
 	struct rk_conn *c;
@@ -436,7 +452,7 @@ static int cm_client(struct rk_conn *c, const struct rk_conn_opts *o)
 	ret = rk_qp_set_access(c->qp, access);
 	if (ret)
 		return ret;
-	ret = rk_ctl_qp_create(c->qp, c->pd, c->cq, c->cq, &c->ctl);
+	ret = cm_ctl_create(c);
 	if (ret)
 		return ret;
 	return cm_client_auth(c);
@@ -475,7 +491,7 @@ static int cm_server_auth(struct rk_conn *c, const struct rk_conn_opts *o)
 	struct rk_msg msg = {.type = RK_MSG_CM_HELLO};
 	int access = 0, ret;
 
-	ret = rk_ctl_qp_create(c->qp, c->pd, c->cq, c->cq, &c->ctl);
+	ret = cm_ctl_create(c);
 	if (ret)
 		return ret;
 	ret = rk_auth_server(c->ctl, c->auth, c->timeout_ms);
@@ -557,7 +573,7 @@ static int cm_server_setup(struct rk_conn *c, const struct rk_conn_opts *o)
 	ret = rk_qp_set_access(c->qp, access);
 	if (ret)
 		return ret;
-	return rk_ctl_qp_create(c->qp, c->pd, c->cq, c->cq, &c->ctl);
+	return cm_ctl_create(c);
 }
 
 static int cm_server(struct rk_conn *c, const struct rk_conn_opts *o)

@@ -12,6 +12,7 @@
  * receive. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdint.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,8 @@ struct ctl_qp {
 	uint8_t staged[RK_WIRE_MAX_LEN]; /* the message being handed out */
 	size_t staged_len;
 	size_t staged_off;
+	bool (*gone)(void *arg); /* rk_ctl_qp_set_gone() */
+	void *gone_arg;
 };
 
 static struct ctl_qp *ctl_qp_of(struct rk_ctl *ctl)
@@ -93,12 +96,37 @@ static int ctl_wc_check(const struct ctl_qp *c, const struct ibv_wc *wc, const c
 
 /* Take one completion from cq within timeout_ms: the channel's SEND or
  * receive. -ETIMEDOUT (not logged) when none came. */
+/* One completion within timeout_ms; with a gone check, waited for in
+ * slices of at most 100 ms: the peer's leaving is -ECONNRESET after one
+ * more slice (for what it sent before it left). */
+static int wait_one(struct ctl_qp *c, struct rk_cq *cq, int timeout_ms, struct ibv_wc *wc)
+{
+	int64_t deadline = timeout_ms < 0 ? INT64_MAX : now_ms() + timeout_ms;
+	int n, ret;
+
+	if (!c->gone)
+		return rk_cq_wait(cq, wc, 1, timeout_ms, &n);
+	for (;;) {
+		int64_t left = deadline - now_ms();
+
+		ret = rk_cq_wait(cq, wc, 1, left < 100 ? (left > 0 ? (int)left : 0) : 100, &n);
+		if (ret != -ETIMEDOUT)
+			return ret;
+		if (c->gone(c->gone_arg)) {
+			ret = rk_cq_wait(cq, wc, 1, 100, &n);
+			return ret == -ETIMEDOUT ? -ECONNRESET : ret;
+		}
+		if (now_ms() >= deadline)
+			return -ETIMEDOUT;
+	}
+}
+
 static int reap(struct ctl_qp *c, struct rk_cq *cq, int timeout_ms)
 {
 	struct ibv_wc wc;
-	int n, ret;
+	int ret;
 
-	ret = rk_cq_wait(cq, &wc, 1, timeout_ms, &n);
+	ret = wait_one(c, cq, timeout_ms, &wc);
 	if (ret)
 		return ret;
 	if (wc.wr_id == CTL_WRID_SEND) {
@@ -320,6 +348,14 @@ static void name_ends(struct ctl_qp *c)
 		return;
 	if (!inet_ntop(local->sa_family, a, c->ctl.local_ip, sizeof(c->ctl.local_ip)))
 		c->ctl.local_ip[0] = '\0';
+}
+
+void rk_ctl_qp_set_gone(struct rk_ctl *ctl, bool (*gone)(void *arg), void *arg)
+{
+	struct ctl_qp *c = ctl_qp_of(ctl);
+
+	c->gone = gone;
+	c->gone_arg = arg;
 }
 
 int rk_ctl_qp_create(struct rk_qp *qp, struct ibv_pd *pd, struct rk_cq *send_cq,

@@ -357,5 +357,43 @@ plain_only && refused "--count: client none (runs by --duration), server 10" "-n
 plain_only && refused "--duration: client 1, server 2" "--duration 2" "--duration 1"
 plain_only && refused "--threads: client 1, server 2" "--qps 2 --threads 2" "--qps 2 -n 10"
 
+# A peer killed (SIGKILL) in a 10 s run, over the TCP exchange and RDMA CM:
+# the other side fails within 5 s naming the closed control connection.
+# Over CM its QP never answers and CM alone says so (the server waited
+# 67 s, to the end of the run and its timeout, before).
+for conn in "" "--cm"; do
+	for victim in server client; do
+		PORT=$((PORT + 1))
+		# shellcheck disable=SC2086
+		timeout 60 "$RDMAKIT" bench --server $conn -p "$PORT" -w 30 >"$srv_out" 2>&1 &
+		spid=$!
+		# shellcheck disable=SC2086
+		timeout 60 "$RDMAKIT" bench "$IP" $conn -p "$PORT" -D 10 -s 4k >"$cli_out" 2>"$cli_err" &
+		cpid=$!
+		sleep 3
+		if [ $victim = server ]; then
+			pkill -KILL -P "$spid" rdmakit
+			survivor=$cpid file=$cli_err
+		else
+			pkill -KILL -P "$cpid" rdmakit
+			survivor=$spid file=$srv_out
+		fi
+		start=$(date +%s)
+		wait "$survivor"
+		rc=$?
+		took=$(($(date +%s) - start))
+		wait
+		if [ "$rc" -ne 1 ] || [ "$took" -gt 5 ]; then
+			echo "FAIL: bench $conn, $victim killed: the other exited $rc after ${took}s" \
+				"(want 1 within 5 s)"
+			show other "$file"
+			fails=$((fails + 1))
+		else
+			echo "ok: bench $conn, $victim killed: the other exited 1 after ${took}s"
+			has "$file" "closed the control connection"
+		fi
+	done
+done
+
 # Bad options: tests/cli/bad_options.sh (on the host).
 finish

@@ -135,6 +135,25 @@ pair() {
 	echo "ok: server [$scmd] / client [$ccmd] -> $gs/$gc in ${took}s"
 }
 
+# killed VICTIM SURVIVOR LABEL FILE: SIGKILL the rdmakit that VICTIM (a
+# timeout(1) in the background) runs; SURVIVOR, the other side, must exit 1
+# within 5 s (a dead peer seen, not waited out); FILE is its output.
+killed() {
+	pkill -KILL -P "$1" rdmakit
+	start=$(date +%s)
+	wait "$2"
+	rc=$?
+	took=$(($(date +%s) - start))
+	wait "$1"
+	if [ "$rc" -ne 1 ] || [ "$took" -gt 5 ]; then
+		echo "FAIL: $3: the other side exited $rc after ${took}s (want 1 within 5 s)"
+		show other "$4"
+		fails=$((fails + 1))
+		return 1
+	fi
+	echo "ok: $3: the other side exited 1 after ${took}s"
+}
+
 # ready FILE TEXT: wait (up to 10 s) until FILE shows TEXT: a server is listening.
 ready() {
 	i=0

@@ -12,8 +12,8 @@
  * receive. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <stdint.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,8 +94,6 @@ static int ctl_wc_check(const struct ctl_qp *c, const struct ibv_wc *wc, const c
 	return rk_wc_check(wc, op);
 }
 
-/* Take one completion from cq within timeout_ms: the channel's SEND or
- * receive. -ETIMEDOUT (not logged) when none came. */
 /* One completion within timeout_ms; with a gone check, waited for in
  * slices of at most 100 ms: the peer's leaving is -ECONNRESET after one
  * more slice (for what it sent before it left). */
@@ -121,6 +119,8 @@ static int wait_one(struct ctl_qp *c, struct rk_cq *cq, int timeout_ms, struct i
 	}
 }
 
+/* Take one completion from cq within timeout_ms: the channel's SEND or
+ * receive. -ETIMEDOUT (not logged) when none came. */
 static int reap(struct ctl_qp *c, struct rk_cq *cq, int timeout_ms)
 {
 	struct ibv_wc wc;

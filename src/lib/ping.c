@@ -15,7 +15,6 @@
 #include <rdmakit/tcp.h>
 
 #include "clock.h"
-
 #include "ping_int.h"
 
 #define PING_OP 0x50494e47u      /* "PING": the native client's request code */

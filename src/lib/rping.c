@@ -11,10 +11,9 @@
 #include <rdmakit/log.h>
 #include <rdmakit/pattern.h>
 #include <rdmakit/rping.h>
-
-#include "clock.h"
 #include <rdmakit/stop.h>
 
+#include "clock.h"
 #include "ping_int.h"
 
 /* ---- the wire and the pattern ---- */

@@ -202,11 +202,11 @@ assert d["traffic"]["tclass"] == 104, d["traffic"]
 	# the run, and the failure says what both sides need.
 	pair 1 1 "ibv_rc_pingpong -d rxe0 -g 1 -n 5 -s 4096 -p @PORT@" \
 		"$R ping --proto pingpong -g 1 -n 5 -s 8192 -p @PORT@ $IP" &&
-	has "$cli_out" "SEND 1 of 5 (both sides need the same -s and -n) (wr_id 1) on QP" &&
+	has "$cli_out" "SEND (both sides need the same -s and -n) (wr_id 1) on QP" &&
 	has "$cli_out" "failed: IBV_WC_REM_OP_ERR"
 	pair 0 1 "ibv_rc_pingpong -d rxe0 -g 1 -n 5 -s 64 -p @PORT@" \
 		"$R ping --proto pingpong -g 1 -n 8 -s 64 -p @PORT@ --timeout 3 $IP" &&
-	has "$cli_out" " 6 of 8 (both sides need the same -s and -n)" &&
+	has "$cli_out" " (both sides need the same -s and -n)" &&
 	has "$cli_out" "client: FAILED after 5 rounds"
 
 	# ibv_rc/uc/ud_pingpong in both roles (rxe: -g 1 is the RoCE v2 IPv4 GID;

@@ -155,10 +155,22 @@ static int rping_setup(struct rping *p)
 	return ret;
 }
 
+/* The peer's disconnect, seen on CM while a wait finds no completion. */
+static bool rping_peer_gone(void *arg)
+{
+	return rk_cm_peer_left(arg);
+}
+
 static void rping_connected(struct rping *p)
 {
 	struct rk_ping_result *res = p->r->res;
 
+	/* The peer's leaving is seen on CM while we wait for its next message
+	 * (as well as by the flush of our receive): rping's server leaves when
+	 * a ping fails on its side (one larger than its -S), its client when
+	 * it is done. */
+	p->w.gone = rping_peer_gone;
+	p->w.gone_arg = p->cm;
 	res->cm = true;
 	snprintf(res->device, sizeof(res->device), "%s", p->cm->dev->info.name);
 	snprintf(res->peer, sizeof(res->peer), "%s", p->cm->peer_addr);
@@ -229,12 +241,6 @@ static int rping_client_round(struct rping *p, uint64_t i)
 	return ping_round_done(r, &round);
 }
 
-/* The peer's disconnect, seen on CM while a wait finds no completion. */
-static bool rping_peer_gone(void *arg)
-{
-	return rk_cm_peer_left(arg);
-}
-
 /* One connect try for rk_cm_connect_retry(). */
 static int rping_client_try(void *arg)
 {
@@ -271,10 +277,6 @@ static int rping_client(struct rping *p)
 			 r->o.host, r->o.port, tries, tries > 1 ? "ies" : "y", r->o.timeout_ms);
 	if (ret)
 		return ret;
-	/* rping's server leaves when a ping fails on its side (one larger
-	 * than its -S): seen on CM, not only by the timeout. */
-	p->w.gone = rping_peer_gone;
-	p->w.gone_arg = p->cm;
 	rping_connected(p);
 	for (uint64_t i = 0; !r->res->count || i < r->res->count; i++) {
 		/* rping's client runs until Ctrl-C by default: a stop request
@@ -480,10 +482,6 @@ static int rping_server(struct rping *p)
 		ret = rk_cm_accept_raw(p->cm, p->qp, NULL, 0, o->timeout_ms);
 	if (ret)
 		return ret;
-	/* The client's disconnect is seen on CM while we wait for its next
-	 * message, as well as by the flush of our receive. */
-	p->w.gone = rping_peer_gone;
-	p->w.gone_arg = p->cm;
 	rping_connected(p);
 	return rping_serve(p);
 }

@@ -165,21 +165,23 @@ static void test_native_cm_events(void **state)
 	native(true, true);
 }
 
-static void stop_after_3(const struct rk_ping_progress *p, void *arg);
-
-static void rping_pair(struct side *srv, struct side *cli, uint64_t srv_count,
-		       uint64_t cli_count)
+/* rping's sides, size 4096, both checking data. */
+static void rping_sides(struct side *srv, struct side *cli, uint64_t srv_count,
+			uint64_t cli_count)
 {
 	sides_init(srv, cli, rk_rping_run);
-	/* no count: the client stops itself after 3 rounds */
-	if (!cli_count)
-		cli->o.progress = stop_after_3;
 	srv->o.size = 4096;
 	srv->o.count = srv_count;
 	srv->o.validate = true;
 	cli->o.size = 4096;
 	cli->o.count = cli_count;
 	cli->o.validate = true;
+}
+
+static void rping_pair(struct side *srv, struct side *cli, uint64_t srv_count,
+		       uint64_t cli_count)
+{
+	rping_sides(srv, cli, srv_count, cli_count);
 	run_pair(srv, cli);
 }
 
@@ -239,6 +241,16 @@ static void stop_after_3(const struct rk_ping_progress *p, void *arg)
 		stop_flag = 1;
 }
 
+/* run_pair() with a stop request (stop.h) after the client's third round. */
+static void run_pair_stopped(struct side *srv, struct side *cli)
+{
+	cli->o.progress = stop_after_3;
+	stop_flag = 0;
+	rk_stop_watch(&stop_flag);
+	run_pair(srv, cli);
+	rk_stop_watch(NULL);
+}
+
 /* rping's client without a count runs until a stop request (Ctrl-C in the
  * command): it ends well with the rounds done, and the server sees it go. */
 static void test_rping_client_stopped(void **state)
@@ -246,10 +258,8 @@ static void test_rping_client_stopped(void **state)
 	struct side srv, cli;
 
 	(void)state;
-	stop_flag = 0;
-	rk_stop_watch(&stop_flag);
-	rping_pair(&srv, &cli, 0, 0);
-	rk_stop_watch(NULL);
+	rping_sides(&srv, &cli, 0, 0);
+	run_pair_stopped(&srv, &cli);
 	assert_rounds(&cli, 3, true);
 	assert_true(cli.res.stopped);
 	assert_rounds(&srv, 3, true);
@@ -272,11 +282,7 @@ static void test_native_client_stopped(void **state)
 		cli.o.size = 64;
 		cli.o.count = 100;
 		cli.o.validate = true;
-		cli.o.progress = stop_after_3;
-		stop_flag = 0;
-		rk_stop_watch(&stop_flag);
-		run_pair(&srv, &cli);
-		rk_stop_watch(NULL);
+		run_pair_stopped(&srv, &cli);
 		assert_rounds(&cli, 3, true);
 		assert_rounds(&srv, 3, true);
 		assert_true(cli.res.stopped);

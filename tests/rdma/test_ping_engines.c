@@ -129,16 +129,24 @@ static void sides_init(struct side *srv, struct side *cli,
 	side_init(cli, run, false, port);
 }
 
+/* Native sides over RDMA CM or the TCP exchange; the client checks data
+ * (size and count travel in its request). */
+static void native_sides(struct side *srv, struct side *cli, bool cm, uint32_t size,
+			 uint64_t count)
+{
+	sides_init(srv, cli, rk_ping_run);
+	srv->o.cm = cli->o.cm = cm;
+	cli->o.size = size;
+	cli->o.count = count;
+	cli->o.validate = true;
+}
+
 static void native(bool cm, bool events)
 {
 	struct side srv, cli;
 
-	sides_init(&srv, &cli, rk_ping_run);
-	srv.o.cm = cli.o.cm = cm;
+	native_sides(&srv, &cli, cm, 4096, 5);
 	srv.o.events = cli.o.events = events;
-	cli.o.size = 4096;
-	cli.o.count = 5;
-	cli.o.validate = true;
 	run_pair(&srv, &cli);
 	assert_rounds(&cli, 5, true);
 	assert_rounds(&srv, 5, true);
@@ -277,11 +285,7 @@ static void test_native_client_stopped(void **state)
 	for (int cm = 0; cm < 2; cm++) {
 		struct side srv, cli;
 
-		sides_init(&srv, &cli, rk_ping_run);
-		srv.o.cm = cli.o.cm = cm;
-		cli.o.size = 64;
-		cli.o.count = 100;
-		cli.o.validate = true;
+		native_sides(&srv, &cli, cm, 64, 100);
 		run_pair_stopped(&srv, &cli);
 		assert_rounds(&cli, 3, true);
 		assert_rounds(&srv, 3, true);

@@ -30,8 +30,10 @@
 #define RKBLK_MAX_HW_SECTORS 1024 /* 512 KiB per request */
 /* Bound of each connection step (resolve, connect, region message). */
 #define RKBLK_STEP_TIMEOUT_MS 10000
-/* Connecting waits longer: the server makes and registers the region
- * (zeroed, pinned) before it accepts a new session. */
+/*
+ * Connecting waits longer: the server makes and registers the region
+ * (zeroed, pinned) before it accepts a new session.
+ */
 #define RKBLK_CONNECT_TIMEOUT_MS 30000
 #define RKBLK_ERR_LEN 200
 
@@ -110,8 +112,10 @@ struct rkblk_ctrl {
 
 	spinlock_t state_lock;
 	enum rkblk_state state;
-	/* Held while queues are set up or torn down (attach, recovery,
-	 * reconnect, device removal, detach). */
+	/*
+	 * Held while queues are set up or torn down (attach, recovery,
+	 * reconnect, device removal, detach).
+	 */
 	struct mutex lock;
 	bool quiesced;			/* under lock */
 	unsigned long loss_deadline;	/* jiffies */
@@ -132,8 +136,10 @@ struct rkblk_ctrl {
 	bool disk_deleted;		/* del_gendisk done: no more queue_rq */
 };
 
-/* Per-request state, in the tag set's cmd_size: nothing is allocated on
- * the I/O path (swap writes out through it). */
+/*
+ * Per-request state, in the tag set's cmd_size: nothing is allocated on
+ * the I/O path (swap writes out through it).
+ */
 struct rkblk_req {
 	struct ib_cqe cqe;
 	struct rkblk_queue *queue;
@@ -158,6 +164,7 @@ void rkblk_stop_ctrl(struct rkblk_ctrl *ctrl);
 void rkblk_ctrl_init_work(struct rkblk_ctrl *ctrl);
 int rkblk_client_register(void);
 void rkblk_client_unregister(void);
+void rkblk_ctrl_device_removed(struct rkblk_ctrl *ctrl, struct ib_device *dev);
 
 /* rkblk_io.c */
 int rkblk_alloc_disk(struct rkblk_ctrl *ctrl);
@@ -167,6 +174,6 @@ void rkblk_restart_io(struct rkblk_ctrl *ctrl);
 void rkblk_quiesce_io(struct rkblk_ctrl *ctrl);
 
 /* rkblk_main.c */
-void rkblk_for_each_ctrl(void (*fn)(struct rkblk_ctrl *ctrl, void *arg), void *arg);
+void rkblk_device_removed(struct ib_device *dev);
 
 #endif

@@ -704,10 +704,8 @@ void rkblk_ctrl_init_work(struct rkblk_ctrl *ctrl)
 
 /* ---- IB client: a device going away --------------------------------------- */
 
-static void rkblk_remove_ctrl_dev(struct rkblk_ctrl *ctrl, void *arg)
+void rkblk_ctrl_device_removed(struct rkblk_ctrl *ctrl, struct ib_device *dev)
 {
-	struct ib_device *dev = arg;
-
 	mutex_lock(&ctrl->lock);
 	if (ctrl->ibdev == dev) {
 		pr_warn("%s: RDMA device %s removed\n", ctrl->name,
@@ -730,7 +728,7 @@ static int rkblk_add_one(struct ib_device *dev)
  */
 static void rkblk_remove_one(struct ib_device *dev, void *client_data)
 {
-	rkblk_for_each_ctrl(rkblk_remove_ctrl_dev, dev);
+	rkblk_device_removed(dev);
 }
 
 static struct ib_client rkblk_ib_client = {

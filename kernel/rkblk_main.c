@@ -31,13 +31,13 @@ static LIST_HEAD(rkblk_ctrls);
 static DEFINE_MUTEX(rkblk_ctrls_lock);
 static DEFINE_IDA(rkblk_ida);
 
-void rkblk_for_each_ctrl(void (*fn)(struct rkblk_ctrl *ctrl, void *arg), void *arg)
+void rkblk_device_removed(struct ib_device *dev)
 {
 	struct rkblk_ctrl *ctrl;
 
 	mutex_lock(&rkblk_ctrls_lock);
 	list_for_each_entry(ctrl, &rkblk_ctrls, entry)
-		fn(ctrl, arg);
+		rkblk_ctrl_device_removed(ctrl, dev);
 	mutex_unlock(&rkblk_ctrls_lock);
 }
 

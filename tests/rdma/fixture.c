@@ -188,6 +188,18 @@ bool fx_capture_has(const char *s)
 	return found;
 }
 
+void fx_check_refused(const char *what, int ret, int want, const char *msg)
+{
+	if (ret != want) {
+		print_error("%s: returned %d, expected %d\n", what, ret, want);
+		fail();
+	}
+	if (msg && !fx_capture_has(msg)) {
+		print_error("%s: refused without saying \"%s\"\n", what, msg);
+		fail();
+	}
+}
+
 uint16_t fx_next_port(uint16_t base)
 {
 	static uint16_t port;

@@ -70,6 +70,11 @@ void fx_capture_reset(void);
 /* True when a captured message contains s; says so on stderr when not. */
 bool fx_capture_has(const char *s);
 
+/* A run that must be refused: ret is want, and the log captured since
+ * fx_capture_reset() says msg (NULL: not checked). A mismatch fails the test
+ * naming the case (what). */
+void fx_check_refused(const char *what, int ret, int want, const char *msg);
+
 /* A fresh port for each connection a test makes: base, base + 1, ... */
 uint16_t fx_next_port(uint16_t base);
 

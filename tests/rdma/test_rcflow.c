@@ -270,8 +270,8 @@ static void test_device_memory(void **state)
 		srv->o.mem = RK_MEM_DM;
 		fx_capture_reset();
 		srv->ret = rk_rcflow_run(&srv->o, &srv->r);
-		assert_int_equal(srv->ret, -EOPNOTSUPP);
-		assert_true(fx_capture_has("no device memory (max_dm_size 0)"));
+		fx_check_refused("device memory without it", srv->ret, -EOPNOTSUPP,
+				 "no device memory (max_dm_size 0)");
 		assert_int_equal(srv->waiting, 0);
 	}
 }
@@ -283,13 +283,13 @@ static void test_bad_options(void **state)
 	(void)state;
 	side_init(s, false, false, fx_next_port(PORT_BASE), "fetch-add", 4);
 	fx_capture_reset();
-	assert_int_equal(rk_rcflow_run(&s->o, &s->r), -EINVAL);
-	assert_true(fx_capture_has("atomics need at least 8 bytes"));
+	fx_check_refused("fetch-add of 4 bytes", rk_rcflow_run(&s->o, &s->r), -EINVAL,
+			 "atomics need at least 8 bytes");
 	side_init(s, false, false, fx_next_port(PORT_BASE), "write", 4);
 	s->o.sge = 5;
-	assert_int_equal(rk_rcflow_run(&s->o, &s->r), -EINVAL);
-	side_init(s, false, false, fx_next_port(PORT_BASE), NULL, 64); /* a client with no op */
-	assert_int_equal(rk_rcflow_run(&s->o, &s->r), -EINVAL);
+	fx_check_refused("5 SGEs in 4 bytes", rk_rcflow_run(&s->o, &s->r), -EINVAL, NULL);
+	side_init(s, false, false, fx_next_port(PORT_BASE), NULL, 64);
+	fx_check_refused("a client with no op", rk_rcflow_run(&s->o, &s->r), -EINVAL, NULL);
 	assert_int_equal(rk_rcflow_op_parse("jump", &s->o.op), -EINVAL);
 	assert_string_equal(rk_rcflow_op_name(RK_RCFLOW_OP_ALL), "all");
 	assert_true(rk_rcflow_has_atomics(RK_RCFLOW_OP_ALL));

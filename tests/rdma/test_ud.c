@@ -53,19 +53,13 @@ static void side_init(struct side *s, bool server, bool cm, uint16_t port, uint3
 		      uint32_t count)
 {
 	memset(s, 0, sizeof(*s));
-	s->o.server = server;
-	s->o.host = server ? NULL : fx_test_ip();
-	s->o.port = port;
-	s->o.cm = cm;
-	s->o.device = getenv("RDMAKIT_TEST_DEVICE");
-	s->o.gid_index = -1;
-	s->o.size = size;
-	s->o.count = count;
-	s->o.clients = 1;
-	s->o.timeout_ms = WAIT_MS;
-	s->o.wait_ms = WAIT_MS;
-	s->o.on_event = count_event;
-	s->o.arg = s;
+	s->o = (struct rk_ud_opts){
+		.server = server, .host = server ? NULL : fx_test_ip(), .port = port, .cm = cm,
+		.device = getenv("RDMAKIT_TEST_DEVICE"), .gid_index = -1,
+		.size = size, .count = count, .clients = 1,
+		.timeout_ms = WAIT_MS, .wait_ms = WAIT_MS,
+		.on_event = count_event, .arg = s,
+	};
 	s->all_checked = true;
 }
 
@@ -280,28 +274,37 @@ static void test_nobody_listens(void **state)
 	cli->o.timeout_ms = 1500;
 	fx_capture_reset();
 	cli->ret = rk_ud_run(&cli->o, &cli->r);
-	assert_int_equal(cli->ret, -ECONNREFUSED);
-	assert_true(fx_capture_has("nothing listens there"));
+	fx_check_refused("nobody listens", cli->ret, -ECONNREFUSED, "nothing listens there");
 	assert_int_equal(cli->ready, 0);
 }
 
+/* Options refused with -EINVAL before anything is opened. */
 static void test_bad_options(void **state)
 {
+	static const struct {
+		const char *what;
+		bool server;
+		uint32_t size;
+		int clients;
+		bool no_host;
+		const char *msg; /* NULL: not checked */
+	} cases[] = {
+		{"size 0", false, 0, 1, false, NULL},
+		{"size above RK_UD_MAX_SIZE", false, RK_UD_MAX_SIZE + 1, 1, false, NULL},
+		{"clients above RK_UD_MAX_CLIENTS", true, 100, RK_UD_MAX_CLIENTS + 1, false, NULL},
+		{"a client without a host", false, 100, 1, true, "server's address"},
+	};
 	struct side *s = &sides[0];
 
 	(void)state;
-	side_init(s, false, false, fx_next_port(PORT_BASE), 0, 1);
-	assert_int_equal(rk_ud_run(&s->o, &s->r), -EINVAL);
-	side_init(s, false, false, fx_next_port(PORT_BASE), RK_UD_MAX_SIZE + 1, 1);
-	assert_int_equal(rk_ud_run(&s->o, &s->r), -EINVAL);
-	side_init(s, true, false, fx_next_port(PORT_BASE), 100, 1);
-	s->o.clients = RK_UD_MAX_CLIENTS + 1;
-	assert_int_equal(rk_ud_run(&s->o, &s->r), -EINVAL);
-	side_init(s, false, false, fx_next_port(PORT_BASE), 100, 1);
-	s->o.host = NULL;
-	fx_capture_reset();
-	assert_int_equal(rk_ud_run(&s->o, &s->r), -EINVAL);
-	assert_true(fx_capture_has("server's address"));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		side_init(s, cases[i].server, false, fx_next_port(PORT_BASE), cases[i].size, 1);
+		s->o.clients = cases[i].clients;
+		if (cases[i].no_host)
+			s->o.host = NULL;
+		fx_capture_reset();
+		fx_check_refused(cases[i].what, rk_ud_run(&s->o, &s->r), -EINVAL, cases[i].msg);
+	}
 }
 
 int main(void)

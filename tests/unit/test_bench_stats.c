@@ -2,6 +2,8 @@
  * nearest-rank percentiles), the peak rate over the run's samples, size
  * sweeps, and which test runs on which transport. */
 #include <errno.h>
+#include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -9,36 +11,58 @@
 
 #include "unit.h"
 
-static void test_lat_odd(void **state)
+/* got is want, each figure within 1e-9; a failure names the case and the figure. */
+static void check_lat(const char *name, const struct rk_bench_lat *got,
+		      const struct rk_bench_lat *want)
 {
-	/* 5 samples in ns, unsorted; factor 2 (half round trip) */
-	uint64_t ns[] = {9000, 1000, 5000, 3000, 7000};
-	struct rk_bench_lat l;
+	const struct {
+		const char *what;
+		double got, want;
+	} figs[] = {
+		{"min", got->min, want->min}, {"median", got->median, want->median},
+		{"avg", got->avg, want->avg}, {"p99", got->p99, want->p99},
+		{"p999", got->p999, want->p999}, {"max", got->max, want->max},
+		{"stdev", got->stdev, want->stdev},
+	};
 
-	(void)state;
-	rk_bench_lat_stats(ns, 5, 2, &l);
-	assert_int_equal(l.samples, 5);
-	assert_close(l.min, 0.5);
-	assert_close(l.max, 4.5);
-	assert_close(l.median, 2.5);
-	assert_close(l.avg, 2.5);
-	assert_close(l.p99, 4.5);
-	assert_close(l.p999, 4.5);
-	/* population stdev of 1,3,5,7,9 us is sqrt(8); halved */
-	assert_close(l.stdev * l.stdev, 2.0);
+	if (got->samples != want->samples)
+		fail_msg("%s: samples = %" PRIu64 ", expected %" PRIu64, name, got->samples,
+			 want->samples);
+	for (size_t i = 0; i < ARRAY_SIZE(figs); i++)
+		if (!(fabs(figs[i].got - figs[i].want) <= 1e-9))
+			fail_msg("%s: %s = %.9f, expected %.9f", name, figs[i].what, figs[i].got,
+				 figs[i].want);
 }
 
-static void test_lat_even_median(void **state)
+static void test_lat_stats(void **state)
 {
-	uint64_t ns[] = {4000, 1000, 3000, 2000};
+	/* Unsorted; factor 2 (half round trip): 1,3,5,7,9 us halved, whose
+	 * population stdev is sqrt(8) / 2. */
+	uint64_t odd[] = {9000, 1000, 5000, 3000, 7000};
+	/* perftest's median of an even count: the mean of the two middle samples. */
+	uint64_t even[] = {4000, 1000, 3000, 2000};
+	const struct {
+		const char *name;
+		uint64_t *ns;
+		size_t n;
+		unsigned int factor;
+		struct rk_bench_lat want;
+	} cases[] = {
+		{"odd", odd, 5, 2,
+		 {.samples = 5, .min = 0.5, .median = 2.5, .avg = 2.5, .p99 = 4.5, .p999 = 4.5,
+		  .max = 4.5, .stdev = sqrt(2.0)}},
+		{"even", even, 4, 1,
+		 {.samples = 4, .min = 1.0, .median = 2.5, .avg = 2.5, .p99 = 4.0, .p999 = 4.0,
+		  .max = 4.0, .stdev = sqrt(1.25)}},
+		{"empty", NULL, 0, 2, {.samples = 0}}, /* all zeros */
+	};
 	struct rk_bench_lat l;
 
 	(void)state;
-	rk_bench_lat_stats(ns, 4, 1, &l);
-	/* perftest: the mean of the two middle samples */
-	assert_close(l.median, 2.5);
-	assert_close(l.min, 1.0);
-	assert_close(l.max, 4.0);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		rk_bench_lat_stats(cases[i].ns, cases[i].n, cases[i].factor, &l);
+		check_lat(cases[i].name, &l, &cases[i].want);
+	}
 }
 
 static void test_percentile_nearest_rank(void **state)
@@ -57,16 +81,6 @@ static void test_percentile_nearest_rank(void **state)
 	assert_int_equal(rk_bench_percentile(v, 1, 50), 1);
 	assert_int_equal(rk_bench_percentile(v, 0, 50), 0);
 	free(v);
-}
-
-static void test_lat_empty(void **state)
-{
-	struct rk_bench_lat l;
-
-	(void)state;
-	rk_bench_lat_stats(NULL, 0, 2, &l);
-	assert_int_equal(l.samples, 0);
-	assert_close(l.max, 0);
 }
 
 static void test_peak(void **state)
@@ -151,10 +165,8 @@ static void test_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lat_odd),
-		cmocka_unit_test(test_lat_even_median),
+		cmocka_unit_test(test_lat_stats),
 		cmocka_unit_test(test_percentile_nearest_rank),
-		cmocka_unit_test(test_lat_empty),
 		cmocka_unit_test(test_peak),
 		cmocka_unit_test(test_sweep),
 		cmocka_unit_test(test_rules),

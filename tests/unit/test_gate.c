@@ -123,31 +123,26 @@ static void test_decimal_scan(void **state)
 					 "111111111111", &v, &end), -EINVAL);
 }
 
-/* Text a parser refuses: what it returns and a piece of its message. */
-struct refusal {
-	const char *text;
-	int ret;
-	const char *says;
-};
-
-/* A parser of a number with a unit or a limit, as the refusal tables try it. */
+/* A parser of a number with a unit or a limit, as the refusal lists try it. */
 typedef int (*parse_fn)(const char *text, double *v, char *err, size_t err_len);
 
-/* parse refuses each of bad[0..n): its return, its message, and the value
- * left as it was. */
-static void check_refusals(parse_fn parse, const struct refusal *bad, size_t n)
+/* parse refuses each of bad[0..n) with ret, saying "'<text>' <why>", and
+ * leaves the value as it was. */
+static void check_refused(parse_fn parse, int ret, const char *why, const char *const *bad,
+			  size_t n)
 {
-	char err[300];
+	char err[300], says[200];
 	double v;
-	int ret;
+	int got;
 
 	for (size_t i = 0; i < n; i++) {
 		err[0] = '\0';
 		v = 42;
-		ret = parse(bad[i].text, &v, err, sizeof(err));
-		if (ret != bad[i].ret)
-			fail_msg("'%s': %d, expected %d (%s)", bad[i].text, ret, bad[i].ret, err);
-		assert_contains(err, bad[i].says);
+		got = parse(bad[i], &v, err, sizeof(err));
+		if (got != ret)
+			fail_msg("'%s': %d, expected %d (%s)", bad[i], got, ret, err);
+		snprintf(says, sizeof(says), "'%s' %s", bad[i], why);
+		assert_contains(err, says);
 		assert_true(v == 42);
 	}
 }
@@ -166,18 +161,9 @@ static int rate_gbit(const char *text, double *v, char *err, size_t err_len)
 
 static void test_limit_parse(void **state)
 {
-	static const struct refusal bad[] = {
-		{"", -EINVAL, "'' is not a number"},
-		{"9x", -EINVAL, "'9x' is not a number"},
-		{"-5", -EINVAL, "'-5' is not a number"},
-		{"1e3", -EINVAL, "'1e3' is not a number"},
-		{"nan", -EINVAL, "'nan' is not a number"},
-		{"12 ", -EINVAL, "'12 ' is not a number"},
-		{"0", -ERANGE, "'0' is not above 0"},
-		{"0.0", -ERANGE, "'0.0' is not above 0"},
-		{"100.5", -ERANGE, "'100.5' is above the maximum 100"},
-		{"101", -ERANGE, "'101' is above the maximum 100"},
-	};
+	static const char *const not_numbers[] = {"", "9x", "-5", "1e3", "nan", "12 "};
+	static const char *const not_above_0[] = {"0", "0.0"};
+	static const char *const above_max[] = {"100.5", "101"};
 	char err[200];
 	double v;
 
@@ -188,7 +174,10 @@ static void test_limit_parse(void **state)
 	assert_near(v, 100);
 	assert_int_equal(rk_limit_parse("0.001", 100, &v, err, sizeof(err)), 0);
 	assert_near(v, 0.001);
-	check_refusals(limit_100, bad, ARRAY_SIZE(bad));
+	check_refused(limit_100, -EINVAL, "is not a number", not_numbers, ARRAY_SIZE(not_numbers));
+	check_refused(limit_100, -ERANGE, "is not above 0", not_above_0, ARRAY_SIZE(not_above_0));
+	check_refused(limit_100, -ERANGE, "is above the maximum 100", above_max,
+		      ARRAY_SIZE(above_max));
 	assert_int_equal(rk_limit_parse(NULL, 100, &v, err, sizeof(err)), -EINVAL);
 }
 
@@ -206,20 +195,10 @@ static void test_rate_parse(void **state)
 		{"86", RK_BW_MIB, 86 * 1048576.0}, {"0.001MiB", RK_BW_MIB, 1048.576},
 		{"1000000Gb", RK_BW_MIB, RK_RATE_MAX}, /* the maximum itself */
 	};
-	static const struct refusal bad[] = {
-		{"", -EINVAL, "'' is not a rate"},
-		{"fast", -EINVAL, "'fast' is not a rate"},
-		{"100gb", -EINVAL, "'100gb' is not a rate"},
-		{"100 Gb", -EINVAL, "'100 Gb' is not a rate"},
-		{"100Gbps", -EINVAL, "'100Gbps' is not a rate"},
-		{"100Mb", -EINVAL, "'100Mb' is not a rate"},
-		{"-100Gb", -EINVAL, "'-100Gb' is not a rate"},
-		{"1e9", -EINVAL, "'1e9' is not a rate"},
-		{"Gb", -EINVAL, "'Gb' is not a rate"},
-		{"0", -ERANGE, "'0' is not above 0"},
-		{"0Gb", -ERANGE, "'0Gb' is not above 0"},
-		{"2000000Gb", -ERANGE, "'2000000Gb' is above the maximum 1000000 Gb/s"},
-	};
+	static const char *const not_rates[] = {"", "fast", "100gb", "100 Gb", "100Gbps", "100Mb",
+						"-100Gb", "1e9", "Gb"};
+	static const char *const not_above_0[] = {"0", "0Gb"};
+	static const char *const above_max[] = {"2000000Gb"};
 	char err[300];
 	double v;
 
@@ -230,7 +209,10 @@ static void test_rate_parse(void **state)
 			fail_msg("'%s' refused: %s", ok[i].text, err);
 		assert_near(v, ok[i].bytes);
 	}
-	check_refusals(rate_gbit, bad, ARRAY_SIZE(bad));
+	check_refused(rate_gbit, -EINVAL, "is not a rate", not_rates, ARRAY_SIZE(not_rates));
+	check_refused(rate_gbit, -ERANGE, "is not above 0", not_above_0, ARRAY_SIZE(not_above_0));
+	check_refused(rate_gbit, -ERANGE, "is above the maximum 1000000 Gb/s", above_max,
+		      ARRAY_SIZE(above_max));
 	/* The message says what a bare number is in, and shows the forms. */
 	rk_rate_parse("x", RK_BW_GBYTE, &v, err, sizeof(err));
 	assert_contains(err, "a number in GB");
@@ -266,12 +248,20 @@ static struct rk_gate_check one(const struct rk_gates *g, const struct rk_gate_f
 	return c[0];
 }
 
+/* What rk_gate_check_str() makes of c is want. */
+static void assert_check_str(const struct rk_gate_check *c, const char *want)
+{
+	char line[400];
+
+	rk_gate_check_str(c, line, sizeof(line));
+	assert_string_equal(line, want);
+}
+
 static void test_gate_bw(void **state)
 {
 	struct rk_gates g = {.min_bw = 12.5e9, .unit = RK_BW_GBIT};
 	struct rk_gate_figures f = {.has_bw = true, .bw = 12.5e9};
 	struct rk_gate_check c;
-	char line[400];
 
 	(void)state;
 	c = one(&g, &f); /* equal (in bytes per second): met */
@@ -292,8 +282,7 @@ static void test_gate_bw(void **state)
 	c = one(&g, &f);
 	assert_false(c.passed);
 	assert_near(c.figure, 0.688);
-	rk_gate_check_str(&c, line, sizeof(line));
-	assert_string_equal(line, "expect-bw: 0.688 Gb/s, limit at least 100 Gb/s: MISSED");
+	assert_check_str(&c, "expect-bw: 0.688 Gb/s, limit at least 100 Gb/s: MISSED");
 	/* Shown in the gates' unit, whatever unit the limit was written in. */
 	g.unit = RK_BW_MIB;
 	g.min_bw = 1048576e3;
@@ -303,8 +292,7 @@ static void test_gate_bw(void **state)
 	assert_string_equal(c.unit, "MiB/s");
 	assert_near(c.limit, 1000);
 	assert_near(c.figure, 2000);
-	rk_gate_check_str(&c, line, sizeof(line));
-	assert_string_equal(line, "expect-bw: 2000 MiB/s, limit at least 1000 MiB/s: passed");
+	assert_check_str(&c, "expect-bw: 2000 MiB/s, limit at least 1000 MiB/s: passed");
 	/* No bandwidth in the run: not graded, not passed. */
 	f.has_bw = false;
 	c = one(&g, &f);
@@ -317,7 +305,6 @@ static void test_gate_link_pct(void **state)
 	struct rk_gates g = {.min_link_pct = 90, .unit = RK_BW_GBIT};
 	struct rk_gate_figures f = {.has_bw = true, .bw = 11.25e9, .link_gbps = 100};
 	struct rk_gate_check c;
-	char line[400];
 
 	(void)state;
 	c = one(&g, &f); /* 90% of 100 Gb/s exactly: met */
@@ -330,8 +317,7 @@ static void test_gate_link_pct(void **state)
 	c = one(&g, &f);
 	assert_true(c.graded);
 	assert_false(c.passed);
-	rk_gate_check_str(&c, line, sizeof(line));
-	assert_string_equal(line, "min-link-pct: 88 %, limit at least 90 %: MISSED");
+	assert_check_str(&c, "min-link-pct: 88 %, limit at least 90 %: MISSED");
 	/* The link rate unknown (rxe): never graded, never passed, and says why. */
 	f.link_gbps = 0;
 	f.link_note = "emulated device (Soft-RoCE): a nominal figure";
@@ -340,10 +326,9 @@ static void test_gate_link_pct(void **state)
 	assert_true(c.figure == 0);
 	assert_string_equal(c.note,
 			    "link rate unknown: emulated device (Soft-RoCE): a nominal figure");
-	rk_gate_check_str(&c, line, sizeof(line));
-	assert_string_equal(line, "min-link-pct: cannot grade (link rate unknown: emulated "
-				  "device (Soft-RoCE): a nominal figure), limit at least 90 %: "
-				  "not passed");
+	assert_check_str(&c, "min-link-pct: cannot grade (link rate unknown: emulated "
+			     "device (Soft-RoCE): a nominal figure), limit at least 90 %: "
+			     "not passed");
 	f.link_note = NULL;
 	assert_string_equal(one(&g, &f).note, "link rate unknown");
 	f.link_note = "";
@@ -366,7 +351,6 @@ static void test_gate_times(void **state)
 	struct rk_gates g = {.max_lat_p99_us = 20};
 	struct rk_gate_figures f = {.has_lat = true, .lat_p99_us = 20};
 	struct rk_gate_check c;
-	char line[400];
 
 	(void)state;
 	c = one(&g, &f); /* equal: met */
@@ -376,8 +360,7 @@ static void test_gate_times(void **state)
 	f.lat_p99_us = 20.0001;
 	c = one(&g, &f);
 	assert_false(c.passed);
-	rk_gate_check_str(&c, line, sizeof(line));
-	assert_string_equal(line, "max-lat-p99: 20.0001 us, limit at most 20 us: MISSED");
+	assert_check_str(&c, "max-lat-p99: 20.0001 us, limit at most 20 us: MISSED");
 	f.lat_p99_us = 3;
 	assert_true(one(&g, &f).passed);
 	f.has_lat = false;
@@ -391,8 +374,7 @@ static void test_gate_times(void **state)
 	assert_int_equal(c.kind, RK_GATE_RTT_P99);
 	assert_string_equal(c.name, "max-rtt-p99");
 	assert_false(c.passed);
-	rk_gate_check_str(&c, line, sizeof(line));
-	assert_string_equal(line, "max-rtt-p99: 14.2 us, limit at most 0.001 us: MISSED");
+	assert_check_str(&c, "max-rtt-p99: 14.2 us, limit at most 0.001 us: MISSED");
 	f.rtt_p99_us = 0.001;
 	assert_true(one(&g, &f).passed);
 	f.has_rtt = false;

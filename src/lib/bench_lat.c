@@ -208,67 +208,6 @@ static inline int wait_send(struct rk_bench *b)
 	}
 }
 
-/* SEND latency: ping-pong of SENDs. The pinger times consecutive pings. */
-int bench_run_send_lat(struct rk_bench *b, const struct rk_bench_round *r, bool pinger)
-{
-	struct bqp *q = &b->q[0];
-	bool inl = use_inline(b, r->size);
-	uint64_t deadline = lat_deadline(b, r), tk_prev = 0;
-	uint64_t i = 0;
-	int ret;
-
-	/* In a ping-pong every request is signaled on its own schedule; target
-	 * follows posted so the last one of a run is signaled. */
-	q->target = UINT64_MAX;
-	for (;;) {
-		if (pinger) {
-			ret = lat_next(b, r, i, deadline, &tk_prev);
-			if (ret < 0)
-				return ret;
-			if (!ret)
-				break;
-			q->target = r->iters ? r->iters : UINT64_MAX;
-			ret = post_one(b, 0, r->size, inl);
-			if (!ret)
-				ret = bench_refill_recvs(b->w);
-			if (ret)
-				return ret;
-		}
-		ret = wait_send(b);
-		if (ret)
-			return ret;
-		if (!pinger) {
-			if (q->got_sentinel)
-				break;
-			ret = post_one(b, 0, r->size, inl);
-			if (!ret)
-				ret = bench_refill_recvs(b->w);
-			if (!ret)
-				ret = lat_pong_look(b, i);
-			if (ret < 0)
-				return ret;
-		}
-		i++;
-		if (pinger)
-			lat_progress(b, r, i);
-	}
-	if (pinger) {
-		ret = lat_mark(b, i, &tk_prev);
-		if (ret)
-			return ret;
-		round_end(b);
-		ret = bench_post_sentinel(b, 0);
-		if (!ret)
-			ret = wait_send_done(b, 0, true);
-		if (ret)
-			return ret;
-		q->completed = i; /* the pings, every one answered */
-	} else {
-		round_end(b);
-	}
-	return 0;
-}
-
 /* WRITE latency: spin on the in-slot's last byte until it is want (or, for
  * the ponger, the stop marker). */
 static inline int wait_write(struct rk_bench *b, volatile uint8_t *mine, uint8_t want, bool pinger)
@@ -292,9 +231,44 @@ static inline int wait_write(struct rk_bench *b, volatile uint8_t *mine, uint8_t
 	}
 }
 
-/* WRITE latency: each side writes the other's in-slot and spins on its own
- * in-slot's last byte for the answer. */
-int bench_run_write_lat(struct rk_bench *b, const struct rk_bench_round *r, bool pinger)
+/* A ping-pong's next message to the peer: a SEND (a receive posted back
+ * in its place), or a WRITE whose last byte is want. */
+static inline int pp_post(struct rk_bench *b, const struct rk_bench_round *r, bool write,
+			  uint8_t *out, uint8_t want, bool inl)
+{
+	int ret;
+
+	if (write)
+		*out = want;
+	ret = post_one(b, 0, r->size, inl);
+	if (!ret && !write)
+		ret = bench_refill_recvs(b->w);
+	return ret;
+}
+
+/* The pinger's end of a ping-pong, signaled (its completion covers every
+ * ping): the end-of-round SEND, or a WRITE of the stop marker. */
+static int pp_stop(struct rk_bench *b, const struct rk_bench_round *r, bool write, uint8_t *out,
+		   bool inl)
+{
+	struct bqp *q = &b->q[0];
+	int ret;
+
+	if (!write) {
+		ret = bench_post_sentinel(b, 0);
+		return ret ? ret : wait_send_done(b, 0, true);
+	}
+	*out = LAT_STOP;
+	q->target = q->posted + 1;
+	ret = post_one(b, 0, r->size, inl);
+	return ret ? ret : wait_send_done(b, 0, false);
+}
+
+/* SEND and WRITE latency: a ping-pong; the pinger times consecutive pings.
+ * SENDs are answered by SENDs; with write each side writes the other's
+ * in-slot and spins on its own in-slot's last byte for the answer. */
+static inline int pingpong(struct rk_bench *b, const struct rk_bench_round *r, bool pinger,
+			   bool write)
 {
 	struct bqp *q = &b->q[0];
 	bool inl = use_inline(b, r->size);
@@ -304,6 +278,8 @@ int bench_run_write_lat(struct rk_bench *b, const struct rk_bench_round *r, bool
 	uint64_t i = 0;
 	int ret;
 
+	/* In a ping-pong every request is signaled on its own schedule; target
+	 * follows posted so the last one of a run is signaled. */
 	q->target = UINT64_MAX;
 	for (;;) {
 		uint8_t want = lat_seq(i);
@@ -314,48 +290,53 @@ int bench_run_write_lat(struct rk_bench *b, const struct rk_bench_round *r, bool
 				return ret;
 			if (!ret)
 				break;
-			*out = want;
-			ret = post_one(b, 0, r->size, inl);
+			if (!write)
+				q->target = r->iters ? r->iters : UINT64_MAX;
+			ret = pp_post(b, r, write, out, want, inl);
 			if (ret)
 				return ret;
 		}
-		ret = wait_write(b, mine, want, pinger);
+		ret = write ? wait_write(b, mine, want, pinger) : wait_send(b);
 		if (ret)
 			return ret;
 		if (!pinger) {
-			if (*mine == LAT_STOP)
+			if (write ? *mine == LAT_STOP : q->got_sentinel)
 				break;
-			*out = want;
-			ret = post_one(b, 0, r->size, inl);
+			ret = pp_post(b, r, write, out, want, inl);
 			if (!ret)
 				ret = lat_pong_look(b, i);
 			if (ret < 0)
 				return ret;
-			q->received++;
-		} else {
-			q->received++;
-			lat_progress(b, r, i + 1);
 		}
+		if (write)
+			q->received++; /* a SEND's receive counts itself */
 		i++;
+		if (pinger)
+			lat_progress(b, r, i);
 	}
-	if (pinger) {
-		ret = lat_mark(b, i, &tk_prev);
-		if (ret)
-			return ret;
+	if (!pinger) {
 		round_end(b);
-		/* The stop marker, signaled: its completion covers every ping. */
-		*out = LAT_STOP;
-		q->target = q->posted + 1;
-		ret = post_one(b, 0, r->size, inl);
-		if (!ret)
-			ret = wait_send_done(b, 0, false);
-		if (ret)
-			return ret;
-		q->completed = i;
-	} else {
-		round_end(b);
+		return 0;
 	}
+	ret = lat_mark(b, i, &tk_prev);
+	if (ret)
+		return ret;
+	round_end(b);
+	ret = pp_stop(b, r, write, out, inl);
+	if (ret)
+		return ret;
+	q->completed = i; /* the pings, every one answered */
 	return 0;
+}
+
+int bench_run_send_lat(struct rk_bench *b, const struct rk_bench_round *r, bool pinger)
+{
+	return pingpong(b, r, pinger, false);
+}
+
+int bench_run_write_lat(struct rk_bench *b, const struct rk_bench_round *r, bool pinger)
+{
+	return pingpong(b, r, pinger, true);
 }
 
 /* READ and atomics latency: one request at a time, each waited for. */

@@ -75,6 +75,7 @@ int bench_post_batch(struct rk_bench *b, uint32_t i, uint32_t n, uint32_t size, 
 			struct ibv_send_wr *w = &q->wr[k];
 			uint64_t p = q->posted + k, id = take_signal(q, i, p, se);
 
+			w->next = k + 1 < n ? w + 1 : NULL; /* the list ends at n */
 			w->wr_id = id;
 			w->send_flags = id ? IBV_SEND_SIGNALED : 0;
 			if (inl)
@@ -85,10 +86,7 @@ int bench_post_batch(struct rk_bench *b, uint32_t i, uint32_t n, uint32_t size, 
 				w->wr.atomic.swap = p + 1;
 			}
 		}
-		q->wr[n - 1].next = NULL;
 		ret = ibv_post_send(q->qp->qp, &q->wr[0], &bad);
-		if (n < MAX_POST_LIST)
-			q->wr[n - 1].next = &q->wr[n];
 	}
 	if (ret) {
 		ret = rk_verbs_err(ret);

@@ -114,39 +114,52 @@ static int lb_open(struct lb_run *lb)
 	return 0;
 }
 
+/* One side's CQ and its buffer, which the other side may reach by access. */
+static int lb_side_alloc(struct lb_run *lb, int access, struct rk_cq **cq_p, struct rk_mr **mr_p)
+{
+	struct rk_cq *cq;
+	struct rk_mr *mr;
+	int ret;
+
+	ret = rk_cq_create(lb->sel.dev, 32, lb->o->events, &cq);
+	if (ret)
+		return ret;
+	ret = rk_mr_alloc(lb->pd, lb->o->size, access, &mr);
+	if (ret) {
+		rk_cq_destroy(cq);
+		return ret;
+	}
+	*cq_p = cq;
+	*mr_p = mr;
+	return 0;
+}
+
+static void lb_side_free(struct rk_cq *cq, struct rk_mr *mr)
+{
+	rk_mr_free(mr);
+	rk_cq_destroy(cq);
+}
+
 /* PD, CQs and buffers. A only sends and reads into its buffer; B is the
  * target of WRITE and READ. */
 static int lb_alloc(struct lb_run *lb)
 {
-	struct rk_device *dev = lb->sel.dev;
+	int remote = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
 	int ret;
 
-	ret = rk_pd_alloc(dev, &lb->pd);
+	ret = rk_pd_alloc(lb->sel.dev, &lb->pd);
 	if (ret)
 		return ret;
-	ret = rk_cq_create(dev, 32, lb->o->events, &lb->cq_a);
+	ret = lb_side_alloc(lb, IBV_ACCESS_LOCAL_WRITE, &lb->cq_a, &lb->mr_a);
 	if (ret)
 		goto err_free_pd;
-	ret = rk_cq_create(dev, 32, lb->o->events, &lb->cq_b);
+	ret = lb_side_alloc(lb, IBV_ACCESS_LOCAL_WRITE | remote, &lb->cq_b, &lb->mr_b);
 	if (ret)
-		goto err_destroy_cq_a;
-	ret = rk_mr_alloc(lb->pd, lb->o->size, IBV_ACCESS_LOCAL_WRITE, &lb->mr_a);
-	if (ret)
-		goto err_destroy_cq_b;
-	ret = rk_mr_alloc(lb->pd, lb->o->size,
-			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				  IBV_ACCESS_REMOTE_READ,
-			  &lb->mr_b);
-	if (ret)
-		goto err_free_mr_a;
+		goto err_free_side_a;
 	return 0;
 
-err_free_mr_a:
-	rk_mr_free(lb->mr_a);
-err_destroy_cq_b:
-	rk_cq_destroy(lb->cq_b);
-err_destroy_cq_a:
-	rk_cq_destroy(lb->cq_a);
+err_free_side_a:
+	lb_side_free(lb->cq_a, lb->mr_a);
 err_free_pd:
 	rk_pd_free(lb->pd);
 	return ret;
@@ -154,10 +167,8 @@ err_free_pd:
 
 static void lb_free(struct lb_run *lb)
 {
-	rk_mr_free(lb->mr_b);
-	rk_mr_free(lb->mr_a);
-	rk_cq_destroy(lb->cq_b);
-	rk_cq_destroy(lb->cq_a);
+	lb_side_free(lb->cq_b, lb->mr_b);
+	lb_side_free(lb->cq_a, lb->mr_a);
 	rk_pd_free(lb->pd);
 }
 

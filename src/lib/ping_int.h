@@ -3,6 +3,10 @@
 #ifndef RDMAKIT_LIB_PING_INT_H
 #define RDMAKIT_LIB_PING_INT_H
 
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+
 #include <rdmakit/cq.h>
 #include <rdmakit/mem.h>
 #include <rdmakit/ops.h>
@@ -47,6 +51,18 @@ int ping_finish(struct ping_run *r, int ret);
 int ping_post_send(struct rk_qp *qp, const struct rk_mr *mr, size_t off, uint32_t len,
 		   struct ibv_ah *ah, uint32_t rqpn);
 int ping_post_recv(struct rk_qp *qp, const struct rk_mr *mr, size_t off, uint32_t len);
+
+/* A peer's message refused by a decoder: say why (fmt) in why; -EBADMSG. */
+static inline __attribute__((format(printf, 3, 4))) int ping_bad_msg(char *why, size_t why_len,
+								     const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, why_len, fmt, ap);
+	va_end(ap);
+	return -EBADMSG;
+}
 
 #pragma GCC visibility pop
 

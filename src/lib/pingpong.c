@@ -82,43 +82,37 @@ int rk_pp_parse(const char *buf, size_t n, struct rk_pp_dest *dest_p, char *why,
 
 	if (!buf || !dest_p)
 		return -EINVAL;
-	if (n != RK_PP_MSG_LEN) {
-		snprintf(why, why_len, "%zu bytes, not the %d of \"LID:QPN:PSN:GID\"", n,
-			 RK_PP_MSG_LEN);
-		return -EBADMSG;
-	}
+	if (n != RK_PP_MSG_LEN)
+		return ping_bad_msg(why, why_len, "%zu bytes, not the %d of \"LID:QPN:PSN:GID\"", n,
+				    RK_PP_MSG_LEN);
 	for (int f = 0; f < 3; f++) {
 		int bad = read_hex(buf + fields[f].at, fields[f].digits, &v[f]);
 		int sep = fields[f].at + fields[f].digits;
 
-		if (bad >= 0) {
-			snprintf(why, why_len, "%s: %s at offset %d is not a hex digit",
-				 fields[f].name, printable(buf[fields[f].at + bad], c, sizeof(c)),
-				 fields[f].at + bad);
-			return -EBADMSG;
-		}
-		if (buf[sep] != ':') {
-			snprintf(why, why_len, "%s at offset %d where ':' belongs after the %s",
-				 printable(buf[sep], c, sizeof(c)), sep, fields[f].name);
-			return -EBADMSG;
-		}
+		if (bad >= 0)
+			return ping_bad_msg(why, why_len, "%s: %s at offset %d is not a hex digit",
+					    fields[f].name,
+					    printable(buf[fields[f].at + bad], c, sizeof(c)),
+					    fields[f].at + bad);
+		if (buf[sep] != ':')
+			return ping_bad_msg(why, why_len,
+					    "%s at offset %d where ':' belongs after the %s",
+					    printable(buf[sep], c, sizeof(c)), sep, fields[f].name);
 	}
 	for (int i = 0; i < 16; i++) {
 		uint32_t b;
 		int bad = read_hex(buf + 19 + 2 * i, 2, &b);
 
-		if (bad >= 0) {
-			snprintf(why, why_len, "GID: %s at offset %d is not a hex digit",
-				 printable(buf[19 + 2 * i + bad], c, sizeof(c)), 19 + 2 * i + bad);
-			return -EBADMSG;
-		}
+		if (bad >= 0)
+			return ping_bad_msg(why, why_len, "GID: %s at offset %d is not a hex digit",
+					    printable(buf[19 + 2 * i + bad], c, sizeof(c)),
+					    19 + 2 * i + bad);
 		d.gid.raw[i] = (uint8_t)b;
 	}
-	if (buf[RK_PP_MSG_LEN - 1] != '\0') {
-		snprintf(why, why_len, "%s at offset %d where the message ends with NUL",
-			 printable(buf[RK_PP_MSG_LEN - 1], c, sizeof(c)), RK_PP_MSG_LEN - 1);
-		return -EBADMSG;
-	}
+	if (buf[RK_PP_MSG_LEN - 1] != '\0')
+		return ping_bad_msg(why, why_len, "%s at offset %d where the message ends with NUL",
+				    printable(buf[RK_PP_MSG_LEN - 1], c, sizeof(c)),
+				    RK_PP_MSG_LEN - 1);
 	d.lid = (uint16_t)v[0];
 	d.qpn = v[1];
 	d.psn = v[2];

@@ -580,20 +580,6 @@ static int walk_recovered(struct walk *w)
 	return 0;
 }
 
-static int walk_states(struct walk *w)
-{
-	int ret;
-
-	ret = walk_to_rts(w);
-	if (!ret)
-		ret = walk_sqd(w);
-	if (!ret)
-		ret = walk_err(w);
-	if (!ret)
-		ret = walk_recovered(w);
-	return ret;
-}
-
 /* ---- transitions the spec forbids, tried on fresh QPs ---- */
 
 static const struct {
@@ -793,13 +779,32 @@ out_destroy:
 	return ret;
 }
 
+/* SQE on each transport whose send queue error state is seen (rep->sqe). */
+static int walk_sqe(struct walk *w)
+{
+	static const enum rk_transport sqe_on[] = {RK_UD, RK_UC};
+	struct rk_qps_report *rep = w->rep;
+
+	for (size_t k = 0; k < sizeof(sqe_on) / sizeof(sqe_on[0]); k++) {
+		int ret = try_sqe(w, sqe_on[k], &rep->sqe[k]);
+
+		if (ret)
+			return ret;
+		rep->nsqe = (int)k + 1;
+	}
+	return 0;
+}
+
+/* The walk, in order: the first part that fails ends it. */
+static int (*const walk_parts[])(struct walk *w) = {
+	walk_setup, walk_to_rts, walk_sqd, walk_err, walk_recovered, walk_transitions, walk_sqe,
+};
+
 int rk_qps_observe(struct rk_device *dev, uint8_t port, const struct rk_gid_choice *gid,
 		   struct rk_qps_report *rep)
 {
-	/* the transports whose send queue error state is seen (rep->sqe) */
-	static const enum rk_transport sqe_on[] = {RK_UD, RK_UC};
 	struct walk w;
-	int ret;
+	int ret = 0;
 
 	memset(rep, 0, sizeof(*rep));
 	memset(&w, 0, sizeof(w));
@@ -808,22 +813,8 @@ int rk_qps_observe(struct rk_device *dev, uint8_t port, const struct rk_gid_choi
 	w.port = port;
 	w.gid = gid;
 	snprintf(rep->device, sizeof(rep->device), "%s", dev->info.name);
-	ret = walk_setup(&w);
-	if (ret)
-		goto out;
-	ret = walk_states(&w);
-	if (ret)
-		goto out;
-	ret = walk_transitions(&w);
-	if (ret)
-		goto out;
-	for (size_t k = 0; k < sizeof(sqe_on) / sizeof(sqe_on[0]); k++) {
-		ret = try_sqe(&w, sqe_on[k], &rep->sqe[k]);
-		if (ret)
-			goto out;
-		rep->nsqe = (int)k + 1;
-	}
-out:
+	for (size_t i = 0; i < sizeof(walk_parts) / sizeof(walk_parts[0]) && !ret; i++)
+		ret = walk_parts[i](&w);
 	walk_teardown(&w);
 	return ret;
 }

@@ -36,11 +36,10 @@ int rk_rping_info_decode(const uint8_t *buf, size_t n, struct rk_rping_info *inf
 
 	if (!buf || !info_p)
 		return -EINVAL;
-	if (n != RK_RPING_INFO_LEN) {
-		snprintf(why, why_len, "%zu bytes, not rping's %d-byte {addr, rkey, size}", n,
-			 RK_RPING_INFO_LEN);
-		return -EBADMSG;
-	}
+	if (n != RK_RPING_INFO_LEN)
+		return ping_bad_msg(why, why_len,
+				    "%zu bytes, not rping's %d-byte {addr, rkey, size}", n,
+				    RK_RPING_INFO_LEN);
 	memcpy(&a, buf, 8);
 	memcpy(&k, buf + 8, 4);
 	memcpy(&s, buf + 12, 4);

@@ -358,7 +358,8 @@ out_free_table:
 	return ret;
 }
 
-/* Wrap the device CM bound the id to, and learn its port and GID. */
+/* Wrap the device CM bound the id to, and learn its port and GID; on failure
+ * nothing is left open. */
 static int attach_device(struct rk_cm *cm)
 {
 	struct rk_gid_entry e = {0};
@@ -371,8 +372,12 @@ static int attach_device(struct rk_cm *cm)
 	}
 	cm->port_num = cm->id->port_num;
 	ret = find_cm_gid(cm);
-	if (ret)
+	if (ret) {
+		/* Undone here: a caller has no device to close. */
+		rk_device_close(cm->dev);
+		cm->dev = NULL;
 		return ret;
+	}
 	e.type = cm->gid.type;
 	e.gid = cm->gid.gid;
 	rk_gid_entry_set_ip(&e);
@@ -478,6 +483,24 @@ static int lookup_source(const char *source, const struct sockaddr *dst, struct 
 	return ret == EAI_MEMORY ? -ENOMEM : -EINVAL;
 }
 
+/* The end of one step of resolving: rc is what rdma_resolve_addr() or
+ * rdma_resolve_route() returned. A refusal is logged with hint; else wait, until
+ * the deadline and a grace, for the event want. */
+static int resolve_step(struct cm_conn *c, int rc, const char *what, const char *step,
+			const char *hint, enum rdma_cm_event_type want, int64_t deadline)
+{
+	struct cm_event ev;
+	int ret;
+
+	if (rc) {
+		ret = errno ? -errno : -EIO;
+		rk_error("%s%s: %m (%s)", what, step, hint);
+		return ret;
+	}
+	return cm_wait(c->cm.channel, want,
+		       deadline < 0 ? -1 : ms_left(deadline) + CM_EVENT_GRACE_MS, what, &ev);
+}
+
 static int cm_resolve(const char *host, uint16_t port, enum rdma_port_space ps,
 		      const struct rk_traffic *traffic, const char *source, int timeout_ms,
 		      struct rk_cm **cm_p)
@@ -485,10 +508,9 @@ static int cm_resolve(const char *host, uint16_t port, enum rdma_port_space ps,
 	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
 	int cm_ms = timeout_ms > 0 ? timeout_ms : CM_DEFAULT_RESOLVE_MS;
 	struct addrinfo *ai, *src = NULL;
-	struct cm_event ev;
 	struct cm_conn *c;
 	char what[200];
-	int ret;
+	int rc, ret;
 
 	ret = lookup(host, port, 0, &ai);
 	if (ret)
@@ -508,44 +530,34 @@ static int cm_resolve(const char *host, uint16_t port, enum rdma_port_space ps,
 	if (ret)
 		goto err_free_conn;
 
-	if (rdma_resolve_addr(c->cm.id, src ? src->ai_addr : NULL, ai->ai_addr, cm_ms)) {
-		ret = errno ? -errno : -EIO;
-		rk_error("%s: %m (%s)", what,
-			 src ? "the source address must be on an interface with an RDMA device "
-			       "('rdma link' lists them)"
-			     : rk_cm_event_hint(RDMA_CM_EVENT_ADDR_ERROR));
-		goto err_free_conn;
-	}
-	ret = cm_wait(c->cm.channel, RDMA_CM_EVENT_ADDR_RESOLVED,
-		      deadline < 0 ? -1 : ms_left(deadline) + CM_EVENT_GRACE_MS, what, &ev);
+	rc = rdma_resolve_addr(c->cm.id, src ? src->ai_addr : NULL, ai->ai_addr, cm_ms);
+	ret = resolve_step(c, rc, what, "",
+			   src ? "the source address must be on an interface with an RDMA device "
+				 "('rdma link' lists them)"
+			       : rk_cm_event_hint(RDMA_CM_EVENT_ADDR_ERROR),
+			   RDMA_CM_EVENT_ADDR_RESOLVED, deadline);
 	if (ret)
 		goto err_free_conn;
 	if (deadline >= 0)
 		cm_ms = ms_left(deadline) > 0 ? ms_left(deadline) : 1;
-	if (rdma_resolve_route(c->cm.id, cm_ms)) {
-		ret = errno ? -errno : -EIO;
-		rk_error("%s: resolve route: %m (%s)", what,
-			 is_loopback(ai->ai_addr)
-				 ? "a loopback address has no RDMA device: use the address of an "
-				   "interface that has one ('rdma link' lists them)"
-				 : rk_cm_event_hint(RDMA_CM_EVENT_ROUTE_ERROR));
-		goto err_free_conn;
-	}
-	ret = cm_wait(c->cm.channel, RDMA_CM_EVENT_ROUTE_RESOLVED,
-		      deadline < 0 ? -1 : ms_left(deadline) + CM_EVENT_GRACE_MS, what, &ev);
+	rc = rdma_resolve_route(c->cm.id, cm_ms);
+	ret = resolve_step(c, rc, what, ": resolve route",
+			   is_loopback(ai->ai_addr)
+				   ? "a loopback address has no RDMA device: use the address of an "
+				     "interface that has one ('rdma link' lists them)"
+				   : rk_cm_event_hint(RDMA_CM_EVENT_ROUTE_ERROR),
+			   RDMA_CM_EVENT_ROUTE_RESOLVED, deadline);
 	if (ret)
 		goto err_free_conn;
 	ret = attach_device(&c->cm);
 	if (ret)
-		goto err_close_device;
+		goto err_free_conn;
 	if (src)
 		freeaddrinfo(src);
 	freeaddrinfo(ai);
 	*cm_p = &c->cm;
 	return 0;
 
-err_close_device:
-	rk_device_close(c->cm.dev);
 err_free_conn:
 	free_conn(c);
 err_free_src:
@@ -647,14 +659,12 @@ static int cm_listen(const char *bind_ip, uint16_t port, enum rdma_port_space ps
 	if (c->cm.id->verbs) {
 		ret = attach_device(&c->cm);
 		if (ret)
-			goto err_close_device;
+			goto err_free_conn;
 	}
 	c->cm.listening = true;
 	*listener_p = &c->cm;
 	return 0;
 
-err_close_device:
-	rk_device_close(c->cm.dev);
 err_free_conn:
 	free_conn(c);
 	return ret;

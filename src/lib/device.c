@@ -167,26 +167,25 @@ int rk_device_open(const char *name, struct rk_device **dev_p)
 			rk_error("no RDMA device found (no driver loaded, or no permission on "
 				 "/dev/infiniband; without hardware, try scripts/softroce)");
 		ret = -ENODEV;
-		goto err_free_list;
+		goto out_free_list;
 	}
 
 	ctx = ibv_open_device(found);
 	if (!ctx) {
 		ret = errno ? -errno : -ENODEV;
 		rk_error("open device %s: %m", ibv_get_device_name(found));
-		goto err_free_list;
+		goto out_free_list;
 	}
 	ret = rk_device_wrap(ctx, &dev);
 	if (ret) {
 		ibv_close_device(ctx);
-		goto err_free_list;
+		goto out_free_list;
 	}
 	dev->owns_ctx = true;
-	ibv_free_device_list(list);
 	*dev_p = dev;
-	return 0;
 
-err_free_list:
+out_free_list:
+	/* The list only served to find the device: freed on success too. */
 	ibv_free_device_list(list);
 	return ret;
 }

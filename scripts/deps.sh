@@ -13,8 +13,9 @@ RDMAKIT_CHECK_PACKAGES="valgrind $RDMAKIT_FUZZ_PACKAGES"
 
 # Only for the kernel tests (tests/kernel): fio drives and verifies the rkblk
 # disks in the guests (the guests run the host's binaries); linux-source holds
-# the kernel's scripts/checkpatch.pl (kernel_style).
-RDMAKIT_KERNEL_PACKAGES="fio linux-source"
+# the kernel's scripts/checkpatch.pl (kernel_style); sparse checks the module
+# in kernel_build.
+RDMAKIT_KERNEL_PACKAGES="fio linux-source sparse"
 
 # Only for bench/vs-perftest.sh: the anchors (perftest, ucx_perftest) and the plots.
 RDMAKIT_BENCH_PACKAGES="perftest ucx-utils gnuplot-nox python3"

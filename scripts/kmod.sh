@@ -12,6 +12,8 @@
 # missing. Builds out of the source tree (a copy in BUILD/kernel-VER/src) with
 # warnings as errors, and caches BUILD/kernel-VER/rkblk.ko: rebuilt only when
 # the sources change. BUILD is build/ in the checkout, or $RDMAKIT_KMOD_BUILD.
+# RDMAKIT_KMOD_CHECK=1 (the kernel_build test) also builds with W=1 and runs
+# sparse (C=1: endianness and address-space annotations); their warnings fail.
 set -euo pipefail
 
 PROG=kmod.sh
@@ -46,10 +48,17 @@ if [ ! -e "$kdir/Makefile" ]; then
 fi
 [ -e "$kdir/Makefile" ] || die "$kdir: no kernel headers"
 
+checks=()
+if [ "${RDMAKIT_KMOD_CHECK:-0}" = 1 ]; then
+	command -v sparse >/dev/null ||
+		die "RDMAKIT_KMOD_CHECK=1 needs sparse (apt-get install sparse)"
+	checks=(W=1 C=1)
+fi
+
 out=$BUILD/kernel-$kver
 sources=("$ROOT"/kernel/Kbuild "$ROOT"/kernel/*.c "$ROOT"/kernel/*.h
 	"$ROOT"/include/rdmakit/memproto.h)
-hash=$( (cat "${sources[@]}"; echo "$kver") | sha256sum | cut -d' ' -f1)
+hash=$( (cat "${sources[@]}"; echo "$kver ${checks[*]}") | sha256sum | cut -d' ' -f1)
 if [ -f "$out/rkblk.ko" ] && [ "$(cat "$out/srchash" 2>/dev/null)" = "$hash" ]; then
 	echo "$out/rkblk.ko"
 	exit 0
@@ -59,12 +68,12 @@ rm -rf "$out"
 mkdir -p "$out/src" "$out/include/rdmakit"
 cp "$ROOT"/kernel/Kbuild "$ROOT"/kernel/*.c "$ROOT"/kernel/*.h "$out/src/"
 cp "$ROOT/include/rdmakit/memproto.h" "$out/include/rdmakit/"
-if ! make -C "$kdir" M="$out/src" modules >"$out/build.log" 2>&1; then
+if ! make -C "$kdir" M="$out/src" "${checks[@]}" modules >"$out/build.log" 2>&1; then
 	cat "$out/build.log" >&2
 	die "build failed (log: $out/build.log)"
 fi
 # -Werror makes warnings fail the build; a warning kbuild itself prints
-# (modpost, objtool) does not, so refuse those too.
+# (modpost, objtool) or sparse prints does not, so refuse those too.
 if grep -E -i '(^|[^-])warning:' "$out/build.log" >&2; then
 	die "the build printed warnings (log: $out/build.log)"
 fi

@@ -172,8 +172,13 @@ int rk_qp_set_access(struct rk_qp *qp, int access);
 /* Ask the device for the QP's current state (updates qp->state). */
 int rk_qp_query_state(struct rk_qp *qp, enum ibv_qp_state *state_p);
 
-/* Address handle for sending UD datagrams to remote. */
+/* Address handle for sending UD datagrams to remote, from the QP's GID. */
 int rk_ah_create(struct rk_qp *qp, const struct rk_endpoint *remote, struct ibv_ah **ah_p);
+
+/* The same from another GID of the QP's port (NULL: the QP's): a UD QP
+ * is bound to no GID, so one QP can answer peers of either IP family. */
+int rk_ah_create_from(struct rk_qp *qp, const struct rk_gid_choice *sgid,
+		      const struct rk_endpoint *remote, struct ibv_ah **ah_p);
 
 /* "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR". */
 const char *rk_qp_state_str(enum ibv_qp_state state);

@@ -608,13 +608,29 @@ static int bind_error(int ret, const char *addr, uint16_t port)
 	return ret;
 }
 
+/* The wildcard address: IPv6's, which the kernel's RDMA CM binds for both
+ * families (an IPv4 one would refuse every IPv6 client); IPv4's where the
+ * kernel has no IPv6. 0, or -errno of rdma_bind_addr() (errno set). */
+static int bind_any(struct rdma_cm_id *id, uint16_t port, char *addr, size_t len)
+{
+	struct sockaddr_in6 any6 = {.sin6_family = AF_INET6, .sin6_port = htons(port),
+				    .sin6_addr = IN6ADDR_ANY_INIT};
+	struct sockaddr_in any4 = {.sin_family = AF_INET, .sin_port = htons(port),
+				   .sin_addr.s_addr = htonl(INADDR_ANY)};
+
+	if (!rdma_bind_addr(id, (struct sockaddr *)&any6)) {
+		snprintf(addr, len, "0.0.0.0:%u and [::]:%u", port, port);
+		return 0;
+	}
+	addr_str((struct sockaddr *)&any4, addr, len);
+	if (errno != EAFNOSUPPORT && errno != EINVAL)
+		return -errno;
+	return rdma_bind_addr(id, (struct sockaddr *)&any4) ? -errno : 0;
+}
+
 int rk_cm_bind_listen(struct rdma_cm_id *id, const char *bind_ip, uint16_t port, int backlog)
 {
-	struct sockaddr_in any = {.sin_family = AF_INET,
-				  .sin_port = htons(port),
-				  .sin_addr.s_addr = htonl(INADDR_ANY)};
 	struct addrinfo *ai = NULL;
-	struct sockaddr *sa = (struct sockaddr *)&any;
 	char addr[80];
 	int ret = 0;
 
@@ -622,10 +638,13 @@ int rk_cm_bind_listen(struct rdma_cm_id *id, const char *bind_ip, uint16_t port,
 		ret = lookup(bind_ip, port, AI_PASSIVE, &ai);
 		if (ret)
 			return ret;
-		sa = ai->ai_addr;
+		addr_str(ai->ai_addr, addr, sizeof(addr));
+		if (rdma_bind_addr(id, ai->ai_addr))
+			ret = -1;
+	} else if (bind_any(id, port, addr, sizeof(addr))) {
+		ret = -1;
 	}
-	addr_str(sa, addr, sizeof(addr));
-	if (rdma_bind_addr(id, sa) || rdma_listen(id, backlog)) {
+	if (ret || rdma_listen(id, backlog)) {
 		ret = errno ? -errno : -EIO;
 		/* On the wildcard address the kernel's RDMA CM says EADDRNOTAVAIL
 		 * for a port another listener holds. */

@@ -579,6 +579,13 @@ int rk_qp_query_state(struct rk_qp *qp, enum ibv_qp_state *state_p)
 
 int rk_ah_create(struct rk_qp *qp, const struct rk_endpoint *remote, struct ibv_ah **ah_p)
 {
+	return rk_ah_create_from(qp, NULL, remote, ah_p);
+}
+
+int rk_ah_create_from(struct rk_qp *qp, const struct rk_gid_choice *sgid,
+		      const struct rk_endpoint *remote, struct ibv_ah **ah_p)
+{
+	uint32_t index = sgid ? sgid->index : qp->gid.index;
 	struct ibv_ah_attr aa;
 	struct ibv_ah *ah;
 	char gid[64];
@@ -590,11 +597,13 @@ int rk_ah_create(struct rk_qp *qp, const struct rk_endpoint *remote, struct ibv_
 		return -EINVAL;
 	}
 	fill_ah(qp, remote, &qp->path, &aa);
+	if (aa.is_global)
+		aa.grh.sgid_index = (uint8_t)index;
 	ah = ibv_create_ah(qp->pd, &aa);
 	if (!ah) {
 		ret = errno ? -errno : -EINVAL;
 		rk_error("create address handle to LID %u GID %s: %m (no route from GID index %u?)",
-			 remote->lid, rk_gid_str(&remote->gid, gid, sizeof(gid)), qp->gid.index);
+			 remote->lid, rk_gid_str(&remote->gid, gid, sizeof(gid)), index);
 		return ret;
 	}
 	*ah_p = ah;

@@ -36,6 +36,8 @@
 /* What the server keeps per client besides its public record. */
 struct ud_client {
 	uint32_t qkey;
+	bool has_gid;             /* TCP: gid answers this client, not the QP's */
+	struct rk_gid_choice gid;
 	struct ibv_ah *ah;
 	struct rk_cm *cm;  /* CM: kept until the end, as udaddy does */
 	struct rk_ctl *ctl;
@@ -518,6 +520,26 @@ static int check_hello(struct ud *u, const struct rk_endpoint *local, const stru
 	return ret;
 }
 
+/* TCP: the client chose its GID by the address it connected from; answer
+ * from ours that carries the address it connected to (unless -g fixed the
+ * index). The QP's default, an IPv4 GID, cannot reach an IPv6 client's. */
+static int client_gid(struct ud *u, struct ud_client *k, struct rk_endpoint *local)
+{
+	struct rk_gid_want want = {.index = -1, .ip = k->ctl->local_ip};
+	int ret;
+
+	if (!u->sel.has_gid || u->o->gid_index >= 0 || !k->ctl->local_ip[0])
+		return 0;
+	ret = rk_gid_select(u->sel.dev, u->sel.port_num, &want, &k->gid);
+	if (ret)
+		return ret;
+	k->has_gid = true;
+	local->gid = k->gid.gid;
+	local->gid_type = k->gid.type;
+	local->gid_index = k->gid.index;
+	return 0;
+}
+
 /* TCP: the client's HELLO carries its QP; ours goes back. */
 static int accept_tcp(struct ud *u)
 {
@@ -536,6 +558,9 @@ static int accept_tcp(struct ud *u)
 	if (ret)
 		return ret;
 	rk_qp_local_endpoint(u->qp, &local);
+	ret = client_gid(u, k, &local);
+	if (ret)
+		return ret;
 	ret = check_hello(u, &local, &msg, why, sizeof(why));
 	if (ret) {
 		rk_error("refusing %s: %s", c->addr, why);
@@ -546,7 +571,7 @@ static int accept_tcp(struct ud *u)
 	c->qpn = msg.u.hello.ep.qpn;
 	k->qkey = msg.u.hello.ep.qkey;
 	c->count = msg.u.hello.buf.len;
-	ret = rk_ah_create(u->qp, &msg.u.hello.ep, &k->ah);
+	ret = rk_ah_create_from(u->qp, k->has_gid ? &k->gid : NULL, &msg.u.hello.ep, &k->ah);
 	if (ret)
 		return ret;
 	memset(&msg, 0, sizeof(msg));

@@ -9,13 +9,13 @@
 #   swap:     meanwhile, on a third disk: mkswap/swapon; swapcheck in a
 #             cgroup whose memory.max is a third of what it writes;
 #             pswpout/pswpin grow
-#   isolation: two clients (two sessions) get separate zeroed regions and
-#             never see each other's bytes; a client outside --allow is
+#   isolation: two clients (two sessions, one over IPv6) get separate
+#             zeroed regions and never see each other's bytes; a client outside --allow is
 #             refused with the reason; detach and rmmod clean
 # Usage: client_io.sh RDMAKIT SWAPCHECK KO W
 RDMAKIT=$1 SWAPCHECK=$2 KO=$(echo "$3" | sed "s/@KVER@/$(uname -r)/") W=$4
 . "$(dirname "$0")/lib.sh"
-SRV=198.18.0.1 ME=198.18.0.2
+SRV=198.18.0.1 ME=198.18.0.2 SRV6=2001:2::1 ME6=2001:2::2
 FIO_MB=${RDMAKIT_KERNEL_FIO_MB:-256}
 # iodepth 1 the same by default (the issue asks for 256 MiB at each depth);
 # each of its I/Os waits out a round trip of the emulated wire (tens of ms),
@@ -112,10 +112,16 @@ for qd_disk in $fio_disk; do
 	check "detach $disk" 0 $?
 done
 
-echo "== two clients: separate zeroed regions (the second marked DSCP 26)"
+echo "== two clients: separate zeroed regions (the second over IPv6, marked DSCP 26)"
 attach_disk "$SRV" --size 32M
 a=$DISK
-attach_disk "$SRV" --size 32M --dscp 26
+# IPv6 (RFC 5180's benchmarking range): the memserver on the wildcard
+# address takes both families.
+remote 30 "ip -6 addr add $SRV6/64 dev eth0 nodad"
+check "guest 1: IPv6 address $SRV6" 0 $?
+ip -6 addr add "$ME6/64" dev eth0 nodad
+check "guest 2: IPv6 address $ME6" 0 $?
+attach_disk "$SRV6" --size 32M --dscp 26
 b=$DISK
 check "two disks attached" yes "$([ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$b" ] && echo yes)"
 if [ -n "$a" ] && [ -n "$b" ]; then
@@ -140,6 +146,7 @@ if [ -n "$a" ] && [ -n "$b" ]; then
 	check "$a has no type of service" -1 "$(attr "$a" tos)"
 	check "$b's type of service (--dscp 26)" 104 "$(attr "$b" tos)"
 	check "rdmakit blk list shows $b's class" yes "$(grep "$b" "$W/list.out" | grep -q 'tclass 104 (DSCP 26)' && echo yes)"
+	check "$b's server is the IPv6 address" yes "$(attr "$b" server | grep -q "$SRV6" && echo yes)"
 	# The kernel's own record of the CM ids (iproute2 prints tos where the
 	# kernel reports it).
 	rdma resource show cm_id >"$W/cm_id.out" 2>&1

@@ -20,6 +20,13 @@ PAIR_TIMEOUT=60
 R="$RDMAKIT"
 W="waiting for"
 
+# IPv6: the link-local address of the netdev carrying $IP, with its scope
+# (every netdev has one; TCP and RDMA CM both take "fe80::...%dev").
+NETDEV=$(ip -o -4 addr show | awk -v ip="$IP" '{split($4, a, "/")} a[1] == ip {print $2; exit}')
+IP6=$(ip -o -6 addr show dev "$NETDEV" scope link 2>/dev/null | awk '{split($4, a, "/"); print a[1]; exit}')
+[ -n "$IP6" ] || { echo "FAIL: no IPv6 link-local address on '$NETDEV' (the netdev of $IP)"; exit 1; }
+IP6="$IP6%$NETDEV"
+
 # stopped_pair SERVER CLIENT: both in the background, SIGINT to the client
 # a second after it connected; both must exit 0. (timeout --foreground:
 # timeout passes our SIGINT on once, not also to its group, where a second
@@ -188,6 +195,14 @@ assert d["traffic"]["tclass"] == 104, d["traffic"]
 	run 2 "$R" ping --proto rping -s -I "$IP" -p "$PORT"
 	has "$err" "option --source (-I) is the rping client's"
 
+	# IPv6: a server on the wildcard address listens for both families (an
+	# IPv4 wildcard listener refused every IPv6 RDMA CM client with a bare
+	# REJECT), for rdmakit's own client and for rping's.
+	pair 0 0 "$R ping --server --cm -n 3 -p @PORT@ -w 30" "$R ping --cm $IP6 -n 3 -p @PORT@ -V" \
+		"$W" && has "$cli_out" "data checked in every round: OK"
+	pair 0 0 "$R ping --proto rping -s -p @PORT@ -V -w 30" "rping -c -a $IP6 -p @PORT@ -V -C 3" \
+		"$W" && has "$srv_out" "the client disconnected, as rping does: OK"
+
 	# ibv_*_pingpong's letters and long names (-l, --ib-dev, --gid-idx), and
 	# ibv_ud_pingpong's default size, 2048: on rxe's 1024-byte MTU refused
 	# by both sides' rules alike.
@@ -346,6 +361,26 @@ assert len(set(c["qpn"] for c in d["clients"])) == 2, d["clients"]
 	else
 		echo "ok: udaddy server exited 0 after serving rdmakit ud"
 	fi
+
+	# IPv6: one TCP server answers an IPv6 and an IPv4 client, each from
+	# the GID carrying the address it reached (the QP's default GID, the
+	# IPv4 one, cannot reach an IPv6 GID: the address handle was refused);
+	# over RDMA CM the server listens on both families, for udaddy too.
+	PORT=$((PORT + 1))
+	timeout 60 "$R" ud --server -p "$PORT" --clients 2 -n 5 -w 30 >"$srv_out" 2>&1 &
+	spid=$!
+	ready "$srv_out" "$W"
+	run 0 timeout 30 "$R" ud "$IP6" -p "$PORT" -n 5
+	has "$out" "every byte checked: OK"
+	run 0 timeout 30 "$R" ud "$IP" -p "$PORT" -n 5
+	has "$out" "every byte checked: OK"
+	wait "$spid"
+	exit_is "ud server of an IPv6 and an IPv4 client" $? 0 "$srv_out" &&
+	has "$srv_out" "10 datagrams of 100 bytes received and echoed"
+	pair 0 0 "$R ud --server --cm -n 5 -p @PORT@ -w 30" "$R ud --cm $IP6 -n 5 -p @PORT@" "$W" &&
+	has "$cli_out" "every byte checked: OK"
+	pair 0 0 "$R ud --server --cm -n 5 -w 30" "udaddy -s $IP6 -C 5 -S 100" "$W" &&
+	has "$cli_out" "data transfers complete"
 
 	# A client killed mid-run: the server says it went away (its TCP
 	# exchange closed) at once, not "nothing arrived" after its timeout.

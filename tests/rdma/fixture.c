@@ -1,4 +1,8 @@
 /* Shared fixture for the verbs tests. */
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +41,34 @@ const char *fx_test_ip(void)
 	const char *ip = getenv("RDMAKIT_TEST_IP");
 
 	return ip && ip[0] ? ip : "198.18.0.1";
+}
+
+const char *fx_test_ip6(void)
+{
+	static char buf[INET6_ADDRSTRLEN + IF_NAMESIZE + 1];
+	char ifname[IF_NAMESIZE] = "", a[INET6_ADDRSTRLEN];
+	struct ifaddrs *ifs, *i;
+	struct in_addr v4;
+
+	if (inet_pton(AF_INET, fx_test_ip(), &v4) != 1 || getifaddrs(&ifs))
+		return NULL;
+	for (i = ifs; i; i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+		    ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == v4.s_addr)
+			snprintf(ifname, sizeof(ifname), "%s", i->ifa_name);
+	buf[0] = '\0';
+	for (i = ifs; i && ifname[0]; i = i->ifa_next) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)i->ifa_addr;
+
+		if (s6 && s6->sin6_family == AF_INET6 && !strcmp(i->ifa_name, ifname) &&
+		    IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr) &&
+		    inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a))) {
+			snprintf(buf, sizeof(buf), "%s%%%s", a, ifname);
+			break;
+		}
+	}
+	freeifaddrs(ifs);
+	return buf[0] ? buf : NULL;
 }
 
 int fx_open(struct fx *f, int remote_access, int nsge, bool events)

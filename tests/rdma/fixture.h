@@ -44,6 +44,10 @@ int fx_open_connected(struct fx *f, int remote_access, int nsge, bool events, in
 /* The address of the test device's netdev: RDMAKIT_TEST_IP, else 198.18.0.1. */
 const char *fx_test_ip(void);
 
+/* The IPv6 link-local address of that netdev with its scope
+ * ("fe80::...%rdma0"), or NULL when it has none. */
+const char *fx_test_ip6(void);
+
 /* Start counting library log messages afresh. */
 void fx_log_reset(struct fx *f);
 

@@ -168,16 +168,18 @@ static void test_echo_cm(void **state)
 	echo(true, 256, 40);
 }
 
-/* Two clients on one server QP: each gets its own datagrams back. */
-static void test_two_clients(void **state)
+/* Two clients on one server QP over TCP, the first to host1 (NULL: the test
+ * address): each gets its own datagrams back. */
+static void two_clients(const char *host1)
 {
 	uint16_t port = fx_next_port(PORT_BASE);
 	struct side *srv = &sides[0], *c1 = &sides[1], *c2 = &sides[2];
 
-	(void)state;
 	side_init(srv, true, false, port, 64, 10);
 	srv->o.clients = 2;
 	side_init(c1, false, false, port, 64, 10);
+	if (host1)
+		c1->o.host = host1;
 	side_init(c2, false, false, port, 64, 10);
 	side_start(srv);
 	side_start(c1);
@@ -198,6 +200,46 @@ static void test_two_clients(void **state)
 	}
 	assert_int_equal(c1->r.received, 10);
 	assert_int_equal(c2->r.received, 10);
+}
+
+static void test_two_clients(void **state)
+{
+	(void)state;
+	two_clients(NULL);
+}
+
+/* IPv6 (the link-local address of the test netdev): one TCP server answers
+ * an IPv6 and an IPv4 client, each from the GID carrying the address it
+ * reached (from the QP's default GID, the IPv4 one, the address handle to
+ * the IPv6 client's GID was refused); over RDMA CM the wildcard listener
+ * takes IPv6 (bound to IPv4's, it refused every IPv6 client). */
+static void test_ipv6(void **state)
+{
+	const char *ip6 = fx_test_ip6();
+	struct side *srv = &sides[0], *c6 = &sides[1], *c4 = &sides[2];
+	uint16_t port;
+	int v6 = 0;
+
+	(void)state;
+	if (!ip6)
+		fail_msg("no IPv6 link-local address on the netdev of %s", fx_test_ip());
+	printf("# IPv6: %s\n", ip6);
+	two_clients(ip6);
+	assert_true(c6->r.checked);
+	assert_true(c4->r.checked);
+	for (int i = 0; i < 2; i++)
+		v6 += strstr(srv->r.clients[i].addr, "fe80:") != NULL;
+	assert_int_equal(v6, 1);
+
+	port = fx_next_port(PORT_BASE);
+	side_init(srv, true, true, port, 100, 10);
+	side_init(c6, false, true, port, 100, 10);
+	c6->o.host = ip6;
+	side_start(srv);
+	side_start(c6);
+	side_join(c6);
+	side_join(srv);
+	check_echo(srv, c6, 10);
 }
 
 /* ---- failures ---- */
@@ -313,6 +355,7 @@ int main(void)
 		cmocka_unit_test(test_echo_tcp),
 		cmocka_unit_test(test_echo_cm),
 		cmocka_unit_test(test_two_clients),
+		cmocka_unit_test(test_ipv6),
 		cmocka_unit_test(test_many_small_ring),
 		cmocka_unit_test(test_larger_than_mtu),
 		cmocka_unit_test(test_size_differs),

@@ -610,29 +610,33 @@ static int bind_error(int ret, const char *addr, uint16_t port)
 
 /* The wildcard address: IPv6's, which the kernel's RDMA CM binds for both
  * families (an IPv4 one would refuse every IPv6 client); IPv4's where the
- * kernel has no IPv6. 0, or -errno of rdma_bind_addr() (errno set). */
+ * kernel has no IPv6. The address in addr; 0 or a negative errno. */
 static int bind_any(struct rdma_cm_id *id, uint16_t port, char *addr, size_t len)
 {
 	struct sockaddr_in6 any6 = {.sin6_family = AF_INET6, .sin6_port = htons(port),
 				    .sin6_addr = IN6ADDR_ANY_INIT};
 	struct sockaddr_in any4 = {.sin_family = AF_INET, .sin_port = htons(port),
 				   .sin_addr.s_addr = htonl(INADDR_ANY)};
+	int err;
 
 	if (!rdma_bind_addr(id, (struct sockaddr *)&any6)) {
 		snprintf(addr, len, "0.0.0.0:%u and [::]:%u", port, port);
 		return 0;
 	}
+	err = errno;
 	addr_str((struct sockaddr *)&any4, addr, len);
-	if (errno != EAFNOSUPPORT && errno != EINVAL)
-		return -errno;
-	return rdma_bind_addr(id, (struct sockaddr *)&any4) ? -errno : 0;
+	if (err != EAFNOSUPPORT && err != EINVAL)
+		return err ? -err : -EIO;
+	if (rdma_bind_addr(id, (struct sockaddr *)&any4))
+		return errno ? -errno : -EIO;
+	return 0;
 }
 
 int rk_cm_bind_listen(struct rdma_cm_id *id, const char *bind_ip, uint16_t port, int backlog)
 {
 	struct addrinfo *ai = NULL;
 	char addr[80];
-	int ret = 0;
+	int ret;
 
 	if (bind_ip) {
 		ret = lookup(bind_ip, port, AI_PASSIVE, &ai);
@@ -640,20 +644,21 @@ int rk_cm_bind_listen(struct rdma_cm_id *id, const char *bind_ip, uint16_t port,
 			return ret;
 		addr_str(ai->ai_addr, addr, sizeof(addr));
 		if (rdma_bind_addr(id, ai->ai_addr))
-			ret = -1;
-	} else if (bind_any(id, port, addr, sizeof(addr))) {
-		ret = -1;
+			ret = errno ? -errno : -EIO;
+	} else {
+		ret = bind_any(id, port, addr, sizeof(addr));
 	}
-	if (ret || rdma_listen(id, backlog)) {
+	if (!ret && rdma_listen(id, backlog))
 		ret = errno ? -errno : -EIO;
+	if (ret) {
 		/* On the wildcard address the kernel's RDMA CM says EADDRNOTAVAIL
 		 * for a port another listener holds. */
 		if (ret == -EADDRNOTAVAIL && !bind_ip)
 			ret = -EADDRINUSE;
 		ret = bind_error(ret, addr, port);
-	}
-	else
+	} else {
 		rk_info("listening for RDMA CM connections on %s", addr);
+	}
 	if (ai)
 		freeaddrinfo(ai);
 	return ret;

@@ -86,7 +86,8 @@ int rk_cm_accept(struct rk_cm *cm, struct rk_qp *qp, const struct rk_wire_buf *m
 int rk_cm_reject(struct rk_cm *cm, const char *reason);
 
 /* Bind id (the caller's own, on its own event channel) to bind_ip (NULL:
- * every IPv4 address) and port, and listen. Errors logged, with what to check
+ * every address, [::] taking IPv4 too, or 0.0.0.0 where the kernel has no
+ * IPv6) and port, and listen. Errors logged, with what to check
  * (port in use, no such local address, no RDMA device on it). */
 int rk_cm_bind_listen(struct rdma_cm_id *id, const char *bind_ip, uint16_t port, int backlog);
 

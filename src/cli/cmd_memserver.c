@@ -225,7 +225,7 @@ int cmd_memserver(int argc, char **argv)
 	const struct cli_opt opts[] = {
 		CLI_PORT_OPT(&o.port, "RDMA CM port to listen on"),
 		{"bind", 0, CLI_OPT_STRING, &o.bind, 0, 0, "ADDR",
-		 "listen on this local address only", .def = "every IPv4 address"},
+		 "listen on this local address only", .def = "every address, IPv4 and IPv6"},
 		{"max-size", 0, CLI_OPT_SIZE, &o.max_size, 4096, UINT64_MAX, "SIZE",
 		 "largest region one session may ask for (k, M, G)"},
 		{"max-clients", 0, CLI_OPT_COUNT, &o.max_clients, 0, 1000000, "N",

@@ -639,8 +639,8 @@ static void prebuild(struct rk_bench *b, uint32_t i)
 
 static void setup_failed(struct rk_bench *b, int ret)
 {
-	rk_ctl_send_error(b->conn->ctl, ret, "the %s could not set up: %s",
-			  b->info.server ? "server" : "client", rk_strerror(ret));
+	rk_ctl_send_error(b->conn->ctl, ret, "the %s could not set up",
+			  b->info.server ? "server" : "client");
 }
 
 /* The peer's SETUP of QP i, taken. */

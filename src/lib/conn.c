@@ -187,8 +187,8 @@ static int judge_request_ctl(struct rk_conn *c, const struct rk_conn_opts *o, in
 /* TCP, either side: tell the peer this side could not set up (ret). */
 static int tcp_setup_failed(struct rk_conn *c, int ret)
 {
-	rk_ctl_send_error(c->ctl, ret, "the %s could not set up: %s",
-			  c->server ? "server" : "client", rk_strerror(ret));
+	rk_ctl_send_error(c->ctl, ret, "the %s could not set up",
+			  c->server ? "server" : "client");
 	return ret;
 }
 

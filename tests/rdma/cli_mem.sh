@@ -2,7 +2,8 @@
 # --mem and --odp of rc, bench and memserver as a user runs them: huge pages
 # from the kernel's pool (reserved here, as root, and put back after) moving
 # checked data; the message when the pool is empty or short; memfd; what
-# auto chose; on-demand paging refused by name where the device has none.
+# auto chose; a locked-memory limit too low; on-demand paging refused by
+# name where the device has none.
 # (Sessions of memserver in huge pages: test_memserver. Device memory:
 # cli_rc_dm.) Usage: cli_mem.sh RDMAKIT
 RDMAKIT=$1
@@ -65,6 +66,18 @@ plain_only && rc_pair 0 0 "--mem memfd --json" "--mem memfd-huge --op read" &&
 	has "$srv_out" '"memory":"memfd"' && has "$srv_out" '"memory_chosen_by_auto":false' &&
 	has "$srv_out" '"result":"ok"'
 pool "$saved"
+
+# Locked memory: a user without CAP_IPC_LOCK under a 64 kB limit cannot
+# register the buffer. That side says to look at ulimit -l; the other names
+# its failure once (not "...: ENOMEM text (ENOMEM text)").
+low="prlimit --memlock=65536:65536 setpriv --reuid=65534 --regid=65534 --clear-groups"
+pair 1 1 "$RDMAKIT rc --server -p @PORT@ --wait 30" "$low $RDMAKIT rc $IP -p @PORT@ -s 1M" &&
+	has "$cli_out" "Cannot allocate memory (locked-memory limit too low? see ulimit -l)" &&
+	has "$srv_out" "gave up: the client could not set up (Cannot allocate memory)"
+pair 1 1 "$low $RDMAKIT bench --server -p @PORT@ --wait 30" \
+	"$RDMAKIT bench $IP -p @PORT@ --size 1M --count 10" &&
+	has "$srv_out" "(locked-memory limit too low? see ulimit -l)" &&
+	has "$cli_out" "gave up: the server could not set up (Cannot allocate memory)"
 
 # On-demand paging: used where the device reports it, refused by name where
 # not (rxe on Linux 6.1 has none).

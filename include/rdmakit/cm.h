@@ -98,6 +98,14 @@ int rk_cm_bind_listen(struct rdma_cm_id *id, const char *bind_ip, uint16_t port,
  * peer names the client in messages. Returns 0 or a negative errno (logged). */
 int rk_cm_reject_id(struct rdma_cm_id *id, int code, const char *peer, const char *reason);
 
+/* A server's check of connect request id: RDMA CM over RoCE gives the server
+ * the client's path MTU, with no regard for its own port's. When that is
+ * above this port's active MTU, every packet the server sends would be
+ * larger than its link carries (the connection hangs, then fails on
+ * retries). 0, or -EMSGSIZE with the reason for the peer in why (it fits an
+ * ERROR message) after logging what to change. */
+int rk_cm_request_mtu_check(struct rdma_cm_id *id, const char *peer, char *why, size_t why_len);
+
 /* Disconnect (if connected) and wait briefly for DISCONNECTED. */
 void rk_cm_disconnect(struct rk_cm *cm, int timeout_ms);
 

@@ -47,6 +47,7 @@
 #ifndef RDMAKIT_WIRE_H
 #define RDMAKIT_WIRE_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -202,6 +203,14 @@ int rk_wire_check_header(const uint8_t *buf, size_t n, size_t *len_p, char *why,
  * bench_version); why says what, naming the field. */
 int rk_wire_decode(const uint8_t *buf, size_t n, struct rk_msg *msg_p, char *why,
 		   size_t why_len);
+
+/* An ERROR message with code and the text fmt makes. Text longer than the
+ * field's RK_WIRE_ERROR_TEXT - 1 characters is cut and ends in "...", so
+ * that the peer's reader sees it was cut. */
+void rk_msg_error(struct rk_msg *msg, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void rk_msg_verror(struct rk_msg *msg, int code, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 
 /* "HELLO", "CM_HELLO", "SYNC", "ERROR", "AUTH_BEGIN", "AUTH_CHALLENGE",
  * "AUTH_RESPONSE", "AUTH_OK", "BENCH_SETUP", "BENCH_ROUND", "BENCH_RESULT",

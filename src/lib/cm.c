@@ -710,10 +710,7 @@ static int encode_reason(int code, const char *reason, uint8_t *buf, size_t len)
 {
 	struct rk_msg msg;
 
-	memset(&msg, 0, sizeof(msg));
-	msg.type = RK_MSG_ERROR;
-	msg.u.error.code = code;
-	snprintf(msg.u.error.text, sizeof(msg.u.error.text), "%s", reason ? reason : "");
+	rk_msg_error(&msg, code, "%s", reason ? reason : "");
 	return rk_wire_encode(&msg, buf, len);
 }
 
@@ -735,6 +732,29 @@ int rk_cm_reject_id(struct rdma_cm_id *id, int code, const char *peer, const cha
 		"transport took no private data of %d bytes",
 		peer, reason ? reason : "", len);
 	return 0;
+}
+
+int rk_cm_request_mtu_check(struct rdma_cm_id *id, const char *peer, char *why, size_t why_len)
+{
+	struct ibv_port_attr pa;
+	int theirs, ours;
+
+	/* No path (iWARP) or no port to ask: nothing to judge by. */
+	if (!id->route.num_paths || !id->route.path_rec || !id->verbs ||
+	    ibv_query_port(id->verbs, id->port_num, &pa))
+		return 0;
+	theirs = rk_mtu_bytes((enum ibv_mtu)id->route.path_rec[0].mtu);
+	ours = rk_mtu_bytes(pa.active_mtu);
+	if (theirs <= ours)
+		return 0;
+	rk_error("connect request from %s: its path MTU is %d bytes, above the active MTU %d of %s "
+		 "port %u. RDMA CM hands the server the client's MTU, so this side's packets "
+		 "would not fit its link: give both netdevs the same MTU (ip link set DEV mtu N), "
+		 "or use the TCP exchange, which takes the smaller",
+		 peer, theirs, ours, ibv_get_device_name(id->verbs->device), id->port_num);
+	snprintf(why, why_len, "your path MTU %d is above this server's port MTU %d (RDMA CM "
+		 "takes yours): give both netdevs one MTU", theirs, ours);
+	return -EMSGSIZE;
 }
 
 /* Reject id's pending request, with reason in the private data when it fits. */
@@ -819,6 +839,12 @@ static int take_request(struct rk_cm *listener, int timeout_ms, bool any, struct
 	ret = attach_device(&c->cm);
 	if (ret)
 		goto err_reject;
+	ret = rk_cm_request_mtu_check(c->cm.id, c->cm.peer_addr, reason, sizeof(reason));
+	if (ret) {
+		rk_cm_reject_id(c->cm.id, ret, c->cm.peer_addr, reason);
+		rk_cm_destroy(&c->cm);
+		return ret;
+	}
 
 	c->data_len = ev.data_len;
 	memcpy(c->data, ev.data, ev.data_len);

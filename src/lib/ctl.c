@@ -162,16 +162,15 @@ int rk_ctl_sync(struct rk_ctl *ctl, uint32_t step, int32_t status, int timeout_m
 
 void rk_ctl_send_error(struct rk_ctl *ctl, int code, const char *fmt, ...)
 {
-	struct rk_msg msg = {.type = RK_MSG_ERROR};
 	uint8_t buf[RK_WIRE_MAX_LEN];
+	struct rk_msg msg;
 	va_list ap;
 	int n;
 
 	if (!ctl)
 		return;
-	msg.u.error.code = code;
 	va_start(ap, fmt);
-	vsnprintf(msg.u.error.text, sizeof(msg.u.error.text), fmt, ap);
+	rk_msg_verror(&msg, code, fmt, ap);
 	va_end(ap);
 	/* Quietly: the peer may well be gone, which is why we are here. */
 	n = rk_wire_encode(&msg, buf, sizeof(buf));

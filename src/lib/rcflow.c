@@ -210,7 +210,7 @@ static int on_request(struct rk_conn *conn, const struct rk_wire_buf *req,
 	 * buffer this server exposes. */
 	if (req->size == 0 || req->size > o->size || req->offset > o->size - req->size) {
 		snprintf(reason, reason_len,
-			 "the client wants %u bytes at offset %" PRIu64
+			 "asked for %u bytes at offset %" PRIu64
 			 "; this server exposes %" PRIu64 " bytes (start it with -s %u)",
 			 req->size, req->offset, o->size, req->size);
 		return -ERANGE;

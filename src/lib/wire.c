@@ -1,5 +1,6 @@
 /* Exchange messages: fixed layouts in network byte order, checked field by field. */
 #include <errno.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -395,6 +396,29 @@ static int get_bench(const uint8_t *p, struct rk_msg *m, char *why, size_t why_l
 }
 
 /* ---- encoding ---- */
+
+void rk_msg_verror(struct rk_msg *msg, int code, const char *fmt, va_list ap)
+{
+	char *t = msg->u.error.text;
+	const size_t max = sizeof(msg->u.error.text);
+	int n;
+
+	memset(msg, 0, sizeof(*msg));
+	msg->type = RK_MSG_ERROR;
+	msg->u.error.code = code;
+	n = vsnprintf(t, max, fmt, ap);
+	if (n >= (int)max)
+		memcpy(t + max - 4, "...", 4);
+}
+
+void rk_msg_error(struct rk_msg *msg, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	rk_msg_verror(msg, code, fmt, ap);
+	va_end(ap);
+}
 
 /* ERROR text: longer text is cut to leave room for the NUL; control bytes
  * would make the peer refuse the message as garbled. The length to send, or

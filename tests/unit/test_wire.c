@@ -312,6 +312,30 @@ static void test_error_text_truncated(void **state)
 	assert_memory_equal(&out, &in, sizeof(in));
 }
 
+/* rk_msg_error(): text that fits is kept whole; longer text is cut to the
+ * field and ends in "...". */
+static void test_error_text_cut_marked(void **state)
+{
+	char fits[RK_WIRE_ERROR_TEXT], want[RK_WIRE_ERROR_TEXT];
+	struct rk_msg m;
+
+	(void)state;
+	memset(fits, 'a', sizeof(fits) - 1);
+	fits[sizeof(fits) - 1] = '\0';
+	rk_msg_error(&m, -ERANGE, "%s", fits);
+	assert_int_equal(m.type, RK_MSG_ERROR);
+	assert_int_equal(m.u.error.code, -ERANGE);
+	assert_string_equal(m.u.error.text, fits);
+
+	rk_msg_error(&m, -ERANGE, "%sb", fits);
+	memcpy(want, fits, sizeof(want));
+	memcpy(want + sizeof(want) - 4, "...", 4);
+	assert_string_equal(m.u.error.text, want);
+
+	rk_msg_error(&m, 0, "short %d", 7);
+	assert_string_equal(m.u.error.text, "short 7");
+}
+
 /* ---- the exact layout ---- */
 
 static void test_hello_layout(void **state)
@@ -1169,6 +1193,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_auth),
 		cmocka_unit_test(test_round_trip_error),
 		cmocka_unit_test(test_error_text_truncated),
+		cmocka_unit_test(test_error_text_cut_marked),
 		cmocka_unit_test(test_hello_layout),
 		cmocka_unit_test(test_sync_error_layout),
 		cmocka_unit_test(test_check_header),

@@ -51,3 +51,14 @@ t1=$(date +%s.%N)
 echo $((${t1%.*} - t0)) >"$W/peer-killed.client.took"
 [ -n "$tw" ] && awk -v a="$tw" -v b="$t1" 'BEGIN { printf "%.1f\n", b - a }' >"$W/peer-killed.client.after-write"
 echo "wire: client for peer-killed exited $(cat "$W/peer-killed.client.rc") after $(cat "$W/peer-killed.client.took") s"
+
+# Mixed MTU (cases.sh): jumbo here, then a client refused and a server
+# serving guest 1's smaller MTU.
+DEV=${RDMAKIT_SOFTROCE_NETDEV:-eth0}
+ip link set "$DEV" mtu 9000 || echo "wire: cannot set $DEV's MTU to 9000"
+"$RDMAKIT" rc "$PEER" --cm -p "$WIRE_MTU_PORT" -t 60 --op write -s 8192 >"$W/mtu-refused.client" 2>&1
+echo $? >"$W/mtu-refused.client.rc"
+"$RDMAKIT" rc --server --cm -p $((WIRE_MTU_PORT + 1)) --wait 60 -t 20 -s 8192 >"$W/mtu-smaller.server" 2>&1
+echo $? >"$W/mtu-smaller.server.rc"
+ip link set "$DEV" mtu 1500
+echo "wire: mixed MTU done (refused client exited $(cat "$W/mtu-refused.client.rc"), server $(cat "$W/mtu-smaller.server.rc"))"

@@ -50,12 +50,16 @@ int rk_cm_listen(const char *bind_ip, uint16_t port, struct rk_cm **listener_p);
  * without rdmakit's CM_HELLO is rejected and -EBADMSG returned). */
 int rk_cm_get_request(struct rk_cm *listener, int timeout_ms, struct rk_cm **cm_p);
 
-/* Create the connection's RC QP (through rdma_create_qp) as an rk_qp. */
+/* Create the connection's RC QP as an rk_qp, in INIT. The QP is rdmakit's,
+ * not attached to the id: connect and accept move it to RTR and RTS with
+ * RDMA CM's attributes, but at the smaller path MTU of the two ports (RoCE's
+ * CM would give both sides the client's); rdmakit's CM_HELLO carries each
+ * side's MTU, and with another program's peer the MTU is CM's. */
 int rk_cm_create_qp(struct rk_cm *cm, struct ibv_pd *pd, struct rk_cq *send_cq,
 		    struct rk_cq *recv_cq, const struct rk_qp_init_attr *attr, struct rk_qp **qp_p);
 
-/* Client: connect with mine as private data; waits for ESTABLISHED and fills
- * cm->peer from the server's private data. No retry inside: -ECONNREFUSED
+/* Client: connect with mine as private data; waits for the server's reply,
+ * connects the QP and fills cm->peer from the reply's private data. No retry inside: -ECONNREFUSED
  * (no listener) and -EHOSTUNREACH may pass once the server is up, so the
  * caller may destroy, resolve afresh and try again; -ECONNABORTED is a server
  * that rejected the request (its reason is logged), -ETIMEDOUT no answer. */
@@ -98,12 +102,14 @@ int rk_cm_bind_listen(struct rdma_cm_id *id, const char *bind_ip, uint16_t port,
  * peer names the client in messages. Returns 0 or a negative errno (logged). */
 int rk_cm_reject_id(struct rdma_cm_id *id, int code, const char *peer, const char *reason);
 
-/* A server's check of connect request id: RDMA CM over RoCE gives the server
- * the client's path MTU, with no regard for its own port's. When that is
- * above this port's active MTU, every packet the server sends would be
- * larger than its link carries (the connection hangs, then fails on
- * retries). 0, or -EMSGSIZE with the reason for the peer in why (it fits an
- * ERROR message) after logging what to change. */
+/* A server's check of connect request id from a client that keeps the path
+ * MTU RDMA CM gave it (another program, the kernel's rkblk, an rdmakit that
+ * does not say its MTU): RDMA CM over RoCE gives the server that MTU too,
+ * with no regard for its own port's. When it is above this port's active
+ * MTU, every packet the server sends would be larger than its link carries
+ * (the connection hangs, then fails on retries). 0, or -EMSGSIZE with the
+ * reason for the peer in why (it fits an ERROR message) after logging what
+ * to change. rk_cm_get_request*() apply it. */
 int rk_cm_request_mtu_check(struct rdma_cm_id *id, const char *peer, char *why, size_t why_len);
 
 /* Disconnect (if connected) and wait briefly for DISCONNECTED. */
@@ -156,7 +162,8 @@ int rk_cm_get_request_any(struct rk_cm *listener, int timeout_ms, struct rk_cm *
 const uint8_t *rk_cm_private_data(const struct rk_cm *cm, size_t *len_p);
 
 /* Connect or accept with len bytes of data (0: none) as private data.
- * RC (RDMA_PS_TCP): qp from rk_cm_create_qp(); both wait for ESTABLISHED.
+ * RC (RDMA_PS_TCP): qp from rk_cm_create_qp(); both return once it is
+ * connected (in RTS: the client after its RTU, the server at ESTABLISHED).
  * UD (RDMA_PS_UDP): qp is any UD QP of the device (rk_qp_create()), in RTS
  * with the Q_Key the peer will use (RDMA_UDP_QKEY); the client's connect is
  * a SIDR request answered with the server's QPN and Q_Key (rk_cm_ud_peer());

@@ -78,7 +78,7 @@ struct rdma_cm_id;
 
 struct rk_qp {
 	struct ibv_qp *qp;
-	struct rdma_cm_id *cm_id; /* set when RDMA CM created the QP (rdma_create_qp) */
+	struct rdma_cm_id *cm_id; /* set on a QP made for RDMA CM (rk_cm_create_qp()) */
 	struct rk_device *dev;
 	struct ibv_pd *pd;
 	enum rk_transport transport;

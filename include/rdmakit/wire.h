@@ -103,7 +103,12 @@ enum rk_msg_type {
  * in a reply, "authenticate first: the buffer follows on the control channel"
  * (address, length and rkey are then 0 in the private data). */
 #define RK_BUF_AUTH 0x4
-#define RK_BUF_FLAGS_ALL (RK_BUF_DM | RK_BUF_ZERO_BASED | RK_BUF_AUTH)
+/* CM only: the sender's port MTU (enum ibv_mtu, 1-5; 0: not said) in bits
+ * 16-18. RoCE's CM does not take the smaller MTU by itself; rdmakit's two
+ * sides do, with this (cm.c). */
+#define RK_BUF_MTU_SHIFT 16
+#define RK_BUF_MTU_MASK (0x7u << RK_BUF_MTU_SHIFT)
+#define RK_BUF_FLAGS_ALL (RK_BUF_DM | RK_BUF_ZERO_BASED | RK_BUF_AUTH | RK_BUF_MTU_MASK)
 
 /* A buffer one side exposes, and what the requester wants done with it. */
 struct rk_wire_buf {

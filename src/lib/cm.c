@@ -22,6 +22,7 @@
 #include <rdmakit/traffic.h>
 
 #include "clock.h"
+#include "cm_int.h"
 
 #define CM_MAX_RD_ATOMIC   16 /* outstanding READs/atomics asked for, at most */
 #define CM_RNR_RETRY_COUNT 7 /* 7: retry forever while the peer has no receive posted */
@@ -37,6 +38,11 @@ struct cm_conn {
 	bool has_req;	 /* a connect request waits for accept or reject */
 	uint8_t req_initiator_depth;
 	uint8_t req_responder_resources;
+	/* The RC QP of rk_cm_create_qp(): ours, not attached to the id, so that
+	 * its path MTU is the smaller of both ports' (librdmacm would take the
+	 * client's for both); moved to ERR here on disconnect. */
+	struct ibv_qp *qp;
+	enum ibv_mtu peer_mtu; /* what the peer's CM_HELLO said; 0: nothing */
 	/* The peer's private data as it came (rk_cm_private_data()). */
 	uint8_t data_len;
 	uint8_t data[256];
@@ -50,6 +56,11 @@ struct cm_conn {
 static struct cm_conn *conn_of(struct rk_cm *cm)
 {
 	return (struct cm_conn *)cm;
+}
+
+static bool is_ud_id(const struct rk_cm *cm)
+{
+	return cm->id && cm->id->ps == RDMA_PS_UDP;
 }
 
 /* One CM event, copied out before it is acknowledged. */
@@ -784,6 +795,21 @@ static int decode_cm_hello(const uint8_t *data, size_t len, struct rk_msg *msg_p
 	return ret;
 }
 
+/* A client that keeps the path MTU RDMA CM gave it: refused (and c freed)
+ * when that is above this port's (rk_cm_request_mtu_check()). */
+static int refuse_bigger_mtu(struct cm_conn *c)
+{
+	char reason[RK_WIRE_ERROR_TEXT];
+	int ret = rk_cm_request_mtu_check(c->cm.id, c->cm.peer_addr, reason, sizeof(reason));
+
+	if (ret) {
+		rk_cm_reject_id(c->cm.id, ret, c->cm.peer_addr, reason);
+		c->has_req = false;
+		rk_cm_destroy(&c->cm);
+	}
+	return ret;
+}
+
 /* Wait for a connect request; with any, whatever private data it carries
  * (another program's) is kept as it came instead of being checked. */
 static int take_request(struct rk_cm *listener, int timeout_ms, bool any, struct rk_cm **cm_p)
@@ -839,16 +865,16 @@ static int take_request(struct rk_cm *listener, int timeout_ms, bool any, struct
 	ret = attach_device(&c->cm);
 	if (ret)
 		goto err_reject;
-	ret = rk_cm_request_mtu_check(c->cm.id, c->cm.peer_addr, reason, sizeof(reason));
-	if (ret) {
-		rk_cm_reject_id(c->cm.id, ret, c->cm.peer_addr, reason);
-		rk_cm_destroy(&c->cm);
-		return ret;
-	}
 
 	c->data_len = ev.data_len;
 	memcpy(c->data, ev.data, ev.data_len);
 	if (any) {
+		/* Another program's client keeps its own MTU (RDMA CM's). */
+		if (!is_ud_id(&c->cm)) {
+			ret = refuse_bigger_mtu(c);
+			if (ret)
+				return ret;
+		}
 		rk_info("connect request from %s (%u bytes of private data)", c->cm.peer_addr,
 			ev.data_len);
 		*cm_p = &c->cm;
@@ -863,6 +889,15 @@ static int take_request(struct rk_cm *listener, int timeout_ms, bool any, struct
 		rk_cm_reject(&c->cm, reason);
 		rk_cm_destroy(&c->cm);
 		return ret;
+	}
+	c->peer_mtu = (enum ibv_mtu)((msg.u.cm.flags & RK_BUF_MTU_MASK) >> RK_BUF_MTU_SHIFT);
+	msg.u.cm.flags &= ~RK_BUF_MTU_MASK;
+	/* An rdmakit client that says its MTU takes the smaller; one that does
+	 * not (an older one) cannot. */
+	if (!c->peer_mtu) {
+		ret = refuse_bigger_mtu(c);
+		if (ret)
+			return ret;
 	}
 	c->cm.peer = msg.u.cm;
 	c->cm.has_peer = true;
@@ -894,6 +929,93 @@ const uint8_t *rk_cm_private_data(const struct rk_cm *cm, size_t *len_p)
 	return c->data;
 }
 
+/* This port's active MTU now (a netdev's MTU can change), or 0. */
+static enum ibv_mtu port_mtu(const struct rk_cm *cm)
+{
+	struct ibv_port_attr pa;
+
+	return ibv_query_port(cm->id->verbs, cm->port_num, &pa) ? 0 : pa.active_mtu;
+}
+
+/* Move qp to state with the attributes RDMA CM gives for it, as librdmacm
+ * does for a QP attached to the id. RTR: the path MTU at most mtu (0: as CM
+ * says) and rd_atomic READs served; RTS: rd_atomic READs issued (-1 both:
+ * as CM says). */
+static int cm_qp_modify(struct rk_cm *cm, struct ibv_qp *qp, enum ibv_qp_state state,
+			enum ibv_mtu mtu, int rd_atomic)
+{
+	struct ibv_qp_attr a = {.qp_state = state};
+	int mask, ret;
+
+	if (rdma_init_qp_attr(cm->id, &a, &mask)) {
+		ret = errno ? -errno : -EIO;
+		rk_error("QP 0x%x to %s for %s: RDMA CM gave no attributes: %m", qp->qp_num,
+			 rk_qp_state_str(state), cm->peer_addr);
+		return ret;
+	}
+	/* librdmacm's workaround: the kernel sets RoCE-only bits on IB. */
+	if (rk_device_port(cm->dev, cm->port_num)->link_layer == IBV_LINK_LAYER_INFINIBAND)
+		mask &= ~0xe00000;
+	if (state == IBV_QPS_RTR) {
+		if (mtu && rk_mtu_bytes(mtu) < rk_mtu_bytes(a.path_mtu))
+			a.path_mtu = mtu;
+		if (rd_atomic >= 0)
+			a.max_dest_rd_atomic = (uint8_t)rd_atomic;
+	} else if (state == IBV_QPS_RTS && rd_atomic >= 0) {
+		a.max_rd_atomic = (uint8_t)rd_atomic;
+	}
+	ret = rk_verbs_err(ibv_modify_qp(qp, &a, mask));
+	if (ret)
+		rk_error("QP 0x%x to %s for %s: %s", qp->qp_num, rk_qp_state_str(state),
+			 cm->peer_addr, rk_strerror(ret));
+	return ret;
+}
+
+/* The smaller of two MTUs, 0 meaning "not known". */
+static enum ibv_mtu mtu_min(enum ibv_mtu a, enum ibv_mtu b)
+{
+	if (!a || !b)
+		return a ? a : b;
+	return rk_mtu_bytes(a) < rk_mtu_bytes(b) ? a : b;
+}
+
+/* INIT again (CM's attributes now that the peer is known), RTR, RTS: the
+ * path MTU at most mtu (0: CM's). */
+static int cm_qp_connect(struct rk_cm *cm, struct ibv_qp *qp, enum ibv_mtu mtu, int responder,
+			 int initiator)
+{
+	int ret = cm_qp_modify(cm, qp, IBV_QPS_INIT, 0, -1);
+
+	if (!ret)
+		ret = cm_qp_modify(cm, qp, IBV_QPS_RTR, mtu, responder);
+	if (!ret)
+		ret = cm_qp_modify(cm, qp, IBV_QPS_RTS, 0, initiator);
+	return ret;
+}
+
+/* The connection stops: its QP to ERR, as librdmacm's rdma_disconnect()
+ * does for an attached one (its receives flush). */
+static void cm_qp_error(struct rk_cm *cm)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
+	struct ibv_qp *qp = conn_of(cm)->qp;
+
+	if (qp && ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		rk_debug("QP 0x%x to ERR on disconnect from %s failed", qp->qp_num, cm->peer_addr);
+}
+
+void cm_qp_destroy(struct rk_qp *qp)
+{
+	struct cm_conn *c = qp->cm_id->context;
+	int ret;
+
+	if (c && c->qp == qp->qp)
+		c->qp = NULL;
+	ret = ibv_destroy_qp(qp->qp);
+	if (ret)
+		rk_warn("destroy QP 0x%x: %s", qp->qp->qp_num, rk_strerror(rk_verbs_err(ret)));
+}
+
 int rk_cm_create_qp(struct rk_cm *cm, struct ibv_pd *pd, struct rk_cq *send_cq,
 		    struct rk_cq *recv_cq, const struct rk_qp_init_attr *attr, struct rk_qp **qp_p)
 {
@@ -922,23 +1044,26 @@ int rk_cm_create_qp(struct rk_cm *cm, struct ibv_pd *pd, struct rk_cq *send_cq,
 	if (!qp)
 		return -ENOMEM;
 	rk_qp_verbs_attr(attr, send_cq, recv_cq, &ia); /* RC: checked above */
-	if (rdma_create_qp(cm->id, pd, &ia)) {
+	qp->qp = ibv_create_qp(pd, &ia);
+	if (!qp->qp) {
 		ret = errno ? -errno : -ENOMEM;
-		rk_error("create RC QP through RDMA CM on %s (send %u x %u SGE, recv %u x %u SGE, "
+		rk_error("create RC QP for RDMA CM on %s (send %u x %u SGE, recv %u x %u SGE, "
 			 "inline %u): %m (device limits: %d WRs, %d SGEs)",
 			 cm->dev->info.name, ia.cap.max_send_wr, ia.cap.max_send_sge,
 			 ia.cap.max_recv_wr, ia.cap.max_recv_sge, ia.cap.max_inline_data,
 			 cm->dev->info.max_qp_wr, cm->dev->info.max_sge);
 		goto err_free_qp;
 	}
-	ret = rk_verbs_err(ibv_query_qp(cm->id->qp, &qa,
+	ret = cm_qp_modify(cm, qp->qp, IBV_QPS_INIT, 0, -1);
+	if (ret)
+		goto err_destroy_qp;
+	ret = rk_verbs_err(ibv_query_qp(qp->qp, &qa,
 					IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_CAP, &got));
 	if (ret) {
-		rk_error("query QP 0x%x that RDMA CM created: %s", cm->id->qp->qp_num,
-			 rk_strerror(ret));
+		rk_error("query QP 0x%x made for RDMA CM: %s", qp->qp->qp_num, rk_strerror(ret));
 		goto err_destroy_qp;
 	}
-	qp->qp = cm->id->qp;
+	conn_of(cm)->qp = qp->qp;
 	qp->cm_id = cm->id;
 	qp->dev = cm->dev;
 	qp->pd = pd;
@@ -952,13 +1077,13 @@ int rk_cm_create_qp(struct rk_cm *cm, struct ibv_pd *pd, struct rk_cq *send_cq,
 	qp->cap = got.cap;
 	qp->access = (int)qa.qp_access_flags;
 	rk_path_defaults(&qp->path);
-	rk_debug("RDMA CM created QP 0x%x on %s port %u (%s)", qp->qp->qp_num, cm->dev->info.name,
+	rk_debug("created QP 0x%x for RDMA CM on %s port %u (%s)", qp->qp->qp_num, cm->dev->info.name,
 		 qp->port_num, rk_qp_state_str(qp->state));
 	*qp_p = qp;
 	return 0;
 
 err_destroy_qp:
-	rdma_destroy_qp(cm->id);
+	ibv_destroy_qp(qp->qp);
 err_free_qp:
 	free(qp);
 	return ret;
@@ -1069,7 +1194,9 @@ static void shorten_rnr_timer(struct rk_qp *qp)
 	qp->path.min_rnr_timer = def.min_rnr_timer;
 }
 
-static int encode_hello(const struct rk_wire_buf *mine, uint8_t *buf, size_t len)
+/* Our CM_HELLO: mine, and this port's MTU for the peer to take the smaller. */
+static int encode_hello(struct rk_cm *cm, const struct rk_wire_buf *mine, uint8_t *buf,
+			size_t len)
 {
 	struct rk_msg msg;
 	int ret;
@@ -1077,6 +1204,7 @@ static int encode_hello(const struct rk_wire_buf *mine, uint8_t *buf, size_t len
 	memset(&msg, 0, sizeof(msg));
 	msg.type = RK_MSG_CM_HELLO;
 	msg.u.cm = *mine;
+	msg.u.cm.flags |= (uint32_t)port_mtu(cm) << RK_BUF_MTU_SHIFT;
 	ret = rk_wire_encode(&msg, buf, len);
 	if (ret < 0)
 		rk_error("encode the CM_HELLO private data: a field is out of range (flags 0x%x)",
@@ -1103,7 +1231,7 @@ int rk_cm_connect(struct rk_cm *cm, struct rk_qp *qp, const struct rk_wire_buf *
 	size_t n;
 	int len, ret;
 
-	len = encode_hello(mine, hello, sizeof(hello));
+	len = encode_hello(cm, mine, hello, sizeof(hello));
 	if (len < 0)
 		return len;
 	/* The connection itself is the raw one; what is ours is the reply. */
@@ -1119,6 +1247,7 @@ int rk_cm_connect(struct rk_cm *cm, struct rk_qp *qp, const struct rk_wire_buf *
 		return ret;
 	}
 	cm->peer = msg.u.cm;
+	cm->peer.flags &= ~RK_BUF_MTU_MASK; /* taken by the raw connect */
 	cm->has_peer = true;
 	return 0;
 }
@@ -1128,7 +1257,7 @@ int rk_cm_accept(struct rk_cm *cm, struct rk_qp *qp, const struct rk_wire_buf *m
 	uint8_t hello[RK_WIRE_MAX_LEN];
 	int len;
 
-	len = encode_hello(mine, hello, sizeof(hello));
+	len = encode_hello(cm, mine, hello, sizeof(hello));
 	if (len < 0)
 		return len;
 	/* As rk_cm_connect(): the raw accept, with our CM_HELLO as its data. */
@@ -1200,6 +1329,7 @@ bool rk_cm_peer_left(struct rk_cm *cm)
 		rk_debug("ignoring %s on %s", rk_cm_event_name(e->event), cm->peer_addr);
 	rdma_ack_cm_event(e);
 	if (left && cm->connected) {
+		cm_qp_error(cm);
 		rdma_disconnect(cm->id); /* answer it */
 		cm->connected = false;
 	}
@@ -1232,6 +1362,7 @@ bool rk_cm_wait_peer_left(struct rk_cm *cm, int timeout_ms)
 		rk_debug("%s did not disconnect within %d ms", cm->peer_addr, timeout_ms);
 		return false;
 	}
+	cm_qp_error(cm);
 	rdma_disconnect(cm->id); /* answer it */
 	cm->connected = false;
 	return true;
@@ -1242,6 +1373,7 @@ void rk_cm_disconnect(struct rk_cm *cm, int timeout_ms)
 	if (!cm || !cm->id || !cm->connected)
 		return;
 	/* After the peer's disconnect this only answers it, which is fine too. */
+	cm_qp_error(cm);
 	if (rdma_disconnect(cm->id))
 		rk_debug("disconnect from %s: %m", cm->peer_addr);
 	cm->connected = false;
@@ -1271,11 +1403,6 @@ void rk_cm_destroy(struct rk_cm *cm)
 
 /* ---- other programs' protocols: private data as it comes, and UD ---- */
 
-static bool is_ud_id(const struct rk_cm *cm)
-{
-	return cm->id && cm->id->ps == RDMA_PS_UDP;
-}
-
 /* The QP and private data rk_cm_connect_raw() and rk_cm_accept_raw() take:
  * 0, or -EINVAL after saying what is wrong ("DOING PEER: ..."). */
 static int raw_check(const struct rk_cm *cm, const struct rk_qp *qp, size_t len, bool ud,
@@ -1300,10 +1427,10 @@ static void raw_param(const struct rk_cm *cm, const struct rk_qp *qp, const void
 	memset(param, 0, sizeof(*param));
 	param->private_data = data;
 	param->private_data_len = (uint8_t)len;
-	if (ud) {
-		param->qp_num = qp->qp->qp_num;
+	param->qp_num = qp->qp->qp_num; /* RC: ours, not attached to the id */
+	if (ud)
 		return;
-	}
+	param->srq = qp->qp->srq != NULL;
 	param->responder_resources = rd_atomic(cm->dev->info.max_qp_rd_atom, peer_initiator);
 	param->initiator_depth = rd_atomic(cm->dev->info.max_qp_init_rd_atom, peer_responder);
 	param->retry_count = cm_retry_count();
@@ -1334,6 +1461,14 @@ static int raw_send(struct rk_cm *cm, struct rk_qp *qp, const void *data, size_t
 		 * serves, both within this device's limits. */
 		raw_param(cm, qp, data, len, ud, c->req_initiator_depth, c->req_responder_resources,
 			  &param);
+		/* The client's MTU came in its request (and CM_HELLO): the smaller
+		 * of it and ours. */
+		if (!ud) {
+			ret = cm_qp_connect(cm, qp->qp, mtu_min(port_mtu(cm), c->peer_mtu),
+					    param.responder_resources, param.initiator_depth);
+			if (ret)
+				return ret; /* the request is refused when cm goes */
+		}
 		ret = rdma_accept(cm->id, &param);
 	} else {
 		snprintf(what, what_len, "connect %s QP 0x%x to %s", ud ? "UD" : "RC",
@@ -1369,6 +1504,45 @@ static int raw_established(struct rk_cm *cm, struct rk_qp *qp, const char *done)
 	return 0;
 }
 
+/* The MTU a CM_HELLO in data says, or 0 (none, or not a CM_HELLO). */
+static enum ibv_mtu hello_mtu(const uint8_t *data, size_t len)
+{
+	struct rk_msg m;
+	char why[8];
+
+	if (decode_cm_hello(data, len, &m, why, sizeof(why)))
+		return 0;
+	return (enum ibv_mtu)((m.u.cm.flags & RK_BUF_MTU_MASK) >> RK_BUF_MTU_SHIFT);
+}
+
+/* RC client: the server's reply (CONNECT_RESPONSE, since the QP is ours),
+ * then our QP to RTS at the smaller MTU of ours and the one the reply says,
+ * then the RTU (rdma_establish()). */
+static int raw_connect_rc(struct rk_cm *cm, struct rk_qp *qp, const char *what, int timeout_ms)
+{
+	struct cm_conn *c = conn_of(cm);
+	struct cm_event ev;
+	int ret;
+
+	ret = cm_wait(cm->channel, RDMA_CM_EVENT_CONNECT_RESPONSE, timeout_ms, what, &ev);
+	if (ret)
+		return ret;
+	c->data_len = ev.data_len;
+	memcpy(c->data, ev.data, ev.data_len);
+	c->peer_mtu = hello_mtu(c->data, c->data_len);
+	ret = cm_qp_connect(cm, qp->qp, mtu_min(port_mtu(cm), c->peer_mtu), -1, -1);
+	if (ret) {
+		rdma_reject(cm->id, NULL, 0); /* the server hears at once */
+		return ret;
+	}
+	if (rdma_establish(cm->id)) {
+		ret = errno ? -errno : -EIO;
+		rk_error("%s: send the RTU (rdma_establish): %m", what);
+		return ret;
+	}
+	return raw_established(cm, qp, "connected to");
+}
+
 int rk_cm_connect_raw(struct rk_cm *cm, struct rk_qp *qp, const void *data, size_t len,
 		      int timeout_ms)
 {
@@ -1380,13 +1554,13 @@ int rk_cm_connect_raw(struct rk_cm *cm, struct rk_qp *qp, const void *data, size
 	ret = raw_send(cm, qp, data, len, false, what, sizeof(what));
 	if (ret)
 		return ret;
+	if (!is_ud_id(cm))
+		return raw_connect_rc(cm, qp, what, timeout_ms);
 	ret = cm_wait(cm->channel, RDMA_CM_EVENT_ESTABLISHED, timeout_ms, what, &ev);
 	if (ret)
 		return ret;
 	c->data_len = ev.data_len;
 	memcpy(c->data, ev.data, ev.data_len);
-	if (!is_ud_id(cm))
-		return raw_established(cm, qp, "connected to");
 	if (!ev.has_ud) {
 		rk_error("%s: the SIDR reply carries no address", what);
 		return -EPROTO;

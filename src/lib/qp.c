@@ -10,6 +10,8 @@
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
 
+#include "cm_int.h"
+
 const char *rk_qp_state_str(enum ibv_qp_state state)
 {
 	switch (state) {
@@ -177,7 +179,7 @@ void rk_qp_destroy(struct rk_qp *qp)
 	if (!qp)
 		return;
 	if (qp->cm_id) {
-		rdma_destroy_qp(qp->cm_id); /* also clears cm_id->qp */
+		cm_qp_destroy(qp);
 		free(qp);
 		return;
 	}

@@ -113,6 +113,11 @@ static bool buf_ok(enum rk_msg_type type, const struct rk_wire_buf *b, char *why
 		    b->flags & ~(uint32_t)RK_BUF_FLAGS_ALL);
 		return false;
 	}
+	if ((b->flags & RK_BUF_MTU_MASK) >> RK_BUF_MTU_SHIFT > IBV_MTU_4096) {
+		WHY("%s: buf_flags 0x%x: MTU code %u is not 1-5 (256-4096 bytes)",
+		    rk_msg_type_str(type), b->flags, (b->flags & RK_BUF_MTU_MASK) >> RK_BUF_MTU_SHIFT);
+		return false;
+	}
 	return true;
 }
 

@@ -238,6 +238,24 @@ static void test_round_trip_auth(void **state)
 		round_trip(&in, buf, &out);
 		assert_int_equal(out.u.cm.flags, RK_BUF_AUTH);
 	}
+
+	/* And the sender's MTU, codes 1-5 (bits 16-18, the flags' byte at 33);
+	 * 6 and 7 are no MTU. */
+	{
+		struct rk_msg in, out;
+		size_t n;
+
+		memset(&in, 0, sizeof(in));
+		in.type = RK_MSG_CM_HELLO;
+		in.u.cm.flags = RK_BUF_AUTH | (uint32_t)IBV_MTU_4096 << RK_BUF_MTU_SHIFT;
+		n = round_trip(&in, buf, &out);
+		assert_int_equal(out.u.cm.flags, in.u.cm.flags);
+		assert_int_equal(buf[33], IBV_MTU_4096);
+		buf[33] = 6;
+		decode_fails(buf, n, -EBADMSG, "MTU code 6 is not 1-5");
+		in.u.cm.flags = 7u << RK_BUF_MTU_SHIFT;
+		assert_int_equal(rk_wire_encode(&in, buf, sizeof(buf)), -EINVAL);
+	}
 }
 
 static void test_round_trip_sync(void **state)

@@ -20,10 +20,13 @@ WIRE_PORT=19100
 WIRE_KILL_PORT=19099
 WIRE_KILL_BOUND=45
 # Mixed MTU over RDMA CM (last; guest2.sh puts its netdev at 9000, RoCE MTU
-# 4096, guest 1 stays at 1500, 1024): guest 2's client is refused by name,
-# since RoCE's CM gives the server the client's MTU; guest 1's client to
-# guest 2's server moves checked data both ways at 1024.
-WIRE_MTU_PORT=19097
+# 4096, guest 1 stays at 1500, 1024). RoCE's CM gives the server the
+# client's MTU; rdmakit's two sides take the smaller instead, so its client
+# at 4096 and its server at 4096 each move checked data at 1024. rdma-core's
+# rping client keeps 4096, which guest 1's link cannot carry back: rdmakit's
+# rping server refuses it by name. Ports from WIRE_MTU_PORT: rping, client
+# at 4096, server at 4096.
+WIRE_MTU_PORT=19095
 WIRE_CASES='
 send-only|-s 64|--op send -s 64|ok|4|17|ack|step 1/1 SEND
 send-first-middle-last|-s 4096|--op send -s 4096|ok|0 1 1 2|17|ack|step 1/1 SEND

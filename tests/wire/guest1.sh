@@ -85,11 +85,13 @@ kill -9 "$srv"
 wait "$srv"
 echo "wire: server for peer-killed killed with SIGKILL (wait status $?)"
 
-# Mixed MTU (cases.sh): a server at 1024 that guest 2's jumbo client must
-# be refused by, then a client of guest 2's jumbo server.
-"$RDMAKIT" rc --server --cm -p "$WIRE_MTU_PORT" --wait 60 -t 20 -s 8192 >"$W/mtu-refused.server" 2>&1
-echo $? >"$W/mtu-refused.server.rc"
-"$RDMAKIT" rc "${RDMAKIT_SOFTROCE_PEER:-198.18.0.2}" --cm -p $((WIRE_MTU_PORT + 1)) -t 60 --op all \
+# Mixed MTU (cases.sh), guest 1 at 1024: an rping server, an rc server, and
+# a client of guest 2's rc server.
+"$RDMAKIT" ping --proto rping -s -a 0.0.0.0 -p "$WIRE_MTU_PORT" -C 3 -S 8000 \
+	>"$W/mtu-rping.server" 2>&1
+echo $? >"$W/mtu-rping.server.rc"
+"$RDMAKIT" rc --server --cm -p $((WIRE_MTU_PORT + 1)) --wait 60 -t 20 -s 8192 >"$W/mtu-bigger.server" 2>&1
+echo $? >"$W/mtu-bigger.server.rc"
+"$RDMAKIT" rc "${RDMAKIT_SOFTROCE_PEER:-198.18.0.2}" --cm -p $((WIRE_MTU_PORT + 2)) -t 60 --op all \
 	-s 8192 >"$W/mtu-smaller.client" 2>&1
 echo $? >"$W/mtu-smaller.client.rc"
-exit $rc

@@ -5,7 +5,7 @@
 # result, and in the capture the BTH opcodes the client's requests carried
 # (one per PSN), those the server's side answered with, and the AETH
 # syndrome (ACK, or the NAK for a remote access error). Last, the mixed-MTU
-# cases (not captured).
+# cases over RDMA CM (not captured).
 # Usage: wire.sh SOFTROCE RDMAKIT WORKDIR   (WORKDIR inside the project tree)
 # Needs tshark on the host (scripts/softroce setup installs it).
 SOFTROCE=$1 RDMAKIT=$2 W=$3
@@ -159,22 +159,26 @@ echo "$WIRE_CASES" | {
 		sed 's/^/  client| /' "$W/$name.client" 2>/dev/null | tail -6
 	fi
 
-	# Mixed MTU: the jumbo client refused by name, on both sides; the jumbo
-	# server takes the smaller MTU and every step's data is checked.
+	# Mixed MTU: rdmakit's client and server at 4096 each connect at 1024
+	# and check every step; rping's client at 4096 is refused by name.
 	# expect NAME SIDE RC TEXT: SIDE of case NAME exited RC and printed TEXT.
 	expect() {
 		got=$(cat "$W/$1.$2.rc" 2>/dev/null || echo none)
-		[ "$got" = "$3" ] || { fail "$1" "$2 exited $got, expected $3"; return 1; }
+		[ "$got" = "$3" ] || { fail "$1" "$2 exited $got, expected $3"; sed "s/^/  $2| /" "$W/$1.$2" 2>/dev/null | tail -6; return 1; }
 		grep -qF -- "$4" "$W/$1.$2" 2>/dev/null ||
 			{ fail "$1" "expected '$4' in the $2's output"; sed "s/^/  $2| /" "$W/$1.$2" 2>/dev/null | tail -6; return 1; }
 	}
-	expect mtu-refused client 1 'the server says: "your path MTU 4096 is above this server'"'"'s port MTU 1024' &&
-		expect mtu-refused server 1 'its path MTU is 4096 bytes, above the active MTU 1024 of rxe0 port 1' &&
-		echo "ok [mtu-refused]: client at 4096 refused by the server at 1024, by name"
-	expect mtu-smaller client 0 'path MTU 1024' &&
-		expect mtu-smaller client 0 '5 steps done, every byte checked: OK' &&
-		expect mtu-smaller server 0 'path MTU 1024' &&
-		echo "ok [mtu-smaller]: client at 1024, server at 4096: path MTU 1024 both sides, every step checked"
+	for name in mtu-bigger mtu-smaller; do
+		expect $name client 0 'path MTU 1024' && expect $name server 0 'path MTU 1024' &&
+			expect $name client 0 '5 steps done, every byte checked: OK' &&
+			echo "ok [$name]: guest 2 at 4096 (the $([ $name = mtu-bigger ] && echo client || echo server)), guest 1 at 1024: path MTU 1024 both sides, every step checked"
+	done
+	crc=$(cat "$W/mtu-rping.client.rc" 2>/dev/null || echo none)
+	[ "$crc" != 0 ] && [ "$crc" != none ] || fail mtu-rping "rping client exited $crc, expected a failure"
+	grep -qF 'RDMA_CM_EVENT_REJECTED' "$W/mtu-rping.client" 2>/dev/null ||
+		fail mtu-rping "expected RDMA_CM_EVENT_REJECTED in rping's output"
+	expect mtu-rping server 1 'its path MTU is 4096 bytes, above the active MTU 1024 of rxe0 port 1' &&
+		echo "ok [mtu-rping]: rping's client at 4096 refused by the rdmakit rping server at 1024, by name"
 	exit $fails
 }
 fails=$?

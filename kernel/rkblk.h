@@ -66,6 +66,7 @@ struct rkblk_queue {
 	struct rk_mem_req req_msg;	/* the REQ's private data */
 	bool established;
 	int reject_code;		/* the server's REJ code, 0 if none */
+	enum ib_mtu path_mtu;		/* the MTU the REQ asked for; 0: none */
 	char reject_text[RK_MEM_REJECT_TEXT + 64];
 
 	/* recv_remote_memory_region: the receive posted before connecting. */
@@ -108,6 +109,7 @@ struct rkblk_ctrl {
 
 	u64 session;
 	int last_reject;		/* REJ code of the last failed connect */
+	enum ib_mtu mtu_cap;		/* learned from -EMSGSIZE; 0: none */
 	struct rkblk_queue *queues;
 
 	spinlock_t state_lock;

@@ -265,9 +265,18 @@ static int rkblk_route_resolved(struct rkblk_queue *q)
 {
 	struct rdma_conn_param *p = &q->conn_param;
 	struct ib_device *dev = q->cm_id->device;
+	struct rdma_route *route = &q->cm_id->route;
 	unsigned int noio = memalloc_noio_save();
 	int ret;
 
+	/*
+	 * RDMA CM over RoCE gives the server this path's MTU whatever its own
+	 * port carries; a server that refused it (-EMSGSIZE) set a cap.
+	 */
+	if (route->path_rec && q->ctrl->mtu_cap &&
+	    route->path_rec->mtu > q->ctrl->mtu_cap)
+		route->path_rec->mtu = q->ctrl->mtu_cap;
+	q->path_mtu = route->path_rec ? route->path_rec->mtu : 0;
 	memset(p, 0, sizeof(*p));
 	p->private_data = &q->req_msg;
 	p->private_data_len = sizeof(q->req_msg);
@@ -578,6 +587,22 @@ static int rkblk_connect_queue(struct rkblk_queue *q, char *err, size_t len)
 }
 
 /*
+ * A server whose port MTU is below the path's refuses the REQ with
+ * -EMSGSIZE: true when there is a smaller MTU to ask for next (kept for
+ * every later connect of this disk).
+ */
+static bool rkblk_lower_mtu(struct rkblk_queue *q)
+{
+	if (q->reject_code != -EMSGSIZE || q->path_mtu <= IB_MTU_256)
+		return false;
+	q->ctrl->mtu_cap = q->path_mtu - 1;
+	pr_info("%s refused path MTU %d (above its port's): asking for %d\n",
+		q->ctrl->server, ib_mtu_enum_to_int(q->path_mtu),
+		ib_mtu_enum_to_int(q->ctrl->mtu_cap));
+	return true;
+}
+
+/*
  * Connects every queue, queue 0 first (it makes or resumes the session);
  * on failure the caller frees what was made (rkblk_stop_ctrl).
  */
@@ -587,7 +612,9 @@ static int rkblk_connect_queues(struct rkblk_ctrl *ctrl, char *err, size_t len)
 
 	ctrl->last_reject = 0;
 	for (i = 0; i < ctrl->nr_queues; i++) {
-		ret = rkblk_connect_queue(&ctrl->queues[i], err, len);
+		while ((ret = rkblk_connect_queue(&ctrl->queues[i], err, len)) &&
+		       rkblk_lower_mtu(&ctrl->queues[i]))
+			rkblk_free_queue(&ctrl->queues[i]);
 		if (ret) {
 			ctrl->last_reject = ctrl->queues[i].reject_code;
 			return ret;

@@ -289,7 +289,7 @@ static int rkblk_connect_disk(struct rkblk_ctrl *ctrl, char *err, size_t len)
 static int rkblk_attach(char *args, char *ans, size_t anslen)
 {
 	struct rkblk_ctrl *ctrl;
-	char err[RKBLK_ERR_LEN];
+	char err[RKBLK_ERR_LEN], mtu[24] = "";
 	int ret;
 
 	ctrl = rkblk_alloc_ctrl();
@@ -309,9 +309,12 @@ static int rkblk_attach(char *args, char *ans, size_t anslen)
 	ret = rkblk_connect_disk(ctrl, err, sizeof(err));
 	if (ret)
 		goto out_err;	/* logged by rkblk_ctl_write */
-	pr_info("%s: attached %llu bytes at %s, session %016llx, %d queues of %d\n",
+	if (ctrl->queues[0].path_mtu) /* none on iWARP */
+		snprintf(mtu, sizeof(mtu), ", path MTU %d",
+			 ib_mtu_enum_to_int(ctrl->queues[0].path_mtu));
+	pr_info("%s: attached %llu bytes at %s, session %016llx, %d queues of %d%s\n",
 		ctrl->name, ctrl->size, ctrl->server, ctrl->session,
-		ctrl->nr_queues, ctrl->queue_depth);
+		ctrl->nr_queues, ctrl->queue_depth, mtu);
 	snprintf(ans, anslen, "%s\n", ctrl->name);
 	return 0;
 

@@ -108,9 +108,10 @@ int rk_cm_reject_id(struct rdma_cm_id *id, int code, const char *peer, const cha
  * with no regard for its own port's. When it is above this port's active
  * MTU, every packet the server sends would be larger than its link carries
  * (the connection hangs, then fails on retries). 0, or -EMSGSIZE with the
- * reason for the peer in why (it fits an ERROR message) after logging what
- * to change. rk_cm_get_request*() apply it. */
-int rk_cm_request_mtu_check(struct rdma_cm_id *id, const char *peer, char *why, size_t why_len);
+ * reason for the peer in why (it fits an ERROR message; nothing logged: the
+ * caller says what it does). rk_cm_get_request*() apply it; rkblk, refused
+ * so, asks again one MTU lower. */
+int rk_cm_request_mtu_check(struct rdma_cm_id *id, char *why, size_t why_len);
 
 /* Disconnect (if connected) and wait briefly for DISCONNECTED. */
 void rk_cm_disconnect(struct rk_cm *cm, int timeout_ms);

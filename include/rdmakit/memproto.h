@@ -36,6 +36,9 @@
  *   -ENOSPC           larger than --max-size, or no memory for it
  *   -EUSERS           --max-clients sessions exist already
  *   -EEXIST           that queue of that session is connected already
+ *   -EMSGSIZE         the REQ's path MTU is above the server port's active
+ *                     MTU (RDMA CM over RoCE hands the server the client's):
+ *                     rkblk connects again asking one MTU lower
  */
 #ifndef RDMAKIT_MEMPROTO_H
 #define RDMAKIT_MEMPROTO_H

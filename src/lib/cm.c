@@ -745,26 +745,28 @@ int rk_cm_reject_id(struct rdma_cm_id *id, int code, const char *peer, const cha
 	return 0;
 }
 
-int rk_cm_request_mtu_check(struct rdma_cm_id *id, const char *peer, char *why, size_t why_len)
+/* The MTU (bytes) a connect request's path asks for, and this port's active
+ * one; false when there is none to judge by (iWARP, no port to ask). */
+static bool request_mtus(struct rdma_cm_id *id, int *theirs_p, int *ours_p)
 {
 	struct ibv_port_attr pa;
-	int theirs, ours;
 
-	/* No path (iWARP) or no port to ask: nothing to judge by. */
 	if (!id->route.num_paths || !id->route.path_rec || !id->verbs ||
 	    ibv_query_port(id->verbs, id->port_num, &pa))
+		return false;
+	*theirs_p = rk_mtu_bytes((enum ibv_mtu)id->route.path_rec[0].mtu);
+	*ours_p = rk_mtu_bytes(pa.active_mtu);
+	return true;
+}
+
+int rk_cm_request_mtu_check(struct rdma_cm_id *id, char *why, size_t why_len)
+{
+	int theirs, ours;
+
+	if (!request_mtus(id, &theirs, &ours) || theirs <= ours)
 		return 0;
-	theirs = rk_mtu_bytes((enum ibv_mtu)id->route.path_rec[0].mtu);
-	ours = rk_mtu_bytes(pa.active_mtu);
-	if (theirs <= ours)
-		return 0;
-	rk_error("connect request from %s: its path MTU is %d bytes, above the active MTU %d of %s "
-		 "port %u. RDMA CM hands the server the client's MTU, so this side's packets "
-		 "would not fit its link: give both netdevs the same MTU (ip link set DEV mtu N), "
-		 "or use the TCP exchange, which takes the smaller",
-		 peer, theirs, ours, ibv_get_device_name(id->verbs->device), id->port_num);
-	snprintf(why, why_len, "your path MTU %d is above this server's port MTU %d (RDMA CM "
-		 "takes yours): give both netdevs one MTU", theirs, ours);
+	snprintf(why, why_len, "your path MTU %d is above this server's port MTU %d: lower yours "
+		 "to %d (RDMA CM takes the client's)", theirs, ours, ours);
 	return -EMSGSIZE;
 }
 
@@ -799,15 +801,23 @@ static int decode_cm_hello(const uint8_t *data, size_t len, struct rk_msg *msg_p
  * when that is above this port's (rk_cm_request_mtu_check()). */
 static int refuse_bigger_mtu(struct cm_conn *c)
 {
+	struct rdma_cm_id *id = c->cm.id;
 	char reason[RK_WIRE_ERROR_TEXT];
-	int ret = rk_cm_request_mtu_check(c->cm.id, c->cm.peer_addr, reason, sizeof(reason));
+	int theirs, ours;
 
-	if (ret) {
-		rk_cm_reject_id(c->cm.id, ret, c->cm.peer_addr, reason);
-		c->has_req = false;
-		rk_cm_destroy(&c->cm);
-	}
-	return ret;
+	if (!rk_cm_request_mtu_check(id, reason, sizeof(reason)))
+		return 0;
+	if (request_mtus(id, &theirs, &ours))
+		rk_error("connect request from %s: its path MTU is %d bytes, above the active MTU "
+			 "%d of %s port %u. RDMA CM hands the server the client's MTU, so this "
+			 "side's packets would not fit its link: give both netdevs the same MTU (ip "
+			 "link set DEV mtu N), or use the TCP exchange, which takes the smaller",
+			 c->cm.peer_addr, theirs, ours, ibv_get_device_name(id->verbs->device),
+			 id->port_num);
+	rk_cm_reject_id(id, -EMSGSIZE, c->cm.peer_addr, reason);
+	c->has_req = false;
+	rk_cm_destroy(&c->cm);
+	return -EMSGSIZE;
 }
 
 /* Wait for a connect request; with any, whatever private data it carries

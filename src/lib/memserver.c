@@ -322,7 +322,7 @@ static void on_request(struct rk_memserver *srv, const struct ms_event *ev)
 	}
 	if (!allowed(srv, ev->id, peer, &v))
 		return reject(srv, ev->id, peer, &v);
-	v.code = rk_cm_request_mtu_check(ev->id, peer, v.why, sizeof(v.why));
+	v.code = rk_cm_request_mtu_check(ev->id, v.why, sizeof(v.why));
 	if (v.code)
 		return reject(srv, ev->id, peer, &v);
 	v.code = rk_mem_request_check(ev->data, ev->data_len, srv->o.max_size, &r, v.why,

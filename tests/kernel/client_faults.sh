@@ -6,6 +6,10 @@
 #   loss:   memserver killed for good during fio: I/O fails with EIO within
 #           loss_timeout + reconnect_delay + slack, the disk is dead, later
 #           I/O fails at once, the guest lives, no WARNING/BUG/Oops
+#   mtu:    this guest's netdev at MTU 9000 (RoCE 4096), the server's at
+#           1500 (1024): the server refuses path MTU 4096 and 2048 by
+#           -EMSGSIZE, the disk attaches at 1024, 8 MiB written and read
+#           back the same
 #   link:   `rdma link delete rxe0` under a disk with fio running: EIO, no
 #           oops, detach and rmmod clean
 # Usage: client_faults.sh RDMAKIT KO W
@@ -119,8 +123,44 @@ busybox ping -c 1 -W 10 "$SRV" >/dev/null 2>&1
 check "the guest is alive: it still pings guest 1 over the wire (exit status)" 0 $?
 check_dmesg "loss"
 
-echo "== link: rdma link delete rxe0 under the disk"
+echo "== mtu: this side's netdev at 9000 (RoCE 4096), the server's at 1500 (1024)"
 remote 30 "ms_start ms2 --keep 60 --max-size 1G"
+dmesg_from=$(dmesg | wc -l)
+ip link set eth0 mtu 9000
+check "ip link set eth0 mtu 9000" 0 $?
+mtu=""
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+	mtu=$("$RDMAKIT" devices --json | tr -d ' \n' | grep -o '"active_mtu":[0-9]*' | head -n 1 | cut -d: -f2)
+	[ "$mtu" = 4096 ] && break
+	sleep 1
+done
+check "rxe0's active MTU at netdev MTU 9000" 4096 "$mtu"
+attach_disk "$SRV" --size 16M
+check "attach at path MTU 4096 to a server at 1024 (it refuses 4096 and 2048)" 0 $?
+d=$DISK
+if [ -n "$d" ]; then
+	log=$(dmesg | tail -n +$((dmesg_from + 1)))
+	check "kernel log: the server refused 4096, then 2048" \
+		"$SRV:7471 refused path MTU 4096 (above its port's): asking for 2048|$SRV:7471 refused path MTU 2048 (above its port's): asking for 1024" \
+		"$(echo "$log" | grep -o "$SRV:7471 refused path MTU.*" | tr '\n' '|' | sed 's/|$//')"
+	check "kernel log: $d attached at path MTU 1024" yes \
+		"$(echo "$log" | grep -q "$d: attached .*, path MTU 1024\$" && echo yes)"
+	head -c 8388608 /dev/urandom >"$W/mtu.data"
+	dd if="$W/mtu.data" of="/dev/$d" bs=1M oflag=direct 2>/dev/null
+	check "write 8 MiB to $d (exit status)" 0 $?
+	dd if="/dev/$d" of="$W/mtu.back" bs=1M count=8 iflag=direct 2>/dev/null
+	check "read 8 MiB back from $d (exit status)" 0 $?
+	check "the 8 MiB read back are those written" yes "$(cmp -s "$W/mtu.data" "$W/mtu.back" && echo yes)"
+	check "$d errors attribute" 0 "$(attr "$d" errors)"
+	"$RDMAKIT" blk detach "$d"
+	check "detach $d" 0 $?
+	rm -f "$W/mtu.data" "$W/mtu.back"
+fi
+ip link set eth0 mtu 1500
+check "ip link set eth0 mtu 1500" 0 $?
+check_dmesg "mtu"
+
+echo "== link: rdma link delete rxe0 under the disk"
 attach_disk "$SRV" --size 64M --reconnect-delay $DELAY --loss-timeout 60
 check "attach for the link case" 0 $?
 d=$DISK

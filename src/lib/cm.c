@@ -188,7 +188,10 @@ static const char *reject_text(const struct cm_event *ev, char *buf, size_t len)
 	char why[128];
 
 	buf[0] = '\0';
-	if (ev->type != RDMA_CM_EVENT_REJECTED || ev->data_len < RK_WIRE_ERROR_LEN)
+	/* A SIDR reply that rejects (status 2) carries it as a REJ does. */
+	if ((ev->type != RDMA_CM_EVENT_REJECTED &&
+	     !(ev->type == RDMA_CM_EVENT_UNREACHABLE && ev->status == 2)) ||
+	    ev->data_len < RK_WIRE_ERROR_LEN)
 		return buf;
 	if (rk_wire_decode(ev->data, RK_WIRE_ERROR_LEN, &msg, why, sizeof(why)) ||
 	    msg.type != RK_MSG_ERROR)
@@ -237,7 +240,12 @@ static int event_error(const char *what, const struct cm_event *ev, enum rdma_cm
 
 	int ret = event_errno(ev);
 
-	if (!hint[0])
+	/* A SIDR reply: the server answered, so UNREACHABLE's hint is wrong. */
+	if (ev->type == RDMA_CM_EVENT_UNREACHABLE && ev->status == 1)
+		hint = "nothing listens on that port (yet)";
+	else if (ev->type == RDMA_CM_EVENT_UNREACHABLE && ev->status == 2)
+		hint = "the server refused this client";
+	else if (!hint[0])
 		hint = "unexpected at this point";
 	/* No listener (yet) is what a client retries on while its server starts:
 	 * info here; the caller says it gave up, if it does. */

@@ -590,6 +590,7 @@ static int accept_cm(struct ud *u)
 	struct ud_client *k = &u->clients[u->res->nclients];
 	uint32_t qpn, count, size;
 	uint8_t reply[UD_PRIV_LEN];
+	char why[192]; /* cut to the ERROR message's text when sent */
 	const uint8_t *pd;
 	size_t len;
 	int ret;
@@ -599,9 +600,10 @@ static int accept_cm(struct ud *u)
 		return ret;
 	snprintf(c->addr, sizeof(c->addr), "%s", k->cm->peer_addr);
 	if (strcmp(k->cm->dev->info.name, u->sel.dev->info.name)) {
-		rk_error("refusing %s: it came in on %s; this server's QP is on %s (use -d %s)",
-			 c->addr, k->cm->dev->info.name, u->sel.dev->info.name, k->cm->dev->info.name);
-		rk_cm_reject(k->cm, "wrong device");
+		snprintf(why, sizeof(why), "your request came in on %s; this server's QP is on %s",
+			 k->cm->dev->info.name, u->sel.dev->info.name);
+		rk_error("refusing %s: %s (use -d %s)", c->addr, why, k->cm->dev->info.name);
+		rk_cm_reject(k->cm, why);
 		rk_cm_destroy(k->cm);
 		k->cm = NULL;
 		return -ENODEV;
@@ -614,10 +616,15 @@ static int accept_cm(struct ud *u)
 		c->qpn = qpn;
 		c->count = count;
 		if (size != u->o->size || !count) {
-			rk_error("refusing %s: it sends %u-byte datagrams; this server takes %u-byte "
-				 "ones", c->addr, size, u->o->size);
-			rk_cm_reject(k->cm, "datagram size differs");
-			return -EMSGSIZE;
+			if (count)
+				snprintf(why, sizeof(why), "you send %u-byte datagrams; this server "
+					 "takes %u-byte ones (-s %u)", size, u->o->size,
+					 u->o->size);
+			else
+				snprintf(why, sizeof(why), "you asked for 0 datagrams");
+			rk_error("refusing %s: %s", c->addr, why);
+			rk_cm_reject(k->cm, why);
+			return count ? -EMSGSIZE : -EINVAL;
 		}
 	}
 	priv_encode(reply, u->qp->qp->qp_num, (uint32_t)c->count, u->o->size);

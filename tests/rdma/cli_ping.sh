@@ -398,6 +398,11 @@ assert len(set(c["qpn"] for c in d["clients"])) == 2, d["clients"]
 	has "$err" "larger than the path MTU"
 	run 1 "$R" ud --server --cm -s 1500 -p "$PORT"
 	has "$err" "a datagram is one packet"
+	# Sizes that differ over RDMA CM: the SIDR reply that refuses carries
+	# the server's reason, and the client prints it.
+	pair 1 1 "$R ud --server --cm -s 100 -p @PORT@ -w 30" "$R ud $IP --cm -s 400 -p @PORT@ -t 20" &&
+		has "$srv_out" "refusing" &&
+		has "$cli_out" 'the server refused this client; the server says: "you send 400-byte datagrams; this server takes 100-byte ones (-s 100)"'
 	# No server.
 	PORT=$((PORT + 1))
 	run 1 "$R" ud "$IP" -p "$PORT" -t 3

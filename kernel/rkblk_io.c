@@ -331,6 +331,9 @@ RKBLK_ATTR(reconnects, "%lld", (long long)atomic64_read(&ctrl->reconnects));
 RKBLK_ATTR(reconnect_delay, "%d", ctrl->reconnect_delay);
 RKBLK_ATTR(loss_timeout, "%d", ctrl->loss_timeout);
 RKBLK_ATTR(tos, "%d", ctrl->tos);
+/* Queue 0's last connect (the REQ's MTU, after any cap); 0: none (iWARP). */
+RKBLK_ATTR(path_mtu, "%d", READ_ONCE(ctrl->queues[0].path_mtu) ?
+	   ib_mtu_enum_to_int(READ_ONCE(ctrl->queues[0].path_mtu)) : 0);
 
 static struct attribute *rkblk_attrs[] = {
 	&dev_attr_state.attr,
@@ -345,6 +348,7 @@ static struct attribute *rkblk_attrs[] = {
 	&dev_attr_reconnect_delay.attr,
 	&dev_attr_loss_timeout.attr,
 	&dev_attr_tos.attr,
+	&dev_attr_path_mtu.attr,
 	NULL,
 };
 

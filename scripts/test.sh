@@ -86,8 +86,9 @@ device_tests() {
 # by scripts/kmod.sh against the guest kernel's headers, against rdmakit
 # memserver in two Soft-RoCE guests (scripts/softroce run2): fio verify,
 # swap under a cgroup memory limit, memserver killed and back, memserver
-# lost, the rxe link deleted, isolation and --allow. Two guest boots, in the
-# background from the start: much of their time is waiting on the wire.
+# lost, mixed MTU, the rxe link deleted, isolation and --allow; and rdmakit
+# blk in one guest. Three guest boots, in the background from the start:
+# much of their time is waiting on the wire.
 echo "== kernel tests (rkblk module and rdmakit memserver, two Soft-RoCE guests), in the background"
 (ctest -L kernel --output-on-failure >"$build/kernel.log" 2>&1) &
 kernel_pid=$!

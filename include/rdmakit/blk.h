@@ -71,6 +71,7 @@ struct rk_blk_disk {
 	char session[20];  /* 16 hex digits */
 	uint64_t size, queues, queue_depth, inflight, errors, reconnects;
 	uint64_t reconnect_delay, loss_timeout;
+	uint64_t path_mtu; /* bytes, of the last connect; 0: none (iWARP) */
 	int64_t tos;       /* -1: none given */
 	char missing[160]; /* attributes that could not be read, "" when none */
 };

@@ -115,6 +115,7 @@ static json_object *disk_json(const struct rk_blk_disk *d)
 	cli_add_int(j, "reconnects", (int64_t)d->reconnects);
 	cli_add_int(j, "reconnect_delay", (int64_t)d->reconnect_delay);
 	cli_add_int(j, "loss_timeout", (int64_t)d->loss_timeout);
+	cli_add_int(j, "path_mtu", (int64_t)d->path_mtu);
 	json_object_object_add(j, "tclass", d->tos >= 0 ? json_object_new_int64(d->tos) : NULL);
 	if (d->missing[0])
 		cli_add_str(j, "unreadable", d->missing);
@@ -158,6 +159,8 @@ static int blk_list(int argc, char **argv)
 			       "  reconnects %" PRIu64, d->name, d->state, d->server,
 			       d->session, d->size, d->queues, d->queue_depth, d->inflight,
 			       d->errors, d->reconnects);
+			if (d->path_mtu)
+				printf("  path MTU %" PRIu64, d->path_mtu);
 			if (d->tos >= 0)
 				printf("  tclass %" PRId64 " (DSCP %" PRId64 ")", d->tos, d->tos >> 2);
 			printf("%s%s\n", d->missing[0] ? "  unreadable: " : "", d->missing);

@@ -247,6 +247,7 @@ static void read_disk(const char *dir, struct rk_blk_disk *d)
 		{"reconnects", offsetof(struct rk_blk_disk, reconnects)},
 		{"reconnect_delay", offsetof(struct rk_blk_disk, reconnect_delay)},
 		{"loss_timeout", offsetof(struct rk_blk_disk, loss_timeout)},
+		{"path_mtu", offsetof(struct rk_blk_disk, path_mtu)},
 	};
 	char v[128], *end;
 

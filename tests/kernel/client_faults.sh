@@ -152,6 +152,9 @@ if [ -n "$d" ]; then
 	check "read 8 MiB back from $d (exit status)" 0 $?
 	check "the 8 MiB read back are those written" yes "$(cmp -s "$W/mtu.data" "$W/mtu.back" && echo yes)"
 	check "$d errors attribute" 0 "$(attr "$d" errors)"
+	check "$d path_mtu attribute" 1024 "$(attr "$d" path_mtu)"
+	check "blk list shows path MTU 1024" yes \
+		"$("$RDMAKIT" blk list | grep -q "^$d  live .*  path MTU 1024" && echo yes)"
 	"$RDMAKIT" blk detach "$d"
 	check "detach $d" 0 $?
 	rm -f "$W/mtu.data" "$W/mtu.back"

@@ -40,6 +40,7 @@ assert disk['state'] == 'live', disk
 assert disk['size'] == 32 << 20, disk
 assert disk['queues'] == 1 and disk['queue_depth'] == 16, disk
 assert disk['loss_timeout'] == 5, disk
+assert disk['path_mtu'] == 1024, disk  # rdma0's 1500 bytes
 assert len(disk['session']) == 16, disk
 assert disk['errors'] == 0, disk
 assert 'unreadable' not in disk, disk

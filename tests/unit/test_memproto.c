@@ -321,6 +321,7 @@ static void test_list_and_ctl(void **state)
 		{"session", "00000000deadbeef"}, {"size", "268435456"}, {"queues", "2"},
 		{"queue_depth", "128"}, {"inflight", "3"}, {"errors", "0"}, {"reconnects", "4"},
 		{"reconnect_delay", "2"}, {"loss_timeout", "60"}, {"tos", "104"},
+		{"path_mtu", "1024"},
 	};
 	struct rk_blk_disk *d;
 	int n;
@@ -345,6 +346,7 @@ static void test_list_and_ctl(void **state)
 	assert_int_equal(d[1].inflight, 3);
 	assert_int_equal(d[1].reconnects, 4);
 	assert_int_equal(d[1].tos, 104);
+	assert_int_equal(d[1].path_mtu, 1024);
 	assert_string_equal(d[1].missing, "");
 	assert_string_equal(d[0].missing, "errors");
 	free(d);

@@ -388,6 +388,14 @@ int cmd_rc(int argc, char **argv)
 		return ret;
 	if (!o.op)
 		o.op = o.conn.server ? "any" : "all";
+	/* CM's QP carries the steps' control messages too, which rely on RNR
+	 * retry 7: were these ignored, a demonstration would silently pass. */
+	if (o.conn.cm && (cli_opts_given(&o.rnr_retry) || cli_opts_given(&o.retry))) {
+		fprintf(stderr, "rdmakit rc: option --%s is for the TCP exchange's QP; over RDMA "
+			"CM the QP also carries the control messages and keeps RNR retry 7 and "
+			"retry 6\n", cli_opts_given(&o.rnr_retry) ? "rnr-retry" : "retry");
+		return CLI_USAGE;
+	}
 	flow_opts(&o, host, &f);
 	if (cli_srq_check("rc", &o.srq) || parse_choices(&o, &f))
 		return CLI_USAGE;

@@ -70,6 +70,9 @@ has "$err" "--gid-index"
 
 # rc
 run 2 "$RDMAKIT" rc "$IP" --mem dm && has "$err" "device memory is for the server's buffer"
+# RDMA CM keeps its own RNR and transport retry counts: refused, not ignored.
+run 2 "$R" rc "$IP" --cm --rnr-retry 1 && has "$err" "rdmakit rc: option --rnr-retry is for the TCP exchange's QP; over RDMA CM"
+run 2 "$R" rc --server --cm --retry 3 && has "$err" "option --retry is for the TCP exchange's QP"
 # --mem KIND and --odp (rc, bench, memserver): names checked before anything is opened
 run 2 "$R" rc --server --mem huge && has "$err" "rdmakit rc: option --mem: 'huge' is not one of host, hugepage, memfd, memfd-huge, dm, auto"
 run 2 "$R" rc --server --mem && has "$err" "needs a value"

@@ -9,7 +9,9 @@
 #   mtu:    this guest's netdev at MTU 9000 (RoCE 4096), the server's at
 #           1500 (1024): the server refuses path MTU 4096 and 2048 by
 #           -EMSGSIZE, the disk attaches at 1024, 8 MiB written and read
-#           back the same
+#           back the same; then both at 9000 (4096), and the server's MTU
+#           dropped to 1500 under the disk: the reads stall, the disk
+#           reconnects at 1024 and reads back what it wrote
 #   link:   `rdma link delete rxe0` under a disk with fio running: EIO, no
 #           oops, detach and rmmod clean
 # Usage: client_faults.sh RDMAKIT KO W
@@ -126,6 +128,7 @@ check_dmesg "loss"
 echo "== mtu: this side's netdev at 9000 (RoCE 4096), the server's at 1500 (1024)"
 remote 30 "ms_start ms2 --keep 60 --max-size 1G"
 dmesg_from=$(dmesg | wc -l)
+head -c 8388608 /dev/urandom >"$W/mtu.data"
 ip link set eth0 mtu 9000
 check "ip link set eth0 mtu 9000" 0 $?
 mtu=""
@@ -145,7 +148,6 @@ if [ -n "$d" ]; then
 		"$(echo "$log" | grep -o "$SRV:7471 refused path MTU.*" | tr '\n' '|' | sed 's/|$//')"
 	check "kernel log: $d attached at path MTU 1024" yes \
 		"$(echo "$log" | grep -q "$d: attached .*, path MTU 1024\$" && echo yes)"
-	head -c 8388608 /dev/urandom >"$W/mtu.data"
 	dd if="$W/mtu.data" of="/dev/$d" bs=1M oflag=direct 2>/dev/null
 	check "write 8 MiB to $d (exit status)" 0 $?
 	dd if="/dev/$d" of="$W/mtu.back" bs=1M count=8 iflag=direct 2>/dev/null
@@ -157,8 +159,39 @@ if [ -n "$d" ]; then
 		"$("$RDMAKIT" blk list | grep -q "^$d  live .*  path MTU 1024" && echo yes)"
 	"$RDMAKIT" blk detach "$d"
 	check "detach $d" 0 $?
-	rm -f "$W/mtu.data" "$W/mtu.back"
 fi
+# The server's netdev at 9000 too: 4096 at once. Then its MTU drops under
+# the disk: the server's READ responses no longer fit its link, the reads
+# stall, the disk recovers and reconnects asking lower (not refused until
+# loss_timeout), and the reads come back as written.
+remote 30 "ip link set eth0 mtu 9000 && sleep 3"
+check "guest 1: ip link set eth0 mtu 9000" 0 $?
+dmesg_from=$(dmesg | wc -l)
+attach_disk "$SRV" --size 16M --reconnect-delay 1 --loss-timeout 120
+check "attach with both sides at 9000" 0 $?
+d=$DISK
+if [ -n "$d" ]; then
+	check "$d path_mtu attribute, both at 9000" 4096 "$(attr "$d" path_mtu)"
+	dd if="$W/mtu.data" of="/dev/$d" bs=1M oflag=direct 2>/dev/null
+	check "write 8 MiB to $d at 4096 (exit status)" 0 $?
+	remote 30 "ip link set eth0 mtu 1500"
+	check "guest 1: ip link set eth0 mtu 1500 under the disk" 0 $?
+	t0=$(now)
+	timeout 180 dd if="/dev/$d" of="$W/mtu.back" bs=1M count=8 iflag=direct 2>/dev/null
+	check "read 8 MiB back across the server's MTU change (exit status)" 0 $?
+	echo "  the read took $(elapsed "$t0") s"
+	check "the 8 MiB read back are those written" yes "$(cmp -s "$W/mtu.data" "$W/mtu.back" && echo yes)"
+	check_num "$d reconnects" -ge 1 "$(attr "$d" reconnects)"
+	check "$d state" live "$(attr "$d" state)"
+	check "$d path_mtu attribute after the reconnect" 1024 "$(attr "$d" path_mtu)"
+	check "$d errors attribute" 0 "$(attr "$d" errors)"
+	check "kernel log: the reconnect asked for 2048, then 1024" \
+		"$SRV:7471 refused path MTU 4096 (above its port's): asking for 2048|$SRV:7471 refused path MTU 2048 (above its port's): asking for 1024" \
+		"$(dmesg | tail -n +$((dmesg_from + 1)) | grep -o "$SRV:7471 refused path MTU.*" | tr '\n' '|' | sed 's/|$//')"
+	"$RDMAKIT" blk detach "$d"
+	check "detach $d" 0 $?
+fi
+rm -f "$W/mtu.data" "$W/mtu.back"
 ip link set eth0 mtu 1500
 check "ip link set eth0 mtu 1500" 0 $?
 check_dmesg "mtu"

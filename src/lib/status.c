@@ -62,8 +62,9 @@ static const struct name_hint wc_status[] = {
 	      "buffer posted so)",
 	      "resp_cqe_error"),
 	ENTRY_C(IBV_WC_RETRY_EXC_ERR,
-	      "no answer from the peer: its process is gone, the link is down, or the GID/route "
-	      "is wrong (mismatched GID index, unreachable address)",
+	      "no answer from the peer: its process is gone, the link is down, the GID/route "
+	      "is wrong (mismatched GID index, unreachable address), or the path MTU is above "
+	      "what a link carries (netdev MTUs differ: send_err counts the packets dropped)",
 	      "retry_exceeded_err", "completer_retry_err", "send_err",
 	      "local_ack_timeout_err", "req_transport_retries_exceeded", "link_downed"),
 	ENTRY_C(IBV_WC_RNR_RETRY_EXC_ERR,

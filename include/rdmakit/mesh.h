@@ -50,9 +50,10 @@ enum rk_mesh_metric {
 	RK_MESH_BW,      /* MB/s, higher is better */
 	RK_MESH_LAT_P50, /* microseconds, lower is better */
 	RK_MESH_LAT_P99,
+	RK_MESH_PORT_MTU, /* bytes: the port's active MTU */
 };
 
-/* "reach", "bandwidth", "latency_p50", "latency_p99". */
+/* "reach", "bandwidth", "latency_p50", "latency_p99", "port_mtu". */
 const char *rk_mesh_metric_str(enum rk_mesh_metric m);
 
 enum rk_mesh_kind {
@@ -65,10 +66,11 @@ enum rk_mesh_kind {
 	RK_MESH_LATENCY,         /* p50 high: a node (all its pairs) or one pair */
 	RK_MESH_UNSTABLE,        /* p99 high while p50 is normal */
 	RK_MESH_REGRESSION,      /* worse than the same cell of a baseline run */
+	RK_MESH_CONFIG,          /* a node set up unlike the others (its port MTU) */
 };
 
 /* "unreachable", "sender", "receiver", "node", "link", "asymmetric",
- * "latency", "unstable", "regression". */
+ * "latency", "unstable", "regression", "config". */
 const char *rk_mesh_kind_str(enum rk_mesh_kind k);
 
 /* One verdict. node >= 0 for a node verdict (src = dst = -1), else the pair
@@ -103,7 +105,8 @@ struct rk_mesh_stats {
 /* Input of rk_mesh_verdicts(): any matrix may be NULL (stage not run). reach
  * cells: true when the ordered pair connected and exchanged its checked
  * message; reach_why (may be NULL) the failure's text per cell. names[i]
- * labels node i in reasons (NULL: "node i"). */
+ * labels node i in reasons (NULL: "node i"). port_mtu (may be NULL): each
+ * node's active port MTU in bytes, 0 where unknown. */
 struct rk_mesh_input {
 	int n;
 	const char *const *names;
@@ -112,6 +115,7 @@ struct rk_mesh_input {
 	const double *bw;
 	const double *p50; /* symmetric: p50[i*n+j] == p50[j*n+i] (one ping-pong per pair) */
 	const double *p99;
+	const int *port_mtu;
 };
 
 /* The verdicts for in, under t. References are robust against one bad node
@@ -119,7 +123,11 @@ struct rk_mesh_input {
  * cell (its row and column), latency's the median over nodes of each node's
  * lowest p50 (p99 likewise). A node is flagged when all its cells (at least
  * two) are flagged, a link or an asymmetric pair for what remains; cells of
- * unreachable pairs are not graded. Outliers are in *out_p (free()), their
+ * unreachable pairs are not graded. A node whose port MTU differs from the
+ * one most nodes have (more than half of those known; without such a
+ * majority, every node below the largest) is a config outlier: each pair
+ * runs at the smaller MTU, so a netdev MTU set unlike the others shows only
+ * as slow links. Outliers are in *out_p (free()), their
  * count in *n_p; *stats_p (may be NULL) gets the statistics. -EINVAL for
  * n < 2 or no matrix, -ENOMEM. */
 int rk_mesh_verdicts(const struct rk_mesh_input *in, const struct rk_mesh_thresholds *t,

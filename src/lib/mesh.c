@@ -153,7 +153,8 @@ double rk_mesh_mad(const double *v, size_t n)
 	return mad;
 }
 
-static const char *const metric_names[] = {"reach", "bandwidth", "latency_p50", "latency_p99"};
+static const char *const metric_names[] = {"reach", "bandwidth", "latency_p50", "latency_p99",
+					   "port_mtu"};
 
 const char *rk_mesh_metric_str(enum rk_mesh_metric m)
 {
@@ -164,7 +165,7 @@ const char *rk_mesh_metric_str(enum rk_mesh_metric m)
 
 static const char *const kind_names[] = {"unreachable", "sender", "receiver",
 					 "node", "link", "asymmetric",
-					 "latency", "unstable", "regression"};
+					 "latency", "unstable", "regression", "config"};
 
 const char *rk_mesh_kind_str(enum rk_mesh_kind k)
 {

@@ -87,6 +87,47 @@ static bool node_unreachable(const struct rk_mesh_input *in, int i)
 	return true;
 }
 
+/* Nodes whose port MTU is not the fabric's: the majority's, else the
+ * largest (see rk_mesh_verdicts()). */
+static void grade_mtu(struct verdicts *vd)
+{
+	const int *mtu = vd->in->port_mtu;
+	int known = 0, common = 0, common_n = 0, largest = 0;
+
+	for (int i = 0; i < vd->n; i++) {
+		int same = 0;
+
+		if (mtu[i] <= 0)
+			continue;
+		known++;
+		largest = mtu[i] > largest ? mtu[i] : largest;
+		for (int j = 0; j < vd->n; j++)
+			same += mtu[j] == mtu[i];
+		if (same > common_n) {
+			common = mtu[i];
+			common_n = same;
+		}
+	}
+	if (known < 2 || common_n == known)
+		return;
+	for (int i = 0; i < vd->n; i++) {
+		double ve[2] = {mtu[i], 2 * common_n > known ? common : largest};
+
+		if (mtu[i] <= 0 || mtu[i] == (int)ve[1])
+			continue;
+		if (2 * common_n > known)
+			add(vd, RK_MESH_CONFIG, RK_MESH_PORT_MTU, i, -1, -1, ve,
+			    "%s: port MTU %d where %d of %d nodes have %d: its pairs run at the "
+			    "smaller (set its netdev MTU like the others')",
+			    name(vd, i), mtu[i], common_n, known, common);
+		else
+			add(vd, RK_MESH_CONFIG, RK_MESH_PORT_MTU, i, -1, -1, ve,
+			    "%s: port MTU %d, below the largest in the fabric (%d): the nodes' MTUs "
+			    "differ, and each pair runs at the smaller",
+			    name(vd, i), mtu[i], largest);
+	}
+}
+
 static void grade_reach(struct verdicts *vd)
 {
 	const struct rk_mesh_input *in = vd->in;
@@ -298,6 +339,8 @@ int rk_mesh_verdicts(const struct rk_mesh_input *in, const struct rk_mesh_thresh
 	if (ret)
 		return ret;
 	stats_of(in, &s);
+	if (in->port_mtu)
+		grade_mtu(&vd);
 	if (in->reach)
 		grade_reach(&vd);
 	if (in->bw && !isnan(s.bw_ref))

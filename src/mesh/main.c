@@ -13,6 +13,7 @@
 
 #include <mpi.h>
 
+#include <rdmakit/device.h>
 #include <rdmakit/gid.h>
 #include <rdmakit/log.h>
 #include <rdmakit/version.h>
@@ -207,6 +208,8 @@ static void open_port(struct mesh_ctx *c, struct mesh_node *me)
 		rk_traffic_note(&c->o->traffic, c->port->sel.dev, c->port->sel.port_num,
 				c->port->sel.has_gid ? &c->port->sel.gid : NULL, false);
 	snprintf(me->device, sizeof(me->device), "%s", c->port->sel.dev->info.name);
+	me->port_mtu = rk_mtu_bytes(rk_device_port(c->port->sel.dev,
+						   c->port->sel.port_num)->active_mtu);
 	if (c->port->sel.has_gid)
 		rk_gid_str(&c->port->sel.gid.gid, me->gid, sizeof(me->gid));
 }

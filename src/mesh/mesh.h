@@ -35,6 +35,7 @@ struct mesh_node {
 	char host[64];
 	char device[64];
 	char gid[64];
+	int32_t port_mtu; /* the port's active MTU, bytes; 0: no port */
 	int32_t error; /* 0, or why this rank has no port */
 	char error_text[MESH_WHY];
 };
@@ -56,6 +57,7 @@ struct mesh_result {
 	int n;
 	struct mesh_node *nodes;
 	const char **names;     /* "host (rank i)" */
+	int *port_mtu;          /* n: the nodes' port_mtu */
 	bool *reach;
 	char (*why)[MESH_WHY];
 	const char **why_p;

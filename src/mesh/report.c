@@ -114,8 +114,9 @@ void mesh_report_text(const struct mesh_result *r, const struct mesh_opts *o)
 		return;
 	printf("\nnodes:\n");
 	for (int i = 0; i < n; i++)
-		printf("  %3d %-20s %-8s %s%s\n", i, r->nodes[i].host, r->nodes[i].device,
-		       r->nodes[i].gid, r->nodes[i].error ? r->nodes[i].error_text : "");
+		printf("  %3d %-20s %-8s MTU %-4d %s%s\n", i, r->nodes[i].host, r->nodes[i].device,
+		       r->port_mtu[i], r->nodes[i].gid,
+		       r->nodes[i].error ? r->nodes[i].error_text : "");
 	if (o->do_bw)
 		print_matrix(r, r->bw, "bandwidth MB/s (row sends to column; X unreachable):", true);
 	if (o->do_lat) {
@@ -196,6 +197,8 @@ static json_object *nodes_json(const struct mesh_result *r)
 		json_object_object_add(o, "host", json_object_new_string(nd->host));
 		json_object_object_add(o, "device", json_object_new_string(nd->device));
 		json_object_object_add(o, "gid", nd->gid[0] ? json_object_new_string(nd->gid) : NULL);
+		json_object_object_add(o, "port_mtu", r->port_mtu[i] ?
+				       json_object_new_int(r->port_mtu[i]) : NULL);
 		json_object_object_add(o, "error",
 				       nd->error ? json_object_new_string(nd->error_text) : NULL);
 		json_object_array_add(a, o);

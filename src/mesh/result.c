@@ -18,6 +18,7 @@ int mesh_result_build(struct mesh_result *r, int n, struct mesh_node *nodes,
 	r->n = n;
 	r->nodes = nodes;
 	r->names = calloc(n, sizeof(*r->names));
+	r->port_mtu = calloc(n, sizeof(*r->port_mtu));
 	r->reach = calloc(nn, sizeof(*r->reach));
 	r->why = calloc(nn, sizeof(*r->why));
 	r->why_p = calloc(nn, sizeof(*r->why_p));
@@ -25,7 +26,7 @@ int mesh_result_build(struct mesh_result *r, int n, struct mesh_node *nodes,
 	r->bw = calloc(nn * 6, sizeof(double));
 	r->retested = calloc(nn, sizeof(*r->retested));
 	r->evidence = calloc(nn, sizeof(*r->evidence));
-	if (!r->names || !r->reach || !r->why || !r->why_p || !r->bw_why || !r->bw || !r->retested ||
+	if (!r->names || !r->port_mtu || !r->reach || !r->why || !r->why_p || !r->bw_why || !r->bw || !r->retested ||
 	    !r->evidence)
 		return -ENOMEM;
 	r->p50 = r->bw + nn;
@@ -40,6 +41,7 @@ int mesh_result_build(struct mesh_result *r, int n, struct mesh_node *nodes,
 			return -ENOMEM;
 		snprintf(name, 96, "%s (rank %d)", nodes[i].host, i);
 		r->names[i] = name;
+		r->port_mtu[i] = nodes[i].error ? 0 : nodes[i].port_mtu;
 	}
 	mesh_result_fill(r, rows, true);
 	return 0;
@@ -99,6 +101,7 @@ void mesh_result_free(struct mesh_result *r)
 	for (int i = 0; r->names && i < r->n; i++)
 		free((char *)r->names[i]);
 	free(r->names);
+	free(r->port_mtu);
 	free(r->reach);
 	free(r->why);
 	free(r->why_p);
@@ -128,7 +131,8 @@ int mesh_verdicts(struct mesh_result *r, const struct mesh_opts *o)
 				   .reach = r->reach, .reach_why = r->why_p,
 				   .bw = o->do_bw ? r->bw : NULL,
 				   .p50 = o->do_lat ? r->p50 : NULL,
-				   .p99 = o->do_lat ? r->p99 : NULL};
+				   .p99 = o->do_lat ? r->p99 : NULL,
+				   .port_mtu = r->port_mtu};
 	int ret = rk_mesh_verdicts(&in, &r->t, &r->out, &r->nout, &r->stats);
 
 	if (ret) {

@@ -2,6 +2,9 @@
 # rdmakit-mesh on N Soft-RoCE guests (scripts/softroce mesh), faults injected
 # and removed between runs, all in one boot:
 #   clean              exit 0, every pair reachable, full matrices, no outlier
+#   mtu                the last guest's netdev at MTU 9000 (RoCE 4096), the
+#                      others' at 1500: every pair reachable, that node a
+#                      config outlier for its port MTU, no other
 #   netem delay        on the last guest: that node flagged for latency, no other
 #   netem loss         from guest 1 towards the last guest only (prio + u32
 #                      filter on the destination): outliers on that pair only
@@ -87,6 +90,14 @@ guest() { # I COMMAND: run on guest I, fail loudly if it fails
 }
 
 run clean 0 && check clean --clean --exit 0
+
+# Jumbo frames on one node only: every pair still connects (at the smaller
+# MTU), and that node is named for its configuration.
+guest "$LAST" 'ip link set eth0 mtu 9000 && sleep 2'
+run mtu 1 --stages reach,latency &&
+	check mtu --stages reach,latency --only --expect "config:port_mtu:$LASTR" \
+		--reason-contains "guest$LAST (rank $LASTR): port MTU 4096 where $((N - 1)) of $N nodes have 1024" --exit 1
+guest "$LAST" 'ip link set eth0 mtu 1500 && sleep 2'
 
 guest "$LAST" 'modprobe sch_netem && tc qdisc add dev eth0 root netem delay 50ms'
 run delay 1 --stages reach,latency &&

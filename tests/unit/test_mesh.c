@@ -195,6 +195,53 @@ static void slow_sender_row(void **state)
 	assert_contains(o[0].reason, "node 2 sends slowly");
 }
 
+/* One node's port MTU unlike the majority's: a config outlier naming both;
+ * without a majority, the nodes below the largest; unknown (0) not graded. */
+static void port_mtu_unlike_the_others(void **state)
+{
+	double bw[16];
+	int mtu[4] = {1024, 1024, 4096, 1024};
+	struct rk_mesh_input in = bw_input(bw, 4);
+	const struct rk_mesh_outlier *o;
+
+	in.port_mtu = mtu;
+	o = verdicts(state, &in, 1);
+	assert_int_equal(o[0].kind, RK_MESH_CONFIG);
+	assert_int_equal(o[0].metric, RK_MESH_PORT_MTU);
+	assert_int_equal(o[0].node, 2);
+	assert_close(o[0].value, 4096);
+	assert_close(o[0].expected, 1024);
+	assert_contains(o[0].reason, "node 2: port MTU 4096 where 3 of 4 nodes have 1024");
+	assert_string_equal(rk_mesh_kind_str(o[0].kind), "config");
+	assert_string_equal(rk_mesh_metric_str(o[0].metric), "port_mtu");
+}
+
+static void port_mtu_no_majority(void **state)
+{
+	double bw[16];
+	int mtu[4] = {1024, 4096, 0, 2048};
+	struct rk_mesh_input in = bw_input(bw, 4);
+	const struct rk_mesh_outlier *o;
+
+	in.port_mtu = mtu;
+	o = verdicts(state, &in, 2);
+	assert_int_equal(o[0].node, 0);
+	assert_close(o[0].expected, 4096);
+	assert_contains(o[0].reason, "node 0: port MTU 1024, below the largest in the fabric (4096)");
+	assert_int_equal(o[1].node, 3);
+	assert_close(o[1].value, 2048);
+}
+
+static void port_mtu_alike(void **state)
+{
+	double bw[9];
+	int mtu[3] = {4096, 0, 4096};
+	struct rk_mesh_input in = bw_input(bw, 3);
+
+	in.port_mtu = mtu;
+	verdicts(state, &in, 0);
+}
+
 static void slow_receiver_column_three(void **state)
 {
 	double bw[9];
@@ -320,6 +367,9 @@ int main(void)
 		cmocka_unit_test_teardown(clean_matrix, free_verdicts),
 		cmocka_unit_test_teardown(slow_sender_row, free_verdicts),
 		cmocka_unit_test_teardown(slow_receiver_column_three, free_verdicts),
+		cmocka_unit_test_teardown(port_mtu_unlike_the_others, free_verdicts),
+		cmocka_unit_test_teardown(port_mtu_no_majority, free_verdicts),
+		cmocka_unit_test_teardown(port_mtu_alike, free_verdicts),
 		cmocka_unit_test_teardown(single_link_and_asymmetric, free_verdicts),
 		cmocka_unit_test_teardown(latency_node_of_three, free_verdicts),
 		cmocka_unit_test_teardown(latency_pair_and_unstable, free_verdicts),

@@ -195,17 +195,24 @@ static void slow_sender_row(void **state)
 	assert_contains(o[0].reason, "node 2 sends slowly");
 }
 
+/* The verdicts on an even n x n bandwidth matrix (n <= 4) and the nodes'
+ * port MTUs. */
+static const struct rk_mesh_outlier *mtu_verdicts(void **state, const int *mtu, int n, int want)
+{
+	double bw[16];
+	struct rk_mesh_input in = bw_input(bw, n);
+
+	in.port_mtu = mtu;
+	return verdicts(state, &in, want);
+}
+
 /* One node's port MTU unlike the majority's: a config outlier naming both;
  * without a majority, the nodes below the largest; unknown (0) not graded. */
 static void port_mtu_unlike_the_others(void **state)
 {
-	double bw[16];
-	int mtu[4] = {1024, 1024, 4096, 1024};
-	struct rk_mesh_input in = bw_input(bw, 4);
-	const struct rk_mesh_outlier *o;
+	static const int mtu[4] = {1024, 1024, 4096, 1024};
+	const struct rk_mesh_outlier *o = mtu_verdicts(state, mtu, 4, 1);
 
-	in.port_mtu = mtu;
-	o = verdicts(state, &in, 1);
 	assert_int_equal(o[0].kind, RK_MESH_CONFIG);
 	assert_int_equal(o[0].metric, RK_MESH_PORT_MTU);
 	assert_int_equal(o[0].node, 2);
@@ -218,13 +225,9 @@ static void port_mtu_unlike_the_others(void **state)
 
 static void port_mtu_no_majority(void **state)
 {
-	double bw[16];
-	int mtu[4] = {1024, 4096, 0, 2048};
-	struct rk_mesh_input in = bw_input(bw, 4);
-	const struct rk_mesh_outlier *o;
+	static const int mtu[4] = {1024, 4096, 0, 2048};
+	const struct rk_mesh_outlier *o = mtu_verdicts(state, mtu, 4, 2);
 
-	in.port_mtu = mtu;
-	o = verdicts(state, &in, 2);
 	assert_int_equal(o[0].node, 0);
 	assert_close(o[0].expected, 4096);
 	assert_contains(o[0].reason, "node 0: port MTU 1024, below the largest in the fabric (4096)");
@@ -234,12 +237,9 @@ static void port_mtu_no_majority(void **state)
 
 static void port_mtu_alike(void **state)
 {
-	double bw[9];
-	int mtu[3] = {4096, 0, 4096};
-	struct rk_mesh_input in = bw_input(bw, 3);
+	static const int mtu[3] = {4096, 0, 4096};
 
-	in.port_mtu = mtu;
-	verdicts(state, &in, 0);
+	mtu_verdicts(state, mtu, 3, 0);
 }
 
 static void slow_receiver_column_three(void **state)

@@ -36,6 +36,12 @@
  */
 #define RKBLK_CONNECT_TIMEOUT_MS 30000
 #define RKBLK_ERR_LEN 200
+/*
+ * Times a request is re-issued after failed completions, as nvme's
+ * max_retries: a server whose region fails every access (a wrong rkey)
+ * connects fine each time, so neither the reconnects nor loss_timeout end it.
+ */
+#define RKBLK_MAX_RETRIES 5
 
 enum rkblk_state {
 	RKBLK_CONNECTING,	/* attach in progress */
@@ -78,6 +84,12 @@ struct rkblk_queue {
 	int region_status;		/* 0 or -EIO (failed completion) */
 	u32 region_len;			/* bytes received */
 	struct rk_mem_region region;	/* copy, after unmapping */
+
+	/* rkblk_probe_region: two RDMA READs into rbuf, mapped again. */
+	struct ib_cqe probe_cqe;
+	struct completion probe_done;
+	atomic_t probe_left;		/* READs not completed yet */
+	enum ib_wc_status probe_status;	/* the first failure, or success */
 
 	/* Where the I/O goes: the session's region. */
 	u64 raddr;
@@ -147,6 +159,7 @@ struct rkblk_req {
 	struct rkblk_queue *queue;
 	int nents;			/* mapped by blk_rq_map_sg, 0 if none */
 	blk_status_t status;
+	int retries;			/* failed completions so far */
 	struct scatterlist sgl[RKBLK_MAX_SEGS];
 	struct ib_sge sge[RKBLK_MAX_SEGS];
 };

@@ -214,6 +214,84 @@ good:
 	return 0;
 }
 
+/* One probe READ done (or never posted): keep the first failure; the last
+ * one unmaps rbuf and wakes the waiter.
+ */
+static void rkblk_probe_put(struct rkblk_queue *q, enum ib_wc_status status)
+{
+	if (status != IB_WC_SUCCESS && q->probe_status == IB_WC_SUCCESS)
+		q->probe_status = status;
+	if (!atomic_dec_and_test(&q->probe_left))
+		return;
+	ib_dma_unmap_single(q->ctrl->ibdev, q->rbuf_dma, sizeof(*q->rbuf),
+			    DMA_FROM_DEVICE);
+	q->rbuf_mapped = false;
+	complete_all(&q->probe_done);
+}
+
+static void rkblk_probe_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	rkblk_probe_put(container_of(wc->wr_cqe, struct rkblk_queue, probe_cqe),
+			wc->status);
+}
+
+/*
+ * Step three: the region's first and last 8 bytes read back with the rkey
+ * the server gave. A server whose rkey is wrong, or whose region is smaller
+ * than its length, is refused now: every request would fail later.
+ * On a timeout the reads still hold rbuf: freeing the queue drains them.
+ */
+static int rkblk_probe_region(struct rkblk_queue *q, char *err, size_t len)
+{
+	struct rkblk_ctrl *ctrl = q->ctrl;
+	struct ib_rdma_wr wr = {};
+	struct ib_sge sge;
+	int i, ret = 0;
+
+	q->rbuf_dma = ib_dma_map_single(ctrl->ibdev, q->rbuf, sizeof(*q->rbuf),
+					DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(ctrl->ibdev, q->rbuf_dma))
+		return -ENOMEM;
+	q->rbuf_mapped = true;
+	q->probe_status = IB_WC_SUCCESS;
+	atomic_set(&q->probe_left, 2);
+	reinit_completion(&q->probe_done);
+	q->probe_cqe.done = rkblk_probe_done;
+	for (i = 0; i < 2; i++) {
+		sge.addr = q->rbuf_dma + 8 * i;
+		sge.length = 8;
+		sge.lkey = ctrl->pd->local_dma_lkey;
+		wr.wr.wr_cqe = &q->probe_cqe;
+		wr.wr.opcode = IB_WR_RDMA_READ;
+		wr.wr.send_flags = IB_SEND_SIGNALED;
+		wr.wr.sg_list = &sge;
+		wr.wr.num_sge = 1;
+		wr.remote_addr = q->raddr + (i ? ctrl->size - 8 : 0);
+		wr.rkey = q->rkey;
+		if (!ret)
+			ret = ib_post_send(q->qp, &wr.wr, NULL);
+		if (ret)	/* not posted: it will not complete */
+			rkblk_probe_put(q, IB_WC_GENERAL_ERR);
+	}
+	if (!wait_for_completion_timeout(&q->probe_done,
+					 msecs_to_jiffies(RKBLK_STEP_TIMEOUT_MS))) {
+		snprintf(err, len, "reading the region at %s: no answer within %d ms",
+			 ctrl->server, RKBLK_STEP_TIMEOUT_MS);
+		return -ETIMEDOUT;
+	}
+	if (ret) {
+		snprintf(err, len, "queue %d: posting the region probe failed (%d)",
+			 q->idx, ret);
+		return ret;
+	}
+	if (q->probe_status == IB_WC_SUCCESS)
+		return 0;
+	snprintf(err, len,
+		 "the region %s gave fails an RDMA READ of its first or last bytes: %s (a wrong rkey, or a region smaller than its length)",
+		 ctrl->server, ib_wc_status_msg(q->probe_status));
+	return -EREMOTEIO;
+}
+
 /* ---- RDMA CM ----------------------------------------------------------- */
 
 /* Reports the outcome of the connection step a thread waits for. */
@@ -583,7 +661,10 @@ static int rkblk_connect_queue(struct rkblk_queue *q, char *err, size_t len)
 				 "timed out" : "failed", ret);
 		return ret;
 	}
-	return rkblk_check_region(q, err, len);
+	ret = rkblk_check_region(q, err, len);
+	if (!ret)
+		ret = rkblk_probe_region(q, err, len);
+	return ret;
 }
 
 /*

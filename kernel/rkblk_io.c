@@ -56,7 +56,8 @@ static void rkblk_complete_rq(struct request *rq)
 /*
  * Completion of a READ or WRITE. A failed completion never completes a
  * request as good: while the controller can still reconnect the request is
- * requeued (and re-issued on the new connection), else it fails.
+ * requeued (and re-issued on the new connection) up to RKBLK_MAX_RETRIES
+ * times, else it fails.
  */
 static void rkblk_rdma_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -82,8 +83,12 @@ static void rkblk_rdma_done(struct ib_cq *cq, struct ib_wc *wc)
 		rkblk_error_recovery(ctrl);
 	state = rkblk_get_state(ctrl);
 	if (state == RKBLK_LIVE || state == RKBLK_RECONNECTING) {
-		blk_mq_requeue_request(rq, false);
-		return;
+		if (req->retries++ < RKBLK_MAX_RETRIES) {
+			blk_mq_requeue_request(rq, false);
+			return;
+		}
+		pr_warn_ratelimited("%s: queue %d: request %d failed %d times: I/O error\n",
+				    ctrl->name, q->idx, rq->tag, req->retries);
 	}
 	atomic64_inc(&ctrl->errors);
 	req->status = BLK_STS_IOERR;
@@ -191,6 +196,11 @@ static blk_status_t rkblk_queue_rq(struct blk_mq_hw_ctx *hctx,
 
 	if (!test_bit(RKBLK_Q_LIVE, &q->flags))
 		return rkblk_not_ready(ctrl);
+	/* First issue (a requeued request keeps RQF_DONTPREP), as nvme does. */
+	if (!(rq->rq_flags & RQF_DONTPREP)) {
+		req->retries = 0;
+		rq->rq_flags |= RQF_DONTPREP;
+	}
 	blk_mq_start_request(rq);
 	switch (req_op(rq)) {
 	case REQ_OP_READ:

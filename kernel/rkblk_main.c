@@ -235,6 +235,7 @@ static int rkblk_alloc_queues(struct rkblk_ctrl *ctrl)
 		ctrl->queues[i].idx = i;
 		init_completion(&ctrl->queues[i].cm_done);
 		init_completion(&ctrl->queues[i].region_done);
+		init_completion(&ctrl->queues[i].probe_done);
 	}
 	return 0;
 }

@@ -76,6 +76,21 @@ int rk_mem_reject_decode(const void *data, size_t len, int *code_p, char *text,
 
 struct rk_memserver;
 
+/* Faults for tests of clients (the rkblk module): what every established
+ * queue's region message gets wrong. */
+enum rk_memserver_inject {
+	RK_MS_INJECT_NONE,
+	RK_MS_INJECT_REGION_MAGIC,  /* a magic that is not RK_MEM_MAGIC */
+	RK_MS_INJECT_REGION_LENGTH, /* length one block more than the session's */
+	RK_MS_INJECT_REGION_SHORT,  /* 20 of the message's 40 bytes */
+	RK_MS_INJECT_REGION_WRAP,   /* an address where address + length wraps */
+	RK_MS_INJECT_WRONG_RKEY,    /* a well-formed message whose rkey is not the MR's */
+	RK_MS_INJECT_READ_ONLY,     /* the region registered without REMOTE_WRITE */
+};
+
+/* "region-magic", ... "wrong-rkey", "read-only" into *inject_p; -EINVAL for another name. */
+int rk_memserver_inject_parse(const char *name, enum rk_memserver_inject *inject_p);
+
 struct rk_memserver_opts {
 	const char *bind;      /* NULL: every address */
 	uint16_t port;         /* 0: RK_MEM_DEFAULT_PORT */
@@ -93,6 +108,7 @@ struct rk_memserver_opts {
 				  host only (the files are the memory) */
 	bool odp;              /* register sessions with on-demand paging */
 	bool signals;          /* take SIGINT/SIGTERM (stop) and SIGUSR1 (status) */
+	enum rk_memserver_inject inject; /* for tests; RK_MS_INJECT_NONE */
 	/* Called from the loop on SIGUSR1 (may call rk_memserver_status()). */
 	void (*on_status)(struct rk_memserver *srv, void *arg);
 	void *arg;

@@ -23,11 +23,13 @@ struct memserver_opts {
 	const char *state_dir;
 	struct cli_mem_opts mem;
 	bool json;
+	const char *inject;
 };
 
 static const char usage_text[] =
 	"rdmakit memserver [-p PORT] [--bind ADDR] [--max-size SIZE] [--max-clients N] "
-	"[--keep SEC] [--allow CIDR]... [--state-dir DIR] [--mem KIND] [--odp] [-d DEV] [--json]";
+	"[--keep SEC] [--allow CIDR]... [--state-dir DIR] [--mem KIND] [--odp] [-d DEV] [--json]\n"
+	"                          [--inject FAULT]";
 static const char description[] =
 	"Serve memory to remote-memory clients (the rkblk module): each client session\n"
 	"gets its own zeroed region of the size it asks, registered for RDMA READ and WRITE,\n"
@@ -217,6 +219,10 @@ static int parse_allow(const struct cli_opt_list *l, struct rk_cidr *out)
 	return -1;
 }
 
+/* --inject's values (rk_memserver_inject_parse()). */
+static const char *const faults[] = {"region-magic", "region-length", "region-short",
+				     "region-wrap", "wrong-rkey", "read-only", NULL};
+
 int cmd_memserver(int argc, char **argv)
 {
 	struct memserver_opts o = {.port = RK_MEM_DEFAULT_PORT, .max_size = 1ull << 30,
@@ -243,6 +249,10 @@ int cmd_memserver(int argc, char **argv)
 				     "while the pool has room for a session, else host); not with "
 				     "--state-dir"),
 		{"json", 0, CLI_OPT_FLAG, &o.json, 0, 0, NULL, "status as JSON"},
+		{"inject", 0, CLI_OPT_STRING, &o.inject, 0, 0, "FAULT",
+		 "for tests of clients: every region message gets this wrong: region-magic, "
+		 "region-length, region-short, region-wrap, wrong-rkey; read-only: the region "
+		 "registered without remote write", .choices = faults},
 		CLI_OPT_END,
 	};
 	struct rk_cidr allow[CLI_OPT_LIST_MAX];
@@ -270,6 +280,8 @@ int cmd_memserver(int argc, char **argv)
 		.keep_s = (unsigned int)o.keep, .allow = allow, .nallow = o.allow.n,
 		.state_dir = o.state_dir, .mem = kind, .odp = o.mem.odp, .signals = true,
 		.on_status = print_status, .arg = &o};
+	if (o.inject)
+		rk_memserver_inject_parse(o.inject, &so.inject); /* a choice: it parses */
 	if (rk_memserver_check(&so, why, sizeof(why))) {
 		fprintf(stderr, "rdmakit memserver: %s\n", why);
 		return CLI_USAGE;
@@ -278,6 +290,8 @@ int cmd_memserver(int argc, char **argv)
 		rk_log_set_level(RK_LOG_INFO);
 	if (rk_memserver_create(&so, &srv))
 		return CLI_FAILED;
+	if (o.inject)
+		rk_warn("--inject %s: a fault on purpose, for tests of clients", o.inject);
 	ret = rk_memserver_run(srv);
 	print_status(srv, &o);
 	rk_memserver_destroy(srv);

@@ -4,6 +4,7 @@
  * CM event is copied and acknowledged before it is acted on, so that an id
  * is only ever destroyed with none of its events outstanding. */
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -282,7 +283,8 @@ static struct ms_conn *conn_new(struct rk_memserver *srv, struct rdma_cm_id *id,
 	c->dev = dev_get(srv, id->verbs);
 	if (!c->dev)
 		goto err_free;
-	v->code = ms_session_register(s, c->dev, v->why, sizeof(v->why));
+	v->code = ms_session_register(s, c->dev, srv->o.inject == RK_MS_INJECT_READ_ONLY, v->why,
+				      sizeof(v->why));
 	if (v->code)
 		goto err_free;
 	v->code = conn_verbs(c);
@@ -354,7 +356,47 @@ static void on_request(struct rk_memserver *srv, const struct ms_event *ev)
 		ev->id->qp->qp_num);
 }
 
-static void on_established(struct ms_conn *c)
+static const char *const inject_names[] = {
+	[RK_MS_INJECT_REGION_MAGIC] = "region-magic", [RK_MS_INJECT_REGION_LENGTH] = "region-length",
+	[RK_MS_INJECT_REGION_SHORT] = "region-short", [RK_MS_INJECT_REGION_WRAP] = "region-wrap",
+	[RK_MS_INJECT_WRONG_RKEY] = "wrong-rkey", [RK_MS_INJECT_READ_ONLY] = "read-only",
+};
+
+int rk_memserver_inject_parse(const char *name, enum rk_memserver_inject *inject_p)
+{
+	for (size_t i = RK_MS_INJECT_NONE + 1; name && i < sizeof(inject_names) / sizeof(inject_names[0]); i++)
+		if (!strcmp(name, inject_names[i])) {
+			*inject_p = (enum rk_memserver_inject)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* --inject: spoil the region message as asked; its length to send. */
+static uint32_t inject_region(enum rk_memserver_inject f, struct rk_mem_region *m)
+{
+	switch (f) {
+	case RK_MS_INJECT_REGION_MAGIC:
+		m->magic = htobe32(RK_MEM_MAGIC ^ 0xffu);
+		break;
+	case RK_MS_INJECT_REGION_LENGTH:
+		m->length = htobe64(be64toh(m->length) + RK_MEM_BLOCK);
+		break;
+	case RK_MS_INJECT_REGION_SHORT:
+		return 20;
+	case RK_MS_INJECT_REGION_WRAP:
+		m->addr = htobe64(UINT64_MAX - RK_MEM_BLOCK);
+		break;
+	case RK_MS_INJECT_WRONG_RKEY:
+		m->rkey = htobe32(be32toh(m->rkey) ^ 0x5au);
+		break;
+	default:
+		break;
+	}
+	return sizeof(*m);
+}
+
+static void on_established(struct rk_memserver *srv, struct ms_conn *c)
 {
 	struct ms_session *s = c->sess;
 	struct ibv_send_wr wr, *bad;
@@ -364,7 +406,7 @@ static void on_established(struct ms_conn *c)
 	rk_mem_region_encode(c->queue, s->id, (uint64_t)(uintptr_t)s->mem, s->size, s->mr->rkey,
 			     c->new_session ? RK_MEM_REGION_NEW : RK_MEM_REGION_RESUMED, &c->msg);
 	sge.addr = (uintptr_t)&c->msg;
-	sge.length = sizeof(c->msg);
+	sge.length = inject_region(srv->o.inject, &c->msg);
 	sge.lkey = c->msg_mr->lkey;
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = 1;
@@ -485,7 +527,7 @@ static int on_cm_event(struct rk_memserver *srv)
 		return 0;
 	switch (ev.type) {
 	case RDMA_CM_EVENT_ESTABLISHED:
-		on_established(c);
+		on_established(srv, c);
 		return 0;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		return on_device_removal(srv, ev.id->verbs);

@@ -90,7 +90,10 @@ int ms_session_new(struct rk_memserver *srv, uint64_t size, const char *client,
 		   struct ms_session **s_p, char *why, size_t why_len);
 struct ms_session *ms_session_find(struct rk_memserver *srv, uint64_t id);
 /* Register s's region on dev, once; -EXDEV when it is registered on another. */
-int ms_session_register(struct ms_session *s, struct ms_dev *dev, char *why, size_t why_len);
+/* Register s's memory on dev (REMOTE_READ and REMOTE_WRITE; read_only, a
+ * test's fault: without REMOTE_WRITE). */
+int ms_session_register(struct ms_session *s, struct ms_dev *dev, bool read_only, char *why,
+			size_t why_len);
 /* Forget s's registration (its device is going away). */
 void ms_session_unregister(struct ms_session *s);
 /* Unlink from the store and free; gone also removes its --state-dir file. */

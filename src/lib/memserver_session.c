@@ -173,8 +173,10 @@ struct ms_session *ms_session_find(struct rk_memserver *srv, uint64_t id)
 	return NULL;
 }
 
-int ms_session_register(struct ms_session *s, struct ms_dev *dev, char *why, size_t why_len)
+int ms_session_register(struct ms_session *s, struct ms_dev *dev, bool read_only, char *why,
+			size_t why_len)
 {
+	int access = read_only ? MS_ACCESS & ~IBV_ACCESS_REMOTE_WRITE : MS_ACCESS;
 	int ret;
 
 	if (s->mr && s->dev == dev)
@@ -186,7 +188,7 @@ int ms_session_register(struct ms_session *s, struct ms_dev *dev, char *why, siz
 		return -EXDEV;
 	}
 	s->mr = ibv_reg_mr(dev->pd, s->mem, s->size,
-			   MS_ACCESS | (s->odp ? IBV_ACCESS_ON_DEMAND : 0));
+			   access | (s->odp ? IBV_ACCESS_ON_DEMAND : 0));
 	if (!s->mr) {
 		ret = errno ? -errno : -ENOMEM;
 		rk_error("register the %" PRIu64 "-byte region of session %016" PRIx64

@@ -2,7 +2,9 @@
 # rdmakit blk against the rkblk module and rdmakit memserver in one guest
 # (root; rxe0 on 198.18.0.1): attach, list (text and JSON), a checksummed
 # write and read through /dev/rkblkN, refusals (ours naming the option, the
-# module's answer line with the server's reject text), detach.
+# module's answer line with the server's reject text), detach; a faulty
+# server (memserver --inject): each bad region message or rkey refused by
+# name, a read-only region's WRITE failing with EIO after its retries.
 # Usage: cli_blk.sh RDMAKIT RKBLK_KO
 RDMAKIT=$1 KO=$2
 PORT_BASE=20000
@@ -70,5 +72,56 @@ run 0 "$RDMAKIT" blk list && has "$out" "no rkblk disks"
 kill -TERM "$spid"
 wait "$spid" && echo "ok: memserver exited 0" || { echo "FAIL: memserver exit"; fails=$((fails + 1)); }
 has "$dir/s.err" "accepted queue 0/1 of new session"
+
+# A server that gets its side wrong (memserver --inject, for tests): the
+# attach is refused naming what was wrong; never a hang, an oops, or data
+# returned as good.
+# faulty FAULT: memserver --inject FAULT on a port of its own (fpid).
+faulty() {
+	PORT=$((PORT + 1))
+	"$RDMAKIT" memserver -p "$PORT" --inject "$1" >"$dir/f.out" 2>"$dir/f.err" &
+	fpid=$!
+	i=0
+	while ! grep -q "listening" "$dir/f.err"; do i=$((i + 1)); [ $i -gt 300 ] && break; sleep 0.1; done
+}
+for f in "region-magic:region message: bad magic 0x524b4dac" \
+	"region-length:region message: length 16781312, expected 16777216" \
+	"region-short:region message: 20 bytes, expected 40" \
+	"region-wrap:region message: address 0xffffffffffffefff + length wraps" \
+	"wrong-rkey:fails an RDMA READ of its first or last bytes: remote access error"; do
+	faulty "${f%%:*}"
+	run 1 "$RDMAKIT" blk attach "$IP" -p "$PORT" --size 16M --queues 1 && has "$err" "${f#*:}"
+	kill -TERM "$fpid"
+	wait "$fpid"
+done
+# A region registered read-only: the probe's READs pass, every WRITE fails
+# (remote access error). The write is re-issued on new connections a few
+# times, then fails with EIO; the disk still reads zeroes.
+faulty read-only
+run 0 "$RDMAKIT" blk attach "$IP" -p "$PORT" --size 16M --queues 1 --reconnect-delay 1
+disk=$(cat "$out")
+start=$(date +%s)
+head -c 4096 /dev/urandom >"$dir/data"
+timeout 120 dd if="$dir/data" of="/dev/$disk" bs=4k count=1 oflag=direct 2>"$dir/dd.err"
+exit_is "a WRITE to a read-only region" $? 1 "$dir/dd.err" "$dir/dd.err" && has "$dir/dd.err" "Input/output error"
+took=$(($(date +%s) - start))
+[ "$took" -le 60 ] && echo "ok: EIO within 60 s ($took s)" || { echo "FAIL: EIO after $took s"; fails=$((fails + 1)); }
+[ "$(cat "/sys/block/$disk/rkblk/errors")" -ge 1 ] && echo "ok: $disk counts the error" ||
+	{ echo "FAIL: $disk errors $(cat "/sys/block/$disk/rkblk/errors")"; fails=$((fails + 1)); }
+if [ "$(dd if="/dev/$disk" bs=4k count=1 iflag=direct 2>/dev/null | tr -d '\0' | wc -c)" -eq 0 ]; then
+	echo "ok: the disk still reads zeroes"
+else
+	echo "FAIL: the failed write's data reads back"; fails=$((fails + 1))
+fi
+has "$(dmesg >"$dir/dmesg"; echo "$dir/dmesg")" "failed 6 times: I/O error"
+run 0 "$RDMAKIT" blk detach "$disk"
+kill -TERM "$fpid"
+wait "$fpid"
+if dmesg | grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace' >/dev/null; then
+	echo "FAIL: the kernel log has a WARNING/BUG/Oops:"; dmesg | tail -30 | sed 's/^/  | /'
+	fails=$((fails + 1))
+else
+	echo "ok: kernel log free of WARNING/BUG/Oops"
+fi
 rmmod rkblk || { echo "FAIL: rmmod"; fails=$((fails + 1)); }
 finish

@@ -38,8 +38,9 @@
 #define RKBLK_ERR_LEN 200
 /*
  * Times a request is re-issued after failed completions, as nvme's
- * max_retries: a server whose region fails every access (a wrong rkey)
- * connects fine each time, so neither the reconnects nor loss_timeout end it.
+ * max_retries: a server whose region fails every WRITE (registered
+ * read-only) connects fine each time, so neither the reconnects nor
+ * loss_timeout would end it.
  */
 #define RKBLK_MAX_RETRIES 5
 

@@ -287,7 +287,7 @@ static int rkblk_probe_region(struct rkblk_queue *q, char *err, size_t len)
 	if (q->probe_status == IB_WC_SUCCESS)
 		return 0;
 	snprintf(err, len,
-		 "the region %s gave fails an RDMA READ of its first or last bytes: %s (a wrong rkey, or a region smaller than its length)",
+		 "the region from %s fails an RDMA READ of its first or last bytes: %s (a wrong rkey, or a region smaller than its length)",
 		 ctrl->server, ib_wc_status_msg(q->probe_status));
 	return -EREMOTEIO;
 }

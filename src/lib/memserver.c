@@ -361,10 +361,11 @@ static const char *const inject_names[] = {
 	[RK_MS_INJECT_REGION_SHORT] = "region-short", [RK_MS_INJECT_REGION_WRAP] = "region-wrap",
 	[RK_MS_INJECT_WRONG_RKEY] = "wrong-rkey", [RK_MS_INJECT_READ_ONLY] = "read-only",
 };
+#define NINJECT (sizeof(inject_names) / sizeof(inject_names[0]))
 
 int rk_memserver_inject_parse(const char *name, enum rk_memserver_inject *inject_p)
 {
-	for (size_t i = RK_MS_INJECT_NONE + 1; name && i < sizeof(inject_names) / sizeof(inject_names[0]); i++)
+	for (size_t i = RK_MS_INJECT_NONE + 1; name && i < NINJECT; i++)
 		if (!strcmp(name, inject_names[i])) {
 			*inject_p = (enum rk_memserver_inject)i;
 			return 0;

@@ -767,15 +767,21 @@ static bool request_mtus(struct rdma_cm_id *id, int *theirs_p, int *ours_p)
 	return true;
 }
 
-int rk_cm_request_mtu_check(struct rdma_cm_id *id, char *why, size_t why_len)
+/* rk_cm_request_mtu_check() on MTUs already known: 0, or -EMSGSIZE and why. */
+static int mtu_check(int theirs, int ours, char *why, size_t why_len)
 {
-	int theirs, ours;
-
-	if (!request_mtus(id, &theirs, &ours) || theirs <= ours)
+	if (theirs <= ours)
 		return 0;
 	snprintf(why, why_len, "your path MTU %d is above this server's port MTU %d: lower yours "
 		 "to %d (RDMA CM takes the client's)", theirs, ours, ours);
 	return -EMSGSIZE;
+}
+
+int rk_cm_request_mtu_check(struct rdma_cm_id *id, char *why, size_t why_len)
+{
+	int theirs, ours;
+
+	return request_mtus(id, &theirs, &ours) ? mtu_check(theirs, ours, why, why_len) : 0;
 }
 
 /* Reject id's pending request, with reason in the private data when it fits. */
@@ -810,18 +816,17 @@ static int decode_cm_hello(const uint8_t *data, size_t len, struct rk_msg *msg_p
 static int refuse_bigger_mtu(struct cm_conn *c)
 {
 	struct rdma_cm_id *id = c->cm.id;
-	char reason[RK_WIRE_ERROR_TEXT];
+	char reason[160]; /* about 90 bytes: fits the ERROR text, uncut */
 	int theirs, ours;
 
-	if (!rk_cm_request_mtu_check(id, reason, sizeof(reason)))
+	if (!request_mtus(id, &theirs, &ours) || !mtu_check(theirs, ours, reason, sizeof(reason)))
 		return 0;
-	if (request_mtus(id, &theirs, &ours))
-		rk_error("connect request from %s: its path MTU is %d bytes, above the active MTU "
-			 "%d of %s port %u. RDMA CM hands the server the client's MTU, so this "
-			 "side's packets would not fit its link: give both netdevs the same MTU (ip "
-			 "link set DEV mtu N), or use the TCP exchange, which takes the smaller",
-			 c->cm.peer_addr, theirs, ours, ibv_get_device_name(id->verbs->device),
-			 id->port_num);
+	rk_error("connect request from %s: its path MTU is %d bytes, above the active MTU %d of "
+		 "%s port %u. RDMA CM hands the server the client's MTU, so this side's packets "
+		 "would not fit its link: give both netdevs the same MTU (ip link set DEV mtu N), "
+		 "or use the TCP exchange, which takes the smaller",
+		 c->cm.peer_addr, theirs, ours, ibv_get_device_name(id->verbs->device),
+		 id->port_num);
 	rk_cm_reject_id(id, -EMSGSIZE, c->cm.peer_addr, reason);
 	c->has_req = false;
 	rk_cm_destroy(&c->cm);

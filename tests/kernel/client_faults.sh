@@ -128,6 +128,8 @@ check_dmesg "loss"
 echo "== mtu: this side's netdev at 9000 (RoCE 4096), the server's at 1500 (1024)"
 remote 30 "ms_start ms2 --keep 60 --max-size 1G"
 dmesg_from=$(dmesg | wc -l)
+# What the module logs as the server refuses 4096, then 2048.
+refusals="$SRV:7471 refused path MTU 4096 (above its port's): asking for 2048|$SRV:7471 refused path MTU 2048 (above its port's): asking for 1024"
 head -c 8388608 /dev/urandom >"$W/mtu.data"
 ip link set eth0 mtu 9000
 check "ip link set eth0 mtu 9000" 0 $?
@@ -144,7 +146,7 @@ d=$DISK
 if [ -n "$d" ]; then
 	log=$(dmesg | tail -n +$((dmesg_from + 1)))
 	check "kernel log: the server refused 4096, then 2048" \
-		"$SRV:7471 refused path MTU 4096 (above its port's): asking for 2048|$SRV:7471 refused path MTU 2048 (above its port's): asking for 1024" \
+		"$refusals" \
 		"$(echo "$log" | grep -o "$SRV:7471 refused path MTU.*" | tr '\n' '|' | sed 's/|$//')"
 	check "kernel log: $d attached at path MTU 1024" yes \
 		"$(echo "$log" | grep -q "$d: attached .*, path MTU 1024\$" && echo yes)"
@@ -186,7 +188,7 @@ if [ -n "$d" ]; then
 	check "$d path_mtu attribute after the reconnect" 1024 "$(attr "$d" path_mtu)"
 	check "$d errors attribute" 0 "$(attr "$d" errors)"
 	check "kernel log: the reconnect asked for 2048, then 1024" \
-		"$SRV:7471 refused path MTU 4096 (above its port's): asking for 2048|$SRV:7471 refused path MTU 2048 (above its port's): asking for 1024" \
+		"$refusals" \
 		"$(dmesg | tail -n +$((dmesg_from + 1)) | grep -o "$SRV:7471 refused path MTU.*" | tr '\n' '|' | sed 's/|$//')"
 	"$RDMAKIT" blk detach "$d"
 	check "detach $d" 0 $?

@@ -19,11 +19,20 @@ trap 'kill "$spid" 2>/dev/null; rm -rf "$out" "$err" "$dir"' EXIT
 run 1 "$RDMAKIT" blk attach "$IP" -p "$PORT" --size 16M && has "$err" "the rkblk module is not loaded (insmod rkblk.ko; see README)"
 run 0 "$RDMAKIT" blk list && has "$out" "no rkblk disks"
 
+# ms_start NAME ARGS...: rdmakit memserver ARGS in the background, output in
+# $dir/NAME.out and .err; mspid its PID; back once it listens (30 s at most).
+ms_start() {
+	_n=$1
+	shift
+	"$RDMAKIT" memserver "$@" >"$dir/$_n.out" 2>"$dir/$_n.err" &
+	mspid=$!
+	i=0
+	while ! grep -q "listening" "$dir/$_n.err"; do i=$((i + 1)); [ $i -gt 300 ] && break; sleep 0.1; done
+}
+
 insmod "$KO" || { echo "FAIL: insmod $KO"; exit 1; }
-"$RDMAKIT" memserver -p "$PORT" --max-size 64M --keep 10 >"$dir/s.out" 2>"$dir/s.err" &
-spid=$!
-i=0
-while ! grep -q "listening" "$dir/s.err"; do i=$((i + 1)); [ $i -gt 300 ] && break; sleep 0.1; done
+ms_start s -p "$PORT" --max-size 64M --keep 10
+spid=$mspid
 
 # Our own checks (exit 2) are in tests/cli/bad_options.sh, on the host.
 # The server's refusal reaches the user through the module's answer line.
@@ -79,10 +88,8 @@ has "$dir/s.err" "accepted queue 0/1 of new session"
 # faulty FAULT: memserver --inject FAULT on a port of its own (fpid).
 faulty() {
 	PORT=$((PORT + 1))
-	"$RDMAKIT" memserver -p "$PORT" --inject "$1" >"$dir/f.out" 2>"$dir/f.err" &
-	fpid=$!
-	i=0
-	while ! grep -q "listening" "$dir/f.err"; do i=$((i + 1)); [ $i -gt 300 ] && break; sleep 0.1; done
+	ms_start f -p "$PORT" --inject "$1"
+	fpid=$mspid
 }
 for f in "region-magic:region message: bad magic 0x524b4dac" \
 	"region-length:region message: length 16781312, expected 16777216" \
@@ -113,7 +120,8 @@ if [ "$(dd if="/dev/$disk" bs=4k count=1 iflag=direct 2>/dev/null | tr -d '\0' |
 else
 	echo "FAIL: the failed write's data reads back"; fails=$((fails + 1))
 fi
-has "$(dmesg >"$dir/dmesg"; echo "$dir/dmesg")" "failed 6 times: I/O error"
+dmesg >"$dir/dmesg"
+has "$dir/dmesg" "failed 6 times: I/O error"
 run 0 "$RDMAKIT" blk detach "$disk"
 kill -TERM "$fpid"
 wait "$fpid"

@@ -80,6 +80,12 @@ struct rk_conn_opts {
 	 * (conn->srq, srq.h), created with these options on the connection's
 	 * PD and filled before the QP exists. */
 	const struct rk_srq_opts *srq;
+	/* RDMA CM: receives the control channel keeps posted from the start
+	 * (rk_ctl_qp_keep_receive(): 0 lazily, 1 for an engine with receives
+	 * of its own on the connection's QP, 2 for one with none there), each
+	 * side's up before it connects or accepts, the server answering at
+	 * sync points: no control message meets an empty receive queue. */
+	unsigned int ctl_keep_receives;
 };
 
 struct rk_conn {
@@ -107,6 +113,7 @@ struct rk_conn {
 	void *arg;
 	struct rk_auth *auth;      /* the shared secret, NULL without --auth-file */
 	struct rk_srq *srq;        /* opts.srq: the QP's receive queue */
+	unsigned int ctl_keep_receives; /* opts.ctl_keep_receives */
 };
 
 /* Set up the connection as described above. Every failure is logged once,

@@ -39,6 +39,10 @@ struct rk_ctl {
 	char local_ip[48]; /* the local address the peer talks to ("" if unknown) */
 	int fd;            /* TCP: the socket; -1 otherwise */
 	void *priv;
+	/* rk_ctl_sync() waits for the peer's SYNC before it sends its own: one
+	 * side of a channel that keeps one receive posted (ctl_qp.h), so the
+	 * peer's next message can only follow a receive posted again. */
+	bool sync_answers;
 };
 
 /* Send one message. */
@@ -62,7 +66,8 @@ int rk_ctl_pending(struct rk_ctl *ctl, int timeout_ms);
 int rk_ctl_expect(struct rk_ctl *ctl, enum rk_msg_type type, int timeout_ms,
 		  struct rk_msg *msg_p);
 
-/* Sync point: send SYNC(step, status) and wait for the peer's SYNC. Returns
+/* Sync point: send SYNC(step, status) and wait for the peer's SYNC (with
+ * sync_answers, the other way round). Returns
  * -EPROTO when the peer is at another step, and the peer's negative status
  * when it reported a failure (its step failed: we stop too). */
 int rk_ctl_sync(struct rk_ctl *ctl, uint32_t step, int32_t status, int timeout_ms);

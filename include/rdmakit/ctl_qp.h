@@ -20,8 +20,8 @@ extern "C" {
  * own work requests only (wr_id tagged). It posts its one receive lazily:
  * before it sends, or when it waits for a message, never more than one; after
  * a sync point none is outstanding, so the caller's own receives posted then
- * get the peer's next SEND. A QP that left RTS (peer disconnected) gives
- * -ECONNRESET. */
+ * get the peer's next SEND (rk_ctl_qp_keep_receive() changes that). A QP
+ * that left RTS (peer disconnected) gives -ECONNRESET. */
 int rk_ctl_qp_create(struct rk_qp *qp, struct ibv_pd *pd, struct rk_cq *send_cq,
 		     struct rk_cq *recv_cq, struct rk_ctl **ctl_p);
 
@@ -31,6 +31,36 @@ int rk_ctl_qp_create(struct rk_qp *qp, struct ibv_pd *pd, struct rk_cq *send_cq,
  * with -ECONNRESET after one more 100 ms slice, instead of at its timeout
  * (a killed peer's own QP never answers). NULL gone: none. */
 void rk_ctl_qp_set_gone(struct rk_ctl *ctl, bool (*gone)(void *arg), void *arg);
+
+/* Keep n of the channel's receives posted at all times (0: lazily, as
+ * above), each posted again as soon as its message has arrived (and now),
+ * so no message of the peer meets an empty receive queue: no RNR NAK, no
+ * retry. Messages are copied out at once; two are held at most.
+ *
+ * n = 1 is for a caller with receives of its own on the QP: they queue behind
+ * the channel's and take the SENDs that follow the peer's next control
+ * message. One receive covers a peer that sends in turn: at sync points one
+ * side answers (ctl->sync_answers, ctl.h), or a peer that sent first could
+ * send again before this side's receive is back up; two messages in a row
+ * are held, the second perhaps after an RNR NAK. n = 2 is for a QP that
+ * carries control messages only: two in a row find a receive each.
+ *
+ * While n > 0, the caller's completions that the channel meets as it waits
+ * are kept for rk_ctl_qp_take_foreign(), and the caller gives the channel's
+ * completions it meets to rk_ctl_qp_claim(). A channel that is not on a QP
+ * (TCP) has nothing to keep: 0. Errors: -EINVAL for n above
+ * RK_CTL_QP_MAX_KEEP (logged); those of posting a receive. */
+#define RK_CTL_QP_MAX_KEEP 2
+int rk_ctl_qp_keep_receive(struct rk_ctl *ctl, unsigned int n);
+
+/* A completion the caller polled from the QP's CQ: 1 when it is not the
+ * channel's (the caller's to handle); else the channel took it (a message
+ * staged for the next read, or its SEND done): 0, or that completion's error. */
+int rk_ctl_qp_claim(struct rk_ctl *ctl, const struct ibv_wc *wc);
+
+/* The oldest of the caller's completions the channel met while it waited,
+ * removed: true and *wc_p, or false when it holds none. */
+bool rk_ctl_qp_take_foreign(struct rk_ctl *ctl, struct ibv_wc *wc_p);
 
 #ifdef __cplusplus
 }

@@ -193,6 +193,7 @@ static int bench_connect(const struct rk_bench_opts *opts, struct rk_conn *pendi
 		return ret;
 	}
 	b->o.conn.transport = RK_RC; /* the control connection */
+	b->o.conn.ctl_keep_receives = 2; /* the data QPs are others */
 	if (pending)
 		ret = rk_conn_establish_accepted(pending, &b->o.conn, &b->conn);
 	else

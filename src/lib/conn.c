@@ -27,6 +27,7 @@ static struct rk_conn *conn_new(const struct rk_conn_opts *o)
 		return NULL;
 	c->server = o->server;
 	c->cm_mode = o->cm;
+	c->ctl_keep_receives = o->ctl_keep_receives;
 	c->listen_fd = -1;
 	c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 10000;
 	c->release = o->release;
@@ -367,11 +368,20 @@ static bool cm_peer_gone(void *arg)
  * while the channel waits, not at its timeout. */
 static int cm_ctl_create(struct rk_conn *c)
 {
-	int ret = rk_ctl_qp_create(c->qp, c->pd, c->cq, c->cq, &c->ctl);
+	int ret;
 
-	if (!ret)
-		rk_ctl_qp_set_gone(c->ctl, cm_peer_gone, c->cm);
-	return ret;
+	if (c->ctl)
+		return 0; /* made before the server accepted */
+	ret = rk_ctl_qp_create(c->qp, c->pd, c->cq, c->cq, &c->ctl);
+	if (ret)
+		return ret;
+	rk_ctl_qp_set_gone(c->ctl, cm_peer_gone, c->cm);
+	if (!c->ctl_keep_receives)
+		return 0;
+	/* The server answers at sync points: the client's next message then
+	 * always follows the server's receive posted again. */
+	c->ctl->sync_answers = c->server;
+	return rk_ctl_qp_keep_receive(c->ctl, c->ctl_keep_receives);
 }
 
 /* One CM connect try: the QP on the current id, then the request. */
@@ -389,6 +399,13 @@ static int cm_client_try(void *arg)
 	ret = rk_cm_create_qp(t->c->cm, t->c->pd, t->c->cq, t->c->cq, &t->qa, &t->c->qp);
 	if (ret)
 		return ret;
+	/* The server may send before this side has seen the connection
+	 * established: a receive waits for it (ctl_keep_receives). */
+	if (t->c->ctl_keep_receives) {
+		ret = cm_ctl_create(t->c);
+		if (ret)
+			return ret;
+	}
 	return rk_cm_connect(t->c->cm, t->c->qp, &t->c->request, t->c->timeout_ms);
 }
 
@@ -405,6 +422,8 @@ static int cm_client_reset(void *arg)
 			       &next);
 	if (ret)
 		return ret;
+	rk_ctl_close(c->ctl);
+	c->ctl = NULL;
 	rk_qp_destroy(c->qp);
 	c->qp = NULL;
 	rk_cm_destroy(c->cm);
@@ -563,6 +582,15 @@ static int cm_server_setup(struct rk_conn *c, const struct rk_conn_opts *o)
 	if (ret) {
 		rk_cm_reject(c->cm, "the server could not create its QP");
 		return ret;
+	}
+	/* The client's first control message may well come before this side
+	 * has seen the connection established: a receive waits for it. */
+	if (c->ctl_keep_receives) {
+		ret = cm_ctl_create(c);
+		if (ret) {
+			rk_cm_reject(c->cm, "the server could not set up");
+			return ret;
+		}
 	}
 	ret = rk_cm_accept(c->cm, c->qp, c->auth ? &pending : &c->reply, c->timeout_ms);
 	if (ret)
@@ -734,6 +762,7 @@ int rk_conn_establish_accepted(struct rk_conn *pending, const struct rk_conn_opt
 	pending->timeout_ms = o.timeout_ms > 0 ? o.timeout_ms : 10000;
 	pending->release = o.release;
 	pending->arg = o.arg;
+	pending->ctl_keep_receives = o.ctl_keep_receives;
 	ret = pending->cm_mode ? cm_server_setup(pending, &o) : tcp_server_setup(pending, &o);
 	return conn_finish(pending, ret, conn_p);
 }
@@ -749,12 +778,30 @@ void rk_conn_listener_close(struct rk_conn_listener *l)
 	free(l);
 }
 
-int rk_conn_wait(struct rk_conn *conn, uint64_t wr_id, const char *what, struct ibv_wc *wc_p)
+/* The next completion of ours on the connection's CQ within the deadline:
+ * one the control channel kept for us first; the channel's own, met here,
+ * go to it (a failed one shows at the channel's next use). */
+static int conn_next_wc(struct rk_conn *conn, int64_t deadline, struct ibv_wc *wc)
 {
-	struct ibv_wc wc;
 	int ret, n;
 
-	ret = rk_cq_wait(conn->cq, &wc, 1, conn->timeout_ms, &n);
+	if (rk_ctl_qp_take_foreign(conn->ctl, wc))
+		return 0;
+	do {
+		ret = rk_cq_wait(conn->cq, wc, 1, ms_left(deadline), &n);
+		if (ret)
+			return ret;
+	} while (rk_ctl_qp_claim(conn->ctl, wc) != 1);
+	return 0;
+}
+
+int rk_conn_wait(struct rk_conn *conn, uint64_t wr_id, const char *what, struct ibv_wc *wc_p)
+{
+	int64_t deadline = now_ms() + conn->timeout_ms;
+	struct ibv_wc wc;
+	int ret;
+
+	ret = conn_next_wc(conn, deadline, &wc);
 	if (ret == -ETIMEDOUT) {
 		rk_error("%s: no completion within %d ms (peer gone or stuck?)", what,
 			 conn->timeout_ms);

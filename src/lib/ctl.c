@@ -136,15 +136,20 @@ uint32_t rk_ctl_window(const struct rk_ctl *ctl)
 
 int rk_ctl_sync(struct rk_ctl *ctl, uint32_t step, int32_t status, int timeout_ms)
 {
-	struct rk_msg msg = {.type = RK_MSG_SYNC};
+	struct rk_msg mine = {.type = RK_MSG_SYNC}, msg;
 	int ret;
 
-	msg.u.sync.step = step;
-	msg.u.sync.status = status;
-	ret = rk_ctl_send(ctl, &msg);
-	if (ret)
-		return ret;
-	ret = rk_ctl_expect(ctl, RK_MSG_SYNC, timeout_ms, &msg);
+	mine.u.sync.step = step;
+	mine.u.sync.status = status;
+	if (ctl->sync_answers) {
+		ret = rk_ctl_expect(ctl, RK_MSG_SYNC, timeout_ms, &msg);
+		if (!ret)
+			ret = rk_ctl_send(ctl, &mine);
+	} else {
+		ret = rk_ctl_send(ctl, &mine);
+		if (!ret)
+			ret = rk_ctl_expect(ctl, RK_MSG_SYNC, timeout_ms, &msg);
+	}
 	if (ret)
 		return ret;
 	if (msg.u.sync.step != step) {

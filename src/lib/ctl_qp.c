@@ -1,15 +1,27 @@
 /* A control channel over a connected RC QP: each wire message travels as one
  * SEND, for RDMA CM connections, where there is no TCP socket to talk over.
  *
- * The channel keeps at most one receive of its own on the QP. It posts it
- * lazily, when it needs a message, and also before each SEND: were a SEND to
- * wait for its completion with no receive of ours posted, two sides that both
- * send first (a sync point) would each wait for the other's receive for ever.
- * So from a send or receive until the next message arrives, one receive of
- * the channel is on the QP; after a completed exchange (a sync), none is. A
- * SEND that finds no receive on the peer's side is retried by the transport
- * (RNR retry 7 retries for ever) until the peer gets to its own send or
- * receive. */
+ * By default the channel keeps at most one receive of its own on the QP. It
+ * posts it lazily, when it needs a message, and also before each SEND: were
+ * a SEND to wait for its completion with no receive of ours posted, two sides
+ * that both send first (a sync point) would each wait for the other's receive
+ * for ever. So from a send or receive until the next message arrives, one
+ * receive of the channel is on the QP; after a completed exchange (a sync),
+ * none is, and the caller's own receives posted then get the peer's next
+ * SEND. A SEND that finds no receive on the peer's side is retried by the
+ * transport (RNR retry 7 retries for ever) until the peer gets to its own
+ * send or receive: an RNR NAK in the port counters each time.
+ *
+ * With rk_ctl_qp_keep_receive() one or two receives stay posted, each posted
+ * again as soon as its message has arrived (copied out at once, two held at
+ * most), so the peer's next message finds one waiting (no RNR NAK) while the
+ * peer sends in turn: before each SEND what arrived is taken first, as our
+ * message may be what the peer waits for to send again, and at sync points
+ * one side answers (ctl->sync_answers). The caller's receives posted then
+ * queue behind the channel's: they take the SENDs that follow the peer's
+ * next control message. Completions of the caller's work that the channel
+ * meets while it waits are kept for rk_ctl_qp_take_foreign(), and the caller
+ * hands the channel's own to rk_ctl_qp_claim(). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
@@ -28,38 +40,59 @@
 
 #include "clock.h"
 
-/* Tagged work request IDs: "C7L" for control. */
+/* Tagged work request IDs: "C7L" for control; a receive's adds its slot. */
 #define CTL_WRID_SEND 0xC710000000000001ull
 #define CTL_WRID_RECV 0xC710000000000002ull
 
+/* Receive buffers, and messages held for reading (staged, next). */
+#define CTL_SLOTS 2
+
 /* A SEND completes once the peer has posted a receive; give up after this. */
 #define CTL_SEND_TIMEOUT_MS 30000
+
+/* The caller's completions met while the channel waits (keep_receive). */
+#define CTL_MAX_FOREIGN 8
 
 struct ctl_qp {
 	struct rk_ctl ctl; /* first: rk_ctl pointers are ctl_qp pointers */
 	struct rk_qp *qp;
 	struct rk_cq *send_cq;
 	struct rk_cq *recv_cq;
-	struct rk_mr *mr; /* [0, MAX): what is sent; [MAX, 2 MAX): what arrives */
-	bool recv_posted;
+	struct rk_mr *mr; /* [0, MAX): what is sent; then a MAX per receive slot */
+	unsigned int posted; /* bit per receive slot */
 	bool send_posted;
+	unsigned int keep; /* rk_ctl_qp_keep_receive(): receives kept posted */
+	struct ibv_wc foreign[CTL_MAX_FOREIGN];
+	int nforeign;
 	uint8_t staged[RK_WIRE_MAX_LEN]; /* the message being handed out */
 	size_t staged_len;
 	size_t staged_off;
+	uint8_t next[RK_WIRE_MAX_LEN]; /* keep: one that came meanwhile */
+	size_t next_len;
+	bool has_next;
 	bool (*gone)(void *arg); /* rk_ctl_qp_set_gone() */
 	void *gone_arg;
 };
+
+static const struct rk_ctl_ops ctl_qp_ops;
 
 static struct ctl_qp *ctl_qp_of(struct rk_ctl *ctl)
 {
 	return (struct ctl_qp *)ctl;
 }
 
-/* Keep what arrived for the reads that follow. One SEND is one message: bytes
- * past the length its header announces are dropped. */
-static void stage(struct ctl_qp *c, const struct ibv_wc *wc)
+/* The channel behind ctl, or NULL where it is not one of ours (TCP). */
+static struct ctl_qp *as_ctl_qp(struct rk_ctl *ctl)
 {
-	const uint8_t *buf = (const uint8_t *)c->mr->buf + RK_WIRE_MAX_LEN;
+	return ctl && ctl->ops == &ctl_qp_ops ? ctl_qp_of(ctl) : NULL;
+}
+
+/* Keep what arrived for the reads that follow (behind the message being
+ * read, if any). One SEND is one message: bytes past the length its header
+ * announces are dropped. */
+static void stage(struct ctl_qp *c, const struct ibv_wc *wc, unsigned int slot)
+{
+	const uint8_t *buf = (const uint8_t *)c->mr->buf + (1 + slot) * RK_WIRE_MAX_LEN;
 	size_t n = wc->byte_len < RK_WIRE_MAX_LEN ? wc->byte_len : RK_WIRE_MAX_LEN;
 
 	if (n >= RK_WIRE_HDR_LEN) {
@@ -74,9 +107,26 @@ static void stage(struct ctl_qp *c, const struct ibv_wc *wc)
 			n = announced;
 		}
 	}
+	if (c->staged_off < c->staged_len) {
+		memcpy(c->next, buf, n);
+		c->next_len = n;
+		c->has_next = true;
+		return;
+	}
 	memcpy(c->staged, buf, n);
 	c->staged_len = n;
 	c->staged_off = 0;
+}
+
+/* The message being read is done: the one behind it, if any, is next. */
+static void promote(struct ctl_qp *c)
+{
+	if (c->staged_off < c->staged_len || !c->has_next)
+		return;
+	memcpy(c->staged, c->next, c->next_len);
+	c->staged_len = c->next_len;
+	c->staged_off = 0;
+	c->has_next = false;
 }
 
 /* A completion of the channel's what ("SEND", "receive"): flushed means the
@@ -119,8 +169,37 @@ static int wait_one(struct ctl_qp *c, struct rk_cq *cq, int timeout_ms, struct i
 	}
 }
 
+static int post_recv(struct ctl_qp *c);
+
+/* One of the channel's own completions: 1 when wc is not the channel's,
+ * else 0 or the completion's error. */
+static int take_own(struct ctl_qp *c, const struct ibv_wc *wc)
+{
+	unsigned int slot;
+	int ret;
+
+	if (wc->wr_id == CTL_WRID_SEND) {
+		c->send_posted = false;
+		return ctl_wc_check(c, wc, "SEND");
+	}
+	if (wc->wr_id < CTL_WRID_RECV || wc->wr_id >= CTL_WRID_RECV + CTL_SLOTS)
+		return 1;
+	slot = (unsigned int)(wc->wr_id - CTL_WRID_RECV);
+	c->posted &= ~(1u << slot);
+	ret = ctl_wc_check(c, wc, "receive");
+	if (ret)
+		return ret;
+	stage(c, wc, slot);
+	/* The buffer is free again: the next receive goes up at once. A
+	 * failure shows again at the next send or receive. */
+	if (c->keep)
+		(void)post_recv(c);
+	return 0;
+}
+
 /* Take one completion from cq within timeout_ms: the channel's SEND or
- * receive. -ETIMEDOUT (not logged) when none came. */
+ * receive, or (keep_receive) one of the caller's, kept for it. -ETIMEDOUT
+ * (not logged) when none came. */
 static int reap(struct ctl_qp *c, struct rk_cq *cq, int timeout_ms)
 {
 	struct ibv_wc wc;
@@ -129,16 +208,11 @@ static int reap(struct ctl_qp *c, struct rk_cq *cq, int timeout_ms)
 	ret = wait_one(c, cq, timeout_ms, &wc);
 	if (ret)
 		return ret;
-	if (wc.wr_id == CTL_WRID_SEND) {
-		c->send_posted = false;
-		return ctl_wc_check(c, &wc, "SEND");
-	}
-	if (wc.wr_id == CTL_WRID_RECV) {
-		c->recv_posted = false;
-		ret = ctl_wc_check(c, &wc, "receive");
-		if (ret)
-			return ret;
-		stage(c, &wc);
+	ret = take_own(c, &wc);
+	if (ret <= 0)
+		return ret;
+	if (c->keep && c->nforeign < CTL_MAX_FOREIGN) {
+		c->foreign[c->nforeign++] = wc;
 		return 0;
 	}
 	rk_error("control channel to %s: unexpected completion wr_id 0x%llx (%s) on QP 0x%x "
@@ -162,29 +236,58 @@ static int check_connected(struct ctl_qp *c)
 	ret = rk_qp_query_state(c->qp, &state);
 	if (ret)
 		return ret;
-	if (state == IBV_QPS_RTS)
+	/* INIT, RTR: a receive posted before the connection is established. */
+	if (state == IBV_QPS_RTS || state == IBV_QPS_INIT || state == IBV_QPS_RTR)
 		return 0;
 	rk_debug("control channel to %s: QP 0x%x is in %s", c->ctl.peer, c->qp->qp->qp_num,
 		 rk_qp_state_str(state));
 	return -ECONNRESET;
 }
 
+static unsigned int count_posted(const struct ctl_qp *c)
+{
+	return (unsigned int)__builtin_popcount(c->posted);
+}
+
+/* Messages held for reading: what is staged (unread) and the one behind. */
+static unsigned int count_held(const struct ctl_qp *c)
+{
+	return (c->staged_off < c->staged_len) + c->has_next;
+}
+
+/* Post the channel's receives up to what it keeps (1 when lazy), never more
+ * than there is room to hold what they bring. */
 static int post_recv(struct ctl_qp *c)
 {
+	unsigned int want = c->keep ? c->keep : 1;
 	struct ibv_sge sge;
 	int ret;
 
-	if (c->recv_posted)
-		return 0;
-	ret = check_connected(c);
-	if (ret)
-		return ret;
-	sge = rk_sge(c->mr, RK_WIRE_MAX_LEN, RK_WIRE_MAX_LEN);
-	ret = rk_post_recv(c->qp, CTL_WRID_RECV, &sge, 1);
-	if (ret)
-		return ret;
-	c->recv_posted = true;
+	while (count_posted(c) < want && count_posted(c) + count_held(c) < CTL_SLOTS) {
+		unsigned int slot = (c->posted & 1u) ? 1 : 0;
+
+		ret = check_connected(c);
+		if (ret)
+			return ret;
+		sge = rk_sge(c->mr, (1 + slot) * RK_WIRE_MAX_LEN, RK_WIRE_MAX_LEN);
+		ret = rk_post_recv(c->qp, CTL_WRID_RECV + slot, &sge, 1);
+		if (ret)
+			return ret;
+		c->posted |= 1u << slot;
+	}
 	return 0;
+}
+
+/* keep, before a SEND: what arrived already is taken first, its receive
+ * posted again, since our message may well be what the peer waits for to
+ * send its next. */
+static int take_arrived(struct ctl_qp *c)
+{
+	int ret = 0;
+
+	while (c->keep && count_held(c) < CTL_SLOTS && !ret)
+		ret = reap(c, c->recv_cq, 0);
+	return ret == -ETIMEDOUT ? 0 : ret;
 }
 
 static int ctl_qp_send(struct rk_ctl *ctl, const uint8_t *buf, size_t len)
@@ -213,6 +316,9 @@ static int ctl_qp_send(struct rk_ctl *ctl, const uint8_t *buf, size_t len)
 		if (ret)
 			goto err_timeout;
 	}
+	ret = take_arrived(c);
+	if (ret)
+		return ret;
 	ret = check_connected(c);
 	if (ret)
 		return ret;
@@ -255,6 +361,7 @@ static int ctl_qp_recv(struct rk_ctl *ctl, uint8_t *buf, size_t len, int timeout
 		*got_p = 0;
 	if (!len)
 		return 0; /* nothing to read: not a reason to wait for the next SEND */
+	promote(c);
 	while (c->staged_off == c->staged_len) {
 		ret = post_recv(c);
 		if (ret)
@@ -278,6 +385,12 @@ static int ctl_qp_recv(struct rk_ctl *ctl, uint8_t *buf, size_t len, int timeout
 	c->staged_off += len;
 	if (got_p)
 		*got_p = len;
+	/* Read in full: a message held behind it moves up, and the receive
+	 * for the next goes up where none is (a failure shows again at the
+	 * next send or receive). */
+	promote(c);
+	if (c->keep)
+		(void)post_recv(c);
 	return 0;
 }
 
@@ -288,7 +401,7 @@ static int ctl_qp_pending(struct rk_ctl *ctl, int timeout_ms)
 	struct ctl_qp *c = ctl_qp_of(ctl);
 	int ret;
 
-	if (c->staged_off < c->staged_len)
+	if (c->staged_off < c->staged_len || c->has_next)
 		return 1;
 	ret = post_recv(c);
 	if (ret)
@@ -358,6 +471,40 @@ void rk_ctl_qp_set_gone(struct rk_ctl *ctl, bool (*gone)(void *arg), void *arg)
 	c->gone_arg = arg;
 }
 
+int rk_ctl_qp_keep_receive(struct rk_ctl *ctl, unsigned int n)
+{
+	struct ctl_qp *c = as_ctl_qp(ctl);
+
+	if (!c)
+		return 0;
+	if (n > RK_CTL_QP_MAX_KEEP) {
+		rk_error("control channel to %s: keeps at most %d receives posted, not %u",
+			 ctl->peer, RK_CTL_QP_MAX_KEEP, n);
+		return -EINVAL;
+	}
+	c->keep = n;
+	return n ? post_recv(c) : 0;
+}
+
+int rk_ctl_qp_claim(struct rk_ctl *ctl, const struct ibv_wc *wc)
+{
+	struct ctl_qp *c = as_ctl_qp(ctl);
+
+	return c ? take_own(c, wc) : 1;
+}
+
+bool rk_ctl_qp_take_foreign(struct rk_ctl *ctl, struct ibv_wc *wc_p)
+{
+	struct ctl_qp *c = as_ctl_qp(ctl);
+
+	if (!c || !c->nforeign)
+		return false;
+	*wc_p = c->foreign[0];
+	c->nforeign--;
+	memmove(c->foreign, c->foreign + 1, (size_t)c->nforeign * sizeof(c->foreign[0]));
+	return true;
+}
+
 int rk_ctl_qp_create(struct rk_qp *qp, struct ibv_pd *pd, struct rk_cq *send_cq,
 		     struct rk_cq *recv_cq, struct rk_ctl **ctl_p)
 {
@@ -372,7 +519,7 @@ int rk_ctl_qp_create(struct rk_qp *qp, struct ibv_pd *pd, struct rk_cq *send_cq,
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	ret = rk_mr_alloc(pd, 2 * RK_WIRE_MAX_LEN, IBV_ACCESS_LOCAL_WRITE, &c->mr);
+	ret = rk_mr_alloc(pd, (1 + CTL_SLOTS) * RK_WIRE_MAX_LEN, IBV_ACCESS_LOCAL_WRITE, &c->mr);
 	if (ret)
 		goto err_free_ctl;
 	c->ctl.ops = &ctl_qp_ops;

@@ -1,6 +1,8 @@
 /* RDMA CM on a real device, client and server in one process (the server in a
  * thread): connect and accept with CM_HELLO private data both ways, a control
  * channel over the connected QP, an RDMA WRITE with the rkey the server sent;
+ * a control channel that keeps its receive posted, between data SENDs on the
+ * same QP, with no RNR NAK;
  * and the ways a connection fails: nothing listening, a reject with a reason,
  * an address CM cannot reach, a port in use, a client that is not rdmakit. */
 #include <arpa/inet.h>
@@ -85,7 +87,10 @@ static uint8_t pattern(size_t i)
 
 /* ---- the server thread ---- */
 
-enum serve_mode { SERVE_ACCEPT, SERVE_REJECT, SERVE_REQUEST_ONLY };
+enum serve_mode { SERVE_ACCEPT, SERVE_REJECT, SERVE_REQUEST_ONLY, SERVE_KEEP };
+
+#define KEEP_ROUNDS 20
+#define KEEP_LEN    256
 
 struct server {
 	enum serve_mode mode;
@@ -100,6 +105,7 @@ struct server {
 	bool got_peer;
 	uint32_t step10, step11;
 	size_t bad_bytes;
+	int keep_rounds; /* SERVE_KEEP: data SENDs received as sent */
 };
 
 #define SRV_CHECK(call)                                                                            \
@@ -111,6 +117,71 @@ struct server {
 			goto out;                                                                  \
 		}                                                                                  \
 	} while (0)
+
+/* The next completion of ours on s's CQ: the control channel keeps the ones
+ * it meets for us, and takes its own that we meet. */
+static int wait_own(struct side *s, struct ibv_wc *wc)
+{
+	int ret, n;
+
+	if (rk_ctl_qp_take_foreign(s->ctl, wc))
+		return 0;
+	do {
+		ret = rk_cq_wait(s->cq, wc, 1, WAIT_MS, &n);
+		if (ret)
+			return ret;
+	} while (rk_ctl_qp_claim(s->ctl, wc) != 1);
+	return 0;
+}
+
+static void fill(uint8_t *b, size_t len, uint32_t round)
+{
+	for (size_t i = 0; i < len; i++)
+		b[i] = (uint8_t)(pattern(i) + round);
+}
+
+/* SERVE_KEEP: the channel's receive is up before the accept; each round our
+ * data receive is posted before "ready" (behind the channel's), the
+ * client's SEND lands in it, "done". Then two receives kept, and two
+ * messages one way. */
+static int serve_keep(struct server *srv, struct side *s)
+{
+	uint8_t want[KEEP_LEN];
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	struct rk_msg msg;
+	int ret;
+
+	for (uint32_t r = 0; r < KEEP_ROUNDS; r++) {
+		sge = rk_sge(s->mr, 0, KEEP_LEN);
+		ret = rk_post_recv(s->qp, 500 + r, &sge, 1);
+		if (!ret)
+			ret = rk_ctl_sync(s->ctl, 2 * r + 1, 0, WAIT_MS);
+		if (!ret)
+			ret = wait_own(s, &wc);
+		if (ret)
+			return ret;
+		fill(want, KEEP_LEN, r);
+		if (wc.status == IBV_WC_SUCCESS && wc.wr_id == 500 + r && wc.byte_len == KEEP_LEN &&
+		    !memcmp(s->mr->buf, want, KEEP_LEN))
+			srv->keep_rounds++;
+		ret = rk_ctl_sync(s->ctl, 2 * r + 2, 0, WAIT_MS);
+		if (ret)
+			return ret;
+	}
+	/* No more data receives here: two receives of the channel's, so two
+	 * messages in a row find one each. */
+	ret = rk_ctl_qp_keep_receive(s->ctl, 2);
+	if (!ret)
+		ret = rk_ctl_sync(s->ctl, 99, 0, WAIT_MS);
+	if (!ret)
+		ret = rk_ctl_expect(s->ctl, RK_MSG_SYNC, WAIT_MS, &msg);
+	srv->step10 = msg.u.sync.step;
+	if (!ret)
+		ret = rk_ctl_expect(s->ctl, RK_MSG_SYNC, WAIT_MS, &msg);
+	srv->step11 = msg.u.sync.step;
+	return ret ? ret : rk_ctl_sync(s->ctl, 1000, 0, WAIT_MS);
+}
 
 static void *serve(void *arg)
 {
@@ -136,6 +207,14 @@ static void *serve(void *arg)
 	}
 	SRV_CHECK(side_open(&s, cm));
 	srv->mine = buf_of(&s);
+	if (srv->mode == SERVE_KEEP) {
+		SRV_CHECK(rk_ctl_qp_create(s.qp, s.pd, s.cq, s.cq, &s.ctl));
+		SRV_CHECK(rk_ctl_qp_keep_receive(s.ctl, 1)); /* QP in INIT */
+		s.ctl->sync_answers = true;
+		SRV_CHECK(rk_cm_accept(cm, s.qp, &srv->mine, WAIT_MS));
+		SRV_CHECK(serve_keep(srv, &s));
+		goto out;
+	}
 	SRV_CHECK(rk_cm_accept(cm, s.qp, &srv->mine, WAIT_MS));
 	SRV_CHECK(rk_ctl_qp_create(s.qp, s.pd, s.cq, s.cq, &s.ctl));
 	for (uint32_t step = 1; step <= 3; step++)
@@ -300,6 +379,89 @@ static void test_connect_exchange_write(void **state)
 	assert_int_equal(srv.step10, 10);
 	assert_int_equal(srv.step11, 11);
 	assert_int_equal(srv.bad_bytes, 0);
+	side_close(&c);
+}
+
+static uint64_t rnr_naks(const struct rk_cm *cm, bool *have)
+{
+	struct rk_counters *snap;
+	uint64_t v = 0;
+
+	assert_int_equal(rk_counters_read(cm->dev, cm->port_num, &snap), 0);
+	*have = !rk_counters_get(snap, RK_COUNTERS_HW, "rcvd_rnr_err", &v);
+	rk_counters_free(snap);
+	return v;
+}
+
+/* Both sides keep the channel's receive posted and the server answers at
+ * sync points: data SENDs and control messages share the receive queue in
+ * the order the flow posts them, the client's SEND completions met by the
+ * channel come back to it; then, with two receives kept, two messages in a
+ * row. No message meets an empty receive queue: the port's RNR NAK count
+ * stays (the plain channel of the test above moves it by a few each run). */
+static void test_keep_receive(void **state)
+{
+	uint16_t port = fx_next_port(PORT_BASE);
+	struct rk_wire_buf mine = {0};
+	struct rk_msg msg = {.type = RK_MSG_SYNC};
+	uint64_t rnr_before, rnr_after;
+	struct server srv;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	struct side c;
+	struct rk_cm *cm;
+	struct rk_wr wr;
+	bool have;
+
+	server_start(&srv, SERVE_KEEP, fx_test_ip(), port);
+	assert_int_equal(rk_cm_resolve(fx_test_ip(), port, WAIT_MS, &cm), 0);
+	rnr_before = rnr_naks(cm, &have);
+	assert_int_equal(side_open(&c, cm), 0);
+	/* Up before the connect: the server's first message may come before
+	 * this side has seen the connection established. */
+	assert_int_equal(rk_ctl_qp_create(c.qp, c.pd, c.cq, c.cq, &c.ctl), 0);
+	assert_int_equal(rk_ctl_qp_keep_receive(c.ctl, 1), 0);
+	assert_int_equal(rk_cm_connect(cm, c.qp, &mine, WAIT_MS), 0);
+	for (uint32_t r = 0; r < KEEP_ROUNDS; r++) {
+		assert_int_equal(rk_ctl_sync(c.ctl, 2 * r + 1, 0, WAIT_MS), 0);
+		fill(c.mr->buf, KEEP_LEN, r);
+		sge = rk_sge(c.mr, 0, KEEP_LEN);
+		memset(&wr, 0, sizeof(wr));
+		wr.op = RK_OP_SEND;
+		wr.wr_id = 600 + r;
+		wr.sg = &sge;
+		wr.nsge = 1;
+		wr.flags = IBV_SEND_SIGNALED;
+		assert_int_equal(rk_post(c.qp, &wr), 0);
+		/* Not waited for: the channel meets its completion first. */
+		assert_int_equal(rk_ctl_sync(c.ctl, 2 * r + 2, 0, WAIT_MS), 0);
+		assert_true(rk_ctl_qp_take_foreign(c.ctl, &wc));
+		assert_int_equal(wc.wr_id, 600 + r);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		assert_false(rk_ctl_qp_take_foreign(c.ctl, &wc));
+	}
+	assert_int_equal(rk_ctl_sync(c.ctl, 99, 0, WAIT_MS), 0);
+	msg.u.sync.step = 10;
+	assert_int_equal(rk_ctl_send(c.ctl, &msg), 0);
+	msg.u.sync.step = 11;
+	assert_int_equal(rk_ctl_send(c.ctl, &msg), 0);
+	assert_int_equal(rk_ctl_sync(c.ctl, 1000, 0, WAIT_MS), 0);
+	rk_cm_disconnect(cm, WAIT_MS);
+	server_join(&srv);
+	if (srv.ret)
+		fprintf(stderr, "# server failed at %s: %s\n", srv.failed, rk_strerror(srv.ret));
+	assert_int_equal(srv.ret, 0);
+	assert_int_equal(srv.keep_rounds, KEEP_ROUNDS);
+	assert_int_equal(srv.step10, 10);
+	assert_int_equal(srv.step11, 11);
+	rnr_after = rnr_naks(cm, &have);
+	printf("# %d rounds: rcvd_rnr_err %llu -> %llu\n", KEEP_ROUNDS,
+	       (unsigned long long)rnr_before, (unsigned long long)rnr_after);
+	if (have)
+		assert_int_equal(rnr_after, rnr_before);
+	else
+		printf("# %s has no rcvd_rnr_err counter: the RNR count is not checked\n",
+		       cm->dev->info.name);
 	side_close(&c);
 }
 
@@ -477,6 +639,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_connect_exchange_write),
+		cmocka_unit_test(test_keep_receive),
 		cmocka_unit_test(test_no_listener_refused),
 		cmocka_unit_test(test_reject_with_reason),
 		cmocka_unit_test(test_listen_port_in_use),

@@ -2,7 +2,7 @@
  * the channel over an RC QP, holds whole messages and waits for the next
  * one when asked for bytes it does not have: a header-only message
  * (BENCH_FIN) must be received without asking for a 0-byte rest. And
- * rk_tcp_peer_closed() on a loopback TCP channel. */
+ * rk_tcp_peer_closed() on a loopback TCP channel; the order of a sync point. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +119,37 @@ static void test_header_only_last(void **state)
 	assert_int_equal(rk_ctl_recv(&s.ctl, 1000, &got), -ETIMEDOUT);
 }
 
+/* A sync point's order. Plainly this side's SYNC goes first (on this
+ * loopback stream it then reads its own); answering (sync_answers), it waits
+ * for the peer's and sends nothing until that came, then answers. */
+static void test_sync_answers(void **state)
+{
+	struct rk_msg peer = {.type = RK_MSG_SYNC, .u.sync = {.step = 3, .status = 0}};
+	struct rk_msg got;
+	struct msg_stream s;
+
+	(void)state;
+	stream_init(&s);
+	assert_int_equal(rk_ctl_sync(&s.ctl, 3, 0, 1000), 0);
+	assert_int_equal(s.len, RK_WIRE_SYNC_LEN);
+
+	stream_init(&s);
+	s.ctl.sync_answers = true;
+	assert_int_equal(rk_ctl_sync(&s.ctl, 3, 0, 1000), -ETIMEDOUT);
+	assert_int_equal(s.len, 0);
+
+	stream_init(&s);
+	s.ctl.sync_answers = true;
+	assert_int_equal(rk_ctl_send(&s.ctl, &peer), 0);
+	assert_int_equal(rk_ctl_sync(&s.ctl, 3, -EIO, 1000), 0);
+	assert_int_equal(s.off, RK_WIRE_SYNC_LEN);
+	assert_int_equal(s.len, 2 * RK_WIRE_SYNC_LEN);
+	assert_int_equal(rk_ctl_recv(&s.ctl, 1000, &got), 0);
+	assert_int_equal(got.type, RK_MSG_SYNC);
+	assert_int_equal(got.u.sync.step, 3);
+	assert_int_equal(got.u.sync.status, -EIO);
+}
+
 /* rk_tcp_peer_closed() over a real loopback connection: false while the
  * peer holds its end (a message waiting is not a close), true once it
  * closed it; false for a channel that is not TCP. */
@@ -155,6 +186,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_header_only_message),
 		cmocka_unit_test(test_header_only_last),
+		cmocka_unit_test(test_sync_answers),
 		cmocka_unit_test(test_tcp_peer_closed),
 	};
 

@@ -27,16 +27,6 @@ rc_pair() {
 	pair "$1" "$2" "$RDMAKIT rc --server -p @PORT@ --wait 30 $3" "$RDMAKIT rc $IP -p @PORT@ $4"
 }
 
-# lacks FILE TEXT: FILE does not contain TEXT.
-lacks() {
-	if grep -qF -- "$2" "$1"; then
-		echo "FAIL: '$2' should not be in the output:"
-		grep -F -- "$2" "$1" | sed 's/^/  | /' | head -5
-		fails=$((fails + 1))
-		return 1
-	fi
-}
-
 for conn in "" "--cm"; do
 	# The right secret on both sides (two copies of one file): the whole flow.
 	rc_pair 0 0 "$conn --auth-file $dir/good" "$conn --op all --auth-file $dir/same" &&

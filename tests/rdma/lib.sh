@@ -51,6 +51,16 @@ has() {
 	fi
 }
 
+# lacks FILE TEXT: FILE does not contain TEXT.
+lacks() {
+	if grep -qF -- "$2" "$1"; then
+		echo "FAIL: '$2' should not be in the output:"
+		grep -F -- "$2" "$1" | sed 's/^/  | /' | head -5
+		fails=$((fails + 1))
+		return 1
+	fi
+}
+
 # json PYTHON-ASSERTIONS: check $out as JSON; 'd' is the document. The
 # checks are queued (a copy of $out each) and finish() runs them all in one
 # python: a python start costs seconds in the emulated guest, and a script

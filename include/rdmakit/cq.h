@@ -51,6 +51,11 @@ struct rk_cq_ids {
 	 * more 100 ms slice in which completions the peer caused still count. */
 	bool (*gone)(void *arg);
 	void *gone_arg;
+	/* Optional: a completion not among those waited for is offered here
+	 * first (a control channel on the same QP: rk_ctl_qp_claim()); 1 means
+	 * not taken, anything else taken. */
+	int (*claim)(void *arg, const struct ibv_wc *wc);
+	void *claim_arg;
 };
 
 /* Wait for the completions of the n (1..RK_CQ_WAIT_IDS_MAX) work requests

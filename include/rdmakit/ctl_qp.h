@@ -33,17 +33,19 @@ int rk_ctl_qp_create(struct rk_qp *qp, struct ibv_pd *pd, struct rk_cq *send_cq,
 void rk_ctl_qp_set_gone(struct rk_ctl *ctl, bool (*gone)(void *arg), void *arg);
 
 /* Keep n of the channel's receives posted at all times (0: lazily, as
- * above), each posted again as soon as its message has arrived (and now),
- * so no message of the peer meets an empty receive queue: no RNR NAK, no
- * retry. Messages are copied out at once; two are held at most.
+ * above), each posted again once its message has been read (and now), so
+ * no message of the peer meets an empty receive queue: no RNR NAK, no
+ * retry. Messages are copied out as they arrive; two are held at most.
  *
- * n = 1 is for a caller with receives of its own on the QP: they queue behind
- * the channel's and take the SENDs that follow the peer's next control
- * message. One receive covers a peer that sends in turn: at sync points one
- * side answers (ctl->sync_answers, ctl.h), or a peer that sent first could
- * send again before this side's receive is back up; two messages in a row
- * are held, the second perhaps after an RNR NAK. n = 2 is for a QP that
- * carries control messages only: two in a row find a receive each.
+ * n = 1 is for a caller with receives of its own on the QP: those it posts
+ * before it reads the peer's next control message queue behind the
+ * channel's, and take the SENDs that follow that message. One receive
+ * covers a peer that sends in turn: at sync points one side answers
+ * (ctl->sync_answers, ctl.h), or a peer that sent first could send again
+ * before this side's receive is back up; two messages in a row are held,
+ * the second perhaps after an RNR NAK. n = 2 is for a QP that carries
+ * control messages only: two in a row find a receive each. Going from 1
+ * to 0 leaves the receive posted for the next message.
  *
  * While n > 0, the caller's completions that the channel meets as it waits
  * are kept for rk_ctl_qp_take_foreign(), and the caller gives the channel's

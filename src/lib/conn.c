@@ -422,9 +422,10 @@ static int cm_client_reset(void *arg)
 			       &next);
 	if (ret)
 		return ret;
+	/* The channel and the QP were the old id's. */
 	rk_ctl_close(c->ctl);
-	c->ctl = NULL;
 	rk_qp_destroy(c->qp);
+	c->ctl = NULL;
 	c->qp = NULL;
 	rk_cm_destroy(c->cm);
 	c->cm = next;

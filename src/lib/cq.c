@@ -208,20 +208,23 @@ static int take_early(struct rk_cq_ids *w, const uint64_t *want, int n, bool *do
 	return 0;
 }
 
-/* Account for one completion: 1 when it was wanted, 0 when kept early. */
+/* Account for one completion: 1 when it was wanted, 0 when kept early or
+ * claimed (w->claim). */
 static int wait_ids_one(struct rk_cq_ids *w, const struct ibv_wc *wc, const uint64_t *want,
 			int n, bool *done, const char *what, struct ibv_wc *recv_wc_p)
 {
 	int k, ret;
 
+	for (k = 0; k < n; k++)
+		if (!done[k] && want[k] == wc->wr_id)
+			break;
+	if (k == n && w->claim && w->claim(w->claim_arg, wc) != 1)
+		return 0;
 	if (wc->status == IBV_WC_WR_FLUSH_ERR)
 		return -ECONNRESET;
 	ret = rk_wc_check(wc, what);
 	if (ret)
 		return ret;
-	for (k = 0; k < n; k++)
-		if (!done[k] && want[k] == wc->wr_id)
-			break;
 	if (k == n && (wc->opcode & IBV_WC_RECV) && !w->has_early) {
 		w->early = *wc;
 		w->has_early = true;

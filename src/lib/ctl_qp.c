@@ -13,15 +13,15 @@
  * send or receive: an RNR NAK in the port counters each time.
  *
  * With rk_ctl_qp_keep_receive() one or two receives stay posted, each posted
- * again as soon as its message has arrived (copied out at once, two held at
- * most), so the peer's next message finds one waiting (no RNR NAK) while the
- * peer sends in turn: before each SEND what arrived is taken first, as our
- * message may be what the peer waits for to send again, and at sync points
- * one side answers (ctl->sync_answers). The caller's receives posted then
- * queue behind the channel's: they take the SENDs that follow the peer's
- * next control message. Completions of the caller's work that the channel
- * meets while it waits are kept for rk_ctl_qp_take_foreign(), and the caller
- * hands the channel's own to rk_ctl_qp_claim(). */
+ * again once its message has been read (a message is copied out as it
+ * arrives, two held at most), so the peer's next message finds one waiting
+ * (no RNR NAK) while the peer sends in turn: at sync points one side answers
+ * (ctl->sync_answers), and each side reads the other's message before it
+ * sends the one that lets the peer go on. The caller's receives posted
+ * before that read queue behind the channel's, and take the SENDs that follow
+ * the peer's next control message. Completions of the caller's work that the
+ * channel meets while it waits are kept for rk_ctl_qp_take_foreign(), and the
+ * caller hands the channel's own to rk_ctl_qp_claim(). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
@@ -190,10 +190,6 @@ static int take_own(struct ctl_qp *c, const struct ibv_wc *wc)
 	if (ret)
 		return ret;
 	stage(c, wc, slot);
-	/* The buffer is free again: the next receive goes up at once. A
-	 * failure shows again at the next send or receive. */
-	if (c->keep)
-		(void)post_recv(c);
 	return 0;
 }
 
@@ -278,18 +274,6 @@ static int post_recv(struct ctl_qp *c)
 	return 0;
 }
 
-/* keep, before a SEND: what arrived already is taken first, its receive
- * posted again, since our message may well be what the peer waits for to
- * send its next. */
-static int take_arrived(struct ctl_qp *c)
-{
-	int ret = 0;
-
-	while (c->keep && count_held(c) < CTL_SLOTS && !ret)
-		ret = reap(c, c->recv_cq, 0);
-	return ret == -ETIMEDOUT ? 0 : ret;
-}
-
 static int ctl_qp_send(struct rk_ctl *ctl, const uint8_t *buf, size_t len)
 {
 	struct ctl_qp *c = ctl_qp_of(ctl);
@@ -304,8 +288,10 @@ static int ctl_qp_send(struct rk_ctl *ctl, const uint8_t *buf, size_t len)
 		return -EMSGSIZE;
 	}
 	/* Our receive goes first, so that the peer's SEND can land while ours
-	 * waits (unless a message is still being read: one receive at a time). */
-	if (c->staged_off == c->staged_len) {
+	 * waits (unless a message is still being read: one receive at a time).
+	 * Not for a side that answers at sync points: the peer sent first, and
+	 * a receive left posted would take the peer's next data SEND. */
+	if (c->staged_off == c->staged_len && !ctl->sync_answers) {
 		ret = post_recv(c);
 		if (ret)
 			return ret;
@@ -316,9 +302,6 @@ static int ctl_qp_send(struct rk_ctl *ctl, const uint8_t *buf, size_t len)
 		if (ret)
 			goto err_timeout;
 	}
-	ret = take_arrived(c);
-	if (ret)
-		return ret;
 	ret = check_connected(c);
 	if (ret)
 		return ret;
@@ -387,7 +370,9 @@ static int ctl_qp_recv(struct rk_ctl *ctl, uint8_t *buf, size_t len, int timeout
 		*got_p = len;
 	/* Read in full: a message held behind it moves up, and the receive
 	 * for the next goes up where none is (a failure shows again at the
-	 * next send or receive). */
+	 * next send or receive). Not sooner, when it arrived: the caller may
+	 * have receives of its own to post before it, which it does before it
+	 * reads the message. */
 	promote(c);
 	if (c->keep)
 		(void)post_recv(c);

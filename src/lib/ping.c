@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <rdmakit/conn.h>
+#include <rdmakit/ctl_qp.h>
 #include <rdmakit/log.h>
 #include <rdmakit/pattern.h>
 #include <rdmakit/ping.h>
@@ -303,12 +304,14 @@ static int native_server_round(struct native *n, struct rk_conn *c, uint64_t i)
 					     "the ping is not what the client sent");
 	}
 	/* The next ping's receive before this pong: the client sends it as
-	 * soon as the pong arrives. */
-	if (i + 1 < res->count) {
+	 * soon as the pong arrives; after the last, its closing SYNC does,
+	 * into the control channel's receive. */
+	if (i + 1 < res->count)
 		ret = ping_post_recv(c->qp, n->mr, next, size);
-		if (ret)
-			return ret;
-	}
+	else
+		ret = rk_ctl_qp_keep_receive(c->ctl, 1);
+	if (ret)
+		return ret;
 	ret = ping_post_send(c->qp, n->mr, cur, size, NULL, 0);
 	if (!ret)
 		ret = rk_cq_wait_ids(&n->w, swant, 1, c->timeout_ms, "pong", NULL);
@@ -343,6 +346,11 @@ static bool native_peer_gone(void *arg)
 	return c->cm_mode ? rk_cm_peer_left(c->cm) : rk_tcp_peer_closed(c->ctl);
 }
 
+static int claim_ctl(void *arg, const struct ibv_wc *wc)
+{
+	return rk_ctl_qp_claim(arg, wc);
+}
+
 /* The rounds between the two sync points. */
 static int native_rounds(struct native *n, struct rk_conn *c)
 {
@@ -352,16 +360,20 @@ static int native_rounds(struct native *n, struct rk_conn *c)
 
 	n->w.gone = native_peer_gone;
 	n->w.gone_arg = c;
+	n->w.claim = claim_ctl;
+	n->w.claim_arg = c->ctl;
 
-	/* The server's first receive: with TCP before the sync that starts the
-	 * pings; with CM after it, as the sync's own SEND would land in it (a
-	 * ping that comes first is retried by the client's HCA: RNR). */
-	if (server && !c->cm_mode)
+	/* The server's first receive goes up before the sync that starts the
+	 * pings, so the first ping finds it (no RNR NAK in its round trip).
+	 * Over CM the control channel's kept receive is ahead of it and takes
+	 * the client's SYNC; then it keeps none (it would take a ping) until
+	 * the last pong (native_server_round()). */
+	if (server)
 		ret = ping_post_recv(c->qp, n->mr, 0, r->res->size);
 	if (!ret)
+		ret = rk_ctl_qp_keep_receive(c->ctl, 0);
+	if (!ret)
 		ret = rk_ctl_sync(c->ctl, 1, 0, c->timeout_ms);
-	if (!ret && server && c->cm_mode)
-		ret = ping_post_recv(c->qp, n->mr, 0, r->res->size);
 	for (uint64_t i = 0; !ret && i < r->res->count; i++) {
 		if (!server && i && rk_stop_requested()) {
 			ret = native_client_stop(n, c);
@@ -375,6 +387,8 @@ static int native_rounds(struct native *n, struct rk_conn *c)
 		if (!ret)
 			ping_pause(r, i);
 	}
+	if (!ret && server)
+		ret = rk_ctl_qp_keep_receive(c->ctl, 1); /* a client that stopped */
 	if (ret == -ECONNRESET)
 		rk_error("the %s went away after %zu of %" PRIu64 " rounds (its process ended, or "
 			 "it gave up)", server ? "client" : "server", r->res->rounds, r->res->count);
@@ -417,6 +431,7 @@ int rk_ping_run(const struct rk_ping_opts *opts, struct rk_ping_result *result)
 	co.events = opts->events;
 	co.traffic = opts->traffic;
 	co.transport = RK_RC;
+	co.ctl_keep_receives = 1; /* over CM; native_rounds() says when not */
 	co.qp.max_send_wr = 8;
 	co.qp.max_recv_wr = 8;
 	co.prepare = native_prepare;

@@ -108,7 +108,8 @@ assert g[0]["figure"] == t["p99"] and g[0]["limit"] == 10000000 and g[0]["unit"]
 	pair 0 0 "$R ping --server --cm -e -p @PORT@ -w 30" "$R ping $IP --cm -e -p @PORT@ -n 5 -s 4k -V" &&
 	has "$cli_out" "5 rounds of 4096 bytes, rtt min" &&
 	has "$cli_out" "data checked in every round: OK" &&
-	has "$srv_out" "data checked in every round: OK"
+	has "$srv_out" "data checked in every round: OK" &&
+	lacks "$cli_out" "rcvd_rnr_err" # every SEND over CM found a receive
 
 	# rping's protocol, rdmakit as the client of 'rping -s', with -V.
 	pair 0 0 "rping -s -a $IP -p @PORT@ -V -C 5" \

@@ -180,7 +180,14 @@ static int serve_keep(struct server *srv, struct side *s)
 	if (!ret)
 		ret = rk_ctl_expect(s->ctl, RK_MSG_SYNC, WAIT_MS, &msg);
 	srv->step11 = msg.u.sync.step;
-	return ret ? ret : rk_ctl_sync(s->ctl, 1000, 0, WAIT_MS);
+	/* Our turn: the client waits for it before it sends again (a third
+	 * message in a row could meet an RNR NAK, two receives or not). */
+	msg.u.sync.step = 1000;
+	if (!ret)
+		ret = rk_ctl_send(s->ctl, &msg);
+	if (!ret)
+		ret = rk_ctl_expect(s->ctl, RK_MSG_SYNC, WAIT_MS, &msg);
+	return ret ? ret : msg.u.sync.step == 1001 ? 0 : -EPROTO;
 }
 
 static void *serve(void *arg)
@@ -445,7 +452,10 @@ static void test_keep_receive(void **state)
 	assert_int_equal(rk_ctl_send(c.ctl, &msg), 0);
 	msg.u.sync.step = 11;
 	assert_int_equal(rk_ctl_send(c.ctl, &msg), 0);
-	assert_int_equal(rk_ctl_sync(c.ctl, 1000, 0, WAIT_MS), 0);
+	assert_int_equal(rk_ctl_expect(c.ctl, RK_MSG_SYNC, WAIT_MS, &msg), 0);
+	assert_int_equal(msg.u.sync.step, 1000);
+	msg.u.sync.step = 1001;
+	assert_int_equal(rk_ctl_send(c.ctl, &msg), 0);
 	rk_cm_disconnect(cm, WAIT_MS);
 	server_join(&srv);
 	if (srv.ret)

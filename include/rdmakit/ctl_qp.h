@@ -48,7 +48,8 @@ void rk_ctl_qp_set_gone(struct rk_ctl *ctl, bool (*gone)(void *arg), void *arg);
  * to 0 leaves the receive posted for the next message.
  *
  * While n > 0, the caller's completions that the channel meets as it waits
- * are kept for rk_ctl_qp_take_foreign(), and the caller gives the channel's
+ * are kept for rk_ctl_qp_take_foreign() (8 at most: a ninth fails the wait
+ * with -EPROTO, as any with n = 0 does), and the caller gives the channel's
  * completions it meets to rk_ctl_qp_claim(). A channel that is not on a QP
  * (TCP) has nothing to keep: 0. Errors: -EINVAL for n above
  * RK_CTL_QP_MAX_KEEP (logged); those of posting a receive. */

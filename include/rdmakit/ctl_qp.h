@@ -65,6 +65,13 @@ int rk_ctl_qp_claim(struct rk_ctl *ctl, const struct ibv_wc *wc);
  * removed: true and *wc_p, or false when it holds none. */
 bool rk_ctl_qp_take_foreign(struct rk_ctl *ctl, struct ibv_wc *wc_p);
 
+/* The caller's next completion on cq, a CQ the channel's QP shares, within
+ * timeout_ms (-1: no bound): one the channel kept for it first; the
+ * channel's own met on the way go to it (a failed one shows at the
+ * channel's next use). For ctl NULL or not on a QP, a plain wait. Errors:
+ * rk_cq_wait()'s, -ETIMEDOUT not logged. *wc_p is set only on success. */
+int rk_ctl_qp_next_wc(struct rk_ctl *ctl, struct rk_cq *cq, int timeout_ms, struct ibv_wc *wc_p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -779,30 +779,13 @@ void rk_conn_listener_close(struct rk_conn_listener *l)
 	free(l);
 }
 
-/* The next completion of ours on the connection's CQ within the deadline:
- * one the control channel kept for us first; the channel's own, met here,
- * go to it (a failed one shows at the channel's next use). */
-static int conn_next_wc(struct rk_conn *conn, int64_t deadline, struct ibv_wc *wc)
-{
-	int ret, n;
-
-	if (rk_ctl_qp_take_foreign(conn->ctl, wc))
-		return 0;
-	do {
-		ret = rk_cq_wait(conn->cq, wc, 1, ms_left(deadline), &n);
-		if (ret)
-			return ret;
-	} while (rk_ctl_qp_claim(conn->ctl, wc) != 1);
-	return 0;
-}
-
 int rk_conn_wait(struct rk_conn *conn, uint64_t wr_id, const char *what, struct ibv_wc *wc_p)
 {
-	int64_t deadline = now_ms() + conn->timeout_ms;
 	struct ibv_wc wc;
 	int ret;
 
-	ret = conn_next_wc(conn, deadline, &wc);
+	/* Over CM the control channel shares the CQ: its completions go to it. */
+	ret = rk_ctl_qp_next_wc(conn->ctl, conn->cq, conn->timeout_ms, &wc);
 	if (ret == -ETIMEDOUT) {
 		rk_error("%s: no completion within %d ms (peer gone or stuck?)", what,
 			 conn->timeout_ms);

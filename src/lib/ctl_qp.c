@@ -490,6 +490,21 @@ bool rk_ctl_qp_take_foreign(struct rk_ctl *ctl, struct ibv_wc *wc_p)
 	return true;
 }
 
+int rk_ctl_qp_next_wc(struct rk_ctl *ctl, struct rk_cq *cq, int timeout_ms, struct ibv_wc *wc_p)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	int ret, n;
+
+	if (rk_ctl_qp_take_foreign(ctl, wc_p))
+		return 0;
+	do {
+		ret = rk_cq_wait(cq, wc_p, 1, ms_left(deadline), &n);
+		if (ret)
+			return ret;
+	} while (rk_ctl_qp_claim(ctl, wc_p) != 1);
+	return 0;
+}
+
 int rk_ctl_qp_create(struct rk_qp *qp, struct ibv_pd *pd, struct rk_cq *send_cq,
 		     struct rk_cq *recv_cq, struct rk_ctl **ctl_p)
 {

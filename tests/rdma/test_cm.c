@@ -118,22 +118,6 @@ struct server {
 		}                                                                                  \
 	} while (0)
 
-/* The next completion of ours on s's CQ: the control channel keeps the ones
- * it meets for us, and takes its own that we meet. */
-static int wait_own(struct side *s, struct ibv_wc *wc)
-{
-	int ret, n;
-
-	if (rk_ctl_qp_take_foreign(s->ctl, wc))
-		return 0;
-	do {
-		ret = rk_cq_wait(s->cq, wc, 1, WAIT_MS, &n);
-		if (ret)
-			return ret;
-	} while (rk_ctl_qp_claim(s->ctl, wc) != 1);
-	return 0;
-}
-
 static void fill(uint8_t *b, size_t len, uint32_t round)
 {
 	for (size_t i = 0; i < len; i++)
@@ -149,7 +133,7 @@ static int serve_keep(struct server *srv, struct side *s)
 	uint8_t want[KEEP_LEN];
 	struct ibv_sge sge;
 	struct ibv_wc wc;
-	struct rk_msg msg;
+	struct rk_msg msg = {.type = RK_MSG_SYNC};
 	int ret;
 
 	for (uint32_t r = 0; r < KEEP_ROUNDS; r++) {
@@ -158,7 +142,7 @@ static int serve_keep(struct server *srv, struct side *s)
 		if (!ret)
 			ret = rk_ctl_sync(s->ctl, 2 * r + 1, 0, WAIT_MS);
 		if (!ret)
-			ret = wait_own(s, &wc);
+			ret = rk_ctl_qp_next_wc(s->ctl, s->cq, WAIT_MS, &wc);
 		if (ret)
 			return ret;
 		fill(want, KEEP_LEN, r);

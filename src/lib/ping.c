@@ -261,7 +261,11 @@ static int native_client_stop(struct native *n, struct rk_conn *c)
 	int ret;
 
 	n->r->res->stopped = true;
-	ret = rk_post(c->qp, &wr);
+	/* Over CM the server's SYNC comes first after a stop (native_rounds()):
+	 * the channel's receive goes up now, with no pong due. */
+	ret = rk_ctl_qp_keep_receive(c->ctl, 1);
+	if (!ret)
+		ret = rk_post(c->qp, &wr);
 	if (!ret)
 		ret = rk_cq_wait_ids(&n->w, want, 1, c->timeout_ms, "the stop (a SEND of no bytes)",
 				     NULL);
@@ -393,7 +397,12 @@ static int native_rounds(struct native *n, struct rk_conn *c)
 		rk_error("the %s went away after %zu of %" PRIu64 " rounds (its process ended, or "
 			 "it gave up)", server ? "client" : "server", r->res->rounds, r->res->count);
 	r->res->checked = r->res->validate && !ret;
-	/* A last sync: neither side tears down while the other still works. */
+	/* A last sync: neither side tears down while the other still works.
+	 * After a stop over CM the server sends first: it learnt of the stop
+	 * as the client's SEND of no bytes, and only then put the channel's
+	 * receive up, which a client SYNC sent at once could miss (RNR NAK). */
+	if (!ret && c->cm_mode && r->res->stopped)
+		c->ctl->sync_answers = !server;
 	if (!ret)
 		ret = rk_ctl_sync(c->ctl, 2, 0, c->timeout_ms);
 	return ret;

@@ -174,6 +174,13 @@ assert d["traffic"]["tclass"] == 104, d["traffic"]
 	stopped_pair "$R ping --server -p @PORT@ -w 30" "$R ping $IP -p @PORT@ -V -n 1000 -I 0.1" &&
 	has "$cli_out" "data checked in every round; stopped by SIGINT: OK" &&
 	has "$srv_out" "data checked in every round; the client stopped before its count: OK"
+	# Over RDMA CM the stop and the last sync travel as SENDs on the QP:
+	# neither may meet an empty receive queue (the server's SYNC goes first).
+	stopped_pair "$R ping --server --cm -p @PORT@ -w 30 --events" \
+		"$R ping $IP --cm -p @PORT@ -V -n 100000 -I 0.01 --events" &&
+	has "$cli_out" "data checked in every round; stopped by SIGINT: OK" &&
+	has "$srv_out" "the client stopped before its count: OK" &&
+	lacks "$cli_out" "rcvd_rnr_err" && lacks "$srv_out" "rcvd_rnr_err"
 
 	# rping's server fails a ping larger than its -S and leaves (exit 255):
 	# the client says so at once, not after its 10 s timeout.

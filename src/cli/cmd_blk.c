@@ -115,7 +115,9 @@ static json_object *disk_json(const struct rk_blk_disk *d)
 	cli_add_int(j, "reconnects", (int64_t)d->reconnects);
 	cli_add_int(j, "reconnect_delay", (int64_t)d->reconnect_delay);
 	cli_add_int(j, "loss_timeout", (int64_t)d->loss_timeout);
-	cli_add_int(j, "path_mtu", (int64_t)d->path_mtu);
+	/* null, as tclass: no path MTU (iWARP, or not yet connected) */
+	json_object_object_add(j, "path_mtu", d->path_mtu ?
+			       json_object_new_int64((int64_t)d->path_mtu) : NULL);
 	json_object_object_add(j, "tclass", d->tos >= 0 ? json_object_new_int64(d->tos) : NULL);
 	if (d->missing[0])
 		cli_add_str(j, "unreadable", d->missing);

@@ -31,7 +31,8 @@ for conn in "" "--cm"; do
 	# The right secret on both sides (two copies of one file): the whole flow.
 	rc_pair 0 0 "$conn --auth-file $dir/good" "$conn --op all --auth-file $dir/same" &&
 	has "$cli_out" "every byte checked: OK" && has "$srv_out" "every byte checked: OK" &&
-	has "$cli_out" "server exposes 4096 bytes"
+	has "$cli_out" "server exposes 4096 bytes" &&
+	lacks "$cli_out" "rcvd_rnr_err" && lacks "$srv_out" "rcvd_rnr_err"
 
 	# A wrong secret: refused by the server, told to the client, which never
 	# learns the buffer.

@@ -18,6 +18,7 @@
 #include <infiniband/verbs.h>
 
 #include <rdmakit/device.h>
+#include <rdmakit/status.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -197,6 +198,12 @@ int rk_run_counters_str(const struct rk_run_counters *c, char *buf, size_t len);
  * Returns how many were cited. */
 int rk_run_counters_cite(const struct rk_run_counters *c, enum ibv_wc_status status, char *buf,
 			 size_t len);
+
+/* The counters of trouble t (status.h) that went up in c, the run's changes:
+ * "completer_retry_err +10, duplicate_request +360" into buf. Returns how many
+ * were cited (0: t did not happen, or is no trouble; buf ""). */
+int rk_run_counters_trouble(const struct rk_run_counters *c, enum rk_trouble t, char *buf,
+			    size_t len);
 
 /* ---- Watching a port: its changes every interval (rdmakit counters --watch) ---- */
 

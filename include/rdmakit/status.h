@@ -23,6 +23,29 @@ const char *rk_wc_status_hint(enum ibv_wc_status status);
  * list, empty (never NULL) where no counter is known to tell. */
 const char *const *rk_wc_status_counters(enum ibv_wc_status status);
 
+/* Trouble the transport recovers from: hidden from a run that worked (no
+ * completion failed), it shows in the port counters and costs time. Each has a
+ * name ("retransmissions"), a hint (what happened, what to look at) and the
+ * counters that tell of it (any driver's names, as rk_wc_status_counters());
+ * rk_run_counters_trouble() (counters.h) cites those a run moved. */
+enum rk_trouble {
+	RK_TROUBLE_RETRANSMIT, /* ACK timeouts, resent packets */
+	RK_TROUBLE_RNR,        /* RNR NAKs: a SEND met no receive */
+	RK_TROUBLE_SEQUENCE,   /* packets out of sequence: NAKs for resends */
+	RK_TROUBLE_NOT_SENT,   /* packets the device could not send */
+	RK_TROUBLE_CONGESTION, /* ECN marks, CNPs */
+	RK_TROUBLE_COUNT
+};
+
+struct rk_trouble_desc {
+	const char *name;
+	const char *hint;
+	const char *const *counters; /* NULL-terminated, never empty */
+};
+
+/* t's description, or NULL for a value past the last (RK_TROUBLE_COUNT). */
+const struct rk_trouble_desc *rk_trouble_desc(enum rk_trouble t);
+
 /* "SEND", "RDMA_WRITE", "RECV_RDMA_WITH_IMM", ... */
 const char *rk_wc_opcode_name(enum ibv_wc_opcode opcode);
 

@@ -1,7 +1,8 @@
 /* The port counters a run moved (struct rk_run_counters, counters.h), as
  * every command that reports a run prints them: one text line, and after a
- * failed completion its hint with the counters that explain it; or a JSON
- * object. Counters are per port: the deltas are port-wide. */
+ * failed completion its hint with the counters that explain it, or on a run
+ * that worked a note for each trouble the transport recovered from (status.h);
+ * or a JSON object. Counters are per port: the deltas are port-wide. */
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -35,6 +36,17 @@ static void failure_text(const struct rk_run_counters *c, const struct rk_run_fa
 		printf("\n");
 }
 
+/* A run that worked: what the counters show the transport recovered from. */
+static void troubles_text(const struct rk_run_counters *c, const char *indent)
+{
+	char cite[512];
+
+	for (int t = 0; t < RK_TROUBLE_COUNT; t++)
+		if (rk_run_counters_trouble(c, t, cite, sizeof(cite)))
+			printf("%snote: %s (%s): %s\n", indent, rk_trouble_desc(t)->name, cite,
+			       rk_trouble_desc(t)->hint);
+}
+
 void cli_counters_text(const struct rk_run_counters *c, const char *indent)
 {
 	static bool said_none;
@@ -60,23 +72,55 @@ void cli_counters_text(const struct rk_run_counters *c, const char *indent)
 	}
 	for (int i = 0; i < c->nfailures; i++)
 		failure_text(c, &c->failures[i], indent);
+	if (!c->nfailures)
+		troubles_text(c, indent);
+}
+
+/* The counters named that moved in c (rises only: went up), as an object. */
+static json_object *cited_json(const struct rk_run_counters *c, const char *const *names,
+			       bool rises_only)
+{
+	json_object *cited = json_object_new_object();
+
+	for (const char *const *n = names; *n; n++) {
+		const struct rk_run_counter *r = rk_run_counters_find(c, *n);
+
+		if (r && (!rises_only || r->delta > 0))
+			cli_add_int(cited, r->name, r->delta);
+	}
+	return cited;
 }
 
 static json_object *failure_json(const struct rk_run_counters *c, const struct rk_run_failure *f)
 {
-	json_object *j = json_object_new_object(), *cited = json_object_new_object();
+	json_object *j = json_object_new_object();
 
 	cli_add_str(j, "status", rk_wc_status_name(f->status));
 	cli_add_int(j, "count", f->count);
 	cli_add_str(j, "hint", rk_wc_status_hint(f->status));
-	for (const char *const *n = rk_wc_status_counters(f->status); *n; n++) {
-		const struct rk_run_counter *r = rk_run_counters_find(c, *n);
-
-		if (r)
-			cli_add_int(cited, r->name, r->delta);
-	}
-	json_object_object_add(j, "counters", cited);
+	json_object_object_add(j, "counters",
+			       cited_json(c, rk_wc_status_counters(f->status), false));
 	return j;
+}
+
+/* troubles_text()'s, as an array (empty after a failure). */
+static json_object *troubles_json(const struct rk_run_counters *c)
+{
+	json_object *a = json_object_new_array(), *j;
+	const struct rk_trouble_desc *d;
+	char cite[8];
+
+	for (int t = 0; t < RK_TROUBLE_COUNT && !c->nfailures; t++) {
+		if (!rk_run_counters_trouble(c, t, cite, sizeof(cite)))
+			continue;
+		d = rk_trouble_desc(t);
+		j = json_object_new_object();
+		cli_add_str(j, "name", d->name);
+		cli_add_str(j, "hint", d->hint);
+		json_object_object_add(j, "counters", cited_json(c, d->counters, true));
+		json_object_array_add(a, j);
+	}
+	return a;
 }
 
 void cli_add_seconds(json_object *o, const char *key, double sec)
@@ -126,6 +170,7 @@ json_object *cli_counters_json(const struct rk_run_counters *c)
 	for (int i = 0; i < c->nfailures; i++)
 		json_object_array_add(failures, failure_json(c, &c->failures[i]));
 	json_object_object_add(j, "failures", failures);
+	json_object_object_add(j, "troubles", troubles_json(c));
 	json_object_object_add(j, "note", c->state == RK_RUN_COUNTERS_NONE ?
 				json_object_new_string(none_note(c, note, sizeof(note))) : NULL);
 	return j;

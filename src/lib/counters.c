@@ -288,22 +288,29 @@ static void append_change(char *buf, size_t len, size_t *off, int nth, const cha
 	*off += w > 0 ? (size_t)w : 0;
 }
 
-int rk_counters_cite(const struct rk_counters_delta *delta, enum ibv_wc_status status, char *buf,
-		     size_t len)
+/* The counters named that moved in delta (rises only: went up) into buf. */
+static int cite(const struct rk_counters_delta *delta, const char *const *names, bool rises_only,
+		char *buf, size_t len)
 {
 	size_t off = 0;
 	int cited = 0;
 
 	if (len)
 		buf[0] = '\0';
-	for (const char *const *n = rk_wc_status_counters(status); *n; n++) {
+	for (const char *const *n = names; *n; n++) {
 		const struct rk_counter_delta *c = rk_counters_delta_find(delta, *n);
 
-		if (!c || !c->delta)
+		if (!c || !c->delta || (rises_only && c->delta < 0))
 			continue;
 		append_change(buf, len, &off, cited++, c->name, c->delta);
 	}
 	return cited;
+}
+
+int rk_counters_cite(const struct rk_counters_delta *delta, enum ibv_wc_status status, char *buf,
+		     size_t len)
+{
+	return cite(delta, rk_wc_status_counters(status), false, buf, len);
 }
 
 /* ---- a run's counters ---- */
@@ -425,8 +432,9 @@ int rk_run_counters_str(const struct rk_run_counters *c, char *buf, size_t len)
 }
 
 /* A run's changes seen as a delta (names and changes only: cite needs no more). */
-int rk_run_counters_cite(const struct rk_run_counters *c, enum ibv_wc_status status, char *buf,
-			 size_t len)
+/* cite() over a run's changes. */
+static int run_cite(const struct rk_run_counters *c, const char *const *names, bool rises_only,
+		    char *buf, size_t len)
 {
 	struct rk_counter_delta v[RK_RUN_COUNTERS_MAX];
 	struct rk_counters_delta d = {.interval_ns = c->interval_ns, .n = c->n, .v = v};
@@ -437,5 +445,21 @@ int rk_run_counters_cite(const struct rk_run_counters *c, enum ibv_wc_status sta
 			.group = c->v[i].group,
 			.delta = c->v[i].delta,
 		};
-	return rk_counters_cite(&d, status, buf, len);
+	return cite(&d, names, rises_only, buf, len);
+}
+
+int rk_run_counters_cite(const struct rk_run_counters *c, enum ibv_wc_status status, char *buf,
+			 size_t len)
+{
+	return run_cite(c, rk_wc_status_counters(status), false, buf, len);
+}
+
+/* Rises only: a counter that went down was reset, which says nothing. */
+int rk_run_counters_trouble(const struct rk_run_counters *c, enum rk_trouble t, char *buf,
+			    size_t len)
+{
+	static const char *const none[] = {NULL};
+	const struct rk_trouble_desc *d = rk_trouble_desc(t);
+
+	return run_cite(c, d ? d->counters : none, true, buf, len);
 }

@@ -136,6 +136,35 @@ static const struct name_hint cm_events[] = {
 	ENTRY(RDMA_CM_EVENT_TIMEWAIT_EXIT, ""),
 };
 
+/* What the transport recovered from (enum rk_trouble): rxe's and mlx5's
+ * counters; those that only move with a failed completion are not here. */
+#define TROUBLE(e, n, h, ...) [e] = {n, h, (const char *const[]){__VA_ARGS__, NULL}}
+static const struct rk_trouble_desc troubles[] = {
+	TROUBLE(RK_TROUBLE_RETRANSMIT, "retransmissions",
+		"the transport resent packets: an ACK came later than the local ACK timeout, "
+		"or a packet was lost; when duplicate_request moves and nothing is out of "
+		"sequence, the packets had arrived and only their ACKs were late: a longer ACK "
+		"timeout (--ack-timeout) avoids the resends",
+		"completer_retry_err", "local_ack_timeout_err", "duplicate_request"),
+	TROUBLE(RK_TROUBLE_RNR, "RNR NAKs",
+		"a SEND found no receive posted at the peer and was sent again after the RNR "
+		"timer, a wait of its own: the receiver posts its receives late or too few",
+		"rcvd_rnr_err", "send_rnr_err", "rnr_nak_retry_err"),
+	TROUBLE(RK_TROUBLE_SEQUENCE, "packets out of sequence",
+		"a packet came out of order or after one was lost, and the responder asked for "
+		"the rest again (a NAK): look for drops on the path (netdev, switch)",
+		"out_of_seq_request", "rcvd_seq_err", "out_of_sequence", "packet_seq_err"),
+	TROUBLE(RK_TROUBLE_NOT_SENT, "packets not sent",
+		"the device could not put packets on the wire (rxe: the network device refused "
+		"them, its transmit queue full or a packet over its MTU), and the transport "
+		"sent them again",
+		"send_err"),
+	TROUBLE(RK_TROUBLE_CONGESTION, "congestion",
+		"the network marked packets with ECN and the senders slowed down (DCQCN): "
+		"other traffic on the links, or a slow port",
+		"np_ecn_marked_roce_packets", "np_cnp_sent", "rp_cnp_handled"),
+};
+
 static const char *name_of(const struct name_hint *table, size_t n, unsigned int v,
 			   char *unknown, size_t unknown_len)
 {
@@ -171,6 +200,11 @@ const char *const *rk_wc_status_counters(enum ibv_wc_status status)
 	if ((unsigned int)status < COUNT(wc_status) && wc_status[status].counters)
 		return wc_status[status].counters;
 	return none;
+}
+
+const struct rk_trouble_desc *rk_trouble_desc(enum rk_trouble t)
+{
+	return (unsigned int)t < COUNT(troubles) ? &troubles[t] : NULL;
 }
 
 const char *rk_async_event_name(enum ibv_event_type type)

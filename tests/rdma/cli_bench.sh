@@ -292,6 +292,16 @@ assert r['iterations'] > 0 and r['duration_ms'] == 1000 and r['peer_check'] == '
 assert 0.9 < r['seconds'] < 5, r['seconds']" && units_passed 64
 bench_pair "" "--op write -s 64 --wr-api off --inline 0 -n 50 --post-list 4 --signal-every 8 --ack-timeout 18" &&
 	iters 50 && json "fp = d['fast_path']; assert fp['wr_api'] is False and fp['inline_granted'] == 0 and fp['post_list'] == 4 and fp['ack_timeout'] == 18, fp"
+# A run that worked still names the trouble its counters show: with a local
+# ACK timeout of 33.6 ms (--ack-timeout 13) rxe resends 64 KiB WRITEs here
+# (at the default 14 too, less often), and both sides say so in a note.
+bench_pair "" "--op write -s 65536 -n 300 --ack-timeout 13" && iters 300 &&
+	json "
+t = d['results'][0]['counters']['troubles']
+assert [x['name'] for x in t][:1] == ['retransmissions'], t
+assert t[0]['counters'].get('completer_retry_err', 0) > 0, t
+assert 'longer ACK timeout' in t[0]['hint'], t" &&
+	has "$srv_out" "note: retransmissions (completer_retry_err +"
 
 # Units and thresholds (a rate far under rxe's is met: the --duration run
 # above). A rate far above rxe's, and a share of a link rate rxe does not

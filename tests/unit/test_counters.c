@@ -338,6 +338,63 @@ static void test_status_counters(void **state)
 	assert_null(rk_wc_status_counters((enum ibv_wc_status)999)[0]);
 }
 
+/* A run that worked: the troubles it moved, rises only, each described. */
+static void test_run_troubles(void **state)
+{
+	struct rk_counter b[] = {
+		C("completer_retry_err", RK_COUNTERS_HW, 5),
+		C("duplicate_request", RK_COUNTERS_HW, 100),
+		C("out_of_seq_request", RK_COUNTERS_HW, 9),
+	};
+	struct rk_counter a[ARRAY_SIZE(b) + 1];
+	struct rk_counters before = {.groups = 2, .n = 3, .v = b};
+	struct rk_counters after = {.taken_ns = 1000, .groups = 2, .n = 4, .v = a};
+	struct rk_run_counters c = {0};
+	static const struct {
+		enum rk_trouble t;
+		int n;
+		const char *text;
+	} want[] = {
+		{RK_TROUBLE_RETRANSMIT, 2, "completer_retry_err +10, duplicate_request +360"},
+		{RK_TROUBLE_RNR, 0, ""},      /* none of its counters moved */
+		{RK_TROUBLE_SEQUENCE, 0, ""}, /* out_of_seq_request went down */
+		{RK_TROUBLE_NOT_SENT, 1, "send_err +4"},
+		{RK_TROUBLE_CONGESTION, 0, ""},
+		{RK_TROUBLE_COUNT, 0, ""}, /* none such */
+	};
+	const struct rk_trouble_desc *d;
+	char buf[128];
+
+	(void)state;
+	memcpy(a, b, sizeof(b));
+	a[0].value += 10;
+	a[1].value += 360;
+	a[2].value = 1; /* went back: reset */
+	a[3] = (struct rk_counter)C("send_err", RK_COUNTERS_HW, 4); /* new: from 0 */
+	rk_run_counters_fill(&c, &before, &after);
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		int n = rk_run_counters_trouble(&c, want[i].t, buf, sizeof(buf));
+
+		if (n != want[i].n || strcmp(buf, want[i].text))
+			fail_msg("trouble %d: %d cited, \"%s\"; want %d, \"%s\"", want[i].t, n, buf,
+				 want[i].n, want[i].text);
+	}
+	/* A failure's citation still shows a counter that went down. */
+	assert_int_equal(rk_run_counters_cite(&c, IBV_WC_RETRY_EXC_ERR, buf, sizeof(buf)), 2);
+	assert_string_equal(buf, "completer_retry_err +10, send_err +4");
+
+	for (int t = 0; t < RK_TROUBLE_COUNT; t++) {
+		d = rk_trouble_desc(t);
+		if (!d || !d->name || !d->hint || !d->hint[0] || !d->counters[0])
+			fail_msg("trouble %d is not fully described", t);
+	}
+	assert_true(listed(rk_trouble_desc(RK_TROUBLE_RETRANSMIT)->counters,
+			   "local_ack_timeout_err"));
+	assert_true(listed(rk_trouble_desc(RK_TROUBLE_RNR)->counters, "rnr_nak_retry_err"));
+	assert_string_equal(rk_trouble_desc(RK_TROUBLE_RNR)->name, "RNR NAKs");
+	assert_null(rk_trouble_desc(RK_TROUBLE_COUNT));
+}
+
 static void test_speed_width(void **state)
 {
 	static const struct {
@@ -414,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_run_left_out),
 		cmocka_unit_test(test_run_unread),
 		cmocka_unit_test(test_status_counters),
+		cmocka_unit_test(test_run_troubles),
 		cmocka_unit_test(test_speed_width),
 		cmocka_unit_test(test_link_rate),
 	};

@@ -431,8 +431,8 @@ int rk_run_counters_str(const struct rk_run_counters *c, char *buf, size_t len)
 	return off < len ? i : i - 1;
 }
 
-/* A run's changes seen as a delta (names and changes only: cite needs no more). */
-/* cite() over a run's changes. */
+/* cite() over a run's changes, seen as a delta (names and changes only:
+ * cite needs no more). */
 static int run_cite(const struct rk_run_counters *c, const char *const *names, bool rises_only,
 		    char *buf, size_t len)
 {

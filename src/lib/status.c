@@ -143,8 +143,8 @@ static const struct rk_trouble_desc troubles[] = {
 	TROUBLE(RK_TROUBLE_RETRANSMIT, "retransmissions",
 		"the transport resent packets: an ACK came later than the local ACK timeout, "
 		"or a packet was lost; when duplicate_request moves and nothing is out of "
-		"sequence, the packets had arrived and only their ACKs were late: a longer ACK "
-		"timeout (--ack-timeout) avoids the resends",
+		"sequence, the packets had arrived and only their ACKs were late: a longer local "
+		"ACK timeout (the QP's timeout; rdmakit bench --ack-timeout) avoids the resends",
 		"completer_retry_err", "local_ack_timeout_err", "duplicate_request"),
 	TROUBLE(RK_TROUBLE_RNR, "RNR NAKs",
 		"a SEND found no receive posted at the peer and was sent again after the RNR "

@@ -300,7 +300,7 @@ bench_pair "" "--op write -s 65536 -n 300 --ack-timeout 13" && iters 300 &&
 t = d['results'][0]['counters']['troubles']
 assert [x['name'] for x in t][:1] == ['retransmissions'], t
 assert t[0]['counters'].get('completer_retry_err', 0) > 0, t
-assert 'longer ACK timeout' in t[0]['hint'], t" &&
+assert 'longer local ACK timeout' in t[0]['hint'], t" &&
 	has "$srv_out" "note: retransmissions (completer_retry_err +"
 
 # Units and thresholds (a rate far under rxe's is met: the --duration run

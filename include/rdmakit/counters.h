@@ -114,6 +114,13 @@ const struct rk_counter_delta *rk_counters_delta_find(const struct rk_counters_d
 int rk_counters_cite(const struct rk_counters_delta *delta, enum ibv_wc_status status, char *buf,
 		     size_t len);
 
+/* The counters of trouble t (status.h) that went up in delta: "completer_retry_err
+ * +10, duplicate_request +360" into buf. Rises only: a counter that went down
+ * was reset. Returns how many were cited (0: t did not happen, or is no
+ * trouble; buf ""). */
+int rk_counters_trouble(const struct rk_counters_delta *delta, enum rk_trouble t, char *buf,
+			size_t len);
+
 /* ---- A run's counters: what an engine (bench, rc, ping, ud) saw move ----
  *
  * Counters are per port and shared by everything on the device: every QP of
@@ -204,6 +211,11 @@ int rk_run_counters_cite(const struct rk_run_counters *c, enum ibv_wc_status sta
  * were cited (0: t did not happen, or is no trouble; buf ""). */
 int rk_run_counters_trouble(const struct rk_run_counters *c, enum rk_trouble t, char *buf,
 			    size_t len);
+
+/* c's changes seen as a delta, for the rk_counters_* calls that read one:
+ * d->v points into v (room for RK_RUN_COUNTERS_MAX), names into c. */
+void rk_run_counters_delta(const struct rk_run_counters *c, struct rk_counter_delta *v,
+			   struct rk_counters_delta *d);
 
 /* ---- Watching a port: its changes every interval (rdmakit counters --watch) ---- */
 

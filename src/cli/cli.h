@@ -273,6 +273,15 @@ void cli_counters_text(const struct rk_run_counters *c, const char *indent);
  * NULL (JSON null) when the run never read them. */
 json_object *cli_counters_json(const struct rk_run_counters *c);
 
+/* What the transport recovered from, as changes d show it (rk_counters_trouble()):
+ * a line "INDENTnote: NAME (COUNTERS): HINT" per trouble. With hinted (an
+ * array of RK_TROUBLE_COUNT, kept across calls) a trouble's hint is given the
+ * first time only. */
+void cli_troubles_text(const struct rk_counters_delta *d, const char *indent, bool *hinted);
+
+/* The same as an array [{name, hint, counters: {name: N}}]. */
+json_object *cli_troubles_json(const struct rk_counters_delta *d);
+
 /* key: sec as a JSON number printed with 3 decimals ("seconds": 1.002). */
 void cli_add_seconds(json_object *o, const char *key, double sec);
 

@@ -13,6 +13,7 @@ struct counters_opts {
 	bool json;
 	uint64_t watch; /* seconds; 0: print once */
 	uint64_t count; /* intervals under --watch; 0: until stopped */
+	bool hinted[RK_TROUBLE_COUNT]; /* --watch text: each trouble's hint once */
 };
 
 static const char usage_text[] =
@@ -22,6 +23,9 @@ static const char description[] =
 	"and the driver's hw_counters (what `rdma statistic` shows; rxe: rdma_sends,\n"
 	"retry_exceeded_err, ...). --watch SEC prints the counters that changed in each\n"
 	"interval, until Ctrl-C (SIGINT) or SIGTERM ends it (exit 0) or N intervals are done.\n"
+	"An interval whose counters show trouble the transport recovered from\n"
+	"(retransmissions, RNR NAKs, packets out of sequence, packets not sent,\n"
+	"congestion) gets a note naming it, with what to look at the first time.\n"
 	"With --json, one document, or under --watch one JSON object per line.";
 
 static const char *no_counters_note(const struct rk_counters *s, char *buf, size_t len)
@@ -84,10 +88,11 @@ static void snapshot_text(const struct rk_counters *s)
 		       "names them)\n", s->skipped, s->skipped == 1 ? "" : "s");
 }
 
-/* One interval's changes: a text line, or one JSON object on one line. */
+/* One interval's changes: a text line and its trouble notes, or one JSON
+ * object on one line. */
 static void on_interval(uint64_t i, const struct rk_counters_delta *d, void *arg)
 {
-	const struct counters_opts *o = arg;
+	struct counters_opts *o = arg;
 	double sec = (double)d->interval_ns / 1e9;
 
 	if (o->json) {
@@ -98,12 +103,14 @@ static void on_interval(uint64_t i, const struct rk_counters_delta *d, void *arg
 		for (int k = 0; k < d->n; k++)
 			cli_add_grouped(groups, d->v[k].group, d->v[k].name, d->v[k].delta);
 		json_object_object_add(line, "deltas", groups);
+		json_object_object_add(line, "troubles", cli_troubles_json(d));
 		cli_json_line(line);
 	} else {
 		printf("interval %" PRIu64 "  %.2f s ", i, sec);
 		for (int k = 0; k < d->n; k++)
 			printf("%s %s %+" PRId64, k ? "," : "", d->v[k].name, d->v[k].delta);
 		printf("%s\n", d->n ? "" : " no change");
+		cli_troubles_text(d, "  ", o->hinted);
 	}
 	fflush(stdout);
 }
@@ -129,12 +136,12 @@ static void watch_end_print(const struct counters_opts *o, uint64_t done)
 
 /* Print the changes every o->watch seconds until --count or a stop signal
  * (rk_counters_watch()). Returns the exit code. */
-static int watch(const struct counters_opts *o, const struct rk_device *dev,
+static int watch(struct counters_opts *o, const struct rk_device *dev,
 		 const struct rk_counters *first)
 {
 	const struct rk_counters_watch_opts wo = {
 		.port_num = first->port, .interval_ms = (uint32_t)(o->watch * 1000),
-		.count = o->count, .on_interval = on_interval, .arg = (void *)o,
+		.count = o->count, .on_interval = on_interval, .arg = o,
 	};
 	uint64_t done;
 	int ret;

@@ -36,15 +36,22 @@ static void failure_text(const struct rk_run_counters *c, const struct rk_run_fa
 		printf("\n");
 }
 
-/* A run that worked: what the counters show the transport recovered from. */
-static void troubles_text(const struct rk_run_counters *c, const char *indent)
+void cli_troubles_text(const struct rk_counters_delta *d, const char *indent, bool *hinted)
 {
 	char cite[512];
 
-	for (int t = 0; t < RK_TROUBLE_COUNT; t++)
-		if (rk_run_counters_trouble(c, t, cite, sizeof(cite)))
-			printf("%snote: %s (%s): %s\n", indent, rk_trouble_desc(t)->name, cite,
-			       rk_trouble_desc(t)->hint);
+	for (int t = 0; t < RK_TROUBLE_COUNT; t++) {
+		const struct rk_trouble_desc *desc = rk_trouble_desc(t);
+
+		if (!rk_counters_trouble(d, t, cite, sizeof(cite)))
+			continue;
+		printf("%snote: %s (%s)", indent, desc->name, cite);
+		if (!hinted || !hinted[t])
+			printf(": %s", desc->hint);
+		printf("\n");
+		if (hinted)
+			hinted[t] = true;
+	}
 }
 
 void cli_counters_text(const struct rk_run_counters *c, const char *indent)
@@ -72,26 +79,31 @@ void cli_counters_text(const struct rk_run_counters *c, const char *indent)
 	}
 	for (int i = 0; i < c->nfailures; i++)
 		failure_text(c, &c->failures[i], indent);
-	if (!c->nfailures)
-		troubles_text(c, indent);
+	if (!c->nfailures) {
+		struct rk_counter_delta v[RK_RUN_COUNTERS_MAX];
+		struct rk_counters_delta d;
+
+		rk_run_counters_delta(c, v, &d);
+		cli_troubles_text(&d, indent, NULL);
+	}
 }
 
-/* The counters named that moved in c (rises only: went up), as an object. */
-static json_object *cited_json(const struct rk_run_counters *c, const char *const *names,
+/* The counters named that moved in d (rises only: went up), as an object. */
+static json_object *cited_json(const struct rk_counters_delta *d, const char *const *names,
 			       bool rises_only)
 {
 	json_object *cited = json_object_new_object();
 
 	for (const char *const *n = names; *n; n++) {
-		const struct rk_run_counter *r = rk_run_counters_find(c, *n);
+		const struct rk_counter_delta *r = rk_counters_delta_find(d, *n);
 
-		if (r && (!rises_only || r->delta > 0))
+		if (r && r->delta && (!rises_only || r->delta > 0))
 			cli_add_int(cited, r->name, r->delta);
 	}
 	return cited;
 }
 
-static json_object *failure_json(const struct rk_run_counters *c, const struct rk_run_failure *f)
+static json_object *failure_json(const struct rk_counters_delta *d, const struct rk_run_failure *f)
 {
 	json_object *j = json_object_new_object();
 
@@ -99,25 +111,24 @@ static json_object *failure_json(const struct rk_run_counters *c, const struct r
 	cli_add_int(j, "count", f->count);
 	cli_add_str(j, "hint", rk_wc_status_hint(f->status));
 	json_object_object_add(j, "counters",
-			       cited_json(c, rk_wc_status_counters(f->status), false));
+			       cited_json(d, rk_wc_status_counters(f->status), false));
 	return j;
 }
 
-/* troubles_text()'s, as an array (empty after a failure). */
-static json_object *troubles_json(const struct rk_run_counters *c)
+json_object *cli_troubles_json(const struct rk_counters_delta *d)
 {
 	json_object *a = json_object_new_array(), *j;
-	const struct rk_trouble_desc *d;
+	const struct rk_trouble_desc *desc;
 	char cite[8];
 
-	for (int t = 0; t < RK_TROUBLE_COUNT && !c->nfailures; t++) {
-		if (!rk_run_counters_trouble(c, t, cite, sizeof(cite)))
+	for (int t = 0; t < RK_TROUBLE_COUNT; t++) {
+		if (!rk_counters_trouble(d, t, cite, sizeof(cite)))
 			continue;
-		d = rk_trouble_desc(t);
+		desc = rk_trouble_desc(t);
 		j = json_object_new_object();
-		cli_add_str(j, "name", d->name);
-		cli_add_str(j, "hint", d->hint);
-		json_object_object_add(j, "counters", cited_json(c, d->counters, true));
+		cli_add_str(j, "name", desc->name);
+		cli_add_str(j, "hint", desc->hint);
+		json_object_object_add(j, "counters", cited_json(d, desc->counters, true));
 		json_object_array_add(a, j);
 	}
 	return a;
@@ -146,7 +157,9 @@ void cli_add_grouped(json_object *groups, enum rk_counter_group group, const cha
 
 json_object *cli_counters_json(const struct rk_run_counters *c)
 {
+	struct rk_counter_delta v[RK_RUN_COUNTERS_MAX];
 	json_object *j, *deltas, *failures;
+	struct rk_counters_delta d;
 	char note[192];
 	double sec = (double)c->interval_ns / 1e9;
 
@@ -166,11 +179,14 @@ json_object *cli_counters_json(const struct rk_run_counters *c)
 		cli_add_grouped(deltas, c->v[i].group, c->v[i].name, c->v[i].delta);
 	json_object_object_add(j, "deltas", deltas);
 	cli_add_int(j, "left_out", c->left_out);
+	rk_run_counters_delta(c, v, &d);
 	failures = json_object_new_array();
 	for (int i = 0; i < c->nfailures; i++)
-		json_object_array_add(failures, failure_json(c, &c->failures[i]));
+		json_object_array_add(failures, failure_json(&d, &c->failures[i]));
 	json_object_object_add(j, "failures", failures);
-	json_object_object_add(j, "troubles", troubles_json(c));
+	/* After a failure its hint covers what the counters show. */
+	json_object_object_add(j, "troubles",
+			       c->nfailures ? json_object_new_array() : cli_troubles_json(&d));
 	json_object_object_add(j, "note", c->state == RK_RUN_COUNTERS_NONE ?
 				json_object_new_string(none_note(c, note, sizeof(note))) : NULL);
 	return j;

@@ -313,6 +313,16 @@ int rk_counters_cite(const struct rk_counters_delta *delta, enum ibv_wc_status s
 	return cite(delta, rk_wc_status_counters(status), false, buf, len);
 }
 
+/* Rises only: a counter that went down was reset, which says nothing. */
+int rk_counters_trouble(const struct rk_counters_delta *delta, enum rk_trouble t, char *buf,
+			size_t len)
+{
+	static const char *const none[] = {NULL};
+	const struct rk_trouble_desc *d = rk_trouble_desc(t);
+
+	return cite(delta, d ? d->counters : none, true, buf, len);
+}
+
 /* ---- a run's counters ---- */
 
 void rk_run_counters_discard(struct rk_run_counters *c)
@@ -431,35 +441,34 @@ int rk_run_counters_str(const struct rk_run_counters *c, char *buf, size_t len)
 	return off < len ? i : i - 1;
 }
 
-/* cite() over a run's changes, seen as a delta (names and changes only:
- * cite needs no more). */
-static int run_cite(const struct rk_run_counters *c, const char *const *names, bool rises_only,
-		    char *buf, size_t len)
+void rk_run_counters_delta(const struct rk_run_counters *c, struct rk_counter_delta *v,
+			   struct rk_counters_delta *d)
 {
-	struct rk_counter_delta v[RK_RUN_COUNTERS_MAX];
-	struct rk_counters_delta d = {.interval_ns = c->interval_ns, .n = c->n, .v = v};
-
 	for (int i = 0; i < c->n; i++)
 		v[i] = (struct rk_counter_delta){
 			.name = c->v[i].name,
 			.group = c->v[i].group,
 			.delta = c->v[i].delta,
 		};
-	return cite(&d, names, rises_only, buf, len);
+	*d = (struct rk_counters_delta){.interval_ns = c->interval_ns, .n = c->n, .v = v};
 }
 
 int rk_run_counters_cite(const struct rk_run_counters *c, enum ibv_wc_status status, char *buf,
 			 size_t len)
 {
-	return run_cite(c, rk_wc_status_counters(status), false, buf, len);
+	struct rk_counter_delta v[RK_RUN_COUNTERS_MAX];
+	struct rk_counters_delta d;
+
+	rk_run_counters_delta(c, v, &d);
+	return rk_counters_cite(&d, status, buf, len);
 }
 
-/* Rises only: a counter that went down was reset, which says nothing. */
 int rk_run_counters_trouble(const struct rk_run_counters *c, enum rk_trouble t, char *buf,
 			    size_t len)
 {
-	static const char *const none[] = {NULL};
-	const struct rk_trouble_desc *d = rk_trouble_desc(t);
+	struct rk_counter_delta v[RK_RUN_COUNTERS_MAX];
+	struct rk_counters_delta d;
 
-	return run_cite(c, d ? d->counters : none, true, buf, len);
+	rk_run_counters_delta(c, v, &d);
+	return rk_counters_trouble(&d, t, buf, len);
 }

@@ -7,8 +7,8 @@ RDMAKIT=$1
 PORT_BASE=40000
 . "$(dirname "$0")/lib.sh"
 
-watch_out=$(mktemp) watch_err=$(mktemp) srv_out=$(mktemp) cli_out=$(mktemp)
-trap 'rm -f "$out" "$err" "$watch_out" "$watch_err" "$srv_out" "$cli_out"' EXIT
+watch_out=$(mktemp) watch_err=$(mktemp) watch_txt=$(mktemp) srv_out=$(mktemp) cli_out=$(mktemp)
+trap 'rm -f "$out" "$err" "$watch_out" "$watch_err" "$watch_txt" "$srv_out" "$cli_out"' EXIT
 
 # deltas FILE SIDE PYTHON: check the "counters" of the JSON report in FILE;
 # 'c' is that object, 'hw' its hw_counters deltas.
@@ -177,6 +177,48 @@ for i, r in enumerate(rows[:-1]):
     recvs += hw.get('rdma_recvs', 0)
 assert (sends, recvs) == (5, 5), (sends, recvs)
 " "$watch_out" || { echo "FAIL: --watch --json records"; fails=$((fails + 1)); }
+
+	# --watch names the trouble an interval shows: with a local ACK timeout
+	# of 33.6 ms rxe resends 64 KiB WRITEs here (cli_bench), which the
+	# intervals note, in JSON and in text, both watching. Two runs, an
+	# interval apart: the text gives the hint once.
+	"$RDMAKIT" counters --watch 1 --json >"$watch_out" 2>"$watch_err" &
+	pid=$!
+	"$RDMAKIT" counters --watch 1 >"$watch_txt" 2>&1 &
+	tpid=$!
+	wait_for "$watch_out" '"interval":1' 60
+	wait_for "$watch_txt" "interval 1 " 60
+	for k in 1 2; do
+		pair 0 0 "$RDMAKIT bench --server -p @PORT@ -w 30" \
+			"$RDMAKIT bench $IP -p @PORT@ --op write -s 65536 -n 300 --ack-timeout 13"
+		n0=$(lines "$watch_txt" '^interval ')
+		wait_for "$watch_txt" "interval $((n0 + 2)) " 60
+	done
+	n0=$(lines "$watch_out" '"interval"')
+	wait_for "$watch_out" "\"interval\":$((n0 + 2))," 60
+	stop_watch "$pid" TERM
+	kill -INT "$tpid"
+	wait "$tpid"
+	sed 's/^/  text| /' "$watch_txt"
+	"$PY" -c "
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])][:-1]
+seen = []
+for r in rows:
+    names = [t['name'] for t in r['troubles']]
+    assert len(set(names)) == len(names), r['troubles']
+    for t in r['troubles']:
+        assert t['hint'] and t['counters'], t
+        assert all(v > 0 for v in t['counters'].values()), t
+    seen += [t for t in r['troubles'] if t['name'] == 'retransmissions']
+assert seen and any(t['counters'].get('completer_retry_err', 0) > 0 for t in seen), rows
+" "$watch_out" || { echo "FAIL: --watch --json: no interval notes retransmissions"; fails=$((fails + 1)); }
+	has "$watch_txt" "  note: retransmissions (completer_retry_err +"
+	nnote=$(lines "$watch_txt" "^  note: retransmissions (")
+	nhint=$(lines "$watch_txt" "^  note: retransmissions (.*): the transport resent")
+	echo "# text --watch: $nnote retransmissions notes, $nhint with the hint"
+	[ "$nhint" = 1 ] ||
+		{ echo "FAIL: text --watch gave the retransmissions hint $nhint times, want once"; fails=$((fails + 1)); }
 	;;
 esac
 

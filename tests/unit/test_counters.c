@@ -362,6 +362,8 @@ static void test_run_troubles(void **state)
 		{RK_TROUBLE_CONGESTION, 0, ""},
 		{RK_TROUBLE_COUNT, 0, ""}, /* none such */
 	};
+	struct rk_counter_delta view_v[RK_RUN_COUNTERS_MAX];
+	struct rk_counters_delta view, *watch;
 	const struct rk_trouble_desc *d;
 	char buf[128];
 
@@ -372,13 +374,25 @@ static void test_run_troubles(void **state)
 	a[2].value = 1; /* went back: reset */
 	a[3] = (struct rk_counter)C("send_err", RK_COUNTERS_HW, 4); /* new: from 0 */
 	rk_run_counters_fill(&c, &before, &after);
+	rk_run_counters_delta(&c, view_v, &view);
+	assert_int_equal(view.n, c.n);
+	/* The same from a run's changes, their view, and a watch's interval. */
+	assert_int_equal(rk_counters_diff(&before, &after, true, &watch), 0);
 	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		const struct rk_counters_delta *deltas[] = {&view, watch};
 		int n = rk_run_counters_trouble(&c, want[i].t, buf, sizeof(buf));
 
 		if (n != want[i].n || strcmp(buf, want[i].text))
 			fail_msg("trouble %d: %d cited, \"%s\"; want %d, \"%s\"", want[i].t, n, buf,
 				 want[i].n, want[i].text);
+		for (size_t k = 0; k < ARRAY_SIZE(deltas); k++) {
+			n = rk_counters_trouble(deltas[k], want[i].t, buf, sizeof(buf));
+			if (n != want[i].n || strcmp(buf, want[i].text))
+				fail_msg("trouble %d, delta %zu: %d cited, \"%s\"; want %d, \"%s\"",
+					 want[i].t, k, n, buf, want[i].n, want[i].text);
+		}
 	}
+	rk_counters_delta_free(watch);
 	/* A failure's citation still shows a counter that went down. */
 	assert_int_equal(rk_run_counters_cite(&c, IBV_WC_RETRY_EXC_ERR, buf, sizeof(buf)), 2);
 	assert_string_equal(buf, "completer_retry_err +10, send_err +4");

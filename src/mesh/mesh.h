@@ -48,7 +48,7 @@ struct mesh_cell {
 	double p50, p99;        /* r initiated the ping-pong (r < j), us; NAN otherwise */
 	double bw;              /* r -> j, MB/s; NAN when not measured */
 	char bw_why[MESH_WHY];
-	char counters[256];     /* re-test: this rank's port counter changes */
+	char counters[256];     /* re-test: troubles, then port counter changes */
 	int8_t retested;
 };
 

@@ -273,6 +273,25 @@ int mesh_stage_bandwidth(struct mesh_ctx *c)
 	return run_rounds(c, "bandwidth", c->o->sched, bandwidth_op);
 }
 
+/* A re-test's counter changes, the troubles they show named first (a long
+ * list is cut at its end): "[retransmissions] completer_retry_err +3, ...". */
+static void retest_counters(const struct rk_run_counters *rc, char *buf, size_t len)
+{
+	size_t off = 0;
+	char cite[8];
+	int k = 0;
+
+	buf[0] = '\0';
+	for (int t = 0; t < RK_TROUBLE_COUNT && off < len; t++)
+		if (rk_run_counters_trouble(rc, t, cite, sizeof(cite)))
+			off += (size_t)snprintf(buf + off, len - off, "%s%s", k++ ? ", " : "[",
+						rk_trouble_desc(t)->name);
+	if (k && off < len)
+		off += (size_t)snprintf(buf + off, len - off, "] ");
+	if (off < len)
+		rk_run_counters_str(rc, buf + off, len - off);
+}
+
 static void retest_one(struct mesh_ctx *c, int src, int dst)
 {
 	int peer = c->rank == src ? dst : c->rank == dst ? src : -1;
@@ -296,7 +315,7 @@ static void retest_one(struct mesh_ctx *c, int src, int dst)
 	rk_run_counters_stop(&rc);
 	c->row[peer].retested = 1;
 	if (rc.state == RK_RUN_COUNTERS_READ)
-		rk_run_counters_str(&rc, c->row[peer].counters, sizeof(c->row[peer].counters));
+		retest_counters(&rc, c->row[peer].counters, sizeof(c->row[peer].counters));
 	else
 		snprintf(c->row[peer].counters, sizeof(c->row[peer].counters),
 			 "no port counters on %s", c->nodes[c->rank].device);

@@ -102,6 +102,8 @@ def main():
     ap.add_argument("--expect-pair", action="append", default=[])
     ap.add_argument("--unreachable-node", type=int, action="append", default=[])
     ap.add_argument("--reason-contains", action="append", default=[])
+    ap.add_argument("--counters-contains", action="append", default=[],
+                    help="TEXT: in the re-test counters of an outlier")
     ap.add_argument("--exit", type=int)
     ap.add_argument("--only-pair", help="S:D: at least one outlier, all about pair {S,D}")
     a = ap.parse_args()
@@ -158,6 +160,10 @@ def main():
     for t in a.reason_contains:
         if t not in text:
             fail("no reason contains %r: %s" % (t, text))
+    for t in a.counters_contains:
+        if not any(t in (o.get("counters") or "") for o in outs):
+            fail("no outlier's counters contain %r: %s" %
+                 (t, " | ".join(str(o.get("counters")) for o in outs)))
     if a.exit is not None and doc["exit_status"] != a.exit:
         fail("exit_status %d, expected %d" % (doc["exit_status"], a.exit))
     print("check.py: %s: %d nodes, %d outliers, as expected" % (a.file, a.n, len(outs)))

@@ -7,7 +7,8 @@
 #                      config outlier for its port MTU, no other
 #   netem delay        on the last guest: that node flagged for latency, no other
 #   netem loss         from guest 1 towards the last guest only (prio + u32
-#                      filter on the destination): outliers on that pair only
+#                      filter on the destination): outliers on that pair only,
+#                      its re-test counters naming packets out of sequence
 #   rdma link delete   rxe0 gone on the last guest: its row and column
 #                      unreachable, the node named, exit 2
 # The host side (host mode) makes sure sch_prio and cls_u32 are at hand (taken
@@ -108,7 +109,7 @@ guest "$LAST" 'tc qdisc del dev eth0 root'
 guest 1 "modprobe sch_netem; insmod $KMOD/sch_prio.ko; insmod $KMOD/cls_u32.ko; tc qdisc add dev eth0 root handle 1: prio &&
 	tc qdisc add dev eth0 parent 1:3 handle 30: netem loss 10% &&
 	tc filter add dev eth0 parent 1:0 protocol ip prio 1 u32 match ip dst 198.18.0.$LAST/32 flowid 1:3"
-run loss 1 && check loss --only-pair "0:$LASTR" --exit 1
+run loss 1 && check loss --only-pair "0:$LASTR" --counters-contains "packets out of sequence" --exit 1
 guest 1 'tc -s qdisc show dev eth0; tc qdisc del dev eth0 root'
 
 guest "$LAST" 'rdma link delete rxe0'

@@ -60,9 +60,10 @@ struct rk_cq_ids {
 
 /* Wait for the completions of the n (1..RK_CQ_WAIT_IDS_MAX) work requests
  * whose wr_ids are in want, within timeout_ms. The last receive completion
- * among them is copied to *recv_wc_p (may be NULL). A flushed request or
- * w->gone() is the peer leaving: -ECONNRESET, not logged (the caller decides
- * what it means). Errors logged, naming what: a failed status
+ * among them is copied to *recv_wc_p (may be NULL). A flushed request,
+ * w->gone(), or a failure a leaving peer causes (no answer, a remote error)
+ * followed within 500 ms by w->gone() is the peer leaving: -ECONNRESET, not
+ * logged (the caller decides what it means). Errors logged, naming what: a failed status
  * (rk_wc_check()), -ETIMEDOUT, -EPROTO for a completion not due. */
 int rk_cq_wait_ids(struct rk_cq_ids *w, const uint64_t *want, int n, int timeout_ms,
 		   const char *what, struct ibv_wc *recv_wc_p);

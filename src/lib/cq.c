@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rdmakit/cq.h>
 #include <rdmakit/error.h>
@@ -210,6 +211,33 @@ static int take_early(struct rk_cq_ids *w, const uint64_t *want, int n, bool *do
 
 /* Account for one completion: 1 when it was wanted, 0 when kept early or
  * claimed (w->claim). */
+/* A failed completion that a peer's leaving causes (its QP torn down: no
+ * answer, or a NAK from that QP in error on its way out), where w->gone()
+ * says within half a second that the peer left: its leaving is what
+ * happened, whichever of the two news came first. */
+static bool left_meanwhile(struct rk_cq_ids *w, const struct ibv_wc *wc)
+{
+	switch (wc->status) {
+	case IBV_WC_REM_OP_ERR:
+	case IBV_WC_REM_ACCESS_ERR:
+	case IBV_WC_REM_INV_REQ_ERR:
+	case IBV_WC_RETRY_EXC_ERR:
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+		break;
+	default:
+		return false;
+	}
+	for (int i = 0; i < 50; i++) {
+		if (w->gone(w->gone_arg)) {
+			rk_debug("%s (wr_id %" PRIu64 ") on QP 0x%x: the peer left",
+				 rk_wc_status_name(wc->status), (uint64_t)wc->wr_id, wc->qp_num);
+			return true;
+		}
+		usleep(10000);
+	}
+	return false;
+}
+
 static int wait_ids_one(struct rk_cq_ids *w, const struct ibv_wc *wc, const uint64_t *want,
 			int n, bool *done, const char *what, struct ibv_wc *recv_wc_p)
 {
@@ -221,6 +249,8 @@ static int wait_ids_one(struct rk_cq_ids *w, const struct ibv_wc *wc, const uint
 	if (k == n && w->claim && w->claim(w->claim_arg, wc) != 1)
 		return 0;
 	if (wc->status == IBV_WC_WR_FLUSH_ERR)
+		return -ECONNRESET;
+	if (wc->status != IBV_WC_SUCCESS && w->gone && left_meanwhile(w, wc))
 		return -ECONNRESET;
 	ret = rk_wc_check(wc, what);
 	if (ret)

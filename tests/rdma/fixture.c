@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fixture.h"
 
@@ -239,6 +240,14 @@ uint16_t fx_next_port(uint16_t base)
 	if (!port)
 		port = base;
 	return port++;
+}
+
+int64_t fx_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int fx_run_group(const char *what, const struct CMUnitTest *tests, size_t n)

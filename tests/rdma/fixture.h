@@ -82,6 +82,9 @@ void fx_check_refused(const char *what, int ret, int want, const char *msg);
 /* A fresh port for each connection a test makes: base, base + 1, ... */
 uint16_t fx_next_port(uint16_t base);
 
+/* CLOCK_MONOTONIC in milliseconds. */
+int64_t fx_now_ms(void);
+
 /* A test program's main: print "# WHAT against IP", then run the group of
  * tests with the library's log captured (fx_capture_setup/teardown). Returns
  * how many tests failed. */

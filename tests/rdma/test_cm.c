@@ -23,14 +23,6 @@
 
 #define PORT_BASE 18620
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ---- one side of a connection ---- */
 
 struct side {
@@ -306,10 +298,10 @@ static void test_connect_exchange_write(void **state)
 	assert_string_equal(c.ctl->local_ip, fx_test_ip());
 	printf("# control channel to %s from %s\n", c.ctl->peer, c.ctl->local_ip);
 	for (uint32_t step = 1; step <= 3; step++) {
-		t0 = now_ms();
+		t0 = fx_now_ms();
 
 		assert_int_equal(rk_ctl_sync(c.ctl, step, 0, WAIT_MS), 0);
-		printf("# sync %u took %lld ms\n", step, (long long)(now_ms() - t0));
+		printf("# sync %u took %lld ms\n", step, (long long)(fx_now_ms() - t0));
 	}
 	msg.u.sync.step = 10;
 	assert_int_equal(rk_ctl_send(c.ctl, &msg), 0);
@@ -339,10 +331,10 @@ static void test_connect_exchange_write(void **state)
 
 	/* Both sides disconnect; the QP is in ERR then, and the control channel
 	 * says the peer is gone. */
-	t0 = now_ms();
+	t0 = fx_now_ms();
 	rk_cm_disconnect(cm, WAIT_MS);
-	printf("# disconnected in %lld ms\n", (long long)(now_ms() - t0));
-	assert_true(now_ms() - t0 < WAIT_MS);
+	printf("# disconnected in %lld ms\n", (long long)(fx_now_ms() - t0));
+	assert_true(fx_now_ms() - t0 < WAIT_MS);
 	assert_false(cm->connected);
 	assert_int_equal(rk_qp_query_state(c.qp, NULL), 0);
 	printf("# after disconnect QP 0x%x is in %s\n", c.qp->qp->qp_num,
@@ -470,10 +462,10 @@ static void test_no_listener_refused(void **state)
 	assert_int_equal(rk_cm_resolve(fx_test_ip(), port, WAIT_MS, &cm), 0);
 	assert_int_equal(side_open(&c, cm), 0);
 	fx_capture_reset();
-	t0 = now_ms();
+	t0 = fx_now_ms();
 	assert_int_equal(rk_cm_connect(cm, c.qp, &mine, WAIT_MS), -ECONNREFUSED);
-	printf("# refused after %lld ms\n", (long long)(now_ms() - t0));
-	assert_true(now_ms() - t0 < 5000);
+	printf("# refused after %lld ms\n", (long long)(fx_now_ms() - t0));
+	assert_true(fx_now_ms() - t0 < 5000);
 	assert_true(fx_capture_has("RDMA_CM_EVENT_REJECTED"));
 	assert_false(cm->connected);
 	side_close(&c);
@@ -519,14 +511,14 @@ static void test_listen_port_in_use(void **state)
 /* rk_cm_resolve(host) with a 3 s bound, timed and said: within 5 s. */
 static int resolve_timed(const char *host, struct rk_cm **cm_p)
 {
-	int64_t t0 = now_ms();
+	int64_t t0 = fx_now_ms();
 	int ret;
 
 	fx_capture_reset();
 	ret = rk_cm_resolve(host, fx_next_port(PORT_BASE), 3000, cm_p);
 	printf("# resolve %s: %s after %lld ms\n", host, rk_strerror(ret),
-	       (long long)(now_ms() - t0));
-	assert_true(now_ms() - t0 < 5000);
+	       (long long)(fx_now_ms() - t0));
+	assert_true(fx_now_ms() - t0 < 5000);
 	return ret;
 }
 
@@ -561,12 +553,12 @@ static void test_unreachable_peer(void **state)
 		return;
 	}
 	assert_int_equal(side_open(&c, cm), 0);
-	t0 = now_ms();
+	t0 = fx_now_ms();
 	ret = rk_cm_connect(cm, c.qp, &mine, 3000);
 	printf("# connect to 198.18.0.99: %s after %lld ms\n", rk_strerror(ret),
-	       (long long)(now_ms() - t0));
+	       (long long)(fx_now_ms() - t0));
 	assert_true(ret == -ETIMEDOUT || ret == -EHOSTUNREACH);
-	assert_true(now_ms() - t0 < 5000);
+	assert_true(fx_now_ms() - t0 < 5000);
 	assert_true(fx_capture_has("198.18.0.99"));
 	side_close(&c);
 }

@@ -279,6 +279,62 @@ static void test_outside_mr(void **state)
 	expect_remote_access_error(&wr);
 }
 
+static bool gone_answer;
+static int gone_asked;
+
+static bool peer_gone(void *arg)
+{
+	(void)arg;
+	gone_asked++;
+	return gone_answer;
+}
+
+/* A failure that a leaving peer can cause (REM_ACCESS_ERR here, from a
+ * wrong rkey) while w.gone() says the peer left: the wait ends as the
+ * peer's leaving, -ECONNRESET, the status not logged. With the peer still
+ * there: the failure itself, logged, after gone() was asked for 500 ms. */
+static void wait_ids_failure(bool gone)
+{
+	struct ibv_sge s = rk_sge(F.mr_a, 0, 64);
+	struct rk_wr wr = {.op = RK_OP_WRITE, .wr_id = 40, .sg = &s, .nsge = 1,
+			   .remote_addr = addr_b(0), .rkey = F.mr_b->mr->rkey ^ 0x5a5a00};
+	struct rk_cq_ids w = {.cq = F.cq_a, .gone = peer_gone};
+	const uint64_t want[1] = {40};
+	int64_t t0;
+	int ret;
+
+	gone_answer = gone;
+	gone_asked = 0;
+	post_ok(&wr);
+	fx_log_reset(&F);
+	t0 = fx_now_ms();
+	ret = rk_cq_wait_ids(&w, want, 1, FX_WAIT_MS, "WRITE", NULL);
+	printf("# gone() %s: %s after %lld ms, asked %d times\n", gone ? "true" : "false",
+	       rk_strerror(ret), (long long)(fx_now_ms() - t0), gone_asked);
+	if (gone) {
+		assert_int_equal(ret, -ECONNRESET);
+		assert_null(strstr(F.last_log, "failed"));
+		assert_int_equal(gone_asked, 1);
+	} else {
+		assert_int_equal(ret, -EACCES);
+		assert_non_null(strstr(F.last_log, "IBV_WC_REM_ACCESS_ERR"));
+		assert_int_equal(gone_asked, 50);
+		assert_true(fx_now_ms() - t0 >= 500);
+	}
+}
+
+static void test_failure_peer_gone(void **state)
+{
+	(void)state;
+	wait_ids_failure(true);
+}
+
+static void test_failure_peer_there(void **state)
+{
+	(void)state;
+	wait_ids_failure(false);
+}
+
 /* Atomics need a device that has them; main() checks before running them. */
 static int device_has_atomics(void)
 {
@@ -318,6 +374,11 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_read),
 		cmocka_unit_test(test_missing_access_flag),
 	};
+	/* Each puts QP A in ERR: a fresh pair for each. */
+	const struct CMUnitTest peer_gone_tests[] = {
+		cmocka_unit_test_setup_teardown(test_failure_peer_gone, setup_polled, teardown),
+		cmocka_unit_test_setup_teardown(test_failure_peer_there, setup_polled, teardown),
+	};
 	const struct CMUnitTest atomics[] = {
 		cmocka_unit_test(test_atomics),
 	};
@@ -338,5 +399,7 @@ int main(int argc, char **argv)
 	failed += cmocka_run_group_tests_name("events", events, setup_events, teardown);
 	failed += cmocka_run_group_tests_name("read-only MR", read_only, setup_read_only_mr,
 					      teardown);
+	failed += cmocka_run_group_tests_name("a failure while the peer leaves", peer_gone_tests,
+					      NULL, NULL);
 	return failed ? 1 : 0;
 }

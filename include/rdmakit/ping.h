@@ -75,6 +75,8 @@ struct rk_ping_opts {
 	uint8_t port_num;        /* 0 means 1 */
 	int gid_index;           /* -1 chooses by the address the peer talks to */
 	enum rk_transport transport; /* pingpong: RK_RC, RK_UC or RK_UD */
+	uint32_t srq_qps;        /* pingpong RC: this many QPs over one SRQ, as
+				    ibv_srq_pingpong -q (pingpong.h); 0: one QP */
 	uint32_t size;           /* bytes per ping (native server: the client says;
 				    rping server: the largest it serves) */
 	uint64_t count;          /* rounds (native server: the client says;
@@ -100,7 +102,8 @@ struct rk_ping_result {
 	bool cm;                 /* connected through RDMA CM */
 	char device[64];         /* empty until connected */
 	char peer[80];
-	uint32_t qpn, peer_qpn;
+	uint32_t qpn, peer_qpn;  /* pingpong SRQ: its first QP's */
+	uint32_t qps;            /* pingpong SRQ: QPs over the SRQ; 0 otherwise */
 	int path_mtu;            /* bytes */
 	bool has_gid;
 	struct rk_gid_choice gid;

@@ -8,6 +8,14 @@
  * the client ends with "done" and a NUL. A GID of all zeros means "no GRH"
  * (InfiniBand without -g). Then the client SENDs, the server SENDs back,
  * count times; the MTU is not exchanged (both sides use their -m).
+ *
+ * ibv_srq_pingpong (rk_ping_opts.srq_qps QPs, RC): each side writes
+ * RK_PP_SRQ_MAX_QP such messages, one per QP and all zeros past its last,
+ * the server answers with as many, and the client ends with "done". Every
+ * QP takes its receives from one SRQ. The client SENDs once on every QP,
+ * then again on a QP once its SEND and the pong on it completed; the
+ * server SENDs back on the QP a ping came on. count is the SENDs of each
+ * side in all, not per QP.
  */
 #ifndef RDMAKIT_PINGPONG_H
 #define RDMAKIT_PINGPONG_H
@@ -29,6 +37,8 @@ extern "C" {
 #define RK_PP_UD_QKEY 0x11111111u
 #define RK_PP_GRH_LEN 40    /* ibv_ud_pingpong's receive buffers start with the GRH */
 #define RK_PP_PAGE 4096     /* ibv_*_pingpong -c checks the first byte of each page */
+#define RK_PP_SRQ_MAX_QP 256 /* ibv_srq_pingpong's MAX_QP: messages each way */
+#define RK_PP_SRQ_DEFAULT_QPS 16
 
 struct rk_pp_dest {
 	uint16_t lid;
@@ -48,8 +58,8 @@ int rk_pp_parse(const char *buf, size_t n, struct rk_pp_dest *dest_p, char *why,
 		size_t why_len);
 
 /* Run the protocol (rk_ping_opts: server, host, port, device, port_num,
- * gid_index, transport, size, count, interval_ms, mtu, rx_depth, validate,
- * events, timeout_ms, accept_timeout_ms, progress). Both sides must use the
+ * gid_index, transport, srq_qps, size, count, interval_ms, mtu, rx_depth,
+ * validate, events, timeout_ms, accept_timeout_ms, progress). Both sides must use the
  * same size and count. With validate the client checks each pong is its
  * ping, the server each ping after the first is its last pong (the first
  * is the client's own content); the ping has the first byte of every page

@@ -4,8 +4,9 @@
  *             exchange or RDMA CM;
  *   rping     librdmacm's rping: the client advertises its buffers, the
  *             server RDMA-READs the ping and RDMA-WRITEs the pong back;
- *   pingpong  ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong: their TCP
- *             text exchange, then SEND/RECV turns (RC, UC or UD).
+ *   pingpong  ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong and
+ *             ibv_srq_pingpong: their TCP text exchange, then SEND/RECV turns
+ *             (RC, UC or UD; RC QPs over one SRQ).
  * Each protocol's own options are accepted in its mode, so rdmakit stands in
  * for rping or ibv_*_pingpong in existing scripts. This file parses options,
  * calls one engine and prints its result. */
@@ -33,6 +34,7 @@ struct ping_opts {
 	uint64_t interval_ms; /* -I SEC */
 	uint64_t mtu;
 	uint64_t rx_depth;
+	uint64_t num_qp; /* --transport srq: QPs (ibv_srq_pingpong -q) */
 	bool validate;
 	bool verbose;
 	bool events;
@@ -46,14 +48,16 @@ struct ping_view {
 	const struct ping_opts *o;
 	enum proto proto;
 	enum rk_transport transport;
+	uint32_t srq_qps; /* pingpong --transport srq: its QPs; 0 otherwise */
 	const char *who;
 	struct rk_gates gates;
 	bool listened; /* the server listened: a failure after it is a client's */
 };
 
-/* In the order of enum proto and enum rk_transport. */
+/* In the order of enum proto and enum rk_transport (srq: RC over an SRQ). */
 static const char *const proto_names[] = {"native", "rping", "pingpong", NULL};
-static const char *const pp_transports[] = {"rc", "uc", "ud", NULL};
+static const char *const pp_transports[] = {"rc", "uc", "ud", "srq", NULL};
+#define PP_SRQ 3
 
 /* One verbose line per round. */
 static void print_round(const struct ping_view *v, const struct rk_ping_result *res,
@@ -93,9 +97,10 @@ static void print_connected(const struct ping_view *v, const struct rk_ping_resu
 		       "path MTU %d%s\n",
 		       v->who, r->peer, r->qpn, r->peer_qpn, r->path_mtu, t);
 	else
-		printf("%s: %s QP 0x%x <-> peer QP 0x%x, path MTU %d%s; %" PRIu64
+		printf("%s: %s QP 0x%x <-> peer QP 0x%x%s, path MTU %d%s; %" PRIu64
 		       " exchanges of %u bytes%s\n",
-		       v->who, rk_transport_str(v->transport), r->qpn, r->peer_qpn, r->path_mtu, t,
+		       v->who, rk_transport_str(v->transport), r->qpn, r->peer_qpn,
+		       r->qps ? " (the first of the QPs over one SRQ)" : "", r->path_mtu, t,
 		       r->count, r->size, r->validate ? ", data checked" : "");
 }
 
@@ -109,7 +114,7 @@ static void print_listening(const struct ping_view *v)
 		printf("server: waiting for an rping client on port %" PRIu64 " (RDMA CM)\n", port);
 	else
 		printf("server: waiting for an ibv_%s_pingpong client on TCP port %" PRIu64 "\n",
-		       pp_transports[v->transport], port);
+		       pp_transports[v->srq_qps ? PP_SRQ : v->transport], port);
 }
 
 /* pingpong: both sides' addresses, as ibv_*_pingpong prints them. */
@@ -126,6 +131,9 @@ static void print_addresses(const struct ping_view *v, const struct rk_ping_resu
 	printf("%s: %s at %s: LID %u, QPN 0x%06x, PSN 0x%06x, GID %s\n", v->who,
 	       v->o->conn.server ? "client" : "server", r->peer, r->peer_lid, r->peer_qpn,
 	       r->peer_psn, rk_gid_str(&r->peer_gid, gid, sizeof(gid)));
+	if (r->qps > 1)
+		printf("%s: and %u more QPs each side, the same but for QPN and PSN\n", v->who,
+		       r->qps - 1);
 }
 
 /* The engines' progress callback: text lines (none with --json). */
@@ -219,6 +227,8 @@ static json_object *summary_json(const struct ping_view *v, const struct rk_ping
 	cli_add_str(doc, "role", v->who);
 	cli_add_str(doc, "proto", proto_names[v->proto]);
 	cli_add_str(doc, "transport", rk_transport_str(v->transport));
+	if (v->srq_qps)
+		cli_add_int(doc, "srq_qps", v->srq_qps);
 	cli_add_str(doc, "connection", r->cm ? "cm" : "tcp");
 	json_object_object_add(doc, "traffic", cli_traffic_json(&v->o->traffic));
 	if (r->device[0])
@@ -249,8 +259,8 @@ static const char usage_text[] =
 	"rdmakit ping --server [options]  |  rdmakit ping HOST [options]\n"
 	"       rdmakit ping --proto rping -s|-c [-a ADDR] [-I ADDR] [-p PORT] [-C COUNT] [-S SIZE]\n"
 	"                    [-t TOS] [-P] [-V] [-v] [-d]\n"
-	"       rdmakit ping --proto pingpong [--transport rc|uc|ud] [-d DEV] [-i PORT] [-g IDX]\n"
-	"                    [-p PORT] [-s SIZE] [-n ITERS] [-m MTU] [HOST]";
+	"       rdmakit ping --proto pingpong [--transport rc|uc|ud|srq] [-d DEV] [-i PORT]\n"
+	"                    [-g IDX] [-p PORT] [-s SIZE] [-n ITERS] [-m MTU] [-q NUM_QP] [HOST]";
 static const char description[] =
 	"RC ping-pong with round-trip statistics (min, median, p99, max).\n"
 	"  --proto native    (default) rdmakit to rdmakit: the client SENDs a ping, the\n"
@@ -259,9 +269,10 @@ static const char description[] =
 	"                    server RDMA-READs the ping and RDMA-WRITEs the pong back;\n"
 	"                    takes rping's options (-s server, -c client, -a, -I, -p, -C, -S,\n"
 	"                    -t, -P, -V, -v, -d)\n"
-	"  --proto pingpong  ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong (--transport):\n"
-	"                    their TCP text exchange, then SEND/RECV turns; takes their options\n"
-	"                    (-d, -i, -g, -p, -s, -n, -m, -r, -l, -e, -c); no HOST means server\n"
+	"  --proto pingpong  ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong and\n"
+	"                    ibv_srq_pingpong (--transport rc|uc|ud|srq): their TCP text\n"
+	"                    exchange, then SEND/RECV turns; takes their options (-d, -i, -g,\n"
+	"                    -p, -s, -n, -m, -r, -l, -e, -c, and srq's -q); no HOST means server\n"
 	"Each mode's options are listed with --proto MODE --help.";
 static const char epilog[] =
 	"threshold (client, every mode): --max-rtt-p99 US: the round-trip time p99 (the\n"
@@ -319,7 +330,22 @@ static int check_rping_args(struct ping_opts *o, const char **host_p)
 static int check_pp_args(struct ping_view *v, struct ping_opts *o, const char *host)
 {
 	/* The parser took only these values. */
-	v->transport = (enum rk_transport)cli_opt_choice(pp_transports, o->transport);
+	int t = cli_opt_choice(pp_transports, o->transport);
+
+	v->transport = t == PP_SRQ ? RK_RC : (enum rk_transport)t;
+	v->srq_qps = t == PP_SRQ ? (uint32_t)o->num_qp : 0;
+	if (v->srq_qps && o->count < o->num_qp) {
+		fprintf(stderr,
+			"rdmakit ping: option --iters: %" PRIu64 " exchanges are fewer than the "
+			"%" PRIu64 " QPs (-q), and the client starts with one on every QP\n",
+			o->count, o->num_qp);
+		return CLI_USAGE;
+	}
+	if (v->srq_qps && o->interval_ms) {
+		fprintf(stderr, "rdmakit ping: option --interval: no pause between rounds with "
+				"--transport srq, whose QPs ping at once\n");
+		return CLI_USAGE;
+	}
 	if (!rk_mtu_from_bytes((int)o->mtu)) {
 		fprintf(stderr, "rdmakit ping: option --mtu: %" PRIu64 " is not 256, 512, 1024, "
 				"2048 or 4096\n", o->mtu);
@@ -391,7 +417,8 @@ static int run(void *arg, bool *listened)
 	const struct ping_opts *o = v->o;
 	struct rk_ping_opts po = {
 		CLI_CONN_FIELDS(&o->conn, &o->dev, host), .accept_timeout_ms = CLI_WAIT_MS(&o->conn),
-		.transport = v->transport, .size = (uint32_t)o->size, .count = o->count,
+		.transport = v->transport, .srq_qps = v->srq_qps, .size = (uint32_t)o->size,
+		.count = o->count,
 		.interval_ms = (unsigned)o->interval_ms, .mtu = (int)o->mtu,
 		.rx_depth = (uint32_t)o->rx_depth, .validate = o->validate, .events = o->events,
 		.traffic = o->traffic, .source = o->source, .progress = on_progress,
@@ -489,7 +516,8 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 	const struct cli_opt pp_opts[] = {
 		OPT_PROTO(&o),
 		{"transport", 0, CLI_OPT_STRING, &o.transport, 0, 0, "T",
-		 "rc, uc or ud: as ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong",
+		 "rc, uc, ud or srq: as ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong, "
+		 "ibv_srq_pingpong (RC QPs over one SRQ)",
 		 .choices = pp_transports},
 		{"server", 0, CLI_OPT_FLAG, &o.conn.server, 0, 0, NULL,
 		 "be the server (as giving no HOST)"},
@@ -506,7 +534,9 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		 "exchanges (both sides the same)"},
 		{"mtu", 'm', CLI_OPT_COUNT, &o.mtu, 256, 4096, "BYTES", "path MTU (RC, UC)"},
 		{"rx-depth", 'r', CLI_OPT_COUNT, &o.rx_depth, 1, 8192, "N",
-		 "receives kept posted"},
+		 "receives kept posted (srq: in the SRQ)"},
+		{"num-qp", 'q', CLI_OPT_COUNT, &o.num_qp, 1, RK_PP_SRQ_MAX_QP, "N",
+		 "--transport srq: QPs over the SRQ (both sides the same)"},
 		{"chk", 'c', CLI_OPT_FLAG, &o.validate, 0, 0, NULL,
 		 "check received data: the pong is the ping; the server: each ping after the "
 		 "first is its last pong"},
@@ -526,6 +556,12 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 	/* Here, where the options' addresses are the table's. */
 	if (ret < 0 && cli_traffic("ping", &o.conn.traffic, &o.traffic) != CLI_OK)
 		ret = CLI_USAGE;
+	if (ret < 0 && v->proto == PROTO_PINGPONG && cli_opts_given(&o.num_qp) &&
+	    strcmp(o.transport, "srq")) {
+		fprintf(stderr, "rdmakit ping: option --num-qp (-q) is ibv_srq_pingpong's: give "
+				"--transport srq\n");
+		ret = CLI_USAGE;
+	}
 	/* ibv_ud_pingpong's own default: a datagram is one packet. */
 	if (ret < 0 && v->proto == PROTO_PINGPONG && !cli_opts_given(&o.size) &&
 	    !strcmp(o.transport, "ud"))
@@ -539,7 +575,7 @@ int cmd_ping(int argc, char **argv)
 	struct ping_opts o = {
 		.dev = CLI_DEV_OPTS_DEFAULT, .proto = find_proto(argc, argv), .conn.timeout = 10,
 		.conn.traffic = CLI_TRAFFIC_OPTS_DEFAULT,
-		.mtu = 1024, .rx_depth = 500, .transport = "rc",
+		.mtu = 1024, .rx_depth = 500, .transport = "rc", .num_qp = RK_PP_SRQ_DEFAULT_QPS,
 	};
 	struct ping_view v = {.o = &o};
 	struct ping_run pr;

@@ -18,7 +18,7 @@
 #include <rdmakit/port.h>
 
 #include "clock.h"
-#include "ping_int.h"
+#include "pingpong_int.h"
 
 /* ---- the address message ---- */
 
@@ -206,6 +206,24 @@ static int pp_make_qp(struct pp *p)
 	return ret;
 }
 
+int pp_port_open(const struct ping_run *r, const struct rk_ctl *ctl, struct rk_port_sel *d)
+{
+	const struct rk_port_info *pi;
+	int ret;
+
+	ret = rk_port_open(r->o.device, r->o.port_num, r->o.gid_index,
+			   ctl->local_ip[0] ? ctl->local_ip : NULL, d);
+	if (ret)
+		return ret;
+	rk_run_counters_start(&r->res->counters, d->dev, d->port_num);
+	pi = rk_device_port(d->dev, d->port_num);
+	snprintf(r->res->device, sizeof(r->res->device), "%s", d->dev->info.name);
+	r->res->has_gid = d->has_gid;
+	r->res->gid = d->gid;
+	r->res->lid = pi->lid;
+	return 0;
+}
+
 /* Device, QP and buffers, receives posted: ready before our address goes
  * out, as ibv_*_pingpong is. */
 static int pp_setup(struct pp *p)
@@ -215,11 +233,9 @@ static int pp_setup(struct pp *p)
 	uint64_t depth;
 	int ret;
 
-	ret = rk_port_open(r->o.device, r->o.port_num, r->o.gid_index,
-			   p->ctl->local_ip[0] ? p->ctl->local_ip : NULL, &p->d);
+	ret = pp_port_open(r, p->ctl, &p->d);
 	if (ret)
 		return ret;
-	rk_run_counters_start(&r->res->counters, p->d.dev, p->d.port_num);
 	pi = rk_device_port(p->d.dev, p->d.port_num);
 	if (r->o.transport == RK_UD && r->res->size > (uint32_t)rk_mtu_bytes(pi->active_mtu)) {
 		rk_error("a UD message of %u bytes does not fit the port's MTU of %d bytes: a "
@@ -231,11 +247,47 @@ static int pp_setup(struct pp *p)
 	p->depth = (int)(r->res->count < depth ? r->res->count : depth);
 	if (p->depth < 1)
 		p->depth = 1;
-	snprintf(r->res->device, sizeof(r->res->device), "%s", p->d.dev->info.name);
-	r->res->has_gid = p->d.has_gid;
-	r->res->gid = p->d.gid;
-	r->res->lid = pi->lid;
 	return pp_make_qp(p);
+}
+
+int pp_connect_qp(const struct ping_run *r, const struct rk_port_sel *d, struct rk_qp *qp,
+		  const struct rk_pp_dest *remote, enum ibv_mtu mtu, struct ibv_ah **ah_p)
+{
+	const struct rk_port_info *pi = rk_device_port(d->dev, d->port_num);
+	struct rk_endpoint ep = {0};
+	struct rk_path_attr path;
+	int ret;
+
+	ep.transport = r->o.transport;
+	ep.link_layer = pi->link_layer;
+	ep.lid = remote->lid;
+	ep.gid = remote->gid;
+	ep.gid_type = d->has_gid ? d->gid.type : RK_GID_IB;
+	ep.qpn = remote->qpn;
+	ep.psn = remote->psn;
+	ep.mtu = mtu;
+	ep.qkey = RK_PP_UD_QKEY;
+	if (rk_port_is_roce(d->dev, d->port_num) && rk_gid_is_zero(&remote->gid)) {
+		rk_error("%s sent no GID (all zeros), and RoCE needs one: give the ibv_*_pingpong "
+			 "peer -g with the index of its RoCE v2 GID ('rdmakit devices' lists them)",
+			 r->res->peer);
+		return -EINVAL;
+	}
+	if (r->o.transport == RK_UD) {
+		rk_traffic_apply(&r->o.traffic, &qp->path);
+		return rk_ah_create(qp, &ep, ah_p);
+	}
+	rk_path_defaults(&path);
+	rk_traffic_apply(&r->o.traffic, &path);
+	path.path_mtu = mtu;
+	path.max_dest_rd_atomic = 1;
+	path.max_rd_atomic = 1;
+	/* Already in INIT, with the receives posted. */
+	ret = rk_qp_to_rtr(qp, &ep, &path);
+	if (ret)
+		return ret;
+	rk_traffic_check_qp(&r->o.traffic, qp, false);
+	return rk_qp_to_rts(qp);
 }
 
 /* Connect our QP to the peer's address (RC/UC: RTR and RTS; UD: an
@@ -243,26 +295,7 @@ static int pp_setup(struct pp *p)
 static int pp_connect(struct pp *p)
 {
 	struct ping_run *r = p->r;
-	const struct rk_port_info *pi = rk_device_port(p->d.dev, p->d.port_num);
-	struct rk_endpoint ep = {0};
-	struct rk_path_attr path;
-	int ret;
 
-	ep.transport = r->o.transport;
-	ep.link_layer = pi->link_layer;
-	ep.lid = p->remote.lid;
-	ep.gid = p->remote.gid;
-	ep.gid_type = p->d.has_gid ? p->d.gid.type : RK_GID_IB;
-	ep.qpn = p->remote.qpn;
-	ep.psn = p->remote.psn;
-	ep.mtu = p->mtu;
-	ep.qkey = RK_PP_UD_QKEY;
-	if (rk_port_is_roce(p->d.dev, p->d.port_num) && rk_gid_is_zero(&p->remote.gid)) {
-		rk_error("%s sent no GID (all zeros), and RoCE needs one: give the ibv_*_pingpong "
-			 "peer -g with the index of its RoCE v2 GID ('rdmakit devices' lists them)",
-			 r->res->peer);
-		return -EINVAL;
-	}
 	r->res->peer_qpn = p->remote.qpn;
 	r->res->peer_lid = p->remote.lid;
 	r->res->peer_psn = p->remote.psn;
@@ -270,45 +303,29 @@ static int pp_connect(struct pp *p)
 	ping_report(r, RK_PING_ADDRESSES);
 	rk_traffic_note(&r->o.traffic, p->d.dev, p->d.port_num, p->d.has_gid ? &p->d.gid : NULL,
 			false);
-	if (r->o.transport == RK_UD) {
-		rk_traffic_apply(&r->o.traffic, &p->qp->path);
-		return rk_ah_create(p->qp, &ep, &p->ah);
-	}
-	rk_path_defaults(&path);
-	rk_traffic_apply(&r->o.traffic, &path);
-	path.path_mtu = p->mtu;
-	path.max_dest_rd_atomic = 1;
-	path.max_rd_atomic = 1;
-	/* Already in INIT, with the receives posted. */
-	ret = rk_qp_to_rtr(p->qp, &ep, &path);
-	if (ret)
-		return ret;
-	rk_traffic_check_qp(&r->o.traffic, p->qp, false);
-	return rk_qp_to_rts(p->qp);
+	return pp_connect_qp(r, &p->d, p->qp, &p->remote, p->mtu, &p->ah);
 }
 
-static int pp_io_error(const struct pp *p, int ret)
+int pp_io_error(const struct ping_run *r, int ret)
 {
-	rk_error("exchange addresses with %s: %s", p->r->res->peer, rk_strerror(ret));
+	rk_error("exchange addresses with %s: %s", r->res->peer, rk_strerror(ret));
 	return ret;
 }
 
-/* Receive the peer's address message. */
-static int pp_recv_dest(struct pp *p)
+int pp_recv_dest(const struct ping_run *r, struct rk_ctl *ctl, struct rk_pp_dest *dest)
 {
-	struct ping_run *r = p->r;
 	char in[RK_PP_MSG_LEN], why[160];
 	size_t got;
 	int ret;
 
-	ret = p->ctl->ops->recv(p->ctl, (uint8_t *)in, sizeof(in), r->o.timeout_ms, &got);
+	ret = ctl->ops->recv(ctl, (uint8_t *)in, sizeof(in), r->o.timeout_ms, &got);
 	if (ret == -ETIMEDOUT) {
 		rk_error("%s sent no address within %d ms", r->res->peer, r->o.timeout_ms);
 		return ret;
 	}
 	if (ret && got == 0)
-		return pp_io_error(p, ret);
-	ret = rk_pp_parse(in, got, &p->remote, why, sizeof(why));
+		return pp_io_error(r, ret);
+	ret = rk_pp_parse(in, got, dest, why, sizeof(why));
 	if (ret)
 		rk_error("%s: not an ibv_*_pingpong address message: %s", r->res->peer, why);
 	return ret;
@@ -333,22 +350,22 @@ static int pp_exchange(struct pp *p)
 	if (!r->o.server) {
 		ret = p->ctl->ops->send(p->ctl, (const uint8_t *)out, sizeof(out));
 		if (ret)
-			return pp_io_error(p, ret);
+			return pp_io_error(r, ret);
 	}
-	ret = pp_recv_dest(p);
+	ret = pp_recv_dest(r, p->ctl, &p->remote);
 	if (ret)
 		return ret;
 	if (!r->o.server) {
 		/* The server connected before it answered: say "done", then go. */
 		ret = p->ctl->ops->send(p->ctl, (const uint8_t *)RK_PP_DONE, RK_PP_DONE_LEN);
-		return ret ? pp_io_error(p, ret) : pp_connect(p);
+		return ret ? pp_io_error(r, ret) : pp_connect(p);
 	}
 	ret = pp_connect(p);
 	if (ret)
 		return ret;
 	ret = p->ctl->ops->send(p->ctl, (const uint8_t *)out, sizeof(out));
 	if (ret)
-		return pp_io_error(p, ret);
+		return pp_io_error(r, ret);
 	ret = p->ctl->ops->recv(p->ctl, (uint8_t *)in, RK_PP_DONE_LEN, r->o.timeout_ms, &got);
 	if (ret || memcmp(in, RK_PP_DONE, RK_PP_DONE_LEN)) {
 		rk_error("%s did not end the exchange with \"done\" (%s)", r->res->peer,
@@ -358,14 +375,10 @@ static int pp_exchange(struct pp *p)
 	return 0;
 }
 
-/* The ping we send: a pattern, with the first byte of every page 0 as
- * ibv_*_pingpong -c expects. */
-static void pp_fill(struct pp *p)
+void pp_fill(uint8_t *b, uint32_t size)
 {
-	uint8_t *b = p->sbuf->buf;
-
-	rk_pattern_fill(b, p->r->res->size, 0x9e3779b9u);
-	for (size_t i = 0; i < p->r->res->size; i += RK_PP_PAGE)
+	rk_pattern_fill(b, size, 0x9e3779b9u);
+	for (size_t i = 0; i < size; i += RK_PP_PAGE)
 		b[i] = 0;
 }
 
@@ -439,19 +452,18 @@ static int pp_turn(struct pp *p, bool client, uint64_t i, double *us_p)
 	return 0;
 }
 
-/* The TCP connection of the exchange: connect, or listen and accept. */
-static int pp_control(struct pp *p)
+int pp_tcp(const struct ping_run *r, int *listen_fd_p, struct rk_ctl **ctl_p)
 {
-	const struct rk_ping_opts *o = &p->r->o;
+	const struct rk_ping_opts *o = &r->o;
 	int ret;
 
 	if (!o->server)
-		return rk_tcp_connect(o->host, o->port, o->timeout_ms, &p->ctl);
-	ret = rk_tcp_listen(NULL, o->port, &p->listen_fd);
+		return rk_tcp_connect(o->host, o->port, o->timeout_ms, ctl_p);
+	ret = rk_tcp_listen(NULL, o->port, listen_fd_p);
 	if (ret)
 		return ret;
-	ping_report(p->r, RK_PING_LISTENING);
-	return rk_tcp_accept(p->listen_fd, o->accept_timeout_ms, &p->ctl);
+	ping_report(r, RK_PING_LISTENING);
+	return rk_tcp_accept(*listen_fd_p, o->accept_timeout_ms, ctl_p);
 }
 
 static int pp_rounds(struct pp *p)
@@ -460,7 +472,7 @@ static int pp_rounds(struct pp *p)
 	bool client = !r->o.server;
 	int ret = 0;
 
-	pp_fill(p);
+	pp_fill(p->sbuf->buf, r->res->size);
 	for (uint64_t i = 0; i < r->res->count; i++) {
 		struct rk_ping_round round = {.index = i, .size = r->res->size,
 					      .checked = r->o.validate && (client || i > 0),
@@ -495,6 +507,15 @@ static int pp_check_opts(const struct rk_ping_opts *o, enum ibv_mtu mtu)
 		rk_error("pingpong: the client needs the server's address");
 	else if (o->source)
 		rk_error("pingpong: a source address is rping's (the TCP exchange picks none)");
+	else if (o->srq_qps && (o->transport != RK_RC || o->srq_qps > RK_PP_SRQ_MAX_QP))
+		rk_error("pingpong: ibv_srq_pingpong runs 1..%d RC QPs, not %u %s QPs",
+			 RK_PP_SRQ_MAX_QP, o->srq_qps, rk_transport_str(o->transport));
+	else if (o->srq_qps && o->count < o->srq_qps)
+		rk_error("pingpong: %" PRIu64 " exchanges are fewer than the %u QPs, and "
+			 "ibv_srq_pingpong's client starts with one on every QP",
+			 o->count, o->srq_qps);
+	else if (o->srq_qps && o->interval_ms)
+		rk_error("pingpong: no pause between rounds with an SRQ: its QPs ping at once");
 	else
 		return 0;
 	return -EINVAL;
@@ -511,7 +532,9 @@ int rk_pingpong_run(const struct rk_ping_opts *opts, struct rk_ping_result *resu
 	ret = pp_check_opts(opts, p.mtu);
 	if (ret)
 		return ping_finish(&r, ret);
-	ret = pp_control(&p);
+	if (opts->srq_qps)
+		return ping_finish(&r, pp_srq_run(&r, p.mtu));
+	ret = pp_tcp(&r, &p.listen_fd, &p.ctl);
 	if (ret)
 		goto out;
 	snprintf(result->peer, sizeof(result->peer), "%s", p.ctl->peer);

@@ -148,6 +148,16 @@ static void tcp_close(struct rk_ctl *ctl)
 	free(ctl);
 }
 
+void rk_tcp_close_reset(struct rk_ctl *ctl)
+{
+	const struct linger reset = {.l_onoff = 1, .l_linger = 0};
+
+	if (ctl && ctl->ops->close == tcp_close &&
+	    setsockopt(ctl->fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset)))
+		rk_debug("SO_LINGER on the connection to %s: %m", ctl->peer);
+	rk_ctl_close(ctl);
+}
+
 static const struct rk_ctl_ops tcp_ops = {
 	.send = tcp_send,
 	.recv = tcp_recv,

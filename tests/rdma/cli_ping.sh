@@ -1,6 +1,6 @@
 #!/bin/sh
 # rdmakit ping and rdmakit ud as users run them: rdmakit with rdmakit, and
-# with rdma-core's own programs (rping, ibv_rc/uc/ud_pingpong, udaddy) in
+# with rdma-core's own programs (rping, ibv_rc/uc/ud/srq_pingpong, udaddy) in
 # both roles. Every pair checks both peers' exit codes.
 # Usage: cli_ping.sh RDMAKIT ping|ud
 RDMAKIT=$1
@@ -10,7 +10,7 @@ WHAT=${2:-ping}
 srv_out=$(mktemp) cli_out=$(mktemp) cli2_out=$(mktemp)
 trap 'rm -f "$out" "$err" "$srv_out" "$cli_out" "$cli2_out"' EXIT
 
-for tool in rping udaddy ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong; do
+for tool in rping udaddy ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong; do
 	command -v $tool >/dev/null || { echo "FAIL: $tool (rdma-core) is not installed"; exit 1; }
 done
 
@@ -263,6 +263,37 @@ assert 0 < t["min"] <= t["median"] <= t["p99"] <= t["max"], t
 		has "$srv_out" "data checked in every round after the first" &&
 		has "$cli_out" "5 iters in"
 	done
+
+	# ibv_srq_pingpong (--transport srq): 16 RC QPs over one SRQ each side,
+	# in both roles; its count is the SENDs of all QPs together.
+	pair 0 0 "ibv_srq_pingpong -d rxe0 -g 1 -n 100 -p @PORT@" \
+		"$R ping --proto pingpong --transport srq -n 100 -c -p @PORT@ $IP" &&
+	has "$cli_out" "and 15 more QPs each side" &&
+	has "$cli_out" "100 rounds of 4096 bytes" &&
+	has "$cli_out" "data checked in every round: OK" &&
+	has "$srv_out" "100 iters in"
+	pair 0 0 "$R ping --proto pingpong --transport srq -n 100 -c -p @PORT@ -w 30" \
+		"ibv_srq_pingpong -d rxe0 -g 1 -n 100 -p @PORT@ $IP" "$W" &&
+	has "$srv_out" "waiting for an ibv_srq_pingpong client" &&
+	has "$srv_out" "data checked in every round after the first" &&
+	has "$cli_out" "100 iters in"
+	pair 0 0 "$R ping --proto pingpong --transport srq -q 4 -n 40 -s 64 -e -c -p @PORT@ -w 30 --json" \
+		"$R ping --proto pingpong --transport srq -q 4 -n 40 -s 64 -c -p @PORT@ --json $IP" && {
+		cp "$cli_out" "$out"
+		json '
+assert d["result"] == "ok" and d["transport"] == "RC" and d["srq_qps"] == 4, d
+assert d["rounds"] == 40 and d["validated"] is True, d
+'
+	}
+	# Another -q, or a RoCE client without -g: the server says what is
+	# wrong, and ibv_srq_pingpong's client, whose read of the exchange
+	# never ends on a closed connection, is reset and exits.
+	PAIR_BOUND=15 pair 1 1 "$R ping --proto pingpong --transport srq -q 8 -p @PORT@ -w 30" \
+		"ibv_srq_pingpong -d rxe0 -g 1 -n 100 -p @PORT@ $IP" "$W" &&
+	has "$srv_out" "has 16 QPs and this side 8: both sides need the same -q"
+	PAIR_BOUND=15 pair 1 1 "$R ping --proto pingpong --transport srq -p @PORT@ -w 30" \
+		"ibv_srq_pingpong -d rxe0 -n 100 -p @PORT@ $IP" "$W" &&
+	has "$srv_out" "sent no GID (all zeros), and RoCE needs one"
 
 	# No server: a clear error within bounded time, each protocol.
 	for args in "$IP" "$IP --cm" "--proto rping -c -a $IP" "--proto pingpong $IP"; do

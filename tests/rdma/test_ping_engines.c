@@ -378,6 +378,48 @@ static void test_pingpong_ud(void **state)
 	pingpong(RK_UD, 512);
 }
 
+/* ibv_srq_pingpong's: 4 RC QPs over one SRQ of 8 receives (refilled as
+ * it goes), every byte checked, the server on a completion channel; then
+ * sides with another -q each refuse the other. */
+static void test_pingpong_srq(void **state)
+{
+	struct side srv, cli;
+
+	(void)state;
+	sides_init(&srv, &cli, rk_pingpong_run);
+	srv.o.transport = cli.o.transport = RK_RC;
+	srv.o.srq_qps = cli.o.srq_qps = 4;
+	srv.o.size = cli.o.size = 4096;
+	srv.o.count = cli.o.count = 40;
+	srv.o.rx_depth = cli.o.rx_depth = 8;
+	srv.o.validate = cli.o.validate = true;
+	srv.o.events = true;
+	run_pair(&srv, &cli);
+	assert_rounds(&cli, 40, true);
+	assert_rounds(&srv, 40, true);
+	assert_true(srv.res.first_unchecked);
+	assert_int_equal(srv.checked_rounds, 39);
+	assert_int_equal(cli.checked_rounds, 40);
+	assert_int_equal(srv.res.qps, 4);
+	assert_int_equal(cli.res.qps, 4);
+	assert_int_equal(cli.res.peer_qpn, srv.res.qpn);
+	assert_int_equal(srv.res.peer_qpn, cli.res.qpn);
+	assert_int_equal(cli.res.path_mtu, 1024);
+	sides_free(&srv, &cli);
+
+	sides_init(&srv, &cli, rk_pingpong_run);
+	srv.o.transport = cli.o.transport = RK_RC;
+	srv.o.size = cli.o.size = 64;
+	srv.o.count = cli.o.count = 8;
+	srv.o.srq_qps = 4;
+	cli.o.srq_qps = 2;
+	run_pair(&srv, &cli);
+	assert_int_equal(srv.ret, -EPROTO);
+	assert_int_not_equal(cli.ret, 0);
+	assert_int_equal(srv.connected + cli.connected, 0);
+	sides_free(&srv, &cli);
+}
+
 /* Bad options are refused before any I/O; a missing server is given up on
  * within the timeout. */
 static void test_bad_options_and_no_server(void **state)
@@ -393,6 +435,20 @@ static void test_bad_options_and_no_server(void **state)
 	s.o.size = 64;
 	s.o.count = 1;
 	s.o.mtu = 1000;
+	assert_int_equal(rk_pingpong_run(&s.o, &s.res), -EINVAL);
+	/* ibv_srq_pingpong's bounds: RC, 1..256 QPs, a ping on each at once. */
+	s.o.mtu = 1024;
+	s.o.count = 16;
+	s.o.srq_qps = RK_PP_SRQ_MAX_QP + 1;
+	assert_int_equal(rk_pingpong_run(&s.o, &s.res), -EINVAL);
+	s.o.srq_qps = 16;
+	s.o.transport = RK_UC;
+	assert_int_equal(rk_pingpong_run(&s.o, &s.res), -EINVAL);
+	s.o.transport = RK_RC;
+	s.o.count = 15;
+	assert_int_equal(rk_pingpong_run(&s.o, &s.res), -EINVAL);
+	s.o.count = 16;
+	s.o.interval_ms = 10;
 	assert_int_equal(rk_pingpong_run(&s.o, &s.res), -EINVAL);
 	side_init(&s, rk_ping_run, false, next_port());
 	s.o.count = 1;
@@ -422,6 +478,7 @@ int main(void)
 		cmocka_unit_test(test_pingpong_rc),
 		cmocka_unit_test(test_pingpong_uc),
 		cmocka_unit_test(test_pingpong_ud),
+		cmocka_unit_test(test_pingpong_srq),
 		cmocka_unit_test(test_bad_options_and_no_server),
 	};
 

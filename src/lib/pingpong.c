@@ -150,12 +150,18 @@ static void pp_free(struct pp *p)
 	rk_mr_free(p->rbuf);
 	rk_mr_free(p->sbuf);
 	rk_qp_destroy(p->qp);
-	rk_cq_destroy(p->cq);
-	rk_pd_free(p->pd);
-	rk_port_close(&p->d);
-	rk_ctl_close(p->ctl);
-	if (p->listen_fd >= 0)
-		close(p->listen_fd);
+	pp_close_base(p->cq, p->pd, &p->d, p->ctl, p->listen_fd);
+}
+
+void pp_close_base(struct rk_cq *cq, struct ibv_pd *pd, struct rk_port_sel *d, struct rk_ctl *ctl,
+		   int listen_fd)
+{
+	rk_cq_destroy(cq);
+	rk_pd_free(pd);
+	rk_port_close(d);
+	rk_ctl_close(ctl);
+	if (listen_fd >= 0)
+		close(listen_fd);
 }
 
 static int pp_post_recvs(struct pp *p)
@@ -336,8 +342,7 @@ static int pp_exchange(struct pp *p)
 	struct ping_run *r = p->r;
 	struct rk_pp_dest mine = {.lid = r->res->lid, .qpn = p->qp->qp->qp_num,
 				  .psn = p->qp->psn};
-	char out[RK_PP_MSG_LEN], in[RK_PP_DONE_LEN];
-	size_t got;
+	char out[RK_PP_MSG_LEN];
 	int ret;
 
 	if (p->d.has_gid)
@@ -364,9 +369,16 @@ static int pp_exchange(struct pp *p)
 	if (ret)
 		return ret;
 	ret = p->ctl->ops->send(p->ctl, (const uint8_t *)out, sizeof(out));
-	if (ret)
-		return pp_io_error(r, ret);
-	ret = p->ctl->ops->recv(p->ctl, (uint8_t *)in, RK_PP_DONE_LEN, r->o.timeout_ms, &got);
+	return ret ? pp_io_error(r, ret) : pp_recv_done(r, p->ctl);
+}
+
+int pp_recv_done(const struct ping_run *r, struct rk_ctl *ctl)
+{
+	char in[RK_PP_DONE_LEN];
+	size_t got;
+	int ret;
+
+	ret = ctl->ops->recv(ctl, (uint8_t *)in, RK_PP_DONE_LEN, r->o.timeout_ms, &got);
 	if (ret || memcmp(in, RK_PP_DONE, RK_PP_DONE_LEN)) {
 		rk_error("%s did not end the exchange with \"done\" (%s)", r->res->peer,
 			 ret ? rk_strerror(ret) : "other bytes came");

@@ -19,6 +19,13 @@ int pp_tcp(const struct ping_run *r, int *listen_fd_p, struct rk_ctl **ctl_p);
  * and note the device, GID and LID in the result. */
 int pp_port_open(const struct ping_run *r, const struct rk_ctl *ctl, struct rk_port_sel *d);
 
+/* What both engines hold besides their QPs and buffers, released. */
+void pp_close_base(struct rk_cq *cq, struct ibv_pd *pd, struct rk_port_sel *d, struct rk_ctl *ctl,
+		   int listen_fd);
+
+/* Server: the client's "done" that ends the exchange, or an error logged. */
+int pp_recv_done(const struct ping_run *r, struct rk_ctl *ctl);
+
 /* The exchange's I/O failed: logged, ret returned. */
 int pp_io_error(const struct ping_run *r, int ret);
 

@@ -53,12 +53,7 @@ static void pps_free(struct pps *p)
 		rk_qp_destroy(p->qp[i]);
 	rk_srq_destroy(p->srq);
 	rk_mr_free(p->sbuf);
-	rk_cq_destroy(p->cq);
-	rk_pd_free(p->pd);
-	rk_port_close(&p->d);
-	rk_ctl_close(p->ctl);
-	if (p->listen_fd >= 0)
-		close(p->listen_fd);
+	pp_close_base(p->cq, p->pd, &p->d, p->ctl, p->listen_fd);
 	free(p->first);
 }
 
@@ -208,8 +203,6 @@ static int pps_connect(struct pps *p)
 static int pps_exchange(struct pps *p)
 {
 	struct ping_run *r = p->r;
-	char in[RK_PP_DONE_LEN];
-	size_t got;
 	int ret;
 
 	if (!r->o.server) {
@@ -233,13 +226,7 @@ static int pps_exchange(struct pps *p)
 		p->ctl = NULL;
 		return ret;
 	}
-	ret = p->ctl->ops->recv(p->ctl, (uint8_t *)in, RK_PP_DONE_LEN, r->o.timeout_ms, &got);
-	if (ret || memcmp(in, RK_PP_DONE, RK_PP_DONE_LEN)) {
-		rk_error("%s did not end the exchange with \"done\" (%s)", r->res->peer,
-			 ret ? rk_strerror(ret) : "other bytes came");
-		return ret ? ret : -EPROTO;
-	}
-	return 0;
+	return pp_recv_done(r, p->ctl);
 }
 
 /* The next SEND on QP k: a client's ping (its round begins), or the

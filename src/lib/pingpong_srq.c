@@ -55,6 +55,7 @@ static void pps_free(struct pps *p)
 	rk_mr_free(p->sbuf);
 	pp_close_base(p->cq, p->pd, &p->d, p->ctl, p->listen_fd);
 	free(p->first);
+	free(p);
 }
 
 /* The SRQ's depth: -r, at least a receive per QP, and no more than the run

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define RK_RCFLOW_OP_ANY 0u     /* server: serve what the client asks for */
-#define RK_RCFLOW_OP_ALL 0x100u /* the whole flow; single ops are rk_op + 1 */
+#define RK_RCFLOW_OP_ALL RK_WIRE_OP_RC_ALL /* the whole flow; single ops are rk_op + 1 */
 #define RK_RCFLOW_MAX_SGE 64
 #define RK_RCFLOW_MAX_STEPS 5
 

@@ -116,10 +116,20 @@ struct rk_wire_buf {
 	uint64_t len;
 	uint32_t rkey;
 	uint32_t flags;  /* RK_BUF_* */
-	uint32_t op;     /* requester: the operation (enum rk_op + 1, 0 none; or a tool's code) */
+	uint32_t op;     /* requester: its command's request code (RK_WIRE_OP_*) */
 	uint32_t size;   /* requester: bytes per operation */
 	uint64_t offset; /* requester: where in the peer's buffer */
 };
+
+/* Request codes (rk_wire_buf.op): each command whose client speaks this
+ * exchange has its own, so that a server meeting another command's client
+ * can say whose it is. rc asks for one operation (enum rk_op + 1, 1..7) or
+ * the whole flow; ping, bench and ud for themselves. 0: no code (a bench client
+ * of an rdmakit before bench had one). */
+#define RK_WIRE_OP_RC_ALL 0x100u     /* rc --op all */
+#define RK_WIRE_OP_PING 0x50494e47u  /* "PING": rdmakit ping (native) */
+#define RK_WIRE_OP_BENCH 0x424e4348u /* "BNCH": rdmakit bench */
+#define RK_WIRE_OP_UD 0x55444750u    /* "UDGP": rdmakit ud over the TCP exchange */
 
 /* BENCH_SETUP: what the client asks for, and one data QP of either side.
  * Decoding checks every field against bench.h's limits. */
@@ -221,6 +231,16 @@ void rk_msg_verror(struct rk_msg *msg, int code, const char *fmt, va_list ap)
  * "AUTH_RESPONSE", "AUTH_OK", "BENCH_SETUP", "BENCH_ROUND", "BENCH_RESULT",
  * "BENCH_FIN", or "UNKNOWN". */
 const char *rk_msg_type_str(enum rk_msg_type type);
+
+/* The rdmakit command whose client sends request code op: "rc", "ping",
+ * "bench" or "ud"; NULL for a code none of them sends. */
+const char *rk_wire_op_command(uint32_t op);
+
+/* Why a server of command refuses request code op, in why: "this is an
+ * rdmakit bench server; the client is rdmakit ping (request code
+ * 0x50494e47)", or that no rdmakit command sends that code. Short enough
+ * for an ERROR message's text behind "the server refused: ". */
+void rk_wire_op_refusal(const char *command, uint32_t op, char *why, size_t why_len);
 
 #ifdef __cplusplus
 }

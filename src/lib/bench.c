@@ -156,6 +156,36 @@ static int client_params(struct rk_bench *b, const struct rk_bench_opts *opts, c
 	return ret;
 }
 
+/* The connection's request says "bench", so that an rc or ping server
+ * refuses this client by name, and this server theirs. The data QPs and
+ * buffers come later, over BENCH_SETUP. */
+static int bench_request(struct rk_conn *conn, struct rk_wire_buf *request, int *qp_access,
+			 void *arg)
+{
+	(void)conn;
+	(void)arg;
+	memset(request, 0, sizeof(*request));
+	request->op = RK_WIRE_OP_BENCH;
+	*qp_access = 0;
+	return 0;
+}
+
+static int bench_judge(struct rk_conn *conn, const struct rk_wire_buf *request,
+		       struct rk_wire_buf *reply, int *qp_access, char *reason, size_t reason_len,
+		       void *arg)
+{
+	(void)conn;
+	(void)arg;
+	/* 0: a bench client from before bench had its code */
+	if (request->op != RK_WIRE_OP_BENCH && request->op != 0) {
+		rk_wire_op_refusal("bench", request->op, reason, reason_len);
+		return -EPROTO;
+	}
+	memset(reply, 0, sizeof(*reply));
+	*qp_access = 0;
+	return 0;
+}
+
 /* Connect (pending: a server's client already accepted, else as opts says). */
 static int bench_connect(const struct rk_bench_opts *opts, struct rk_conn *pending,
 			 struct rk_bench **bench_p)
@@ -194,6 +224,8 @@ static int bench_connect(const struct rk_bench_opts *opts, struct rk_conn *pendi
 	}
 	b->o.conn.transport = RK_RC; /* the control connection */
 	b->o.conn.ctl_keep_receives = 2; /* the data QPs are others */
+	b->o.conn.prepare = bench_request;
+	b->o.conn.on_request = bench_judge;
 	if (pending)
 		ret = rk_conn_establish_accepted(pending, &b->o.conn, &b->conn);
 	else

@@ -18,7 +18,6 @@
 #include "clock.h"
 #include "ping_int.h"
 
-#define PING_OP 0x50494e47u      /* "PING": the native client's request code */
 #define PING_REQ_VALIDATE 0x1u   /* in the request's offset field: check data */
 
 /* ---- shared by the engines ---- */
@@ -154,7 +153,7 @@ static int native_prepare(struct rk_conn *conn, struct rk_wire_buf *req, int *qp
 	if (ret)
 		return ret;
 	memset(req, 0, sizeof(*req));
-	req->op = PING_OP;
+	req->op = RK_WIRE_OP_PING;
 	req->size = res->size;
 	req->len = res->count;
 	req->offset = res->validate ? PING_REQ_VALIDATE : 0;
@@ -170,9 +169,8 @@ static int native_on_request(struct rk_conn *conn, const struct rk_wire_buf *req
 	struct rk_ping_result *res = n->r->res;
 	int ret;
 
-	if (req->op != PING_OP) {
-		snprintf(reason, reason_len, "this is an rdmakit ping server; the client asks for "
-					     "operation 0x%x (an rdmakit rc client?)", req->op);
+	if (req->op != RK_WIRE_OP_PING) {
+		rk_wire_op_refusal("ping", req->op, reason, reason_len);
 		return -EPROTO;
 	}
 	if (req->size < 1 || req->size > RK_PING_MAX_SIZE || req->len < 1 ||

@@ -198,8 +198,8 @@ static int on_request(struct rk_conn *conn, const struct rk_wire_buf *req,
 	rk_run_counters_start(&rc->res->counters, conn->dev, conn->port_num);
 	rc->res->op = req->op;
 	if (build_flow(rc)) {
-		snprintf(reason, reason_len, "unknown operation code %u", req->op);
-		return -EINVAL;
+		rk_wire_op_refusal("rc", req->op, reason, reason_len);
+		return -EPROTO;
 	}
 	if (o->op != RK_RCFLOW_OP_ANY && o->op != req->op) {
 		snprintf(reason, reason_len, "the client asks for %s; this server serves only %s",

@@ -18,7 +18,6 @@
 #include "bytes.h"
 #include "clock.h"
 
-#define UD_OP 0x55444750u          /* "UDGP": the TCP client's request code */
 #define UD_MARK "RDKT-UD1"          /* CM private data of rdmakit's ud */
 #define UD_MARK_LEN 8
 #define UD_PRIV_LEN (UD_MARK_LEN + 12) /* mark, then QPN, count, size (big-endian) */
@@ -510,8 +509,11 @@ static int check_hello(struct ud *u, const struct rk_endpoint *local, const stru
 {
 	int ret = rk_endpoint_check(local, &msg->u.hello.ep, why, why_len);
 
-	if (!ret && (msg->u.hello.buf.op != UD_OP || msg->u.hello.buf.size != u->o->size ||
-		     !msg->u.hello.buf.len)) {
+	if (!ret && msg->u.hello.buf.op != RK_WIRE_OP_UD) {
+		rk_wire_op_refusal("ud", msg->u.hello.buf.op, why, why_len);
+		ret = -EPROTO;
+	}
+	if (!ret && (msg->u.hello.buf.size != u->o->size || !msg->u.hello.buf.len)) {
 		snprintf(why, why_len, "the client sends %u-byte datagrams (op 0x%x); this "
 				       "server takes %u-byte ones",
 			 msg->u.hello.buf.size, msg->u.hello.buf.op, u->o->size);
@@ -577,7 +579,7 @@ static int accept_tcp(struct ud *u)
 	memset(&msg, 0, sizeof(msg));
 	msg.type = RK_MSG_HELLO;
 	msg.u.hello.ep = local;
-	msg.u.hello.buf.op = UD_OP;
+	msg.u.hello.buf.op = RK_WIRE_OP_UD;
 	msg.u.hello.buf.size = u->o->size;
 	msg.u.hello.buf.len = c->count;
 	return rk_ctl_send(k->ctl, &msg);
@@ -819,7 +821,7 @@ static int connect_tcp(struct ud *u)
 		return ret;
 	rk_qp_local_endpoint(u->qp, &local);
 	msg.u.hello.ep = local;
-	msg.u.hello.buf.op = UD_OP;
+	msg.u.hello.buf.op = RK_WIRE_OP_UD;
 	msg.u.hello.buf.size = o->size;
 	msg.u.hello.buf.len = o->count;
 	ret = rk_ctl_send(u->ctl, &msg);

@@ -11,6 +11,7 @@
 #include <rdmakit/device.h>
 #include <rdmakit/gid.h>
 #include <rdmakit/qp.h>
+#include <rdmakit/ops.h>
 
 #include "bytes.h"
 
@@ -71,6 +72,31 @@ size_t rk_wire_len(enum rk_msg_type type)
 const char *rk_msg_type_str(enum rk_msg_type type)
 {
 	return known_type(type) ? msg_types[type].name : "UNKNOWN";
+}
+
+const char *rk_wire_op_command(uint32_t op)
+{
+	if ((op >= 1 && op <= RK_OP_CMP_SWAP + 1) || op == RK_WIRE_OP_RC_ALL)
+		return "rc";
+	if (op == RK_WIRE_OP_PING)
+		return "ping";
+	if (op == RK_WIRE_OP_BENCH || op == 0)
+		return "bench";
+	if (op == RK_WIRE_OP_UD)
+		return "ud";
+	return NULL;
+}
+
+void rk_wire_op_refusal(const char *command, uint32_t op, char *why, size_t why_len)
+{
+	const char *theirs = rk_wire_op_command(op);
+
+	if (theirs)
+		snprintf(why, why_len, "this is an rdmakit %s server; the client is rdmakit %s "
+			 "(request code 0x%x)", command, theirs, op);
+	else
+		snprintf(why, why_len, "this is an rdmakit %s server; request code 0x%x is no "
+			 "rdmakit command's", command, op);
 }
 
 /* Field checks shared by encode (why NULL) and decode: what one side may

@@ -146,4 +146,37 @@ start_server --cm --op read
 client --cm --op write
 finish_case
 expect "CM reject with reason" 15 "$cli_out" "REJECTED" "serves only read"
+
+# 11. A client of another rdmakit command: the server refuses it by name at
+# the exchange (not a misread buffer, not a SYNC where a BENCH_SETUP was due),
+# and both sides exit 1.
+# cross SERVER CLIENT [--cm]: SERVER's server, SERVER's client (with its
+# smallest run), over the TCP exchange or RDMA CM.
+cross() {
+	PORT=$((PORT + 1))
+	"$RDMAKIT" "$1" --server -p "$PORT" --wait 30 ${3:-} >"$srv_out" 2>&1 &
+	spid=$!
+	t0=$(date +%s)
+	case $2 in
+	rc) run_args="--op write" ;;
+	ping) run_args="-n 3" ;;
+	bench) run_args="-n 10" ;;
+	esac
+	# shellcheck disable=SC2086
+	"$RDMAKIT" "$2" "$IP" -p "$PORT" -t 10 $run_args ${3:-} >"$cli_out" 2>&1
+	gc=$?
+	finish_case
+	label=$(printf '%s server, %s client%s' "$1" "$2" "${3:+ over CM}")
+	[ "$gs" = 1 ] && [ "$gc" = 1 ] ||
+		{ echo "FAIL [$label]: server exited $gs, client $gc (want 1 and 1)"; fails=$((fails + 1)); }
+	why="this is an rdmakit $1 server; the client is rdmakit $2 (request code"
+	expect "$label" 15 "$srv_out" "refusing " "$why"
+	expect "$label (client)" 15 "$cli_out" "$why"
+}
+for pair in "bench rc" "bench ping" "rc ping" "rc bench" "ping rc" "ping bench"; do
+	# shellcheck disable=SC2086
+	cross $pair
+done
+cross bench rc --cm
+cross rc bench --cm
 finish

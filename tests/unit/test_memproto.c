@@ -76,6 +76,10 @@ static void test_request_bad(void **state)
 		const char *why;
 	} bad_header[] = {
 		{0x52444b54, RK_MEM_VERSION, 0, 0, -EBADMSG, "magic 0x52444b54 is not RKMS"},
+		/* rdmakit's own CM private data: its clients named */
+		{0x52444b54, RK_MEM_VERSION, 0, 0, -EBADMSG,
+		 "(0x524b4d53): an rdmakit rc, ping or bench client, not rkblk"},
+		{0x12345678, RK_MEM_VERSION, 0, 0, -EBADMSG, "magic 0x12345678 is not RKMS"},
 		{RK_MEM_MAGIC, 7, 0, 0, -EPROTONOSUPPORT, "protocol version 7"},
 		{RK_MEM_MAGIC, RK_MEM_VERSION, 1, 0, -EBADMSG, "flags 0x1"},
 		{RK_MEM_MAGIC, RK_MEM_VERSION, 0, 5, -EBADMSG, "reserved is 0x5"},
@@ -111,6 +115,10 @@ static void test_request_bad(void **state)
 		r.reserved = htobe32(bad_header[i].reserved);
 		refused(r, 32, bad_header[i].err, bad_header[i].why);
 	}
+	r = req(0, 1, 0, 4096);
+	r.magic = htobe32(0x12345678);
+	assert_int_equal(check(r, 32, why, sizeof(why)), -EBADMSG);
+	assert_not_contains(why, "rdmakit"); /* only RDKT is named rdmakit's */
 	for (size_t i = 0; i < ARRAY_SIZE(bad_req); i++) {
 		r = req(bad_req[i].queue, bad_req[i].queues, bad_req[i].session, bad_req[i].size);
 		refused(r, 32, bad_req[i].err, bad_req[i].why);

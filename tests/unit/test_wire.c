@@ -5,6 +5,8 @@
 #include <stdlib.h>
 
 #include <rdmakit/bench.h>
+#include <rdmakit/ops.h>
+#include <rdmakit/rcflow.h>
 #include <rdmakit/wire.h>
 
 #include "unit.h"
@@ -1201,6 +1203,45 @@ static void test_bench_encode_refuses(void **state)
 	encode_refused(&m, -EINVAL);
 }
 
+/* Each command's request code names it; a server refusing another
+ * command's client says both, and a code of none of them is said so. */
+static void test_op_command(void **state)
+{
+	static const struct {
+		uint32_t op;
+		const char *command;
+	} codes[] = {
+		{RK_OP_SEND + 1, "rc"},  {RK_OP_CMP_SWAP + 1, "rc"}, {RK_WIRE_OP_RC_ALL, "rc"},
+		{RK_WIRE_OP_PING, "ping"}, {RK_WIRE_OP_BENCH, "bench"}, {0, "bench"},
+		{RK_WIRE_OP_UD, "ud"},
+		{RK_OP_CMP_SWAP + 2, NULL}, {0xffffffffu, NULL},
+	};
+	char why[RK_WIRE_ERROR_TEXT], sent[2 * RK_WIRE_ERROR_TEXT];
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(codes); i++) {
+		const char *got = rk_wire_op_command(codes[i].op);
+
+		if (codes[i].command)
+			assert_string_equal(got ? got : "(null)", codes[i].command);
+		else if (got)
+			fail_msg("request code 0x%x: \"%s\", expected none", codes[i].op, got);
+	}
+	assert_int_equal(RK_RCFLOW_OP_ALL, RK_WIRE_OP_RC_ALL);
+	rk_wire_op_refusal("bench", RK_WIRE_OP_PING, why, sizeof(why));
+	assert_string_equal(why, "this is an rdmakit bench server; the client is rdmakit ping "
+				 "(request code 0x50494e47)");
+	rk_wire_op_refusal("rc", 0x12345678, why, sizeof(why));
+	assert_string_equal(why, "this is an rdmakit rc server; request code 0x12345678 is no "
+				 "rdmakit command's");
+	/* The longest, as the client is told it, fits an ERROR message whole. */
+	rk_wire_op_refusal("ping", RK_WIRE_OP_BENCH, why, sizeof(why));
+	snprintf(sent, sizeof(sent), "the server refused: %s", why);
+	if (strlen(sent) >= RK_WIRE_ERROR_TEXT)
+		fail_msg("%zu characters, the text holds %d: %s", strlen(sent),
+			 RK_WIRE_ERROR_TEXT - 1, sent);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1234,6 +1275,7 @@ int main(void)
 		cmocka_unit_test(test_bench_round_result_fields_refused),
 		cmocka_unit_test(test_bench_truncated_and_padded),
 		cmocka_unit_test(test_bench_encode_refuses),
+		cmocka_unit_test(test_op_command),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

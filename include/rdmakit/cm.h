@@ -61,8 +61,9 @@ int rk_cm_create_qp(struct rk_cm *cm, struct ibv_pd *pd, struct rk_cq *send_cq,
 /* Client: connect with mine as private data; waits for the server's reply,
  * connects the QP and fills cm->peer from the reply's private data. No retry inside: -ECONNREFUSED
  * (no listener) and -EHOSTUNREACH may pass once the server is up, so the
- * caller may destroy, resolve afresh and try again; -ECONNABORTED is a server
- * that rejected the request (its reason is logged), -ETIMEDOUT no answer. */
+ * caller may destroy, resolve afresh and try again, as after -EBUSY (a server
+ * busy with another client); -ECONNABORTED is a server that rejected the
+ * request (its reason is logged), -ETIMEDOUT no answer. */
 int rk_cm_connect(struct rk_cm *cm, struct rk_qp *qp, const struct rk_wire_buf *mine,
 		  int timeout_ms);
 
@@ -79,7 +80,8 @@ int rk_cm_connect_retry(int timeout_ms, int (*attempt)(void *arg), int (*reset)(
 			void *arg, int *tries_p);
 
 /* Whether a connect error may pass once the server is up: -ECONNREFUSED (no
- * listener yet, or SIDR "no listener") and -EHOSTUNREACH. */
+ * listener yet, or SIDR "no listener"), -EHOSTUNREACH, and -EBUSY (a server
+ * of one client that has one: it may be done soon). */
 bool rk_cm_retry_worth(int err);
 
 /* Server: accept with mine as private data and wait for ESTABLISHED. */
@@ -101,6 +103,10 @@ int rk_cm_bind_listen(struct rdma_cm_id *id, const char *bind_ip, uint16_t port,
  * transport takes no private data of that size, refuses without it (warned).
  * peer names the client in messages. Returns 0 or a negative errno (logged). */
 int rk_cm_reject_id(struct rdma_cm_id *id, int code, const char *peer, const char *reason);
+
+/* Refuse every connect request already waiting on listener, without
+ * waiting for more, as rk_cm_reject_id() does. Returns how many. */
+int rk_cm_refuse_waiting(struct rk_cm *listener, int code, const char *reason);
 
 /* A server's check of connect request id from a client that keeps the path
  * MTU RDMA CM gave it (another program, the kernel's rkblk, an rdmakit that

@@ -37,6 +37,10 @@ extern "C" {
 /* The default TCP/CM port, as ibv_rc_pingpong and perftest use. */
 #define RK_DEFAULT_PORT 18515
 
+/* What a server of one client tells the others while it serves that one
+ * (code -EBUSY); their connect tries again until its timeout passes. */
+#define RK_CONN_BUSY "the server is busy with another client (it serves one at a time)"
+
 struct rk_conn;
 
 struct rk_conn_opts {
@@ -114,6 +118,7 @@ struct rk_conn {
 	struct rk_auth *auth;      /* the shared secret, NULL without --auth-file */
 	struct rk_srq *srq;        /* opts.srq: the QP's receive queue */
 	unsigned int ctl_keep_receives; /* opts.ctl_keep_receives */
+	struct conn_doorman *doorman; /* server of one client: refuses the others */
 };
 
 /* Set up the connection as described above. Every failure is logged once,

@@ -200,14 +200,30 @@ static const char *reject_text(const struct cm_event *ev, char *buf, size_t len)
 	return buf;
 }
 
+/* The code of an rdmakit server's reject (its ERROR message), or 0. */
+static int reject_code(const struct cm_event *ev)
+{
+	struct rk_msg msg;
+	char why[128];
+
+	if (ev->type != RDMA_CM_EVENT_REJECTED || ev->data_len < RK_WIRE_ERROR_LEN ||
+	    rk_wire_decode(ev->data, RK_WIRE_ERROR_LEN, &msg, why, sizeof(why)) ||
+	    msg.type != RK_MSG_ERROR)
+		return 0;
+	return msg.u.error.code;
+}
+
 /* A CM event that ends what was under way, as a negative errno. */
 static int event_errno(const struct cm_event *ev)
 {
 	switch (ev->type) {
 	case RDMA_CM_EVENT_REJECTED:
-		/* The consumer (a server) said no: a decision, not worth a retry.
-		 * Anything else (no listener: invalid service ID) may pass. */
-		return ev->status == 28 ? -ECONNABORTED : -ECONNREFUSED;
+		/* The consumer (a server) said no: a decision, not worth a retry,
+		 * but for "busy with another client" (-EBUSY). Anything else (no
+		 * listener: invalid service ID) may pass. */
+		if (ev->status == 28)
+			return reject_code(ev) == -EBUSY ? -EBUSY : -ECONNABORTED;
+		return -ECONNREFUSED;
 	case RDMA_CM_EVENT_UNREACHABLE:
 		/* A SIDR reply's status: 1 (IB_SIDR_UNSUPPORTED) is no listener on
 		 * that port (yet), 2 (IB_SIDR_REJECT) the server said no. */
@@ -247,9 +263,10 @@ static int event_error(const char *what, const struct cm_event *ev, enum rdma_cm
 		hint = "the server refused this client";
 	else if (!hint[0])
 		hint = "unexpected at this point";
-	/* No listener (yet) is what a client retries on while its server starts:
-	 * info here; the caller says it gave up, if it does. */
-	rk_log(ret == -ECONNREFUSED ? RK_LOG_INFO : RK_LOG_ERROR, "%s: %s instead of %s (%s): %s%s",
+	/* No listener (yet), or a busy one, is what a client retries on while
+	 * its server starts or serves another: info here; the caller says it
+	 * gave up, if it does. */
+	rk_log(ret == -ECONNREFUSED || ret == -EBUSY ? RK_LOG_INFO : RK_LOG_ERROR, "%s: %s instead of %s (%s): %s%s",
 	       what, rk_cm_event_name(ev->type), rk_cm_event_name(want),
 	       status_str(ev, status, sizeof(status)), hint, reject_text(ev, text, sizeof(text)));
 	return ret;
@@ -934,6 +951,24 @@ err_reject:
 	return ret;
 }
 
+int rk_cm_refuse_waiting(struct rk_cm *listener, int code, const char *reason)
+{
+	struct cm_event ev;
+	char peer[80];
+	int n = 0;
+
+	while (listener && listener->listening && !cm_get_event(listener->channel, 0, &ev)) {
+		if (ev.type != RDMA_CM_EVENT_CONNECT_REQUEST)
+			continue;
+		addr_str(rdma_get_peer_addr(ev.id), peer, sizeof(peer));
+		rk_info("refusing %s: %s", peer, reason);
+		rk_cm_reject_id(ev.id, code, peer, reason);
+		rdma_destroy_id(ev.id);
+		n++;
+	}
+	return n;
+}
+
 int rk_cm_get_request(struct rk_cm *listener, int timeout_ms, struct rk_cm **cm_p)
 {
 	return take_request(listener, timeout_ms, false, cm_p);
@@ -1307,8 +1342,9 @@ int rk_cm_reject(struct rk_cm *cm, const char *reason)
 
 bool rk_cm_retry_worth(int err)
 {
-	/* No listener yet, or not reachable yet: the server may be starting. */
-	return err == -ECONNREFUSED || err == -EHOSTUNREACH;
+	/* No listener yet, or not reachable yet: the server may be starting;
+	 * busy with another client: it may be done soon. */
+	return err == -ECONNREFUSED || err == -EHOSTUNREACH || err == -EBUSY;
 }
 
 int rk_cm_connect_retry(int timeout_ms, int (*attempt)(void *arg), int (*reset)(void *arg),

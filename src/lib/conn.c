@@ -1,11 +1,15 @@
 /* One connected queue pair between two processes, over the TCP exchange or
  * RDMA CM, with the control channel that keeps their steps in order. */
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 
 #include <rdmakit/conn.h>
 #include <rdmakit/ctl_qp.h>
@@ -193,12 +197,24 @@ static int tcp_setup_failed(struct rk_conn *c, int ret)
 	return ret;
 }
 
-static int tcp_client(struct rk_conn *c, const struct rk_conn_opts *o)
+/* A client's connect that failed after tries the server had answered busy:
+ * the last error alone would hide that it was there. */
+static void busy_before(const struct rk_conn *c, int busy)
+{
+	rk_error("(before that, %s had answered %d time%s that it was busy with another "
+		 "client)", c->peer, busy, busy > 1 ? "s" : "");
+}
+
+/* TCP client, one try: connect (trying again while nothing listens for up
+ * to wait_ms), the secret, this side's setup (the first time), and the
+ * HELLOs there and back. */
+static int tcp_client_try(struct rk_conn *c, const struct rk_conn_opts *o, int wait_ms,
+			  int *access_p)
 {
 	struct rk_msg msg = {.type = RK_MSG_HELLO};
-	int access = 0, ret;
+	int ret;
 
-	ret = rk_tcp_connect(o->host, o->port, c->timeout_ms, &c->ctl);
+	ret = rk_tcp_connect(o->host, o->port, wait_ms, &c->ctl);
 	if (ret)
 		return ret;
 	snprintf(c->peer, sizeof(c->peer), "%s", c->ctl->peer);
@@ -208,12 +224,14 @@ static int tcp_client(struct rk_conn *c, const struct rk_conn_opts *o)
 		if (ret)
 			return ret;
 	}
-	ret = tcp_local_setup(c, o);
-	if (!ret)
-		ret = prepare_request(c, o, &access);
-	if (ret)
-		return tcp_setup_failed(c, ret);
-	rk_qp_local_endpoint(c->qp, &c->local);
+	if (!c->qp) {
+		ret = tcp_local_setup(c, o);
+		if (!ret)
+			ret = prepare_request(c, o, access_p);
+		if (ret)
+			return tcp_setup_failed(c, ret);
+		rk_qp_local_endpoint(c->qp, &c->local);
+	}
 	msg.u.hello.ep = c->local;
 	msg.u.hello.buf = c->request;
 	ret = rk_ctl_send(c->ctl, &msg);
@@ -224,6 +242,29 @@ static int tcp_client(struct rk_conn *c, const struct rk_conn_opts *o)
 		return ret;
 	c->remote = msg.u.hello.ep;
 	c->reply = msg.u.hello.buf;
+	return 0;
+}
+
+static int tcp_client(struct rk_conn *c, const struct rk_conn_opts *o)
+{
+	int64_t deadline = now_ms() + c->timeout_ms;
+	int access = 0, ret, tries = 1;
+
+	/* A server busy with another client: again, until the timeout. */
+	while ((ret = tcp_client_try(c, o, ms_left(deadline), &access)) == -EBUSY &&
+	       now_ms() + RK_CM_RETRY_INTERVAL_MS <= deadline) {
+		rk_ctl_close(c->ctl);
+		c->ctl = NULL;
+		usleep(RK_CM_RETRY_INTERVAL_MS * 1000);
+		tries++;
+	}
+	if (ret == -EBUSY)
+		rk_error("%s: %s; gave up after %d tr%s in %d ms", c->peer, RK_CONN_BUSY, tries,
+			 tries > 1 ? "ies" : "y", c->timeout_ms);
+	else if (ret && tries > 1)
+		busy_before(c, tries - 1);
+	if (ret)
+		return ret;
 	ret = check_peer(c);
 	if (ret)
 		return ret;
@@ -389,6 +430,7 @@ struct cm_try {
 	struct rk_conn *c;
 	const struct rk_conn_opts *o;
 	struct rk_qp_init_attr qa;
+	int busy; /* tries the server answered busy */
 };
 
 static int cm_client_try(void *arg)
@@ -406,7 +448,9 @@ static int cm_client_try(void *arg)
 		if (ret)
 			return ret;
 	}
-	return rk_cm_connect(t->c->cm, t->c->qp, &t->c->request, t->c->timeout_ms);
+	ret = rk_cm_connect(t->c->cm, t->c->qp, &t->c->request, t->c->timeout_ms);
+	t->busy += ret == -EBUSY;
+	return ret;
 }
 
 /* A fresh id for the next try; resolved before the old one goes, so
@@ -462,9 +506,14 @@ static int cm_client(struct rk_conn *c, const struct rk_conn_opts *o)
 		rk_error("connect to %s with RDMA CM: REJECTED, nothing listens on port %u; gave up "
 			 "after %d tr%s in %d ms (is the server running, with --cm?)",
 			 c->peer, o->port, tries, tries > 1 ? "ies" : "y", c->timeout_ms);
+	else if (ret == -EBUSY)
+		rk_error("connect to %s with RDMA CM: %s; gave up after %d tr%s in %d ms", c->peer,
+			 RK_CONN_BUSY, tries, tries > 1 ? "ies" : "y", c->timeout_ms);
 	else if (ret && tries > 1 && rk_cm_retry_worth(ret)) /* a rejection said why already */
 		rk_error("connect to %s with RDMA CM: gave up after %d tries in %d ms", c->peer,
 			 tries, c->timeout_ms);
+	if (ret && ret != -EBUSY && t.busy)
+		busy_before(c, t.busy);
 	if (ret)
 		return ret;
 	cm_traffic_note(c, o);
@@ -638,6 +687,116 @@ static int conn_finish(struct rk_conn *c, int ret, struct rk_conn **conn_p)
 	return 0;
 }
 
+/* ---- a server of one client: the others are told it is busy ---- */
+
+/* While the client is served, a thread answers every other client that
+ * comes with RK_CONN_BUSY (-EBUSY), which rdmakit's clients try again on
+ * until their timeout: a --persist server takes them once this client is
+ * done. Unanswered, they waited until the end of this client's run, then
+ * were reset. */
+struct conn_doorman {
+	pthread_t thread;
+	int stop_fd;            /* eventfd: rk_conn_close() ends the thread */
+	int listen_fd;          /* TCP, or -1 */
+	struct rk_cm *listener; /* CM, or NULL */
+	char served[80];        /* the client being served, for the log */
+};
+
+static void *doorman_main(void *arg)
+{
+	struct conn_doorman *d = arg;
+	struct pollfd p[2] = {
+		{.fd = d->stop_fd, .events = POLLIN},
+		{.fd = d->listener ? d->listener->channel->fd : d->listen_fd, .events = POLLIN},
+	};
+	bool said = false;
+	int n;
+
+	for (;;) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[0].revents || (p[1].revents & (POLLERR | POLLHUP | POLLNVAL)))
+			break;
+		if (d->listener)
+			n = rk_cm_refuse_waiting(d->listener, -EBUSY, RK_CONN_BUSY);
+		else
+			n = rk_tcp_refuse_waiting(d->listen_fd, -EBUSY, RK_CONN_BUSY);
+		if (n && !said) {
+			rk_warn("another client came while %s is served: told it is busy (its "
+				"tries are not logged)", d->served);
+			said = true;
+		}
+	}
+	return NULL;
+}
+
+/* Start refusing others, once the server has its client. Without the
+ * thread (out of memory or threads) they wait as before: only warned. */
+static void doorman_start(struct rk_conn *c)
+{
+	struct conn_doorman *d = calloc(1, sizeof(*d));
+	sigset_t all, old;
+	int ret;
+
+	if (!d)
+		return;
+	d->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (d->stop_fd < 0) {
+		rk_warn("other clients will wait unanswered while %s is served: eventfd: %m",
+			c->peer);
+		free(d);
+		return;
+	}
+	d->listen_fd = c->listen_fd;
+	d->listener = c->listener;
+	snprintf(d->served, sizeof(d->served), "%s", c->peer);
+	/* Signals stay with the caller's thread, whose waits end on a stop signal. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = pthread_create(&d->thread, NULL, doorman_main, d);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret) {
+		rk_warn("other clients will wait unanswered while %s is served: %s", c->peer,
+			rk_strerror(-ret));
+		close(d->stop_fd);
+		free(d);
+		return;
+	}
+	c->doorman = d;
+}
+
+static void doorman_stop(struct rk_conn *c)
+{
+	struct conn_doorman *d = c->doorman;
+	uint64_t one = 1;
+
+	if (!d)
+		return;
+	/* An eventfd written once does not fail. */
+	if (write(d->stop_fd, &one, sizeof(one)) < 0)
+		rk_warn("stop the thread that refuses other clients: %m");
+	pthread_join(d->thread, NULL);
+	close(d->stop_fd);
+	free(d);
+	c->doorman = NULL;
+	/* The listener goes first, answering those still waiting: the rest of
+	 * the teardown takes a while, and a client that came then would be
+	 * reset, where one refused busy, or finding no listener, tries again. */
+	if (c->listener) {
+		rk_cm_refuse_waiting(c->listener, -EBUSY, RK_CONN_BUSY);
+		rk_cm_destroy(c->listener);
+		c->listener = NULL;
+	}
+	if (c->listen_fd >= 0) {
+		rk_tcp_refuse_waiting(c->listen_fd, -EBUSY, RK_CONN_BUSY);
+		close(c->listen_fd);
+		c->listen_fd = -1;
+	}
+}
+
 int rk_conn_establish(const struct rk_conn_opts *opts, struct rk_conn **conn_p)
 {
 	struct rk_conn_opts o = *opts;
@@ -674,6 +833,8 @@ int rk_conn_establish(const struct rk_conn_opts *opts, struct rk_conn **conn_p)
 		ret = o.server ? cm_server(c, &o) : cm_client(c, &o);
 	else
 		ret = o.server ? tcp_server(c, &o) : tcp_client(c, &o);
+	if (!ret && o.server)
+		doorman_start(c);
 	return conn_finish(c, ret, conn_p);
 }
 
@@ -810,6 +971,7 @@ void rk_conn_close(struct rk_conn *c)
 {
 	if (!c)
 		return;
+	doorman_stop(c);
 	rk_ctl_close(c->ctl);
 	if (c->cm)
 		rk_cm_disconnect(c->cm, 1000);

@@ -85,6 +85,11 @@ int rk_ctl_recv(struct rk_ctl *ctl, int timeout_ms, struct rk_msg *msg_p)
 	ret = rk_wire_decode(buf, len, &msg, why, sizeof(why));
 	if (ret)
 		return bad_message(ctl, ret, why);
+	if (msg.type == RK_MSG_ERROR && msg.u.error.code == -EBUSY) {
+		/* busy with another client: the caller may try again */
+		rk_info("%s: %s", ctl->peer, msg.u.error.text);
+		return -EBUSY;
+	}
 	if (msg.type == RK_MSG_ERROR) {
 		rk_error("%s gave up: %s (%s)", ctl->peer, msg.u.error.text,
 			 rk_strerror(msg.u.error.code));

@@ -271,6 +271,29 @@ int rk_tcp_accept(int listen_fd, int timeout_ms, struct rk_ctl **ctl_p)
 	return ret;
 }
 
+int rk_tcp_refuse_waiting(int listen_fd, int code, const char *reason)
+{
+	struct pollfd pfd = {.fd = listen_fd, .events = POLLIN};
+	struct rk_ctl *ctl;
+	int n = 0;
+
+	while (poll(&pfd, 1, 0) == 1) {
+		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+		if (fd < 0)
+			break;
+		if (ctl_from_fd(fd, &ctl)) {
+			close(fd);
+			break;
+		}
+		rk_info("refusing %s: %s", ctl->peer, reason);
+		rk_ctl_send_error(ctl, code, "%s", reason);
+		rk_ctl_close(ctl);
+		n++;
+	}
+	return n;
+}
+
 /* One connection attempt to any of the resolved addresses. */
 static int try_connect(const struct addrinfo *res, int *fd_p)
 {

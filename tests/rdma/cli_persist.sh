@@ -119,4 +119,44 @@ waiting 3 "bench server: waiting for a client"
 stop_server INT && has "$srv" "bench server: served 2 clients (1 failed), stopped by SIGINT" &&
 	has "$srv" "--size: client 65536, server 4096"
 
+# A client that comes while another is served waits its turn: the server
+# answers it busy, it tries again, and is served next (rc over TCP, bench
+# over RDMA CM). Before, it waited unanswered and was reset at the end of
+# the other's run.
+c2=$(mktemp)
+# turn TEXT CMD...: CMD in the background, a long first client; once the
+# server printed TEXT (it serves that one), CMD again.
+turn() {
+	text=$1
+	shift
+	"$@" >"$out" 2>"$err" &
+	c1=$!
+	wait_for "$srv" "$text" 30
+	"$@" -t 60 >"$c2" 2>&1
+	rc2=$?
+	wait "$c1"
+	rc1=$?
+	if [ "$rc1" -ne 0 ] || [ "$rc2" -ne 0 ]; then
+		echo "FAIL: two clients of '$*' in turn exited $rc1 and $rc2, expected 0 and 0"
+		show first "$err"
+		show second "$c2"
+		fails=$((fails + 1))
+		return 1
+	fi
+	echo "ok: two clients of '$*' in turn exited 0 and 0"
+}
+P=$((PORT + 6))
+start_server "waiting for a client" "$RDMAKIT" rc --server --persist -p $P -s 16M
+turn "exposing" "$RDMAKIT" rc "$IP" -p $P --op write -s 16M && has "$c2" "every byte checked: OK"
+waiting 3 "server: waiting for a client"
+stop_server INT && has "$srv" "server: served 2 clients (0 failed), stopped by SIGINT" &&
+	has "$srv" "another client came while 198.18.0.1:" && has "$srv" "told it is busy"
+P=$((PORT + 7))
+start_server "waiting for a client" "$RDMAKIT" bench --server --persist --cm -p $P
+turn "rdmakit bench: " "$RDMAKIT" bench "$IP" --cm -p $P --op write -s 64k -n 3000 && has "$c2" "ok: peer checked"
+waiting 3 "bench server: waiting for a client"
+stop_server TERM && has "$srv" "bench server: served 2 clients (0 failed), stopped by SIGTERM" &&
+	has "$srv" "told it is busy"
+rm -f "$c2"
+
 finish

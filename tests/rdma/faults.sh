@@ -179,4 +179,22 @@ for pair in "bench rc" "bench ping" "rc ping" "rc bench" "ping rc" "ping bench";
 done
 cross bench rc --cm
 cross rc bench --cm
+
+# 12. A second client while a server of one serves the first: it is told
+# the server is busy, tries again for its --timeout, and gives up saying so
+# (the busy answers named even when the server has gone by then).
+cli2_out=$(mktemp)
+start_server -s 16M
+(
+	while ! grep -q exposing "$srv_out"; do sleep 0.1; done
+	"$RDMAKIT" rc "$IP" -p "$PORT" --op write -t 2 >"$cli2_out" 2>&1
+	echo "exit $?" >>"$cli2_out"
+) &
+second=$!
+client --op write -s 16M -t 30
+wait "$second"
+finish_case
+expect "a second client while busy" 30 "$cli2_out" "busy with another client" "exit 1"
+expect "a second client while busy (the first)" 30 "$cli_out" "every byte checked: OK"
+rm -f "$cli2_out"
 finish

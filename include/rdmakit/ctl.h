@@ -52,8 +52,9 @@ int rk_ctl_send(struct rk_ctl *ctl, const struct rk_msg *msg);
  * rest is read, so a garbled or oversized message is refused without reading
  * past it. A peer's ERROR message is logged with its text and returned as
  * -ECONNABORTED; one of code -EBUSY (a server busy with another client, to
- * try again) is returned as -EBUSY, its text logged as info. Errors: -ETIMEDOUT, -ECONNRESET (closed, also mid-message),
- * -EBADMSG / -EPROTONOSUPPORT (malformed), each logged once naming the peer. */
+ * try again) is returned as -EBUSY, its text logged as info. Errors:
+ * -ETIMEDOUT, -ECONNRESET (closed, also mid-message), -EBADMSG /
+ * -EPROTONOSUPPORT (malformed), each logged once naming the peer. */
 int rk_ctl_recv(struct rk_ctl *ctl, int timeout_ms, struct rk_msg *msg_p);
 
 /* Whether a message has begun to arrive (rk_ctl_recv would not wait for

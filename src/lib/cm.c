@@ -266,8 +266,8 @@ static int event_error(const char *what, const struct cm_event *ev, enum rdma_cm
 	/* No listener (yet), or a busy one, is what a client retries on while
 	 * its server starts or serves another: info here; the caller says it
 	 * gave up, if it does. */
-	rk_log(ret == -ECONNREFUSED || ret == -EBUSY ? RK_LOG_INFO : RK_LOG_ERROR, "%s: %s instead of %s (%s): %s%s",
-	       what, rk_cm_event_name(ev->type), rk_cm_event_name(want),
+	rk_log(ret == -ECONNREFUSED || ret == -EBUSY ? RK_LOG_INFO : RK_LOG_ERROR,
+	       "%s: %s instead of %s (%s): %s%s", what, rk_cm_event_name(ev->type), rk_cm_event_name(want),
 	       status_str(ev, status, sizeof(status)), hint, reject_text(ev, text, sizeof(text)));
 	return ret;
 }

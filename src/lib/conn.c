@@ -702,6 +702,14 @@ struct conn_doorman {
 	char served[80];        /* the client being served, for the log */
 };
 
+/* Answer the clients waiting on the listener (CM, or else TCP): how many. */
+static int refuse_others(struct rk_cm *listener, int listen_fd)
+{
+	if (listener)
+		return rk_cm_refuse_waiting(listener, -EBUSY, RK_CONN_BUSY);
+	return rk_tcp_refuse_waiting(listen_fd, -EBUSY, RK_CONN_BUSY);
+}
+
 static void *doorman_main(void *arg)
 {
 	struct conn_doorman *d = arg;
@@ -720,10 +728,7 @@ static void *doorman_main(void *arg)
 		}
 		if (p[0].revents || (p[1].revents & (POLLERR | POLLHUP | POLLNVAL)))
 			break;
-		if (d->listener)
-			n = rk_cm_refuse_waiting(d->listener, -EBUSY, RK_CONN_BUSY);
-		else
-			n = rk_tcp_refuse_waiting(d->listen_fd, -EBUSY, RK_CONN_BUSY);
+		n = refuse_others(d->listener, d->listen_fd);
 		if (n && !said) {
 			rk_warn("another client came while %s is served: told it is busy (its "
 				"tries are not logged)", d->served);
@@ -785,16 +790,12 @@ static void doorman_stop(struct rk_conn *c)
 	/* The listener goes first, answering those still waiting: the rest of
 	 * the teardown takes a while, and a client that came then would be
 	 * reset, where one refused busy, or finding no listener, tries again. */
-	if (c->listener) {
-		rk_cm_refuse_waiting(c->listener, -EBUSY, RK_CONN_BUSY);
-		rk_cm_destroy(c->listener);
-		c->listener = NULL;
-	}
-	if (c->listen_fd >= 0) {
-		rk_tcp_refuse_waiting(c->listen_fd, -EBUSY, RK_CONN_BUSY);
+	refuse_others(c->listener, c->listen_fd);
+	rk_cm_destroy(c->listener);
+	c->listener = NULL;
+	if (c->listen_fd >= 0)
 		close(c->listen_fd);
-		c->listen_fd = -1;
-	}
+	c->listen_fd = -1;
 }
 
 int rk_conn_establish(const struct rk_conn_opts *opts, struct rk_conn **conn_p)

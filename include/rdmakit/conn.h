@@ -38,7 +38,8 @@ extern "C" {
 #define RK_DEFAULT_PORT 18515
 
 /* What a server of one client tells the others while it serves that one
- * (code -EBUSY); their connect tries again until its timeout passes. */
+ * (code -EBUSY); their connect tries again until its timeout passes (a
+ * server of N clients says it has N). */
 #define RK_CONN_BUSY "the server is busy with another client (it serves one at a time)"
 
 struct rk_conn;
@@ -146,6 +147,11 @@ int rk_conn_accept(struct rk_conn_listener *l, int timeout_ms, struct rk_conn **
 int rk_conn_establish_accepted(struct rk_conn *pending, const struct rk_conn_opts *opts,
 			       struct rk_conn **conn_p);
 void rk_conn_listener_close(struct rk_conn_listener *l);
+
+/* A listener's server that has all the clients it serves (served of them):
+ * from now until rk_conn_listener_close(), every other client that comes is
+ * answered busy (-EBUSY) at once, and tries again until its timeout. */
+void rk_conn_listener_refuse_others(struct rk_conn_listener *l, unsigned int served);
 
 /* Wait on the connection's CQ for the completion of wr_id (one completion,
  * within conn->timeout_ms) and check its status. what names the operation in

@@ -223,6 +223,8 @@ static int accept_all(const struct rk_conn_opts *co, uint32_t n, int wait_ms,
 		start_client(&ct[got], &threaded[got]);
 		got++;
 	}
+	if (got == n)
+		rk_conn_listener_refuse_others(l, n);
 	for (uint32_t i = 0; i < got; i++)
 		if (threaded[i])
 			pthread_join(ct[i].tid, NULL);

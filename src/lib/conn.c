@@ -201,8 +201,8 @@ static int tcp_setup_failed(struct rk_conn *c, int ret)
  * the last error alone would hide that it was there. */
 static void busy_before(const struct rk_conn *c, int busy)
 {
-	rk_error("(before that, %s had answered %d time%s that it was busy with another "
-		 "client)", c->peer, busy, busy > 1 ? "s" : "");
+	rk_error("(before that, %s had answered %d time%s that it was busy with other "
+		 "clients)", c->peer, busy, busy > 1 ? "s" : "");
 }
 
 /* TCP client, one try: connect (trying again while nothing listens for up
@@ -259,8 +259,8 @@ static int tcp_client(struct rk_conn *c, const struct rk_conn_opts *o)
 		tries++;
 	}
 	if (ret == -EBUSY)
-		rk_error("%s: %s; gave up after %d tr%s in %d ms", c->peer, RK_CONN_BUSY, tries,
-			 tries > 1 ? "ies" : "y", c->timeout_ms);
+		rk_error("%s: the server stayed busy with other clients; gave up after %d tr%s "
+			 "in %d ms", c->peer, tries, tries > 1 ? "ies" : "y", c->timeout_ms);
 	else if (ret && tries > 1)
 		busy_before(c, tries - 1);
 	if (ret)
@@ -507,8 +507,9 @@ static int cm_client(struct rk_conn *c, const struct rk_conn_opts *o)
 			 "after %d tr%s in %d ms (is the server running, with --cm?)",
 			 c->peer, o->port, tries, tries > 1 ? "ies" : "y", c->timeout_ms);
 	else if (ret == -EBUSY)
-		rk_error("connect to %s with RDMA CM: %s; gave up after %d tr%s in %d ms", c->peer,
-			 RK_CONN_BUSY, tries, tries > 1 ? "ies" : "y", c->timeout_ms);
+		rk_error("connect to %s with RDMA CM: the server stayed busy with other clients; "
+			 "gave up after %d tr%s in %d ms", c->peer, tries, tries > 1 ? "ies" : "y",
+			 c->timeout_ms);
 	else if (ret && tries > 1 && rk_cm_retry_worth(ret)) /* a rejection said why already */
 		rk_error("connect to %s with RDMA CM: gave up after %d tries in %d ms", c->peer,
 			 tries, c->timeout_ms);
@@ -687,27 +688,28 @@ static int conn_finish(struct rk_conn *c, int ret, struct rk_conn **conn_p)
 	return 0;
 }
 
-/* ---- a server of one client: the others are told it is busy ---- */
+/* ---- a server that has its clients: the others are told it is busy ---- */
 
-/* While the client is served, a thread answers every other client that
- * comes with RK_CONN_BUSY (-EBUSY), which rdmakit's clients try again on
- * until their timeout: a --persist server takes them once this client is
- * done. Unanswered, they waited until the end of this client's run, then
- * were reset. */
+/* While a server of one client serves it (or one of N clients serves its N),
+ * a thread answers every other client that comes with -EBUSY, which
+ * rdmakit's clients try again on until their timeout: a --persist server
+ * takes them once this client is done. Unanswered, they waited until the end
+ * of the run, then were reset. */
 struct conn_doorman {
 	pthread_t thread;
-	int stop_fd;            /* eventfd: rk_conn_close() ends the thread */
+	int stop_fd;            /* eventfd: doorman_stop() ends the thread */
 	int listen_fd;          /* TCP, or -1 */
 	struct rk_cm *listener; /* CM, or NULL */
-	char served[80];        /* the client being served, for the log */
+	char busy[96];          /* what the others are told */
+	char served[80];        /* whom the server serves, for its log */
 };
 
 /* Answer the clients waiting on the listener (CM, or else TCP): how many. */
-static int refuse_others(struct rk_cm *listener, int listen_fd)
+static int refuse_others(const struct conn_doorman *d)
 {
-	if (listener)
-		return rk_cm_refuse_waiting(listener, -EBUSY, RK_CONN_BUSY);
-	return rk_tcp_refuse_waiting(listen_fd, -EBUSY, RK_CONN_BUSY);
+	if (d->listener)
+		return rk_cm_refuse_waiting(d->listener, -EBUSY, d->busy);
+	return rk_tcp_refuse_waiting(d->listen_fd, -EBUSY, d->busy);
 }
 
 static void *doorman_main(void *arg)
@@ -718,7 +720,6 @@ static void *doorman_main(void *arg)
 		{.fd = d->listener ? d->listener->channel->fd : d->listen_fd, .events = POLLIN},
 	};
 	bool said = false;
-	int n;
 
 	for (;;) {
 		if (poll(p, 2, -1) < 0) {
@@ -728,54 +729,58 @@ static void *doorman_main(void *arg)
 		}
 		if (p[0].revents || (p[1].revents & (POLLERR | POLLHUP | POLLNVAL)))
 			break;
-		n = refuse_others(d->listener, d->listen_fd);
-		if (n && !said) {
-			rk_warn("another client came while %s is served: told it is busy (its "
-				"tries are not logged)", d->served);
+		if (refuse_others(d) && !said) {
+			rk_warn("another client came while %s: told it is busy (its tries are not "
+				"logged)", d->served);
 			said = true;
 		}
 	}
 	return NULL;
 }
 
-/* Start refusing others, once the server has its client. Without the
- * thread (out of memory or threads) they wait as before: only warned. */
-static void doorman_start(struct rk_conn *c)
+/* Start answering others busy on listener (CM) or listen_fd (TCP). NULL
+ * where no thread could be had: they wait as before, which is warned. */
+static struct conn_doorman *doorman_start(struct rk_cm *listener, int listen_fd,
+					  const char *busy, const char *served)
 {
 	struct conn_doorman *d = calloc(1, sizeof(*d));
 	sigset_t all, old;
-	int ret;
+	int ret = -ENOMEM;
 
 	if (!d)
-		return;
+		goto err;
 	d->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (d->stop_fd < 0) {
-		rk_warn("other clients will wait unanswered while %s is served: eventfd: %m",
-			c->peer);
-		free(d);
-		return;
+		ret = -errno;
+		goto err_free;
 	}
-	d->listen_fd = c->listen_fd;
-	d->listener = c->listener;
-	snprintf(d->served, sizeof(d->served), "%s", c->peer);
+	d->listen_fd = listen_fd;
+	d->listener = listener;
+	snprintf(d->busy, sizeof(d->busy), "%s", busy);
+	snprintf(d->served, sizeof(d->served), "%s", served);
 	/* Signals stay with the caller's thread, whose waits end on a stop signal. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = pthread_create(&d->thread, NULL, doorman_main, d);
+	ret = -pthread_create(&d->thread, NULL, doorman_main, d);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (ret) {
-		rk_warn("other clients will wait unanswered while %s is served: %s", c->peer,
-			rk_strerror(-ret));
-		close(d->stop_fd);
-		free(d);
-		return;
-	}
-	c->doorman = d;
+	if (ret)
+		goto err_close;
+	return d;
+
+err_close:
+	close(d->stop_fd);
+err_free:
+	free(d);
+err:
+	rk_warn("other clients will wait unanswered while %s: %s", served, rk_strerror(ret));
+	return NULL;
 }
 
-static void doorman_stop(struct rk_conn *c)
+/* End the thread, then answer those still waiting: the caller closes the
+ * listener next, and a client that came meanwhile would be reset, where one
+ * answered busy, or finding no listener, tries again. */
+static void doorman_stop(struct conn_doorman *d)
 {
-	struct conn_doorman *d = c->doorman;
 	uint64_t one = 1;
 
 	if (!d)
@@ -784,18 +789,9 @@ static void doorman_stop(struct rk_conn *c)
 	if (write(d->stop_fd, &one, sizeof(one)) < 0)
 		rk_warn("stop the thread that refuses other clients: %m");
 	pthread_join(d->thread, NULL);
+	refuse_others(d);
 	close(d->stop_fd);
 	free(d);
-	c->doorman = NULL;
-	/* The listener goes first, answering those still waiting: the rest of
-	 * the teardown takes a while, and a client that came then would be
-	 * reset, where one refused busy, or finding no listener, tries again. */
-	refuse_others(c->listener, c->listen_fd);
-	rk_cm_destroy(c->listener);
-	c->listener = NULL;
-	if (c->listen_fd >= 0)
-		close(c->listen_fd);
-	c->listen_fd = -1;
 }
 
 int rk_conn_establish(const struct rk_conn_opts *opts, struct rk_conn **conn_p)
@@ -834,8 +830,12 @@ int rk_conn_establish(const struct rk_conn_opts *opts, struct rk_conn **conn_p)
 		ret = o.server ? cm_server(c, &o) : cm_client(c, &o);
 	else
 		ret = o.server ? tcp_server(c, &o) : tcp_client(c, &o);
-	if (!ret && o.server)
-		doorman_start(c);
+	if (!ret && o.server) {
+		char served[96];
+
+		snprintf(served, sizeof(served), "%s is served", c->peer);
+		c->doorman = doorman_start(c->listener, c->listen_fd, RK_CONN_BUSY, served);
+	}
 	return conn_finish(c, ret, conn_p);
 }
 
@@ -846,6 +846,7 @@ struct rk_conn_listener {
 	int listen_fd;             /* TCP */
 	struct rk_cm *cm;          /* CM */
 	struct rk_device *cm_dev;  /* CM: the device its clients came on (a reference) */
+	struct conn_doorman *doorman; /* rk_conn_listener_refuse_others() */
 };
 
 int rk_conn_listen(const struct rk_conn_opts *opts, struct rk_conn_listener **l_p)
@@ -930,10 +931,23 @@ int rk_conn_establish_accepted(struct rk_conn *pending, const struct rk_conn_opt
 	return conn_finish(pending, ret, conn_p);
 }
 
+void rk_conn_listener_refuse_others(struct rk_conn_listener *l, unsigned int served)
+{
+	char busy[96], who[48];
+
+	if (l->doorman)
+		return;
+	snprintf(busy, sizeof(busy), "the server is busy with the %u client%s it serves at once",
+		 served, served == 1 ? "" : "s");
+	snprintf(who, sizeof(who), "its %u client%s are served", served, served == 1 ? "" : "s");
+	l->doorman = doorman_start(l->cm, l->listen_fd, busy, who);
+}
+
 void rk_conn_listener_close(struct rk_conn_listener *l)
 {
 	if (!l)
 		return;
+	doorman_stop(l->doorman);
 	rk_cm_destroy(l->cm);
 	if (l->listen_fd >= 0)
 		close(l->listen_fd);
@@ -972,7 +986,16 @@ void rk_conn_close(struct rk_conn *c)
 {
 	if (!c)
 		return;
-	doorman_stop(c);
+	if (c->doorman) {
+		/* The listener goes first: the rest of the teardown takes a while. */
+		doorman_stop(c->doorman);
+		c->doorman = NULL;
+		rk_cm_destroy(c->listener);
+		c->listener = NULL;
+		if (c->listen_fd >= 0)
+			close(c->listen_fd);
+		c->listen_fd = -1;
+	}
 	rk_ctl_close(c->ctl);
 	if (c->cm)
 		rk_cm_disconnect(c->cm, 1000);

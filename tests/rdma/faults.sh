@@ -194,7 +194,7 @@ second=$!
 client --op write -s 16M -t 30
 wait "$second"
 finish_case
-expect "a second client while busy" 30 "$cli2_out" "busy with another client" "exit 1"
+expect "a second client while busy" 30 "$cli2_out" "busy with other clients" "exit 1"
 expect "a second client while busy (the first)" 30 "$cli_out" "every byte checked: OK"
 rm -f "$cli2_out"
 finish

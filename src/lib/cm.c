@@ -180,49 +180,46 @@ static const char *status_str(const struct cm_event *ev, char *buf, size_t len)
 	return buf;
 }
 
-/* The reason text of an rdmakit server's reject (an ERROR message in the
- * REJ private data), or "" when the reject carries none. */
-static const char *reject_text(const struct cm_event *ev, char *buf, size_t len)
+/* The ERROR message an rdmakit server's reject carries in its private
+ * data: true and *msg, or false when it carries none. */
+static bool reject_msg(const struct cm_event *ev, struct rk_msg *msg)
 {
-	struct rk_msg msg;
 	char why[128];
 
-	buf[0] = '\0';
 	/* A SIDR reply that rejects (status 2) carries it as a REJ does. */
 	if ((ev->type != RDMA_CM_EVENT_REJECTED &&
 	     !(ev->type == RDMA_CM_EVENT_UNREACHABLE && ev->status == 2)) ||
 	    ev->data_len < RK_WIRE_ERROR_LEN)
-		return buf;
-	if (rk_wire_decode(ev->data, RK_WIRE_ERROR_LEN, &msg, why, sizeof(why)) ||
-	    msg.type != RK_MSG_ERROR)
-		return buf;
-	snprintf(buf, len, "; the server says: \"%.*s\"", RK_WIRE_ERROR_TEXT, msg.u.error.text);
-	return buf;
+		return false;
+	return !rk_wire_decode(ev->data, RK_WIRE_ERROR_LEN, msg, why, sizeof(why)) &&
+	       msg->type == RK_MSG_ERROR;
 }
 
-/* The code of an rdmakit server's reject (its ERROR message), or 0. */
-static int reject_code(const struct cm_event *ev)
+/* The reason text of an rdmakit server's reject, or "" when it has none. */
+static const char *reject_text(const struct cm_event *ev, char *buf, size_t len)
 {
 	struct rk_msg msg;
-	char why[128];
 
-	if (ev->type != RDMA_CM_EVENT_REJECTED || ev->data_len < RK_WIRE_ERROR_LEN ||
-	    rk_wire_decode(ev->data, RK_WIRE_ERROR_LEN, &msg, why, sizeof(why)) ||
-	    msg.type != RK_MSG_ERROR)
-		return 0;
-	return msg.u.error.code;
+	buf[0] = '\0';
+	if (reject_msg(ev, &msg))
+		snprintf(buf, len, "; the server says: \"%.*s\"", RK_WIRE_ERROR_TEXT,
+			 msg.u.error.text);
+	return buf;
 }
 
 /* A CM event that ends what was under way, as a negative errno. */
 static int event_errno(const struct cm_event *ev)
 {
+	struct rk_msg msg;
+
 	switch (ev->type) {
 	case RDMA_CM_EVENT_REJECTED:
 		/* The consumer (a server) said no: a decision, not worth a retry,
 		 * but for "busy with another client" (-EBUSY). Anything else (no
 		 * listener: invalid service ID) may pass. */
 		if (ev->status == 28)
-			return reject_code(ev) == -EBUSY ? -EBUSY : -ECONNABORTED;
+			return reject_msg(ev, &msg) && msg.u.error.code == -EBUSY ? -EBUSY :
+										  -ECONNABORTED;
 		return -ECONNREFUSED;
 	case RDMA_CM_EVENT_UNREACHABLE:
 		/* A SIDR reply's status: 1 (IB_SIDR_UNSUPPORTED) is no listener on
@@ -267,7 +264,8 @@ static int event_error(const char *what, const struct cm_event *ev, enum rdma_cm
 	 * its server starts or serves another: info here; the caller says it
 	 * gave up, if it does. */
 	rk_log(ret == -ECONNREFUSED || ret == -EBUSY ? RK_LOG_INFO : RK_LOG_ERROR,
-	       "%s: %s instead of %s (%s): %s%s", what, rk_cm_event_name(ev->type), rk_cm_event_name(want),
+	       "%s: %s instead of %s (%s): %s%s", what, rk_cm_event_name(ev->type),
+	       rk_cm_event_name(want),
 	       status_str(ev, status, sizeof(status)), hint, reject_text(ev, text, sizeof(text)));
 	return ret;
 }

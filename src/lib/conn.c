@@ -701,7 +701,7 @@ struct conn_doorman {
 	int listen_fd;          /* TCP, or -1 */
 	struct rk_cm *listener; /* CM, or NULL */
 	char busy[96];          /* what the others are told */
-	char served[80];        /* whom the server serves, for its log */
+	char served[96];        /* whom the server serves, for its log */
 };
 
 /* Answer the clients waiting on the listener (CM, or else TCP): how many. */

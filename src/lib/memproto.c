@@ -191,8 +191,8 @@ int rk_mem_request_check(const void *data, size_t len, uint64_t max_size,
 	magic = get_u32(p);
 	if (magic != RK_MEM_MAGIC) {
 		snprintf(why, why_len, "magic 0x%08x is not RKMS (0x%08x)%s", magic, RK_MEM_MAGIC,
-			 magic == RK_WIRE_MAGIC ? ": an rdmakit rc, ping or bench client, not rkblk" :
-						  "");
+			 magic == RK_WIRE_MAGIC ?
+				 ": an rdmakit rc, ping or bench client, not rkblk" : "");
 		return -EBADMSG;
 	}
 	memset(&r, 0, sizeof(r));

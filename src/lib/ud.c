@@ -514,9 +514,8 @@ static int check_hello(struct ud *u, const struct rk_endpoint *local, const stru
 		ret = -EPROTO;
 	}
 	if (!ret && (msg->u.hello.buf.size != u->o->size || !msg->u.hello.buf.len)) {
-		snprintf(why, why_len, "the client sends %u-byte datagrams (op 0x%x); this "
-				       "server takes %u-byte ones",
-			 msg->u.hello.buf.size, msg->u.hello.buf.op, u->o->size);
+		snprintf(why, why_len, "the client sends %u-byte datagrams; this server takes "
+				       "%u-byte ones", msg->u.hello.buf.size, u->o->size);
 		ret = -EMSGSIZE;
 	}
 	return ret;

@@ -225,7 +225,8 @@ for cm in "" --cm; do
 		has "$err" "busy with other clients"
 	clients_exit 0
 	server_exit 0 && has "$dir/srv" "server: 2 clients, every one checked: OK" &&
-		has "$dir/srv.err" "another client came while its 2 clients are served: told it is busy"
+		has "$dir/srv.err" \
+			"another client came while its 2 clients are served: told it is busy"
 done
 lap "a third client of rc --clients 2"
 

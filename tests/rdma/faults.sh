@@ -168,7 +168,10 @@ cross() {
 	finish_case
 	label=$(printf '%s server, %s client%s' "$1" "$2" "${3:+ over CM}")
 	[ "$gs" = 1 ] && [ "$gc" = 1 ] ||
-		{ echo "FAIL [$label]: server exited $gs, client $gc (want 1 and 1)"; fails=$((fails + 1)); }
+		{
+			echo "FAIL [$label]: server exited $gs, client $gc (want 1 and 1)"
+			fails=$((fails + 1))
+		}
 	why="this is an rdmakit $1 server; the client is rdmakit $2 (request code"
 	expect "$label" 15 "$srv_out" "refusing " "$why"
 	expect "$label (client)" 15 "$cli_out" "$why"

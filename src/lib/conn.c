@@ -823,6 +823,18 @@ static void doorman_stop(struct conn_doorman *d)
 	free(d);
 }
 
+/* A server's listener goes (CM id cm, or TCP socket fd), its doorman first. */
+static void unlisten(struct conn_doorman **d, struct rk_cm **cm, int *fd)
+{
+	doorman_stop(*d);
+	*d = NULL;
+	rk_cm_destroy(*cm);
+	*cm = NULL;
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
 int rk_conn_establish(const struct rk_conn_opts *opts, struct rk_conn **conn_p)
 {
 	struct rk_conn_opts o = *opts;
@@ -976,10 +988,7 @@ void rk_conn_listener_close(struct rk_conn_listener *l)
 {
 	if (!l)
 		return;
-	doorman_stop(l->doorman);
-	rk_cm_destroy(l->cm);
-	if (l->listen_fd >= 0)
-		close(l->listen_fd);
+	unlisten(&l->doorman, &l->cm, &l->listen_fd);
 	rk_device_close(l->cm_dev);
 	free(l);
 }
@@ -1015,16 +1024,8 @@ void rk_conn_close(struct rk_conn *c)
 {
 	if (!c)
 		return;
-	if (c->doorman) {
-		/* The listener goes first: the rest of the teardown takes a while. */
-		doorman_stop(c->doorman);
-		c->doorman = NULL;
-		rk_cm_destroy(c->listener);
-		c->listener = NULL;
-		if (c->listen_fd >= 0)
-			close(c->listen_fd);
-		c->listen_fd = -1;
-	}
+	/* The listener goes first: the rest of the teardown takes a while. */
+	unlisten(&c->doorman, &c->listener, &c->listen_fd);
 	rk_ctl_close(c->ctl);
 	if (c->cm)
 		rk_cm_disconnect(c->cm, 1000);
@@ -1036,9 +1037,6 @@ void rk_conn_close(struct rk_conn *c)
 	rk_pd_free(c->pd);
 	rk_device_close(c->dev);
 	rk_cm_destroy(c->cm);
-	rk_cm_destroy(c->listener);
-	if (c->listen_fd >= 0)
-		close(c->listen_fd);
 	rk_auth_free(c->auth);
 	free(c);
 }

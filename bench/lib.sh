@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Sourced by the bench/vs-*.sh comparisons: what they share.
 
 # bench_positive PROG NOUN V...: exit 2 with "PROG: 'V' is not a positive NOUN"

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Statistics for bench/vs-perftest.sh: paired repetitions, the ratio of the
 medians with a bootstrap 95% confidence interval, and a verdict per case.
 

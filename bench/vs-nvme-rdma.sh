@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rkblk (the rdmakit kernel module over `rdmakit memserver`) against the
 # kernel's NVMe over Fabrics (nvme-rdma host, nvmet-rdma target over a brd RAM
 # disk), on the same two Soft-RoCE guests and the same wire. A benchmark, not

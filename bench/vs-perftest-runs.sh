@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # shellcheck shell=sh disable=SC2154
 # Sourced by bench/vs-perftest.sh (in the guest, or natively with --native):
 # the runs of each tool, the paired repetitions under the time budget, the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rdmakit bench against perftest (and ucx_perftest as a second anchor) on the
 # same device, in one run. For each case rdmakit and the anchor run in pairs,
 # alternating which goes first (odd repetitions rdmakit first, even ones the

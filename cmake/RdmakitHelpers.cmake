@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Small helpers so every target gets the same flags and every test the same wiring.
 
 # rdmakit_warnings(TARGET): the project's warning set; errors when RDMAKIT_WERROR is on.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Write rdmakit's man pages and bash completion from the option tables.
 
 The tables that drive parsing and --help (struct cli_opt, src/cli/opts.h) are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rping_client: an rping client in a few lines over librdmakit.
  *
  * Shows rk_rping_run() (rdmakit/rping.h), librdmacm's rping protocol as a

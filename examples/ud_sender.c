@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* ud_sender: UD datagrams in a few lines over librdmakit.
  *
  * Shows rk_ud_run() (rdmakit/ud.h) as a client: find the server's UD QP by

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rkblk: remote memory served by `rdmakit memserver` as a block device.
  * Shared declarations of the module's three files:

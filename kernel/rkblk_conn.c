@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * rkblk: the controller's connections. One RC QP and CQ per queue over
  * RDMA CM (create_ctrl), the region message each queue receives

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * rkblk: the block device. One blk-mq hardware queue per QP; each request
  * is one RDMA READ (begin_read) or RDMA WRITE (write_queue_add) between its

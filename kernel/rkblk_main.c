@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * rkblk: remote memory served by `rdmakit memserver` as a block device
  * (/dev/rkblkN), attached and detached through /dev/rkblk-ctl.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The main job, from a fresh machine: installs what it needs, builds, and runs
 # rdmakit on the built-in Soft-RoCE default (rxe0 on 198.18.0.1 inside a QEMU
 # guest), or natively when this host has an RDMA device.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Sourced by demo.sh and test.sh: install the Debian packages rdmakit needs to
 # build and test, only those missing, with one apt-get update first. man-db,
 # groff-base and bash-completion: the docs test reads the generated man pages

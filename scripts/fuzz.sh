@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # A bounded libFuzzer run over the exchange-message parser and the option
 # parser: builds with clang (ASan + UBSan + libFuzzer) in build-fuzz, runs
 # each target for its share of SECONDS (default 60 in all) from the seed

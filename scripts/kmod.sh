@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # kmod.sh: build the rkblk kernel module (kernel/) against the exact headers
 # of a kernel and print the path of the .ko.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The whole test suite, from a fresh machine: installs what it needs, builds
 # with warnings as errors (and, in the background, with ASan and UBSan in
 # build-asan), then, at the same time where the device is Soft-RoCE: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: a shared secret on the control channel, so that a server hands
  * its buffer's address and rkey only to a client that knows the secret.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: the benchmark engine behind `rdmakit bench`.
  *
  * Two processes, connected over the TCP exchange or RDMA CM (conn.h), measure

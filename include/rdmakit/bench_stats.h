@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: the benchmark's statistics (latency percentiles, peak rate,
  * size sweeps). Pure logic. */
 #ifndef RDMAKIT_BENCH_STATS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: attach, detach and list rkblk disks (the kernel module in
  * kernel/, a block device over memory served by `rdmakit memserver`).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: a server of several clients at once (`bench` and `rc` with
  * --clients N): what each client came to and the aggregate over them.
  *

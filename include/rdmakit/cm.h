@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: connections through RDMA CM (librdmacm).
  *
  * The client resolves address and route, creates its QP on the device CM

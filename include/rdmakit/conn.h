@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: one connected RC (or UC) queue pair between two processes, set up
  * either way users know: the out-of-band TCP exchange, or RDMA CM.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: a port's counters, as the kernel exposes them in sysfs.
  *
  * Two groups live under /sys/class/infiniband/DEV/ports/N/:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: completion queues, polled or event-driven. */
 #ifndef RDMAKIT_CQ_H
 #define RDMAKIT_CQ_H

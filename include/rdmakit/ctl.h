@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: the control channel between two sides.
  *
  * A control channel carries the wire messages of wire.h. Two kinds exist:

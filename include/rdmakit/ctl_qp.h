@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: a control channel (ctl.h) over a connected QP, for RDMA CM. */
 #ifndef RDMAKIT_CTL_QP_H
 #define RDMAKIT_CTL_QP_H

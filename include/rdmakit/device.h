@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: devices and ports.
  *
  * An rk_device is an opened verbs context together with what was learned by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: device (on-chip) memory. Buffers of any kind (host, huge pages,
  * memfd, device memory) behind one interface are in region.h. */
 #ifndef RDMAKIT_DM_H

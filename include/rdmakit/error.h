@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: one error convention.
  *
  * Every librdmakit function that can fail returns 0 on success or a negative

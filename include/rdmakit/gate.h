@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: thresholds that grade a run ("gates"), for scripts that must
  * trust a result: bandwidth at least a rate, bandwidth at least a share of
  * the link rate, latency or round-trip p99 at most a time.

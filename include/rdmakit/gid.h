@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: GID tables and choosing the right GID.
  *
  * The classic RoCE failure is a wrong or mismatched GID index: the two sides

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: logging.
  *
  * Messages go to stderr as "rdmakit: LEVEL: text" unless a handler is set.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: loopback, two RC queue pairs on one device connected to each other.
  *
  * rk_loopback_run() opens a device port, creates QP A and QP B (each with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: protection domains and host-memory regions. */
 #ifndef RDMAKIT_MEM_H
 #define RDMAKIT_MEM_H

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: the remote-memory protocol between `rdmakit memserver` (user
  * space, librdmakit) and the rkblk kernel module (kernel/), as bytes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: the remote-memory server (`rdmakit memserver`), the server side of
  * memproto.h.
  *

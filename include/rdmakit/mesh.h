@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: checking a whole fabric (rdmakit-mesh), the parts without MPI.
  *
  * Schedules: which ranks meet in which round. Verdicts: which nodes and links

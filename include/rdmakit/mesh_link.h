@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: one measured link of rdmakit-mesh, without MPI.
  *
  * A rank opens its port once (rk_mesh_port_open(): device, GID, one PD and

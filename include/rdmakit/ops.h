@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: posting work requests.
  *
  * One descriptor, struct rk_wr, covers every operation; the helpers below

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: data patterns for checking that bytes arrived intact. */
 #ifndef RDMAKIT_PATTERN_H
 #define RDMAKIT_PATTERN_H

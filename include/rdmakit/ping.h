@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: ping-pong with round-trip statistics.
  *
  * Three engines share the options, the progress report and the result

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: the protocol of libibverbs' ibv_rc_pingpong, ibv_uc_pingpong and
  * ibv_ud_pingpong, both roles, so that rdmakit talks to them.
  *

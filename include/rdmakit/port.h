@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: a device port opened for use: the device, a port checked to be
  * ACTIVE, and the GID chosen on it. The one device-open path of the tools
  * that do not go through RDMA CM. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: queue pairs and their state machine.
  *
  * Transitions are explicit and checked before ibv_modify_qp() is called:

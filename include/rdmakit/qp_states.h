@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: the QP state machine as a device really runs it.
  *
  * rk_qps_observe() walks one RC queue pair (the subject) through RESET, INIT,

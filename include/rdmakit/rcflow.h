@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: the RC step flow, client and server.
  *
  * A server exposes one buffer (host or device memory) with exactly the

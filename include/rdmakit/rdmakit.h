@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: everything. Include this, link with -lrdmakit (pkg-config rdmakit). */
 #ifndef RDMAKIT_H
 #define RDMAKIT_H

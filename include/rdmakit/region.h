@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: the buffers commands expose and move, in one of several kinds of
  * memory, allocated and registered by one call.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: librdmacm's rping protocol, both roles, so that rdmakit talks to
  * rdma-core's rping (librdmacm/examples/rping.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: several processes on one RDMA device.
  *
  * Three ways, as the verbs allow them:

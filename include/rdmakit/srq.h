@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: a shared receive queue (SRQ) that several QPs drain.
  *
  * One SRQ owns its receive buffers (depth slots of slot_size bytes in one

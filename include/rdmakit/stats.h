@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: statistics of measured samples (round-trip times, latencies).
  * Pure logic, shared by the ping engines and the benchmark. */
 #ifndef RDMAKIT_STATS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: names and hints for work-completion statuses, opcodes, async and
  * CM events. Every value has a name; unknown values get "UNKNOWN(n)". */
 #ifndef RDMAKIT_STATUS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* A stop request for the library's blocking waits, set from a signal handler:
  * how a server that serves until SIGINT or SIGTERM gets out of waiting for
  * its next client. */

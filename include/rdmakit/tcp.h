@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: the out-of-band TCP exchange: a control channel (ctl.h) over a
  * TCP connection, as ibv_rc_pingpong and perftest exchange their addresses.
  */

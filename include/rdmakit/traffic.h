@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: what a connection's packets carry for the fabric's QoS: the
  * traffic class (on RoCE v2 the IP header's DS field: DSCP << 2 | ECN), the
  * service level, the flow label and the hop limit (on RoCE v2 the IP TTL).

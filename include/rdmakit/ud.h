@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: UD datagrams, server and client.
  *
  * One server UD QP serves several clients: each client SENDs its datagrams

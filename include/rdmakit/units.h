@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: the units bandwidth is shown in, rates written as text, and the
  * share of a link rate a bandwidth is.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: the library's version. */
 #ifndef RDMAKIT_VERSION_H
 #define RDMAKIT_VERSION_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: the exchange messages, as bytes.
  *
  * Every message has a fixed layout in network byte order behind a 12-byte

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit CLI: what the subcommands share. */
 #ifndef RDMAKIT_CLI_H
 #define RDMAKIT_CLI_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit CLI: the shared receive queue options of bench, rc and ud (srq.h),
  * one option group, and the SRQ's report in text and JSON. */
 #ifndef RDMAKIT_CLI_SRQ_H

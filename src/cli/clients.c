@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* --clients N: the bench and rc servers of several clients at once. The
  * options' rules, the aggregate and the verdict that names each failed and
  * each missing client; the commands print their own per-client rows. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit bench: bandwidth, message rate and latency between a server and a
  * client, on the library's benchmark engine (bench.h). This file holds the
  * options and the report: a table like perftest's, --json or --csv. */

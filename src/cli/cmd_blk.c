@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit blk: attach, detach and list rkblk disks (the kernel module), the
  * way nvme-cli does for /dev/nvme-fabrics. The work is rk_blk_*(). */
 #include <errno.h>

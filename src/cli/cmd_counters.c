@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit counters: a port's counters (sysfs counters/ and hw_counters/, what
  * `rdma statistic` shows), once or, with --watch, their changes per interval
  * until SIGINT or SIGTERM. The engine is rk_counters_*; this file prints. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit devices: what ibv_devinfo, show_gids and the device memory size
  * tell, in one view. One JSON document is built; --json prints it, the text
  * view is rendered from it, so the two cannot disagree. */

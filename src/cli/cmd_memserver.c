@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit memserver: remote memory for the rkblk module (and any client of
  * memproto.h); the engine is rk_memserver_*(), this file parses options and
  * prints its status. */

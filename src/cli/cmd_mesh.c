@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit mesh: hand over to rdmakit-mesh, the one program that links MPI
  * (rdmakit itself stays free of it). Looked for next to this binary first
  * (a build tree, or the same bin directory once installed), then in PATH. */

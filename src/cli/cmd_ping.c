@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit ping: ping-pong with round-trip statistics, in three protocols
  * (the engines are in the library: ping.h, rping.h, pingpong.h):
  *   native    rdmakit to rdmakit: SEND a ping, SEND it back, over the TCP

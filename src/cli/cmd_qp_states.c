@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit qp-states: what a queue pair really does in each state of the IB
  * state machine, observed on the device (the walk is rk_qps_observe()). */
 #include <errno.h>

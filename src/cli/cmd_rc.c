@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit rc: a server exposes one buffer (host or device memory); a client
  * connects over the TCP exchange or RDMA CM and works on it step by step (the
  * engine is rk_rcflow_run(), rcflow.h). This file parses the options and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit share: several processes on one RDMA device, three ways.
  *
  *   import  an owner passes its context's command fd, PD and MR handles over a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit ud: UD datagrams (the engine is rk_ud_run(), ud.h). One server QP
  * serves several clients, each SENDs its datagrams and gets each back; the
  * clients find the server by the TCP exchange or by RDMA CM in RDMA_PS_UDP

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Pieces every subcommand uses: JSON output, parsing. */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Units and thresholds on the command line: reading them, printing each
  * graded check, and the exit status they come to. The grading itself is the
  * library's (gate.h). */

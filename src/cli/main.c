@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: the subcommand table. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Strict option parsing driven by one table per command. */
 #include <ctype.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit CLI: one option table per command drives getopt_long, --help (with
  * live defaults) and validation. Numbers go through one strict parser. */
 #ifndef RDMAKIT_CLI_OPTS_H

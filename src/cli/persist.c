@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* --persist: a server that serves one client after another until SIGINT or
  * SIGTERM (rc, ping, bench), and the stop signals it shares with bench's
  * soak runs. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The port counters a run moved (struct rk_run_counters, counters.h), as
  * every command that reports a run prints them: one text line, and after a
  * failed completion its hint with the counters that explain it, or on a run

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The shared receive queue options and report (cli_srq.h). */
 #include <inttypes.h>
 #include <stdio.h>

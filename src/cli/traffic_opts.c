@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The traffic option group (--tclass, --dscp, --sl, --flow-label,
  * --hop-limit), shared by rdmakit and rdmakit-mesh. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The traffic option group: what every packet carries for the fabric's QoS
  * (rdmakit/traffic.h), for the commands of rdmakit and for rdmakit-mesh. */
 #ifndef RDMAKIT_CLI_TRAFFIC_OPTS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Shared-secret challenge-response on the control channel (auth.h). The
  * secret is never logged; buffers that held it are wiped. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The benchmark engine's API and its rounds: names and rules, connecting,
  * one round (what runs, the start, the loops, the checks), closing. The
  * steps live in bench_setup.c, bench_post.c, bench_bw.c, bench_lat.c and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The benchmark's bandwidth loop: one worker per thread, each posting while
  * its send queues have room and polling its CQs in batches. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* After a benchmark round: each QP's counts both ways (BENCH_RESULT
  * messages of wire.h), what this side can check of what arrived, and the
  * round's result. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The benchmark server of several clients at once (bench.h,
  * rk_bench_serve_clients()): the accept loop of clients.c, and per client a
  * thread that runs a one-client server's rounds on its own rk_bench. */

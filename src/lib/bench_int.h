@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Internal to librdmakit: the benchmark engine's state and steps, shared by
  * its files: bench.c (the API and the rounds), bench_setup.c (the data QPs
  * and their exchange), bench_post.c (posting and polling), bench_bw.c and

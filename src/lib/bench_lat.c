@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The benchmark's latency loops: SEND and WRITE ping-pongs, and READ and
  * atomics one request at a time. */
 #include <errno.h>

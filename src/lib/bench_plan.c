@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* What a command asks of a run, checked (rk_bench_ask_check()) and turned
  * into the engine's options (rk_bench_ask_opts()), and the
  * client's plan against the server's (rk_bench_plan_match()):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The benchmark's posting and polling: batches of requests as one doorbell
  * (the ibv_wr_* API or ibv_post_send lists), the end-of-round SEND, receives,
  * and completions in batches. */

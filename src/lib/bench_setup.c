@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The benchmark's setup: the fast path chosen from the device's limits, the
  * CQs, memory and data QPs, and their exchange over the control channel
  * (BENCH_SETUP messages of wire.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Soak runs: a round's intervals (a report every interval_ms from the loop
  * of the side that measures, and the lowest and highest of them), and stop
  * requests (a signal's flag on either side; the server's reaches the client

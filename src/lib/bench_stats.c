@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Benchmark statistics: latency percentiles, peak rate, size sweeps. Pure
  * logic, unit-tested on the host. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rkblk disks from user space: the attach string, the control file, and
  * the per-disk attributes in sysfs. */
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Internal to librdmakit: big-endian fields in wire buffers, byte-wise, so
  * that neither alignment nor host byte order matters (wire.c, memproto.c,
  * ud.c's SIDR private data). */

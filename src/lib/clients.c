@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* A server of several clients at once: the accept loop with a thread per
  * client (clients_int.h), and the aggregate over them (clients.h). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Internal to librdmakit: the loop of a server of several clients at once
  * (clients.c), shared by the bench and rc engines. */
 #ifndef RDMAKIT_LIB_CLIENTS_INT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Internal to librdmakit: the monotonic clock every bounded wait uses. */
 #ifndef RDMAKIT_LIB_CLOCK_H
 #define RDMAKIT_LIB_CLOCK_H

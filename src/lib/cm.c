@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* RDMA CM connections: resolve, listen, connect and accept with rdmakit's
  * CM_HELLO in the private data, and every event that ends a connection named
  * with its status, hint and the peer's reason. */

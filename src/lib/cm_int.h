@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Internal to librdmakit: what qp.c needs of cm.c. */
 #ifndef RDMAKIT_LIB_CM_INT_H
 #define RDMAKIT_LIB_CM_INT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* One connected queue pair between two processes, over the TCP exchange or
  * RDMA CM, with the control channel that keeps their steps in order. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* A port's counters from sysfs: snapshots, deltas, and citing the counters
  * that explain a failed completion. */
 #include <ctype.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* A port's counters read every interval, their changes handed to a callback
  * (counters.h), until a count or a stop request. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Completion queues: busy polling, or sleeping on a completion channel. */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The control channel: wire messages over any byte transport, and sync
  * points that keep two sides' steps in order. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* A control channel over a connected RC QP: each wire message travels as one
  * SEND, for RDMA CM connections, where there is no TCP socket to talk over.
  *

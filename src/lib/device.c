@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Devices and ports: open once, query everything once. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Device (on-chip) memory. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* One error convention: 0 or a negative errno. */
 #include <errno.h>
 #include <stdio.h>

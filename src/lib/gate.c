@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Thresholds that grade a run: each gate's figure against its limit. */
 #include <stdio.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* GID tables: reading them, and choosing the entry both sides can use. */
 #include <arpa/inet.h>
 #include <errno.h>

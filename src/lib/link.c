@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* A port's link: active speed and width, decoded as ibv_devinfo does, and the
  * nominal rate, with a word where that rate is not a real link's. */
 #include <stddef.h>

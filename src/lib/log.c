@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Logging: one line per message, to stderr or a handler. */
 #include <errno.h>
 #include <stdarg.h>

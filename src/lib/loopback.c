@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: loopback, two RC QPs on one device connected to each other;
  * SEND/RECV, RDMA WRITE and RDMA READ, each checked byte for byte. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Protection domains and host-memory regions. */
 #include <errno.h>
 #include <stdio.h>

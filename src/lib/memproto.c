@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The remote-memory protocol's pure parts: request checks, the region SEND,
  * reject decoding, and the CIDR blocks of --allow. No device needed. */
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The memory server's event loop: one RDMA CM event channel for the listener
  * and every connection, the devices' completion channels for the region
  * SENDs, a stop eventfd and (optionally) a signalfd, under one poll(). Every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Internal to librdmakit: the memory server's state, shared by its session
  * store (memserver_session.c) and its event loop (memserver.c). */
 #ifndef RDMAKIT_LIB_MEMSERVER_INT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The memory server's session store: regions in anonymous memory or in
  * --state-dir files, their registration, the --keep clock, adoption after a
  * restart, and the status snapshot with the device ports' data counters. */

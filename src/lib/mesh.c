@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit-mesh's schedules and robust statistics: pure logic. */
 #include <errno.h>
 #include <math.h>

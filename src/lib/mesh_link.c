@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit-mesh's measured links: one RC QP per peer and round, over the
  * library's device, QP, MR and posting pieces. No MPI here. */
 #include <errno.h>

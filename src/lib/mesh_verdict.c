@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit-mesh's verdicts: which nodes and links of the measured matrices
  * stand out, and why. Pure logic. */
 #include <errno.h>

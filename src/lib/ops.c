@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Posting work requests: one descriptor for every operation. */
 #include <arpa/inet.h>
 #include <errno.h>

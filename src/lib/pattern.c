@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Data patterns: position-dependent, so shifts and stale data show. */
 #include <ctype.h>
 #include <string.h>

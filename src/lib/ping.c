@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Native ping: rdmakit to rdmakit over rk_conn (TCP exchange or RDMA CM),
  * and what the three ping engines share: options, results, rounds. */
 #include <errno.h>

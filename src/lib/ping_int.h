@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Internal to librdmakit: what the three ping engines (ping.c, rping.c,
  * pingpong.c) share. */
 #ifndef RDMAKIT_LIB_PING_INT_H

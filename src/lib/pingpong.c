@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The protocol of ibv_rc_pingpong, ibv_uc_pingpong and ibv_ud_pingpong,
  * both roles (see pingpong.h): their TCP text exchange, then SEND/RECV
  * turns on RC, UC or UD. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Internal to librdmakit: what the ibv_*_pingpong engines (pingpong.c, and
  * ibv_srq_pingpong's in pingpong_srq.c) share. */
 #ifndef RDMAKIT_LIB_PINGPONG_INT_H

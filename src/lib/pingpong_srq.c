@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* ibv_srq_pingpong's protocol, both roles (pingpong.h): RC QPs that take
  * their receives from one SRQ, 256 address messages each way, then every
  * QP pings at once. */

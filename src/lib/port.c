@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* A device port opened for use, with its GID chosen. */
 #include <string.h>
 

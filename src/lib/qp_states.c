@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The QP state machine observed on a real device: a walk through every state
  * with raw posts, what completes and when, refused transitions, and where a
  * send-queue error leads a UD or UC QP. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The QP-state walk's report held against the IB spec (qp_states.h): the
  * walk records what the device did; the judging is here, apart from it. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The RC step flow (see rcflow.h): the server exposes one buffer with
  * exactly the access the client's operation needs, the client works on it
  * step by step; sync points on the control channel keep both sides in step,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Buffers of every kind (host, huge pages, memfd, device memory), allocated
  * and registered by one call. */
 #include <errno.h>

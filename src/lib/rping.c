@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* librdmacm's rping protocol, both roles (see rping.h): its buffer
  * advertisement and -V pattern, and the engine. */
 #include <endian.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Several processes on one device: passing a context by its command fd and
  * importing it, shared memory files, fork support. */
 #include <errno.h>

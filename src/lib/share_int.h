@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Private to the share engine (share_proc.c, share_ways.c): the messages
  * between its processes, one process's verbs resources, spawning and reaping. */
 #ifndef RDMAKIT_SHARE_INT_H

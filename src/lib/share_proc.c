@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The share engine's processes: messages between them, one process's verbs
  * resources, spawning and reaping children, the worker (shm and fork) and the
  * peer that drives and checks the workers. */

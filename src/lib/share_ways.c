@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The share engine's three ways (import, shm, fork) and rk_share_run(). */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* A shared receive queue with its buffers, refilled in lists, its limit
  * armed and its async events counted (srq.h). */
 #include <errno.h>

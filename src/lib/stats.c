@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Statistics of measured samples: nearest-rank percentiles, median, mean. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Names and hints for completion statuses, opcodes, async and CM events.
  * Tables indexed by the enum, with an "UNKNOWN(n)" fallback. */
 #include <errno.h>

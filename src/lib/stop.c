@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The stop request of stop.h: one pointer, read where a wait sees EINTR. */
 #include <rdmakit/stop.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The out-of-band exchange over TCP: listen, accept, connect with retry, and
  * the byte transport under the control channel. */
 #include <arpa/inet.h>

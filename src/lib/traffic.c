@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Traffic class, SL, flow label and hop limit of a connection's packets:
  * checked, put into the path attributes, and what cannot be honoured said. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* UD datagrams: one server QP serves several clients, each client sends its
  * datagrams and gets each back (see ud.h). The TCP exchange carries a HELLO
  * each way; RDMA CM in RDMA_PS_UDP is a SIDR request and reply, udaddy's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Whole numbers, bandwidth units, rates and limits written as text, the
  * share of a link. */
 #include <ctype.h>

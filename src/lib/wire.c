@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Exchange messages: fixed layouts in network byte order, checked field by field. */
 #include <errno.h>
 #include <stdarg.h>

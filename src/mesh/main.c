@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit-mesh: check a whole fabric over MPI. Every pair's reachability,
  * latency and bandwidth over rdmakit's own RC QPs; outliers flagged with a
  * reason; text, JSON, CSV and an SVG heat map. MPI starts the ranks and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit-mesh: private declarations. MPI lives in stages.c and main.c only. */
 #ifndef RDMAKIT_MESH_TOOL_H
 #define RDMAKIT_MESH_TOOL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit-mesh's reports, rank 0: text (verdicts first), JSON (schema
  * rdmakit-mesh/1), CSV matrices and an SVG heat map. One result feeds all. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit-mesh on rank 0: the rows of every rank assembled into matrices,
  * the verdicts, and the comparison with a baseline run. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit-mesh's stages: rounds of links over rdmakit's own QPs. MPI only
  * carries the link info (one Alltoall per round) and the barriers that keep
  * the ranks in step; every measured byte goes over the links. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit-mesh's heat map: one self-contained SVG, a panel per matrix, a
  * <title> per cell (the tooltip), no script. */
 #include <errno.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Host unit test of bench/stats.py on fixed synthetic inputs (no device):
 medians, the bootstrap interval, verdicts, convergence and the filtering of
 failed runs. Usage: test_stats.py PATH/TO/bench/stats.py"""

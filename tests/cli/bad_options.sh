@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Every command's usage errors: refused before anything is opened, exit 2,
 # the message naming what was wrong. No device needed, so this runs on the
 # host (label unit, and under ASan/UBSan in that stage) rather than in the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # debian_packages: the Debian packages as a user builds and uses them.
 # On the host: dpkg-buildpackage -us -uc -b in a copy of the source (the
 # tracked and untracked files, no build trees), lintian on the .changes (no

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The examples as a user of the installed library builds them: `cmake
 # --install` of the build into a prefix, every installed header compiled on
 # its own, examples/ built with pkg-config alone (PKG_CONFIG_PATH at the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Shared by the fuzz targets: the libFuzzer entry point, and a check that
  * prints what was expected and what came, then aborts (libFuzzer keeps the
  * input as a crash artifact). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* libFuzzer target: the strict option parser (src/cli/opts.c).
  *
  * The first byte picks what is fuzzed:

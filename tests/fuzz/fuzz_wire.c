@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* libFuzzer target: the exchange-message parser, as a peer's bytes reach it.
  *
  * Properties checked on every input, beyond "no crash, no sanitizer report":

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Runs a fuzz target over files (or every file in directories) without
  * libFuzzer: the seed corpus as a regression test in every build, including
  * gcc, valgrind and the sanitizer build. */

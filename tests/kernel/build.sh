@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # kernel_build: scripts/kmod.sh builds the rkblk module against the
 # Soft-RoCE guest kernel's headers (warnings are errors there), here with W=1
 # and sparse (RDMAKIT_KMOD_CHECK=1); this checks

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Guest 2 of the kernel test "kernel_faults" (guest 1 runs server.sh):
 #   resume: memserver killed (SIGKILL) during a fio verify job and started
 #           again with the same --state-dir within the loss timeout: the disk

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Guest 2 of the kernel test "kernel_io" (guest 1 runs server.sh):
 #   load:     insmod rkblk.ko; /dev/rkblk-ctl appears
 #   fio:      verify=crc32c random write then read, iodepth 32 and 1, 256

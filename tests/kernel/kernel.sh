@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Kernel tests (label "kernel"): the rkblk module against `rdmakit memserver`
 # in two Soft-RoCE guests on a virtual wire. Boots its own guests with
 # `scripts/softroce run2` (so it runs on the host): guest 1 runs server.sh

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Shared by the kernel tests' guest scripts (sourced, busybox or bash sh).
 # W: the run's directory in the project tree, which both guests see
 # (coordination files go there). Every wait is bounded.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Guest 1 of the kernel tests and of bench/vs-nvme-rdma.sh: an agent that runs
 # what guest 2 asks. Guest 2 writes W/cmd.N (shell code, in order N = 1, 2,
 # ...); this runs it with the functions below, writes its output to W/out.N

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # kernel_style: the module's code (kernel/*.c, kernel/*.h) is checkpatch-clean:
 # no error and no warning from the kernel's own scripts/checkpatch.pl, taken
 # from Debian's linux-source tarball in /usr/src (or $RDMAKIT_CHECKPATCH), run

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* swapcheck: the swap workload of the kernel tests and bench/vs-nvme-rdma.sh.
  *
  * Usage: swapcheck MiB [SEED]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Check an rdmakit-mesh --json document: valid against its JSON Schema
 (docs/mesh/rdmakit-mesh-1.schema.json, with Debian's python3-jsonschema), n nodes,
 full matrices of the stages run, and what the caller expects of the

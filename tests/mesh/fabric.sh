@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rdmakit-mesh on N Soft-RoCE guests (scripts/softroce mesh), faults injected
 # and removed between runs, all in one boot:
 #   clean              exit 0, every pair reachable, full matrices, no outlier

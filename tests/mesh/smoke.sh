@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rdmakit-mesh on one device: `mpirun -np 3` with every rank on the same rxe
 # (the one-guest smoke test of issue 14). Checks the bootstrap, each schedule,
 # each output (JSON valid with full matrices, SVG with a tooltip per cell,

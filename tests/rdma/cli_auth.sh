@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rdmakit rc --auth-file: a server hands its buffer's address and rkey only
 # to a client that proves the shared secret, over the TCP exchange and RDMA
 # CM. Every refusal is checked on both sides, with its message, within a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rdmakit bench, server and client as a user runs them: every test and mode
 # moves real data and the side that was written, read, sent to or operated on
 # checks it (pattern, counts, the atomic word). Correctness, not timings.

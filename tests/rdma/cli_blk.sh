@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rdmakit blk against the rkblk module and rdmakit memserver in one guest
 # (root; rxe0 on 198.18.0.1): attach, list (text and JSON), a checksummed
 # write and read through /dev/rkblkN, refusals (ours naming the option, the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # --clients N on the bench and rc servers: N clients at once, each with its
 # own QP and buffer, every byte checked, the aggregate the sum of the
 # clients' own results; a client killed mid-run fails alone (the server

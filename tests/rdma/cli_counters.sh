@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rdmakit counters, as a user runs it: text, --json, the deltas a known amount
 # of traffic leaves (rxe's rdma_sends/rdma_recvs count SENDs completed and
 # received), --watch until SIGINT/SIGTERM or --count, and bad input; and the

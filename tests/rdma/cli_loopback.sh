@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rdmakit loopback, as a user runs it: sizes, SGEs, events, --json, bad input.
 RDMAKIT=$1
 . "$(dirname "$0")/lib.sh"

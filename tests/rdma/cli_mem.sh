@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # --mem and --odp of rc, bench and memserver as a user runs them: huge pages
 # from the kernel's pool (reserved here, as root, and put back after) moving
 # checked data; the message when the pool is empty or short; memfd; what

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rdmakit memserver as a user runs it: option errors name the option; the
 # status comes on SIGUSR1 (text and --json) and on SIGTERM/SIGINT, which end
 # the server with exit 0; a port in use and a missing --state-dir fail with

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # --persist: rc, ping and bench servers serve one client after another until
 # SIGINT or SIGTERM; a failing client is counted, not fatal; the server's own
 # failure (its port taken) ends it at once.

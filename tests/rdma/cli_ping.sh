@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rdmakit ping and rdmakit ud as users run them: rdmakit with rdmakit, and
 # with rdma-core's own programs (rping, ibv_rc/uc/ud/srq_pingpong, udaddy) in
 # both roles. Every pair checks both peers' exit codes.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rdmakit qp-states: every row of the walk asserted from --json, against the
 # IB spec, and against rxe's known deviations where the device is rxe.
 RDMAKIT=$1

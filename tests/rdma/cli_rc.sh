@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rdmakit rc, server and client as a user runs them, over both connection
 # methods. Usage: cli_rc.sh RDMAKIT matrix|faults
 RDMAKIT=$1

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rdmakit share: several processes on one device. Modes:
 #   shm           shared memory with two and four processes
 #   fork          ibv_fork_init, children doing RDMA, registration before fork_init

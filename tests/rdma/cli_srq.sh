@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Shared receive queues (--srq) as a user runs them: bench with several QPs
 # draining one SRQ while every message is checked; the SRQ limit armed and
 # IBV_EVENT_SRQ_LIMIT_REACHED reported; an SRQ left empty on purpose

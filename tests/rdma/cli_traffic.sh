@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The traffic group (--tclass/--dscp/--sl/--flow-label/--hop-limit) on the
 # device, as a user runs it: the connection line and --json show what was
 # asked, and what Soft-RoCE or RDMA CM does not carry is said once, by name.

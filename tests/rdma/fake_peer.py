@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """A misbehaving peer for the exchange tests: sends garbage, a truncated
 message, an oversized one, text (as ibv_rc_pingpong would), or nothing,
 then closes."""

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The fault matrix: each case must end with a named error, within a bound,
 # with the device's verbs object counts (rdma res show) back where they were.
 # Usage: faults.sh RDMAKIT

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Shared fixture for the verbs tests. */
 #include <arpa/inet.h>
 #include <ifaddrs.h>

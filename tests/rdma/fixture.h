@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Test fixture for tests that need a verbs device: two RC QPs on one device,
  * each with its own CQ and buffer, ready to be connected to each other. */
 #ifndef RDMAKIT_TEST_FIXTURE_H

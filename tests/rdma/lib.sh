@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Helpers for the CLI tests: run a command, check its exit code and output.
 # Every check prints what it expected and what it got.
 

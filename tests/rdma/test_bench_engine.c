@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The bench engine (rk_bench_connect, rk_bench_run, rk_bench_close) on a
  * real device, server and client in one process (each in a thread): a
  * bandwidth round of WRITEs and a latency round of SENDs, each checked by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* RDMA CM on a real device, client and server in one process (the server in a
  * thread): connect and accept with CM_HELLO private data both ways, a control
  * channel over the connected QP, an RDMA WRITE with the rkey the server sent;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The port counters (counters.h) on a real device: a snapshot has the
  * groups the port exposes; SENDs between the fixture's two QPs show up in
  * the difference of two snapshots and in a run's changes

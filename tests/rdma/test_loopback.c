@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The loopback engine (rk_loopback_run) on a real device: every step checked
  * for one and several rounds, several SGEs, event-driven completions, more
  * than the path MTU; the progress callback's order; and the ways it refuses:

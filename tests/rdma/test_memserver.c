@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit memserver on a real device: the server (rk_memserver_*) runs in a
  * thread; the client is plain librdmacm doing what the rkblk module does for
  * each queue: post a receive for the region, connect with a struct

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* One measured link of rdmakit-mesh (mesh_link.h) on a real device, without
  * MPI: two "ranks" in one process, each with a port of its own (device, PD,
  * MR), a fresh pair of links per test as a mesh round makes them, their

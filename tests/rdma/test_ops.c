@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Every operation between two connected RC QPs on one device, checked byte
  * for byte: SEND, SEND with immediate, WRITE, WRITE with immediate, READ,
  * fetch-add, compare-swap, scatter/gather, event-driven completions, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The ping engines on a real device, called as a library user would: both
  * roles in one process (the server in a thread). Native ping over the TCP
  * exchange and over RDMA CM; the rping protocol against the library's own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* QP state machine on a real device: transitions, posting in each state as
  * the IB spec describes it, the ERR flush, and recovery through RESET. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The RC step flow (rk_rcflow_run) on a real device, server and client in one
  * process (each in a thread): single operations and the whole flow over the
  * TCP exchange and RDMA CM, with several SGEs; and the ways it fails: a wrong

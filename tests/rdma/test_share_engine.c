@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The share engine (rk_share_run) on a real device: the shm and fork ways
  * moving data between processes, every byte checked by the engine and every
  * step looked at here; import refused by name where the provider cannot

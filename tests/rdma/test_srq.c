@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The SRQ helper (srq.h) on the device: a QP that receives from an SRQ,
  * SENDs from the fixture's QP A landing in the SRQ's slots byte for byte,
  * the limit event taken from the device's async event queue and counted on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The UD datagram engine (rk_ud_run) on a real device, server and clients in
  * one process (the server in a thread): echo over the TCP exchange and over
  * RDMA CM (SIDR), two clients on one server QP, and the ways it fails: a

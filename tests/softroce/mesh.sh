@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # scripts/softroce mesh: three guests on one hub. In one boot: Open MPI ranks
 # start on all three without ssh, one per guest in rank order (an MPI program
 # gathers the host names); RDMAKIT_GUEST_EXEC runs commands on a named guest

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * mesh_hello: the softroce mesh test bed's MPI check. Every rank gathers
  * every rank's host name with MPI_Allgather; rank 0 prints one line per rank,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The Soft-RoCE runner itself: the command's output comes back, its exit
 # status becomes the runner's, arguments keep their boundaries, and the guest
 # really has rxe0 on 198.18.0.1. Then run2's two guests on a wire.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Shared-secret authentication: the HMAC against values computed apart
  * (Python's hmac module), the secret file's checks, and the whole
  * challenge-response over a real TCP control channel on 127.0.0.1. */

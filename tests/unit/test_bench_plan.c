@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Perftest habits, the pure part (bench.h, rk_bench_plan_match()): a server
  * checks each run option its own command line gave against the client's
  * plan and names the first that differs, with both values; options it was

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The benchmark's pure logic: latency statistics (perftest's median,
  * nearest-rank percentiles), the peak rate over the run's samples, size
  * sweeps, and which test runs on which transport. */

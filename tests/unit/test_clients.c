@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* A server of several clients, the pure parts: the union of the clients'
  * measured spans (overlapping, nested, touching, apart, unsorted), the
  * aggregate over OK, failed and missing clients, and a thread's log scope

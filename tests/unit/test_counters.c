@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Port counters and link rates, the pure parts: parsing a counter file's text,
  * reading a port directory laid out as sysfs lays it out (a temporary copy, so
  * unreadable entries and junk values can be placed), deltas between snapshots,

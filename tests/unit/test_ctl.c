@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The control channel's framing (rk_ctl_recv) over a transport that, like
  * the channel over an RC QP, holds whole messages and waits for the next
  * one when asked for bytes it does not have: a header-only message

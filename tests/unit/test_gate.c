@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Units and thresholds, the pure parts: bandwidth units and their
  * conversions, decimals, limits and rates read from text (with the bad text
  * named), the share of a link rate, and every gate's grading: met, missed,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rk_gid_choose() over synthetic GID tables, and the GID helpers. */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The remote-memory protocol's pure parts and rkblk's user-space side:
  * memserver's request checks, the region message, reject decoding, --allow
  * CIDR blocks, the attach string, and `blk list` over a sysfs tree made

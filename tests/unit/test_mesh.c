@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit-mesh's pure logic: schedules (every pair met exactly once, no rank
  * twice in a round) and verdicts on synthetic matrices. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Endpoint checks, path MTU, operation names, SGE splitting, MR bounds,
  * access strings, data patterns and MTU conversions. */
 #include <arpa/inet.h>

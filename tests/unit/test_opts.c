@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The strict number parser and the table-driven option parser of the CLI. */
 #include <errno.h>
 #include <inttypes.h>

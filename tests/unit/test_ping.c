@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Ping-pong pure logic: RTT statistics, ibv_*_pingpong's text exchange
  * (including what a broken peer might send), rping's info and pattern. */
 #include <errno.h>

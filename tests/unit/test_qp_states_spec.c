@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The QP-state walk's report held against the IB spec (qp_states.h,
  * rk_qps_differences(), rk_qps_spec_accepts()), on a report made by hand:
  * each kind of difference is found and said, what follows the spec is not,

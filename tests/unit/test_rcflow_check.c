@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The RC flow's options as a command line gives them (rcflow.h,
  * rk_rcflow_check(), rk_rcflow_inject_parse()): each refusal names the
  * option, and what a side may do passes. Pure logic: nothing is opened. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Memory kinds, the parts that need no verbs device: names, the huge-page
  * pool's arithmetic, what auto chooses, the on-demand-paging check against
  * a device's reported caps, and mapping host, memfd and (with the pool

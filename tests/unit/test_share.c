@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Message and descriptor passing between processes, shared memory files, and
  * the qp-states report's phrases: pure logic, no verbs device. */
 #include <errno.h>

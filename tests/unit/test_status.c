@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Names and hints for completion statuses, events and opcodes; errno helpers. */
 #include <errno.h>
 #include <stdio.h>

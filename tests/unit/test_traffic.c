@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The traffic fields (traffic.h): ranges, and what lands in the path and in
  * an address handle's attributes. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Exchange messages: round trips, the exact byte layout, and decoding of
  * everything a confused or hostile peer might send. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Shared includes and helpers for the host-only cmocka tests. */
 #ifndef RDMAKIT_TESTS_UNIT_H
 #define RDMAKIT_TESTS_UNIT_H

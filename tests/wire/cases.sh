@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The wire cases, shared by guest1.sh (servers), guest2.sh (clients) and
 # wire.sh (checks). One line per case, fields separated by '|':
 #   name | server options | client options | client outcome (ok|fail) |

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Guest 1 (198.18.0.1) of the wire test: capture RoCE v2 (UDP 4791) on the
 # wire with dumpcap (tshark's capture engine), and serve each case of
 # cases.sh, one `rdmakit rc --server` per case on its own port.

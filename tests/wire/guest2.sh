@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Guest 2 (198.18.0.2) of the wire test: one `rdmakit rc` client per case of
 # cases.sh against guest 1, one after another. Each client keeps retrying
 # until its server listens (the servers start once the capture runs).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Wire tests: RoCE v2 on a real (virtual) wire between two Soft-RoCE guests.
 # Guest 1 captures UDP 4791 and runs the servers, guest 2 the clients (see
 # cases.sh); then every case is checked: the client's exit status and named

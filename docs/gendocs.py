@@ -12,7 +12,14 @@ what the programs parse. librdmakit(3) is generated from the public headers
 (include/rdmakit/*.h): each header's leading comment, and every rk_*
 function's declaration with the comment above it.
 
+Each command's prose, docs/commands/rdmakit-CMD.md, is merged into its page
+(--pages DIR): the text before the first capitalised section goes into
+DESCRIPTION, after the table's own description, and its sections EXAMPLES,
+EXIT STATUS and SEE ALSO become the page's (see "The markdown a command page
+may use" below; anything else is refused, naming the file and line).
+
 usage: gendocs.py --rdmakit BIN [--mesh BIN] --include DIR --version V --out DIR
+                  [--pages DIR]
 
 Writes OUT/man1/rdmakit.1, OUT/man1/rdmakit-CMD.1 (rdmakit-mesh.1 with
 --mesh), OUT/man3/librdmakit.3, OUT/bash-completion/completions/rdmakit (and
@@ -103,6 +110,157 @@ def roff_pre(text):
     return ".nf\n" + roff_text(text) + "\n.fi"
 
 
+# ---- docs/commands/rdmakit-CMD.md as roff ----
+#
+# The markdown a command page may use, so that it reads the same on GitHub
+# and in man(1):
+#   - "# Title" on the first line: the page's title on GitHub; the man page
+#     takes its NAME from the program instead;
+#   - "## EXAMPLES", "## EXIT STATUS", "## SEE ALSO": the man page's sections
+#     of those names (each required, in any order); any other "##" or "###"
+#     heading is a subsection (.SS) of the section it is in, DESCRIPTION for
+#     the text before the first capitalised section;
+#   - paragraphs (lines up to a blank line, joined and filled by roff);
+#   - fenced code blocks (``` at the start of a line, an info string
+#     allowed): shown as written, indented, not filled;
+#   - bullet lists: "- " at the start of a line, continued by lines indented
+#     two spaces (no nesting, no code block inside an item);
+#   - inline: `code` and **strong** in bold, *emphasis* in italics,
+#     [text](target) as its text, and in SEE ALSO name(N) as a page
+#     reference (name in bold).
+# Tables, images, quotes, numbered or nested lists, indented code and HTML
+# are refused: they have no faithful man-page form here. Every text is
+# escaped for roff: backslashes, hyphens (\-, so options copy as typed) and
+# a leading dot or quote.
+
+MD_SECTIONS = ("EXAMPLES", "EXIT STATUS", "SEE ALSO")
+INLINE = re.compile(r"`([^`]+)`|\*\*(.+?)\*\*|(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])|"
+                    r"\[([^\]]+)\]\(([^)\s]+)\)")
+PAGE_REF = re.compile(r"\b([A-Za-z_][\w.+-]*)\((\d[a-z]*)\)")
+
+
+class MarkdownError(Exception):
+    pass
+
+
+def md_inline(text, refs=False):
+    """A paragraph's text as roff, inline markup turned into font changes."""
+    def plain(t):
+        t = roff_text(t)
+        if refs:
+            t = PAGE_REF.sub(lambda m: "\\fB%s\\fR(%s)" % (m.group(1), m.group(2)), t)
+        return t
+    out, pos = [], 0
+    for m in INLINE.finditer(text):
+        out.append(plain(text[pos:m.start()]))
+        if m.group(1) is not None:
+            out.append("\\fB%s\\fR" % roff_text(m.group(1)))
+        elif m.group(2) is not None:
+            out.append("\\fB%s\\fR" % md_inline(m.group(2), refs))
+        elif m.group(3) is not None:
+            out.append("\\fI%s\\fR" % md_inline(m.group(3), refs))
+        else:
+            out.append(md_inline(m.group(4), refs))
+        pos = m.end()
+    out.append(plain(text[pos:]))
+    return "".join(out)
+
+
+def md_line(text):
+    """One filled line: no control character at its start."""
+    return "\\&" + text if text.startswith((".", "'")) else text
+
+
+def md_heading_arg(text):
+    return '"%s"' % md_inline(text).replace('"', "\\(dq")
+
+
+def md_to_roff(path):
+    """{"DESCRIPTION": [roff lines], "EXAMPLES": [...], ...} of one page."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    where = lambda i: "%s:%d" % (path, i + 1)
+    if not lines or not lines[0].startswith("# "):
+        raise MarkdownError("%s: the first line is not the page's '# Title'" % where(0))
+    sections = {"DESCRIPTION": []}
+    cur = sections["DESCRIPTION"]
+    i = 1
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip():
+            i += 1
+            continue
+        if line.startswith("```"):
+            j = i + 1
+            while j < len(lines) and not lines[j].startswith("```"):
+                j += 1
+            if j == len(lines):
+                raise MarkdownError("%s: a code block that never ends" % where(i))
+            cur += [".PP", ".RS 4", ".nf"] + [md_line(roff_text(l)) for l in lines[i + 1:j]] \
+                + [".fi", ".RE"]
+            i = j + 1
+            continue
+        m = re.match(r"(#{2,3}) (.+)$", line)
+        if m:
+            title = m.group(2).strip()
+            if m.group(1) == "##" and title.upper() == title and re.search(r"[A-Z]", title):
+                if title not in MD_SECTIONS:
+                    raise MarkdownError("%s: '## %s' is none of the sections %s" %
+                                        (where(i), title, ", ".join(MD_SECTIONS)))
+                if title in sections:
+                    raise MarkdownError("%s: a second '## %s'" % (where(i), title))
+                cur = sections[title] = []
+            else:
+                cur += [".SS " + md_heading_arg(title)]
+            i += 1
+            continue
+        if line.startswith("- "):
+            while i < len(lines) and lines[i].startswith("- "):
+                item = [lines[i][2:]]
+                i += 1
+                while i < len(lines) and lines[i].startswith("  ") and lines[i].strip():
+                    if lines[i].lstrip().startswith(("```", "- ")):
+                        raise MarkdownError("%s: a code block or a list inside a list item"
+                                            % where(i))
+                    item.append(lines[i].strip())
+                    i += 1
+                refs = cur is sections.get("SEE ALSO")
+                cur += [".IP \\(bu 2", md_line(md_inline(" ".join(item), refs))]
+                if i < len(lines) and not lines[i].strip() and i + 1 < len(lines) and \
+                   lines[i + 1].startswith("- "):
+                    i += 1
+            continue
+        if re.match(r"(\||>|!\[|\d+\. |    |\t|<|#)", line):
+            raise MarkdownError("%s: not in the markdown a command page may use "
+                                "(docs/gendocs.py): %r" % (where(i), line[:60]))
+        para = []
+        while i < len(lines) and lines[i].strip() and not lines[i].startswith(("```", "- ",
+                                                                                  "#")):
+            para.append(lines[i].strip())
+            i += 1
+        refs = cur is sections.get("SEE ALSO")
+        cur += [".PP", md_line(md_inline(" ".join(para), refs))]
+    missing = [s for s in MD_SECTIONS if s not in sections]
+    if missing:
+        raise MarkdownError("%s: no section %s" % (path, ", ".join("'## %s'" % s
+                                                                   for s in missing)))
+    return sections
+
+
+def command_prose(pages_dir, name):
+    """The roff of docs/commands/NAME.md, or None when there is none."""
+    if not pages_dir:
+        return None
+    path = os.path.join(pages_dir, name + ".md")
+    if not os.path.exists(path):
+        print("gendocs: warning: no %s: %s(1) has no prose (docs_check fails on it)" %
+              (path, name), file=sys.stderr)
+        return None
+    try:
+        return md_to_roff(path)
+    except MarkdownError as e:
+        sys.exit("gendocs: %s" % e)
+
+
 def option_head(o):
     parts = []
     if o["key"]:
@@ -163,33 +321,45 @@ def page_head(name, section, summary, version):
             ".nh", ".ad l", ".SH NAME", "%s \\- %s" % (roff_text(name), roff_text(summary))]
 
 
-def see_also(name):
+def see_also(name, prose=None):
     pages = ["rdmakit(1)", "librdmakit(3)"]
-    return [".SH ENVIRONMENT", roff_text(SEE_ALSO_LOG), ".SH SEE ALSO",
-            ", ".join("\\fB%s\\fR(%s)" % (p.split("(")[0].replace("-", "\\-"),
+    ours = ", ".join("\\fB%s\\fR(%s)" % (p.split("(")[0].replace("-", "\\-"),
                                           p.split("(")[1][:-1])
-                      for p in pages if not p.startswith(name + "("))]
+                     for p in pages if not p.startswith(name + "("))
+    out = [".SH ENVIRONMENT", roff_text(SEE_ALSO_LOG)]
+    if prose:
+        return out + [".SH EXAMPLES"] + prose["EXAMPLES"] + \
+            [".SH SEE ALSO", ours + "."] + prose["SEE ALSO"]
+    return out + [".SH SEE ALSO", ours]
 
 
-def command_page(name, summary, tables, version):
+def exit_status(prose):
+    return [".SH EXIT STATUS"] + prose["EXIT STATUS"] if prose else []
+
+
+def command_page(name, summary, tables, version, prose=None):
     out = page_head(name, 1, summary, version)
     first = tables[0]
     usage = "\n".join(l.strip() for l in first.usage.split("\n"))
     out += [".SH SYNOPSIS", roff_pre(usage)]
+    more = prose["DESCRIPTION"] if prose else []
     if len(tables) == 1:
-        out += [".SH DESCRIPTION", roff_pre(first.description)]
-        out += options_section("OPTIONS", first)
+        out += [".SH DESCRIPTION", roff_pre(first.description)] + more
+        out += options_section("OPTIONS", first) + exit_status(prose)
         if first.epilog:
             out += [".SH NOTES", roff_pre(first.epilog)]
     else:
         shared_description = len({t.description for t in tables}) == 1
         if shared_description:
-            out += [".SH DESCRIPTION", roff_pre(first.description)]
+            out += [".SH DESCRIPTION", roff_pre(first.description)] + more
+        elif more:
+            out += [".SH DESCRIPTION"] + more
         for t in tables:
             words = " ".join(t.words)
             if not shared_description:
                 out += [".SH %s" % roff_text(words.upper()), roff_pre(t.description)]
             out += options_section("OPTIONS: " + roff_text(words), t)
+        out += exit_status(prose)
         epilogs = []
         for t in tables:
             if t.epilog and t.epilog not in epilogs:
@@ -198,7 +368,7 @@ def command_page(name, summary, tables, version):
             out += [".SH NOTES", roff_pre("\n\n".join(epilogs))]
     # rdmakit-mesh has statuses of its own: 3 for a usage error.
     out += gone_section(tables, 3 if name == "rdmakit-mesh" else 2)
-    out += see_also(name)
+    out += see_also(name, prose)
     return "\n".join(out) + "\n"
 
 
@@ -435,6 +605,7 @@ def main():
     ap.add_argument("--include", required=True)
     ap.add_argument("--version", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--pages", help="docs/commands: rdmakit-CMD.md per command")
     a = ap.parse_args()
 
     top = run_tsv([a.rdmakit, "--help"])
@@ -461,8 +632,9 @@ def main():
                 t = Table(run_tsv([a.rdmakit, name, words, "--help"]), [words], speaks)
                 tables.append(t)
                 tables_by_key[name + " " + words] = t
-        pages["man1/rdmakit-%s.1" % name] = command_page("rdmakit-" + name, summary, tables,
-                                                         a.version)
+        pages["man1/rdmakit-%s.1" % name] = command_page(
+            "rdmakit-" + name, summary, tables, a.version,
+            command_prose(a.pages, "rdmakit-" + name))
         index += [row for t in tables for row in index_rows("rdmakit-" + name, t)]
     # The command list keeps only the subcommand words (blk), not --proto.
     commands = [(n, s, [w for w, _ in v]) for n, s, v in commands]

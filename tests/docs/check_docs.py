@@ -3,6 +3,8 @@
 """The generated man pages and bash completion against the programs.
 
 usage: check_docs.py RDMAKIT DOCS_DIR SOURCE_DIR LIBRDMAKIT_SO [RDMAKIT_MESH]
+       check_docs.py --self-test   (plants each fault the markdown checks look
+                                    for, and checks that each is named)
 
 - every option a table parses is documented: each command's (and table's)
   `--help`, which the parser's own table prints, lists exactly the options of
@@ -19,7 +21,15 @@ usage: check_docs.py RDMAKIT DOCS_DIR SOURCE_DIR LIBRDMAKIT_SO [RDMAKIT_MESH]
 - no letter means two things across rdmakit's own tables (ping's rping and
   pingpong tables speak those programs' letters);
 - every command and table answers --version; librdmakit(3) names every rk_
-  function the library exports.
+  function the library exports;
+- the markdown pages (README.md, CONTRIBUTING.md, docs/**/*.md): every link
+  and image to a file reaches one that exists, and every link to a section
+  (file.md#anchor, or #anchor in the same page) reaches a heading with that
+  GitHub anchor (lowercase, punctuation dropped, spaces to '-', a repeated
+  heading's anchor suffixed -1, -2 ...); README.md has at most 350 lines;
+- every command the built rdmakit lists has its page,
+  docs/commands/rdmakit-CMD.md, and its man page (where built) shows that
+  page's EXAMPLES section, every line of it.
 """
 import os
 import re
@@ -28,11 +38,12 @@ import sys
 import tempfile
 
 failures = []
+fail_prefix = "FAIL: "
 
 
 def fail(msg):
     failures.append(msg)
-    print("FAIL: " + msg)
+    print(fail_prefix + msg)
 
 
 def run(argv, env=None):
@@ -318,7 +329,249 @@ def check_library(docs, so):
             fail("librdmakit(3) does not name %s()" % f)
 
 
+# ---- the markdown pages ----
+
+README_MAX_LINES = 350
+FENCE = re.compile(r"^\s*(```|~~~)")
+LINK = re.compile(r"!?\[([^\]]*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+CODE_SPAN = re.compile(r"`+[^`]*`+")
+
+
+def markdown_files(root):
+    files = [f for f in ("README.md", "CONTRIBUTING.md") if os.path.isfile(os.path.join(root, f))]
+    for d, dirs, names in os.walk(os.path.join(root, "docs")):
+        dirs.sort()
+        files += sorted(os.path.relpath(os.path.join(d, n), root) for n in names
+                        if n.endswith(".md"))
+    return files
+
+
+def prose_lines(path):
+    """(line number, text) of a page's lines outside fenced code blocks."""
+    fenced = False
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if FENCE.match(line):
+                fenced = not fenced
+                continue
+            if not fenced:
+                yield n, line.rstrip("\n")
+
+
+def gh_anchor(title):
+    """The anchor GitHub gives a heading: the text as shown (links by their
+    text, code without its backticks), lowercased, every character but
+    letters, digits, '_', '-' and spaces dropped, spaces turned into '-'."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", title.strip())
+    text = re.sub(r"[^\w\- ]", "", text.lower())
+    return text.replace(" ", "-")
+
+
+def anchors(path):
+    seen, out = {}, set()
+    for _, line in prose_lines(path):
+        m = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if not m:
+            continue
+        a = gh_anchor(m.group(1))
+        n = seen.get(a, 0)
+        seen[a] = n + 1
+        out.add(a if n == 0 else "%s-%d" % (a, n))
+    return out
+
+
+def check_markdown(root):
+    """Links to files and sections of every page, and README.md's length."""
+    pages = markdown_files(root)
+    cache = {}
+    for page in pages:
+        path = os.path.join(root, page)
+        for n, line in prose_lines(path):
+            for m in LINK.finditer(CODE_SPAN.sub("code", line)):
+                target = m.group(2)
+                if re.match(r"^[a-z][a-z0-9+.-]*:", target):  # https:, mailto: ...
+                    continue
+                file_part, _, anchor = target.partition("#")
+                dest = os.path.normpath(os.path.join(os.path.dirname(path), file_part)) \
+                    if file_part else path
+                where = "%s:%d" % (page, n)
+                if not os.path.exists(dest):
+                    fail("%s: link to %s: no such file (%s)" %
+                         (where, target, os.path.relpath(dest, root)))
+                    continue
+                if anchor and dest.endswith(".md"):
+                    if dest not in cache:
+                        cache[dest] = anchors(dest)
+                    if anchor not in cache[dest]:
+                        fail("%s: link to %s: %s has no section with the anchor '%s' "
+                             "(its anchors: %s)" %
+                             (where, target, os.path.relpath(dest, root), anchor,
+                              ", ".join(sorted(cache[dest])) or "none"))
+    readme = os.path.join(root, "README.md")
+    if os.path.isfile(readme):
+        with open(readme, encoding="utf-8") as f:
+            count = sum(1 for _ in f)
+        if count > README_MAX_LINES:
+            fail("README.md: %d lines, more than the %d it may have (move the detail to a "
+                 "page in docs/)" % (count, README_MAX_LINES))
+    return len(pages)
+
+
+def listed_commands(rdmakit):
+    env = dict(os.environ, RDMAKIT_HELP_FORMAT="tsv")
+    rc, out, err = run([rdmakit, "--help"], env=env)
+    if rc != 0:
+        fail("%s --help: exit %d: %s" % (rdmakit, rc, err.strip()))
+        return []
+    return [l.split("\t")[1] for l in out.splitlines() if l.startswith("command\t")]
+
+
+def section_code_lines(path, title):
+    """The lines of the code blocks under '## TITLE' of a page."""
+    lines, inside, fenced = [], False, False
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if FENCE.match(line):
+                fenced = not fenced
+                continue
+            if fenced:
+                if inside and line.strip():
+                    lines.append(" ".join(line.split()))
+            elif line.startswith("## "):
+                inside = line[3:].strip() == title
+    return lines
+
+
+def check_command_pages(root, commands, docs):
+    """docs/commands/rdmakit-CMD.md for each command, and its EXAMPLES in
+    the man page, where the man page is built."""
+    for cmd in commands:
+        page = os.path.join(root, "docs", "commands", "rdmakit-%s.md" % cmd)
+        if not os.path.isfile(page):
+            fail("rdmakit lists the command '%s' but docs/commands/rdmakit-%s.md does not "
+                 "exist" % (cmd, cmd))
+            continue
+        examples = section_code_lines(page, "EXAMPLES")
+        if not examples:
+            fail("docs/commands/rdmakit-%s.md: no code block under '## EXAMPLES'" % cmd)
+        man = os.path.join(docs, "man1", "rdmakit-%s.1" % cmd)
+        if not os.path.isfile(man):
+            continue  # rdmakit-mesh without MPI: no page to hold it
+        text = rendered(man)
+        at = text.find(" EXAMPLES ")
+        if at < 0:
+            fail("man -l %s: no EXAMPLES section (docs/commands/rdmakit-%s.md has %d "
+                 "example lines)" % (man, cmd, len(examples)))
+            continue
+        for line in examples:
+            if line not in text[at:]:
+                fail("man -l %s: EXAMPLES lacks the line %r of docs/commands/rdmakit-%s.md" %
+                     (man, line, cmd))
+
+
+def self_test():
+    """Plant each fault the markdown checks look for, in a tree of their own,
+    and check that each is named (and a sound link is not)."""
+    global failures, fail_prefix
+    fail_prefix = "  named: "
+    planted = [
+        ("a link to a missing file", "README.md:4: link to docs/gone.md: no such file"),
+        ("a link to a missing section",
+         "README.md:5: link to docs/topic.md#no-such-section: docs/topic.md has no section "
+         "with the anchor 'no-such-section'"),
+        ("a link to a missing section of the same page",
+         "docs/topic.md:10: link to #elsewhere: docs/topic.md has no section"),
+        ("a README of 351 lines", "README.md: 351 lines, more than the 350"),
+        ("a command without its page",
+         "rdmakit lists the command 'beta' but docs/commands/rdmakit-beta.md does not exist"),
+        ("a man page without the page's EXAMPLES", "rdmakit-alpha.1: no EXAMPLES section"),
+        ("a man page missing one line of the page's EXAMPLES",
+         "rdmakit-gamma.1: EXAMPLES lacks the line 'rdmakit gamma --later'"),
+    ]
+    ok = 0
+    bad = 0
+
+    def expect(what, want, got):
+        nonlocal ok, bad
+        if want:
+            print("ok: %s: %s" % (what, got))
+            ok += 1
+        else:
+            print("FAIL: %s: %s" % (what, got))
+            bad += 1
+
+    cases = [("Threat model: what an rkey gives, what `--auth-file` protects",
+              "threat-model-what-an-rkey-gives-what---auth-file-protects"),
+             ("The notes' workflow, step by step, in the module",
+              "the-notes-workflow-step-by-step-in-the-module"),
+             ("Remote memory as a block device: rkblk and `rdmakit memserver`",
+              "remote-memory-as-a-block-device-rkblk-and-rdmakit-memserver"),
+             ("Try it: two commands on a fresh machine", "try-it-two-commands-on-a-fresh-machine")]
+    for title, want in cases:
+        got = gh_anchor(title)
+        expect("anchor of %r" % title, got == want, "got %r, expected %r" % (got, want))
+
+    with tempfile.TemporaryDirectory() as root:
+        os.makedirs(os.path.join(root, "docs", "commands"))
+        os.makedirs(os.path.join(root, "man", "man1"))
+
+        def put(rel, text):
+            with open(os.path.join(root, rel), "w", encoding="utf-8") as f:
+                f.write(text)
+        readme = ["# planted", "", "Sound: [topic](docs/topic.md#a-real-section-here).",
+                  "Missing file: [gone](docs/gone.md).",
+                  "Missing section: [topic](docs/topic.md#no-such-section).",
+                  "In code, not a link: `[x](docs/gone-too.md)`.", "```",
+                  "[also not a link](docs/gone-three.md)", "```"]
+        put("README.md", "\n".join(readme + ["line"] * (351 - len(readme))) + "\n")
+        put("docs/topic.md", "# Topic\n\n## A real section, here!\n\ntext\n\n## Twice\n\n"
+            "## Twice\n[same page](#elsewhere) [second](#twice-1)\n")
+        put("docs/commands/rdmakit-alpha.md", "# `rdmakit alpha`\n\nProse.\n\n## EXAMPLES\n\n"
+            "```\nrdmakit alpha --now\n```\n\n## EXIT STATUS\n\n0.\n\n## SEE ALSO\n\n- x(1)\n")
+        put("man/man1/rdmakit-alpha.1", '.TH RDMAKIT\\-ALPHA 1 "" "planted" "planted"\n'
+            ".SH NAME\nrdmakit\\-alpha \\- a page whose EXAMPLE section is missing\n"
+            ".SH DESCRIPTION\nProse.\n")
+        put("docs/commands/rdmakit-gamma.md", "# gamma\n\n## EXAMPLES\n\n```\nrdmakit gamma\n"
+            "rdmakit gamma --later\n```\n")
+        put("man/man1/rdmakit-gamma.1", '.TH RDMAKIT\\-GAMMA 1 "" "planted" "planted"\n'
+            ".SH NAME\nrdmakit\\-gamma \\- one example line of two\n.SH EXAMPLES\n.nf\n"
+            "rdmakit gamma\n.fi\n")
+        failures = []
+        check_markdown(root)
+        check_command_pages(root, ["alpha", "beta", "gamma"], os.path.join(root, "man"))
+        got = failures
+        failures = []
+        for what, want in planted:
+            hits = [g for g in got if want in g]
+            expect("planted %s" % what, len(hits) == 1,
+                   "expected a failure containing %r, got %s" % (want, hits or got))
+        named = [g for g in got if not any(w in g for _, w in planted)]
+        expect("nothing else named (the sound links, the code spans and blocks)", not named,
+               "expected no other failure, got %s" % named)
+
+        # The same tree with every fault removed passes.
+        put("README.md", "\n".join(readme[:3]) + "\n")
+        put("docs/topic.md", "# Topic\n\n## A real section, here!\n\n## Twice\n\n## Twice\n"
+            "[second](#twice-1)\n")
+        put("docs/commands/rdmakit-beta.md", "# beta\n\n## EXAMPLES\n\n```\nrdmakit beta\n```\n")
+        put("man/man1/rdmakit-alpha.1", '.TH RDMAKIT\\-ALPHA 1 "" "planted" "planted"\n'
+            ".SH NAME\nrdmakit\\-alpha \\- a page\n.SH EXAMPLES\n.nf\n"
+            "rdmakit alpha \\-\\-now\n.fi\n")
+        put("docs/commands/rdmakit-gamma.md", "# gamma\n\n## EXAMPLES\n\n```\nrdmakit gamma\n```\n")
+        failures = []
+        check_markdown(root)
+        check_command_pages(root, ["alpha", "beta", "gamma"], os.path.join(root, "man"))
+        expect("the repaired tree passes", not failures,
+               "expected no failure, got %s" % failures)
+        failures = []
+    print("self-test: %d checks passed, %d failed" % (ok, bad))
+    sys.exit(1 if bad else 0)
+
+
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        self_test()
     if len(sys.argv) < 5:
         sys.exit(__doc__)
     import shutil
@@ -348,9 +601,12 @@ def main():
     check_letters(tables)
     check_versions(rdmakit, mesh, tables)
     check_library(docs, so)
-    print("%d tables, %d options, %d pages checked: %s" %
-          (len(tables), sum(len(v) for v in tables.values()), len(pages) + 2,
-           "%d failures" % len(failures) if failures else "ok"))
+    commands = listed_commands(rdmakit)
+    check_command_pages(src, commands, docs)
+    md = check_markdown(src)
+    print("%d tables, %d options, %d pages, %d command pages, %d markdown pages checked: %s" %
+          (len(tables), sum(len(v) for v in tables.values()), len(pages) + 2, len(commands),
+           md, "%d failures" % len(failures) if failures else "ok"))
     sys.exit(1 if failures else 0)
 
 

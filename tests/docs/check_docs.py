@@ -29,10 +29,12 @@ usage: check_docs.py RDMAKIT DOCS_DIR SOURCE_DIR LIBRDMAKIT_SO [RDMAKIT_MESH]
   heading's anchor suffixed -1, -2 ...); README.md has at most 350 lines;
 - every command the built rdmakit lists has its page,
   docs/commands/rdmakit-CMD.md, and its man page (where built) shows that
-  page's EXAMPLES section, every line of it.
+  page's EXAMPLES section, every line of it; every example that runs
+  rdmakit (or rdmakit-mesh, where built) parses: given --help it exits 0.
 """
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -443,9 +445,31 @@ def section_code_lines(path, title):
     return lines
 
 
-def check_command_pages(root, commands, docs):
+def example_argv(line, rdmakit, mesh):
+    """The argv of an EXAMPLES line that runs rdmakit or rdmakit-mesh (sudo,
+    mpirun and its options, a trailing comment, '&' or pipe left out), or
+    None for another command or a line with a shell substitution."""
+    line = re.split(r"\s#\s|\s#$", line)[0].split(" | ")[0].strip().rstrip("&").strip()
+    m = re.search(r"(^|\s)(rdmakit(-mesh)?)\s", line + " ")
+    if not m or "$(" in line or (m.start(2) > 0 and not re.match(r"(sudo|mpirun)\s", line)):
+        return None
+    try:
+        words = shlex.split(line[m.start(2):])
+    except ValueError:
+        return None
+    if words[0] == "rdmakit-mesh" or words[1:2] == ["mesh"]:
+        if not mesh:
+            return None
+        return [mesh] + words[1 if words[0] == "rdmakit-mesh" else 2:]
+    return [rdmakit] + words[1:]
+
+
+def check_command_pages(root, commands, docs, rdmakit=None, mesh=None):
     """docs/commands/rdmakit-CMD.md for each command, and its EXAMPLES in
-    the man page, where the man page is built."""
+    the man page, where the man page is built; with RDMAKIT, every example
+    that runs it parses (the line given --help exits 0). Returns how many
+    examples ran."""
+    ran = 0
     for cmd in commands:
         page = os.path.join(root, "docs", "commands", "rdmakit-%s.md" % cmd)
         if not os.path.isfile(page):
@@ -455,6 +479,22 @@ def check_command_pages(root, commands, docs):
         examples = section_code_lines(page, "EXAMPLES")
         if not examples:
             fail("docs/commands/rdmakit-%s.md: no code block under '## EXAMPLES'" % cmd)
+        logical, cont = [], ""
+        for line in examples:
+            if line.endswith("\\"):
+                cont += line[:-1]
+                continue
+            logical.append(cont + line)
+            cont = ""
+        for line in logical if rdmakit else []:
+            argv = example_argv(line, rdmakit, mesh)
+            if not argv:
+                continue
+            rc, _, err = run(argv + ["--help"])
+            ran += 1
+            if rc != 0:
+                fail("docs/commands/rdmakit-%s.md: the example %r does not parse: exit %d, %s" %
+                     (cmd, line, rc, err.strip()))
         man = os.path.join(docs, "man1", "rdmakit-%s.1" % cmd)
         if not os.path.isfile(man):
             continue  # rdmakit-mesh without MPI: no page to hold it
@@ -468,6 +508,7 @@ def check_command_pages(root, commands, docs):
             if line not in text[at:]:
                 fail("man -l %s: EXAMPLES lacks the line %r of docs/commands/rdmakit-%s.md" %
                      (man, line, cmd))
+    return ran
 
 
 def self_test():
@@ -488,6 +529,9 @@ def self_test():
         ("a man page without the page's EXAMPLES", "rdmakit-alpha.1: no EXAMPLES section"),
         ("a man page missing one line of the page's EXAMPLES",
          "rdmakit-gamma.1: EXAMPLES lacks the line 'rdmakit gamma --later'"),
+        ("an example that does not parse",
+         "docs/commands/rdmakit-alpha.md: the example 'sudo rdmakit alpha --bogus 1 & # planted' "
+         "does not parse: exit 2, rdmakit alpha: unknown option --bogus"),
     ]
     ok = 0
     bad = 0
@@ -528,7 +572,13 @@ def self_test():
         put("docs/topic.md", "# Topic\n\n## A real section, here!\n\ntext\n\n## Twice\n\n"
             "## Twice\n[same page](#elsewhere) [second](#twice-1)\n")
         put("docs/commands/rdmakit-alpha.md", "# `rdmakit alpha`\n\nProse.\n\n## EXAMPLES\n\n"
-            "```\nrdmakit alpha --now\n```\n\n## EXIT STATUS\n\n0.\n\n## SEE ALSO\n\n- x(1)\n")
+            "```\nrdmakit alpha --now\nsudo rdmakit alpha --bogus 1 & # planted\n"
+            "kill $(pidof rdmakit)\n```\n\n## EXIT STATUS\n\n0.\n\n## SEE ALSO\n\n- x(1)\n")
+        # A stand-in for rdmakit that refuses --bogus as rdmakit refuses an option.
+        fake = os.path.join(root, "rdmakit")
+        put("rdmakit", "#!/bin/sh\nfor a; do [ \"$a\" = --bogus ] && "
+            "{ echo \"rdmakit $1: unknown option --bogus\" >&2; exit 2; }; done\nexit 0\n")
+        os.chmod(fake, 0o755)
         put("man/man1/rdmakit-alpha.1", '.TH RDMAKIT\\-ALPHA 1 "" "planted" "planted"\n'
             ".SH NAME\nrdmakit\\-alpha \\- a page whose EXAMPLE section is missing\n"
             ".SH DESCRIPTION\nProse.\n")
@@ -539,7 +589,7 @@ def self_test():
             "rdmakit gamma\n.fi\n")
         failures = []
         check_markdown(root)
-        check_command_pages(root, ["alpha", "beta", "gamma"], os.path.join(root, "man"))
+        check_command_pages(root, ["alpha", "beta", "gamma"], os.path.join(root, "man"), fake)
         got = failures
         failures = []
         for what, want in planted:
@@ -559,9 +609,11 @@ def self_test():
             ".SH NAME\nrdmakit\\-alpha \\- a page\n.SH EXAMPLES\n.nf\n"
             "rdmakit alpha \\-\\-now\n.fi\n")
         put("docs/commands/rdmakit-gamma.md", "# gamma\n\n## EXAMPLES\n\n```\nrdmakit gamma\n```\n")
+        put("docs/commands/rdmakit-alpha.md", "# alpha\n\n## EXAMPLES\n\n```\n"
+            "rdmakit alpha --now\n```\n")
         failures = []
         check_markdown(root)
-        check_command_pages(root, ["alpha", "beta", "gamma"], os.path.join(root, "man"))
+        check_command_pages(root, ["alpha", "beta", "gamma"], os.path.join(root, "man"), fake)
         expect("the repaired tree passes", not failures,
                "expected no failure, got %s" % failures)
         failures = []
@@ -602,11 +654,12 @@ def main():
     check_versions(rdmakit, mesh, tables)
     check_library(docs, so)
     commands = listed_commands(rdmakit)
-    check_command_pages(src, commands, docs)
+    examples = check_command_pages(src, commands, docs, rdmakit, mesh)
     md = check_markdown(src)
-    print("%d tables, %d options, %d pages, %d command pages, %d markdown pages checked: %s" %
+    print("%d tables, %d options, %d pages, %d command pages (%d examples run), %d markdown "
+          "pages checked: %s" %
           (len(tables), sum(len(v) for v in tables.values()), len(pages) + 2, len(commands),
-           md, "%d failures" % len(failures) if failures else "ok"))
+           examples, md, "%d failures" % len(failures) if failures else "ok"))
     sys.exit(1 if failures else 0)
 
 

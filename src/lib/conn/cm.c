@@ -23,7 +23,7 @@
 #include <rdmakit/traffic.h>
 
 #include "base/clock.h"
-#include "conn/cm_int.h"
+#include "verbs/qp_int.h"
 
 #define CM_MAX_RD_ATOMIC   16 /* outstanding READs/atomics asked for, at most */
 #define CM_RNR_RETRY_COUNT 7 /* 7: retry forever while the peer has no receive posted */
@@ -1061,7 +1061,9 @@ static void cm_qp_error(struct rk_cm *cm)
 		rk_debug("QP 0x%x to ERR on disconnect from %s failed", qp->qp_num, cm->peer_addr);
 }
 
-void cm_qp_destroy(struct rk_qp *qp)
+/* rk_qp_destroy()'s hook for a QP of rk_cm_create_qp(): the connection
+ * stops moving it to ERR on disconnect; the caller frees qp. */
+static void cm_qp_destroy(struct rk_qp *qp)
 {
 	struct cm_conn *c = qp->cm_id->context;
 	int ret;
@@ -1078,6 +1080,7 @@ int rk_cm_create_qp(struct rk_cm *cm, struct ibv_pd *pd, struct rk_cq *send_cq,
 {
 	struct ibv_qp_init_attr ia, got;
 	struct ibv_qp_attr qa;
+	struct qp_hooked *h;
 	struct rk_qp *qp;
 	int ret;
 
@@ -1097,9 +1100,11 @@ int rk_cm_create_qp(struct rk_cm *cm, struct ibv_pd *pd, struct rk_cq *send_cq,
 			 cm->dev->info.name, cm->peer_addr);
 		return -EINVAL;
 	}
-	qp = calloc(1, sizeof(*qp));
-	if (!qp)
+	h = calloc(1, sizeof(*h));
+	if (!h)
 		return -ENOMEM;
+	h->destroy = cm_qp_destroy;
+	qp = &h->qp;
 	rk_qp_verbs_attr(attr, send_cq, recv_cq, &ia); /* RC: checked above */
 	qp->qp = ibv_create_qp(pd, &ia);
 	if (!qp->qp) {
@@ -1142,7 +1147,7 @@ int rk_cm_create_qp(struct rk_cm *cm, struct ibv_pd *pd, struct rk_cq *send_cq,
 err_destroy_qp:
 	ibv_destroy_qp(qp->qp);
 err_free_qp:
-	free(qp);
+	free(h);
 	return ret;
 }
 

@@ -11,7 +11,7 @@
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
 
-#include "conn/cm_int.h"
+#include "verbs/qp_int.h"
 
 const char *rk_qp_state_str(enum ibv_qp_state state)
 {
@@ -180,8 +180,10 @@ void rk_qp_destroy(struct rk_qp *qp)
 	if (!qp)
 		return;
 	if (qp->cm_id) {
-		cm_qp_destroy(qp);
-		free(qp);
+		struct qp_hooked *h = (struct qp_hooked *)qp;
+
+		h->destroy(qp);
+		free(h);
 		return;
 	}
 	ret = ibv_destroy_qp(qp->qp);

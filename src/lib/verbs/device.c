@@ -7,14 +7,16 @@
 #include <endian.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <unistd.h>
 #include <fcntl.h>
 
 #include <rdmakit/device.h>
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
-#include <rdmakit/srq.h>
 #include <rdmakit/status.h>
+
+#include "verbs/device_int.h"
 
 int rk_device_names(char ***names_p, int *count_p)
 {
@@ -351,11 +353,20 @@ enum ibv_mtu rk_mtu_from_bytes(int bytes)
 	return 0;
 }
 
+/* Set by srq.c (device_int.h): SRQs are a layer's piece above the device. */
+static _Atomic device_srq_event_fn srq_event_hook;
+
+void device_srq_event_hook(device_srq_event_fn fn)
+{
+	atomic_store(&srq_event_hook, fn);
+}
+
 int rk_async_event_wait(struct rk_device *dev, int timeout_ms, struct rk_async_event *ev_p)
 {
 	struct pollfd pfd = {.fd = dev->ctx->async_fd, .events = POLLIN};
 	struct ibv_async_event ev;
 	struct rk_async_event out = {0};
+	device_srq_event_fn srq_event;
 	int ret;
 
 	do
@@ -399,8 +410,9 @@ int rk_async_event_wait(struct rk_device *dev, int timeout_ms, struct rk_async_e
 	case IBV_EVENT_SRQ_ERR:
 	case IBV_EVENT_SRQ_LIMIT_REACHED:
 		/* Before the acknowledgement: the SRQ cannot be destroyed yet. */
-		out.has_srq = rk_srq_async_event(ev.element.srq, ev.event_type, &out.srq_posted,
-						 &out.srq_limit);
+		srq_event = atomic_load(&srq_event_hook);
+		out.has_srq = srq_event && srq_event(ev.element.srq, ev.event_type,
+						     &out.srq_posted, &out.srq_limit);
 		break;
 	default:
 		break;

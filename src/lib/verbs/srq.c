@@ -13,6 +13,8 @@
 #include <rdmakit/mem.h>
 #include <rdmakit/srq.h>
 
+#include "verbs/device_int.h"
+
 struct rk_srq {
 	struct ibv_srq *srq;
 	struct rk_device *dev;
@@ -36,6 +38,7 @@ static struct rk_srq *reg_head;
 
 static void reg_add(struct rk_srq *s)
 {
+	device_srq_event_hook(rk_srq_async_event);
 	pthread_mutex_lock(&reg_lock);
 	s->next = reg_head;
 	reg_head = s;

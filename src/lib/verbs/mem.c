@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <rdmakit/mem.h>
-#include <rdmakit/region.h>
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
 
@@ -100,23 +99,6 @@ int rk_mr_reg(struct ibv_pd *pd, void *buf, size_t len, int access, struct rk_mr
 	m->len = len;
 	m->access = access;
 	*mr_p = m;
-	return 0;
-}
-
-int rk_mr_alloc(struct ibv_pd *pd, size_t len, int access, struct rk_mr **mr_p)
-{
-	struct rk_mem_map m;
-	int ret;
-
-	ret = rk_mem_map(RK_MEM_HOST, len, &m);
-	if (ret)
-		return ret;
-	ret = rk_mr_reg(pd, m.buf, len, access, mr_p);
-	if (ret) {
-		rk_mem_unmap(&m);
-		return ret;
-	}
-	(*mr_p)->owns_buf = 1; /* host memory: free() */
 	return 0;
 }
 

@@ -334,6 +334,25 @@ static int region_dm(struct rk_device *dev, struct ibv_pd *pd, struct rk_region 
 	return rk_dm_alloc(dev, pd, r->len, r->access, &r->dm);
 }
 
+/* Host memory registered in one call (mem.h): here, not in mem.c, as it
+ * allocates through rk_mem_map(); mem.c only registers. */
+int rk_mr_alloc(struct ibv_pd *pd, size_t len, int access, struct rk_mr **mr_p)
+{
+	struct rk_mem_map m;
+	int ret;
+
+	ret = rk_mem_map(RK_MEM_HOST, len, &m);
+	if (ret)
+		return ret;
+	ret = rk_mr_reg(pd, m.buf, len, access, mr_p);
+	if (ret) {
+		rk_mem_unmap(&m);
+		return ret;
+	}
+	(*mr_p)->owns_buf = 1; /* host memory: free() */
+	return 0;
+}
+
 int rk_region_alloc(struct rk_device *dev, struct ibv_pd *pd, size_t len, int access,
 		    const struct rk_region_opts *opts, struct rk_region **region_p)
 {

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include <rdmakit/wire.h>
-#include <rdmakit/bench.h>
 #include <rdmakit/device.h>
 #include <rdmakit/gid.h>
 #include <rdmakit/qp.h>

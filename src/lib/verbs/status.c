@@ -5,7 +5,6 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
-#include <rdmakit/counters.h>
 #include <rdmakit/status.h>
 #include <rdmakit/log.h>
 

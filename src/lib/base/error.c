@@ -6,6 +6,8 @@
 
 #include <rdmakit/error.h>
 
+#include "base/error_int.h"
+
 const char *rk_strerror(int err)
 {
 	static __thread char buf[96];
@@ -25,4 +27,32 @@ int rk_verbs_err(int ret)
 	if (ret > 0)
 		return -ret;
 	return errno ? -errno : -EIO;
+}
+
+const char *errno_name(int ret)
+{
+	static __thread char other[24];
+
+	switch (-ret) {
+	case 0:
+		return "0";
+	case EINVAL:
+		return "EINVAL";
+	case ENOMEM:
+		return "ENOMEM";
+	case EAGAIN:
+		return "EAGAIN";
+	case EPERM:
+		return "EPERM";
+	case EOPNOTSUPP:
+		return "EOPNOTSUPP";
+	case EIO:
+		return "EIO";
+	case ENOSPC:
+		return "ENOSPC";
+	case EBUSY:
+		return "EBUSY";
+	}
+	snprintf(other, sizeof(other), "errno %d", -ret);
+	return other;
 }

@@ -17,6 +17,7 @@
 #include <rdmakit/status.h>
 
 #include "base/clock.h"
+#include "base/error_int.h"
 
 #define TAG_MAGIC 0x51505354u /* "QPST": first word of every payload the walk sends */
 
@@ -78,30 +79,7 @@ static void sleep_ms(int ms)
 
 const char *rk_qps_errno_name(int ret)
 {
-	static __thread char other[24];
-
-	switch (-ret) {
-	case 0:
-		return "0";
-	case EINVAL:
-		return "EINVAL";
-	case ENOMEM:
-		return "ENOMEM";
-	case EAGAIN:
-		return "EAGAIN";
-	case EPERM:
-		return "EPERM";
-	case EOPNOTSUPP:
-		return "EOPNOTSUPP";
-	case EIO:
-		return "EIO";
-	case ENOSPC:
-		return "ENOSPC";
-	case EBUSY:
-		return "EBUSY";
-	}
-	snprintf(other, sizeof(other), "errno %d", -ret);
-	return other;
+	return errno_name(ret);
 }
 
 /* ---- the event log and completion bookkeeping ---- */

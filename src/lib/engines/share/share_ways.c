@@ -12,9 +12,9 @@
 #include <rdmakit/gid.h>
 #include <rdmakit/log.h>
 #include <rdmakit/pattern.h>
-#include <rdmakit/qp_states.h>
 #include <rdmakit/status.h>
 
+#include "base/error_int.h"
 #include "engines/share/share_int.h"
 
 static const char *const way_names[] = {
@@ -134,7 +134,7 @@ static void fork_steps(const struct rk_share_opts *o, struct rk_share_result *re
 	sh_step(o, res, "late", -1, f->late_as_documented,
 		"a process that registered an MR first, then called ibv_fork_init(): it returned "
 		"%s (%s; ibv_is_fork_initialized() there: %s)",
-		rk_qps_errno_name(f->late_ret),
+		errno_name(f->late_ret),
 		f->late_ret == -EINVAL ? "the documented failure: registration came before "
 					 "ibv_fork_init, even though this kernel makes fork "
 					 "support unneeded"

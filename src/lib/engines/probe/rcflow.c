@@ -11,8 +11,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rdmakit/rdmakit.h>
 #include <rdmakit/rcflow.h>
+#include <rdmakit/clients.h>
+#include <rdmakit/cm.h>
+#include <rdmakit/conn.h>
+#include <rdmakit/counters.h>
+#include <rdmakit/cq.h>
+#include <rdmakit/ctl.h>
+#include <rdmakit/device.h>
+#include <rdmakit/error.h>
+#include <rdmakit/log.h>
+#include <rdmakit/ops.h>
+#include <rdmakit/pattern.h>
+#include <rdmakit/qp.h>
+#include <rdmakit/region.h>
+#include <rdmakit/srq.h>
+#include <rdmakit/wire.h>
 
 #include "conn/clients_int.h"
 #include "base/clock.h"

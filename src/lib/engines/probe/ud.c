@@ -13,8 +13,26 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <rdmakit/rdmakit.h>
 #include <rdmakit/ud.h>
+#include <rdmakit/cm.h>
+#include <rdmakit/conn.h>
+#include <rdmakit/counters.h>
+#include <rdmakit/cq.h>
+#include <rdmakit/ctl.h>
+#include <rdmakit/device.h>
+#include <rdmakit/gid.h>
+#include <rdmakit/log.h>
+#include <rdmakit/loopback.h>
+#include <rdmakit/mem.h>
+#include <rdmakit/ops.h>
+#include <rdmakit/pattern.h>
+#include <rdmakit/port.h>
+#include <rdmakit/qp.h>
+#include <rdmakit/rcflow.h>
+#include <rdmakit/srq.h>
+#include <rdmakit/tcp.h>
+#include <rdmakit/traffic.h>
+#include <rdmakit/wire.h>
 
 #include "base/bytes.h"
 #include "base/clock.h"

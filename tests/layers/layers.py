@@ -14,7 +14,7 @@ layers.py --self-test ROOT OBJLIST CC
 
 NM in the environment names the nm to run (CMake's CMAKE_NM); else nm.
 
-(a) includes: an internal header ("conn/cm_int.h") belongs to its folder, a
+(a) includes: an internal header ("conn/clients_int.h") belongs to its folder, a
     public one (rdmakit/X.h) to the folder of X.c; the umbrella rdmakit.h to
     none below the programs. Public headers are held to the rule as well.
     base includes no libibverbs or librdmacm header.

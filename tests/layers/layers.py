@@ -48,6 +48,13 @@ def allowed(src, dst):
     return src == dst or rank(dst) < rank(src)
 
 
+def use(edges, faults, src, dst, how, fault):
+    """Folder src uses dst (how: an example for the graph); a fault if it may not."""
+    edges.setdefault((src, dst), []).append(how)
+    if not allowed(src, dst):
+        faults.append(f"{fault}, above or beside {src} (rank {rank(dst)} vs {rank(src)})")
+
+
 def lib_files(lib):
     out = []
     for d, _, names in os.walk(lib):
@@ -111,10 +118,8 @@ def check_includes(root, edges):
                 continue
             if dst == src:
                 continue
-            edges.setdefault((src, dst), []).append(f"{name} includes {what}")
-            if not allowed(src, dst):
-                faults.append(f"{name}: includes {what} of {dst}, above or beside {src} "
-                              f"(rank {rank(dst)} vs {rank(src)})")
+            use(edges, faults, src, dst, f"{name} includes {what}",
+                f"{name}: includes {what} of {dst}")
     return faults
 
 
@@ -168,10 +173,8 @@ def check_calls(objs, edges, file_edges):
             if dst == src:
                 file_edges.setdefault(src, {}).setdefault(rel[o], set()).add(rel[d])
                 continue
-            edges.setdefault((src, dst), []).append(f"{rel[o]} calls {sym}")
-            if not allowed(src, dst):
-                faults.append(f"{rel[o]}: calls {sym}() of {rel[d]}, above or beside {src} "
-                              f"(rank {rank(dst)} vs {rank(src)})")
+            use(edges, faults, src, dst, f"{rel[o]} calls {sym}",
+                f"{rel[o]}: calls {sym}() of {rel[d]}")
     return faults
 
 

@@ -411,8 +411,8 @@ int rk_async_event_wait(struct rk_device *dev, int timeout_ms, struct rk_async_e
 	case IBV_EVENT_SRQ_LIMIT_REACHED:
 		/* Before the acknowledgement: the SRQ cannot be destroyed yet. */
 		srq_event = atomic_load(&srq_event_hook);
-		out.has_srq = srq_event && srq_event(ev.element.srq, ev.event_type,
-						     &out.srq_posted, &out.srq_limit);
+		out.has_srq = srq_event && srq_event(ev.element.srq, ev.event_type, &out.srq_posted,
+						     &out.srq_limit);
 		break;
 	default:
 		break;

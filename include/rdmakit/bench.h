@@ -37,34 +37,16 @@
 #include <rdmakit/gate.h>
 #include <rdmakit/srq.h>
 #include <rdmakit/region.h>
+#include <rdmakit/wire.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-enum rk_bench_test {
-	RK_BENCH_SEND = 0,
-	RK_BENCH_WRITE,
-	RK_BENCH_READ,
-	RK_BENCH_FETCH_ADD,
-	RK_BENCH_CMP_SWAP,
-};
+/* enum rk_bench_test, enum rk_bench_mode and the limits RK_BENCH_MAX_QPS,
+ * RK_BENCH_MAX_THREADS and RK_BENCH_MAX_SIZE are in wire.h: BENCH_SETUP
+ * carries them and its decoding checks them, below this engine. */
 
-enum rk_bench_mode {
-	RK_BENCH_BW = 0,
-	RK_BENCH_LAT,
-};
-
-/* Data QPs of one side: as many as perftest's -q is used with (setup of 128
- * QPs is measured against ib_write_bw -q 128), and at most what the device
- * allows (its max_qp, checked when connecting). Memory per QP stays bounded:
- * the send and receive depths shrink so that every QP's completions fit its
- * worker's CQs (the device's max_cqe), and the buffers are 2 slots per QP
- * within RK_BENCH_MAX_MEM. */
-#define RK_BENCH_MAX_QPS 1024
-/* Bandwidth threads on one side, each driving its own QPs and CQs. */
-#define RK_BENCH_MAX_THREADS 16
-#define RK_BENCH_MAX_SIZE (1u << 30)
 /* A server registers at most this much for one client (2 slots per QP). */
 #define RK_BENCH_MAX_MEM ((uint64_t)4 << 30)
 /* Bandwidth keeps at most this many bytes outstanding per QP: large

@@ -131,8 +131,6 @@ int rk_counters_trouble(const struct rk_counters_delta *delta, enum rk_trouble t
 
 #define RK_RUN_COUNTERS_MAX 64
 #define RK_RUN_FAILURES_MAX 8
-/* Slots for the completion statuses rk_wc_check() counts (status.h). */
-#define RK_WC_STATUS_SLOTS 32
 
 enum rk_run_counters_state {
 	RK_RUN_COUNTERS_UNREAD = 0, /* the run ended before its device was known, or

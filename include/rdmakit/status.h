@@ -64,6 +64,10 @@ const char *rk_cm_event_hint(enum rdma_cm_event_type type);
  * remote errors, -EIO otherwise. */
 int rk_wc_errno(enum ibv_wc_status status);
 
+/* Slots for the completion statuses rk_wc_check() counts (a run's counters,
+ * counters.h, carry one count per slot). */
+#define RK_WC_STATUS_SLOTS 32
+
 /* How many failed completions with status rk_wc_check() has logged in this
  * process so far, all threads together (0 for IBV_WC_SUCCESS). A run's
  * counters (rk_run_counters_stop()) name the statuses that failed during it. */

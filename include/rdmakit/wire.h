@@ -132,8 +132,34 @@ struct rk_wire_buf {
 #define RK_WIRE_OP_BENCH 0x424e4348u /* "BNCH": rdmakit bench */
 #define RK_WIRE_OP_UD 0x55444750u    /* "UDGP": rdmakit ud over the TCP exchange */
 
+/* The bench engine's (bench.h) tests, modes and limits, as BENCH_SETUP
+ * carries them. */
+enum rk_bench_test {
+	RK_BENCH_SEND = 0,
+	RK_BENCH_WRITE,
+	RK_BENCH_READ,
+	RK_BENCH_FETCH_ADD,
+	RK_BENCH_CMP_SWAP,
+};
+
+enum rk_bench_mode {
+	RK_BENCH_BW = 0,
+	RK_BENCH_LAT,
+};
+
+/* Data QPs of one side: as many as perftest's -q is used with (setup of 128
+ * QPs is measured against ib_write_bw -q 128), and at most what the device
+ * allows (its max_qp, checked when connecting). Memory per QP stays bounded:
+ * the send and receive depths shrink so that every QP's completions fit its
+ * worker's CQs (the device's max_cqe), and the buffers are 2 slots per QP
+ * within RK_BENCH_MAX_MEM (bench.h). */
+#define RK_BENCH_MAX_QPS 1024
+/* Bandwidth threads on one side, each driving its own QPs and CQs. */
+#define RK_BENCH_MAX_THREADS 16
+#define RK_BENCH_MAX_SIZE (1u << 30)
+
 /* BENCH_SETUP: what the client asks for, and one data QP of either side.
- * Decoding checks every field against bench.h's limits. */
+ * Decoding checks every field against the limits above. */
 struct rk_wire_bench_setup {
 	struct rk_endpoint ep;  /* data QP `qp` */
 	uint64_t buf_addr;      /* the sender's in-slots, all QPs */

@@ -10,8 +10,8 @@
 
 #include <rdmakit/rdmakit.h>
 
-#include "opts.h"
-#include "traffic_opts.h"
+#include "cli_opts.h"
+#include "cli_traffic_opts.h"
 
 /* Exit codes: 0 success, 1 the run failed, 2 bad usage, 3 the run worked but
  * a threshold was missed or could not be graded (RK_EXIT_GATE, gate.h). */
@@ -170,7 +170,7 @@ int cli_persist_check(const char *cmd, bool persist, bool server, uint64_t wait_
  * role, else CLI_USAGE after saying what is wrong. */
 int cli_check_role(const char *cmd, bool server, const char *host);
 
-/* --clients N on the bench and rc servers (clients.c): N clients at once. */
+/* --clients N on the bench and rc servers (cli_clients.c): N clients at once. */
 #define CLI_CLIENTS_OPT(n)                                                                       \
 	{"clients", 0, CLI_OPT_COUNT, (n), 1, RK_CLIENTS_MAX, "N",                               \
 	 "server: serve N clients at once (incast), each with its own QP and buffer; a "         \
@@ -262,7 +262,7 @@ int cli_parse_epilog(const char *cmd, const char *usage, const char *description
 int cli_parse_noargs(const char *cmd, const char *usage, const char *description,
 		     const struct cli_opt *opts, int argc, char **argv);
 
-/* The port counters a run moved (report_counters.c), for every command that
+/* The port counters a run moved (cli_report.c), for every command that
  * reports a run: one line "port counters (DEV port N, port-wide, S s): name
  * +N, ..." (a port without counters says so once per process), then for each
  * failed completion of the run its name, hint and the counters that explain

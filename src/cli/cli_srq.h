@@ -10,7 +10,7 @@
 
 #include <rdmakit/srq.h>
 
-#include "opts.h"
+#include "cli_opts.h"
 
 struct cli_srq_opts {
 	bool srq;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_cmdline.h"
 
 /* One option table of a command that has several: the words that select
  * it ("attach", "--proto=rping"), and the program whose letters it speaks

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <json-c/json.h>
 
+#include <rdmakit/counters.h>
 #include <rdmakit/srq.h>
 
 #include "cli_opts.h"

@@ -10,9 +10,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <rdmakit/bench.h>
+#include <rdmakit/rdmakit.h>
 
 #include "cli.h"
+#include "cli_cmdline.h"
+#include "cli_gates.h"
+#include "cli_json.h"
+#include "cli_serve.h"
 #include "cli_srq.h"
 
 #define MIB (1024.0 * 1024.0)

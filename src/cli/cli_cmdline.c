@@ -2,7 +2,6 @@
 /* The command line the commands share (cli_cmdline.h): parsing with --help
  * and --version, the role and HOST, and the memory group. */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 
 #include <rdmakit/version.h>

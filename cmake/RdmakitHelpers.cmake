@@ -3,7 +3,7 @@
 
 # rdmakit_warnings(TARGET): the project's warning set; errors when RDMAKIT_WERROR is on.
 function(rdmakit_warnings target)
-  # -Wno-missing-field-initializers: tables of struct rk_opt (src/cli/opts.h)
+  # -Wno-missing-field-initializers: tables of struct cli_opt (src/cli/cli_opts.h)
   # give the first fields in order and leave the optional ones (choices, def)
   # zero, as C does.
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wshadow -Wformat=2

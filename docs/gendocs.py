@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Write rdmakit's man pages and bash completion from the option tables.
 
-The tables that drive parsing and --help (struct cli_opt, src/cli/opts.h) are
+The tables that drive parsing and --help (struct cli_opt, src/cli/cli_opts.h) are
 read from the built programs themselves: with RDMAKIT_HELP_FORMAT=tsv in the
 environment, `rdmakit --help` lists the commands (and the option tables of
 the commands that have several), and `rdmakit CMD --help` prints its table
-as records instead of text (opts.c, cli_opts_help_epilog()). Nothing here
+as records instead of text (cli_opts.c, cli_opts_help_epilog()). Nothing here
 lists an option by hand, so the pages and the completion cannot drift from
 what the programs parse. librdmakit(3) is generated from the public headers
 (include/rdmakit/*.h): each header's leading comment, and every rk_*

@@ -8,9 +8,10 @@
 #include <stdint.h>
 #include <json-c/json.h>
 
+#include <rdmakit/counters.h>
 #include <rdmakit/srq.h>
 
-#include "opts.h"
+#include "cli_opts.h"
 
 struct cli_srq_opts {
 	bool srq;

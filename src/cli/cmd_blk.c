@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <rdmakit/blk.h>
+#include <rdmakit/rdmakit.h>
 
 #include "cli.h"
+#include "cli_cmdline.h"
+#include "cli_json.h"
 
 static const char blk_usage[] =
 	"rdmakit blk attach HOST [-p PORT] --size SIZE [--queues N] [--queue-depth N]\n"

@@ -7,7 +7,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rdmakit/rdmakit.h>
+
 #include "cli.h"
+#include "cli_cmdline.h"
+#include "cli_json.h"
+#include "cli_report.h"
+#include "cli_serve.h"
 
 struct counters_opts {
 	struct cli_dev_opts dev;

@@ -8,7 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rdmakit/rdmakit.h>
+
 #include "cli.h"
+#include "cli_cmdline.h"
+#include "cli_json.h"
 
 struct devices_opts {
 	const char *device;

@@ -5,9 +5,11 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include <rdmakit/loopback.h>
+#include <rdmakit/rdmakit.h>
 
 #include "cli.h"
+#include "cli_cmdline.h"
+#include "cli_json.h"
 
 struct loopback_opts {
 	struct cli_dev_opts dev;

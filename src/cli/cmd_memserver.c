@@ -9,9 +9,11 @@
 #include <string.h>
 #include <time.h>
 
-#include <rdmakit/memserver.h>
+#include <rdmakit/rdmakit.h>
 
 #include "cli.h"
+#include "cli_cmdline.h"
+#include "cli_json.h"
 
 struct memserver_opts {
 	uint64_t port;

@@ -16,7 +16,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rdmakit/rdmakit.h>
+
 #include "cli.h"
+#include "cli_cmdline.h"
+#include "cli_gates.h"
+#include "cli_json.h"
+#include "cli_report.h"
+#include "cli_serve.h"
 
 enum proto { PROTO_NATIVE, PROTO_RPING, PROTO_PINGPONG };
 

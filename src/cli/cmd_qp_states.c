@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <rdmakit/qp_states.h>
+#include <rdmakit/rdmakit.h>
 
 #include "cli.h"
+#include "cli_cmdline.h"
+#include "cli_json.h"
 
 struct qp_states_opts {
 	struct cli_dev_opts dev;

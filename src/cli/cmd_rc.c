@@ -9,7 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rdmakit/rdmakit.h>
+
 #include "cli.h"
+#include "cli_cmdline.h"
+#include "cli_json.h"
+#include "cli_serve.h"
 #include "cli_srq.h"
 
 struct rc_opts {

@@ -16,7 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rdmakit/rdmakit.h>
+
 #include "cli.h"
+#include "cli_cmdline.h"
+#include "cli_json.h"
 
 static const char usage_text[] =
 	"rdmakit share import|shm|fork [-d DEV] [-g IDX] [-P N] [-s SIZE] [--json]";

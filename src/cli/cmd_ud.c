@@ -8,7 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <rdmakit/rdmakit.h>
+
 #include "cli.h"
+#include "cli_cmdline.h"
+#include "cli_json.h"
 #include "cli_srq.h"
 
 struct ud_opts {

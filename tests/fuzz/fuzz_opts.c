@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
-/* libFuzzer target: the strict option parser (src/cli/opts.c).
+/* libFuzzer target: the strict option parser (src/cli/cli_opts.c).
  *
  * The first byte picks what is fuzzed:
  * - bit 7 set: rk_parse_u64 / rk_parse_i64 on the text after 17 bytes that
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opts.h"
+#include "cli_opts.h"
 #include "fuzz.h"
 
 #define MAX_ARGS 64

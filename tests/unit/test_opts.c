@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "opts.h"
+#include "cli_opts.h"
 
 #include "unit.h"
 

@@ -53,8 +53,8 @@ static void test_differences(void **state)
 		"RESET: the raw post of a send was accepted (the spec: an immediate error)",
 		"RTR: the refused send ran anyway later",
 		"ERR: the recv posted in ERR was never completed (the spec: flushed)",
-		"SQD: the send posted in SQD did not start when the QP returned to RTS; it ran "
-		"only after the next post",
+		("SQD: the send posted in SQD did not start when the QP returned to RTS; it ran "
+		 "only after the next post"),
 		"UD send-queue error: the QP went to ERR, not SQE",
 	};
 	int n;

@@ -7,7 +7,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "cli.h"
+#include <rdmakit/error.h>
+
+#include "cli_json.h"
+#include "cli_report.h"
 
 static const char *none_note(const struct rk_run_counters *c, char *buf, size_t len)
 {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
-/* rdmakit-mesh: private declarations. MPI lives in stages.c and main.c only. */
+/* rdmakit-mesh: private declarations. MPI lives in mesh_tool_stages.c and
+ * mesh_tool_main.c only. */
 #ifndef RDMAKIT_MESH_TOOL_H
 #define RDMAKIT_MESH_TOOL_H
 
@@ -9,7 +10,7 @@
 #include <rdmakit/mesh.h>
 #include <rdmakit/mesh_link.h>
 
-#include "traffic_opts.h"
+#include "cli_traffic_opts.h"
 
 enum { MESH_CLEAN = 0, MESH_OUTLIERS = 1, MESH_UNREACHABLE = 2, MESH_SETUP = 3 };
 
@@ -75,7 +76,7 @@ struct mesh_result {
 	char baseline_note[256];
 };
 
-/* stages.c: everything that runs on every rank. */
+/* mesh_tool_stages.c: everything that runs on every rank. */
 struct mesh_ctx {
 	const struct mesh_opts *o;
 	int rank, n;
@@ -92,7 +93,7 @@ int mesh_stage_bandwidth(struct mesh_ctx *c);
 /* Re-test the pairs of cells (src*n+dst) one at a time, counters around. */
 int mesh_retest(struct mesh_ctx *c, const int *cells, int k);
 
-/* report.c: rank 0 only. */
+/* mesh_tool_result.c, mesh_tool_report.c and mesh_tool_svg.c: rank 0 only. */
 int mesh_result_build(struct mesh_result *r, int n, struct mesh_node *nodes,
 		      const struct mesh_cell *rows);
 void mesh_result_fill(struct mesh_result *r, const struct mesh_cell *rows, bool first);

@@ -1,68 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
-/* Pieces every subcommand uses: JSON output, parsing. */
+/* The command line the commands share (cli_cmdline.h): parsing with --help
+ * and --version, the role and HOST, and the memory group. */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 
+#include <rdmakit/version.h>
+
 #include "cli.h"
-
-json_object *cli_gid_json(const struct rk_gid_choice *gid)
-{
-	json_object *g = json_object_new_object();
-	char text[64];
-
-	cli_add_int(g, "index", gid->index);
-	cli_add_str(g, "type", rk_gid_type_str(gid->type));
-	cli_add_str(g, "gid", rk_gid_str(&gid->gid, text, sizeof(text)));
-	cli_add_str(g, "why", gid->why);
-	return g;
-}
-
-void cli_add_str(json_object *o, const char *key, const char *v)
-{
-	json_object_object_add(o, key, json_object_new_string(v));
-}
-
-void cli_add_int(json_object *o, const char *key, int64_t v)
-{
-	json_object_object_add(o, key, json_object_new_int64(v));
-}
-
-void cli_add_bool(json_object *o, const char *key, bool v)
-{
-	json_object_object_add(o, key, json_object_new_boolean(v));
-}
-
-void cli_add_double(json_object *o, const char *key, double v)
-{
-	json_object_object_add(o, key, json_object_new_double(v));
-}
-
-void cli_add_result(json_object *doc, int err)
-{
-	cli_add_str(doc, "result", err ? "failed" : "ok");
-	if (err)
-		cli_add_str(doc, "error", rk_strerror(err));
-}
-
-bool cli_json_lines;
-
-static void json_out(json_object *doc, int flags)
-{
-	puts(json_object_to_json_string_ext(doc, flags | JSON_C_TO_STRING_NOSLASHESCAPE));
-	fflush(stdout);
-	json_object_put(doc);
-}
-
-void cli_json_print(json_object *doc)
-{
-	json_out(doc, cli_json_lines ? JSON_C_TO_STRING_PLAIN : JSON_C_TO_STRING_PRETTY);
-}
-
-void cli_json_line(json_object *doc)
-{
-	json_out(doc, JSON_C_TO_STRING_PLAIN);
-}
+#include "cli_cmdline.h"
+#include "cli_json.h"
 
 int cli_version(void)
 {
@@ -140,17 +86,6 @@ int cli_parse_role(const char *cmd, const char *usage, const char *description,
 	if (ret < 0)
 		*host_p = conn->server ? NULL : argv[first];
 	return ret;
-}
-
-void cli_waiting_text(const char *who, uint64_t n, const char *what, uint64_t port, bool cm)
-{
-	const char *how = cm ? "RDMA CM" : "TCP exchange";
-
-	if (n)
-		printf("%s: waiting for %" PRIu64 " %ss on port %" PRIu64 " (%s)\n", who, n, what,
-		       port, how);
-	else
-		printf("%s: waiting for a %s on port %" PRIu64 " (%s)\n", who, what, port, how);
 }
 
 int cli_server_only(const char *cmd, const char *option, bool given, bool server)

@@ -4,6 +4,8 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "cli_json.h"
+#include "cli_report.h"
 #include "cli_srq.h"
 
 int cli_srq_check(const char *cmd, const struct cli_srq_opts *o)

@@ -5,7 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "traffic_opts.h"
+#include "cli_traffic_opts.h"
 
 int cli_traffic(const char *cmd, const struct cli_traffic_opts *o, struct rk_traffic *t)
 {

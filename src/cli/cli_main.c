@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_cmdline.h"
 
 /* One option table of a command that has several: the words that select
  * it ("attach", "--proto=rping"), and the program whose letters it speaks
@@ -49,7 +50,7 @@ static const char description[] = "RDMA toolkit over libibverbs and librdmacm.";
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
-/* RDMAKIT_HELP_FORMAT=tsv (opts.h): the commands as records for the man
+/* RDMAKIT_HELP_FORMAT=tsv (cli_opts.h): the commands as records for the man
  * pages and the completion: "command NAME SUMMARY", then per table of a
  * command with several "variant NAME ARGS SPEAKS". */
 static void usage_tsv(FILE *out)

@@ -7,6 +7,9 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "cli_cmdline.h"
+#include "cli_json.h"
+#include "cli_serve.h"
 
 int cli_clients_check(const char *cmd, uint64_t clients, bool server, bool persist)
 {

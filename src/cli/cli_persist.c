@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* --persist: a server that serves one client after another until SIGINT or
- * SIGTERM (rc, ping, bench), and the stop signals it shares with bench's
- * soak runs. */
+ * SIGTERM (rc, ping, bench), the stop signals it shares with bench's soak
+ * runs, and the line a server prints as it starts to wait (cli_serve.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 
+#include <rdmakit/stop.h>
+
 #include "cli.h"
+#include "cli_cmdline.h"
+#include "cli_json.h"
+#include "cli_serve.h"
 
 volatile sig_atomic_t cli_stop_signal;
 
@@ -109,4 +114,15 @@ int cli_serve(const char *who, bool json, bool persist, cli_serve_fn serve,
 	if (all)
 		return all(arg);
 	return serve(arg, &listened);
+}
+
+void cli_waiting_text(const char *who, uint64_t n, const char *what, uint64_t port, bool cm)
+{
+	const char *how = cm ? "RDMA CM" : "TCP exchange";
+
+	if (n)
+		printf("%s: waiting for %" PRIu64 " %ss on port %" PRIu64 " (%s)\n", who, n, what,
+		       port, how);
+	else
+		printf("%s: waiting for a %s on port %" PRIu64 " (%s)\n", who, what, port, how);
 }

@@ -10,7 +10,7 @@
 #include <json-c/json.h>
 #include <rdmakit/traffic.h>
 
-#include "opts.h"
+#include "cli_opts.h"
 
 /* The traffic group, part of the connection group (long options only): what
  * every packet carries for the fabric's QoS (traffic.h). Read it with

@@ -12,7 +12,7 @@
 
 #include <rdmakit/version.h>
 
-#include "mesh.h"
+#include "mesh_tool.h"
 
 /* Counter changes seen while re-testing the cells an outlier covers. */
 static void evidence(const struct mesh_result *r, const struct rk_mesh_outlier *o, char *buf,

@@ -6,6 +6,8 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "cli_gates.h"
+#include "cli_json.h"
 
 /* One limit option: rate (with units) or a plain number up to max. */
 static int parse_limit(const char *cmd, const char *opt, const char *text, double max,

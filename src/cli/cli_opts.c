@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opts.h"
+#include "cli_opts.h"
 
 #define MAX_OPTS 96
 

@@ -14,7 +14,7 @@
 #include <rdmakit/log.h>
 #include <rdmakit/stats.h>
 
-#include "mesh.h"
+#include "mesh_tool.h"
 
 /* This rank's links of one round: [0] to the peer it sends to, [1] from the
  * peer it receives from (the same link when both are one peer). */

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "mesh.h"
+#include "mesh_tool.h"
 
 #define CELL 44
 #define LABEL 150

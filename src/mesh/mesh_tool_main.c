@@ -19,8 +19,8 @@
 #include <rdmakit/log.h>
 #include <rdmakit/version.h>
 
-#include "mesh.h"
-#include "opts.h"
+#include "mesh_tool.h"
+#include "cli_opts.h"
 
 static const char usage[] = "mpirun -np N [MPI OPTIONS] rdmakit-mesh [OPTIONS]";
 static const char description[] =

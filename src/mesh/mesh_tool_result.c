@@ -9,7 +9,7 @@
 
 #include <json-c/json.h>
 
-#include "mesh.h"
+#include "mesh_tool.h"
 
 int mesh_result_build(struct mesh_result *r, int n, struct mesh_node *nodes,
 		      const struct mesh_cell *rows)

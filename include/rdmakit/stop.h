@@ -8,6 +8,10 @@
 #include <signal.h>
 #include <stdbool.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Watch flag (NULL: stop watching). Once it is non-zero, a wait that a signal
  * interrupts (EINTR) returns -EINTR instead of waiting on: waiting for a TCP
  * client, for an RDMA CM event. The caller's handler sets the flag; install
@@ -17,4 +21,7 @@ void rk_stop_watch(volatile sig_atomic_t *flag);
 /* Whether the watched flag is set. */
 bool rk_stop_requested(void);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

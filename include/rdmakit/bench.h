@@ -42,6 +42,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 enum rk_bench_test {
 	RK_BENCH_SEND = 0,
 	RK_BENCH_WRITE,
@@ -442,6 +444,8 @@ int rk_bench_mode_parse(const char *text, enum rk_bench_mode *mode_p);
  * MTU). 0, or -EINVAL with a sentence in why. Pure logic. */
 int rk_bench_check(enum rk_bench_test test, enum rk_bench_mode mode, enum rk_transport transport,
 		   uint32_t qps, bool bidir, char *why, size_t why_len);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 struct rk_cm {
 	struct rdma_event_channel *channel;
 	struct rdma_cm_id *id;
@@ -185,6 +187,8 @@ int rk_cm_accept_raw(struct rk_cm *cm, struct rk_qp *qp, const void *data, size_
  * ibv_create_ah()), QPN and Q_Key. -ENOTCONN before. */
 int rk_cm_ud_peer(const struct rk_cm *cm, struct ibv_ah_attr *ah_p, uint32_t *qpn_p,
 		  uint32_t *qkey_p);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 enum rk_transport {
 	RK_RC = 0,
 	RK_UC,
@@ -186,6 +188,8 @@ const char *rk_qp_state_str(enum ibv_qp_state state);
 
 /* "RC", "UC", "UD". */
 const char *rk_transport_str(enum rk_transport transport);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

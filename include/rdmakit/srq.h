@@ -37,6 +37,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 #define RK_SRQ_DEFAULT_DEPTH 512
 #define RK_SRQ_DEFAULT_BATCH 16
 #define RK_SRQ_MAX_BATCH 64
@@ -130,6 +132,8 @@ int rk_srq_xrc_refuse(const char *what, const char *device);
 /* The stats as one line: "depth 512, limit 128 (armed 1x, reached 1x with 127
  * posted), posted 1040, taken 1000, fewest posted 480". */
 void rk_srq_stats_str(const struct rk_srq_stats *st, char *buf, size_t len);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* Listen for TCP control connections on port (all addresses when bind_ip is
  * NULL). *fd_p is the listening socket. */
 int rk_tcp_listen(const char *bind_ip, uint16_t port, int *fd_p);
@@ -42,6 +44,8 @@ int rk_tcp_connect(const char *host, uint16_t port, int retry_ms, struct rk_ctl 
  * peer's leaving RDMA CM tells (rk_cm_peer_left()). For a wait that no
  * message is due in, e.g. rk_cq_ids.gone while two sides work the QP. */
 bool rk_tcp_peer_closed(const struct rk_ctl *ctl);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

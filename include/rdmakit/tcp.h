@@ -23,11 +23,6 @@ int rk_tcp_listen(const char *bind_ip, uint16_t port, int *fd_p);
 /* Accept one control connection within timeout_ms (-1: wait forever). */
 int rk_tcp_accept(int listen_fd, int timeout_ms, struct rk_ctl **ctl_p);
 
-/* Refuse every client already waiting on listen_fd, without waiting for
- * more: each is sent an ERROR message of code (a negative errno) and reason,
- * then closed. Returns how many were refused. */
-int rk_tcp_refuse_waiting(int listen_fd, int code, const char *reason);
-
 /* Close a TCP control channel with a reset (SO_LINGER 0): the peer's read
  * fails (ECONNRESET) instead of ending, for a peer that never checks for the
  * end (ibv_srq_pingpong's client spins on it). NULL and other channels: as

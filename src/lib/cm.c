@@ -24,6 +24,7 @@
 
 #include "clock.h"
 #include "cm_int.h"
+#include "qp_int.h"
 
 #define CM_MAX_RD_ATOMIC   16 /* outstanding READs/atomics asked for, at most */
 #define CM_RNR_RETRY_COUNT 7 /* 7: retry forever while the peer has no receive posted */

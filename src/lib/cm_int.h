@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
-/* Internal to librdmakit: what qp.c needs of cm.c. */
+/* Internal to librdmakit: what qp.c and a listener's busy refusals (conn.c)
+ * need of cm.c. */
 #ifndef RDMAKIT_LIB_CM_INT_H
 #define RDMAKIT_LIB_CM_INT_H
 
+#include <rdmakit/cm.h>
 #include <rdmakit/qp.h>
 
 #pragma GCC visibility push(hidden)
@@ -10,6 +12,10 @@
 /* Destroy an RC QP made by rk_cm_create_qp(), which its connection stops
  * moving to ERR on disconnect. The caller frees qp. */
 void cm_qp_destroy(struct rk_qp *qp);
+
+/* Refuse every connect request already waiting on listener, without
+ * waiting for more, as rk_cm_reject_id() does. Returns how many. */
+int rk_cm_refuse_waiting(struct rk_cm *listener, int code, const char *reason);
 
 #pragma GCC visibility pop
 

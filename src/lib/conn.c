@@ -22,6 +22,8 @@
 #include <rdmakit/log.h>
 
 #include "clock.h"
+#include "cm_int.h"
+#include "tcp_int.h"
 
 
 static struct rk_conn *conn_new(const struct rk_conn_opts *o)

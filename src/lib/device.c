@@ -16,6 +16,8 @@
 #include <rdmakit/srq.h>
 #include <rdmakit/status.h>
 
+#include "srq_int.h"
+
 int rk_device_names(char ***names_p, int *count_p)
 {
 	struct ibv_device **list;

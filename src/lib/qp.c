@@ -12,6 +12,7 @@
 #include <rdmakit/log.h>
 
 #include "cm_int.h"
+#include "qp_int.h"
 
 const char *rk_qp_state_str(enum ibv_qp_state state)
 {

@@ -13,6 +13,8 @@
 #include <rdmakit/mem.h>
 #include <rdmakit/srq.h>
 
+#include "srq_int.h"
+
 struct rk_srq {
 	struct ibv_srq *srq;
 	struct rk_device *dev;

@@ -57,7 +57,12 @@ static void test_send_handles(void **state)
 	struct ibv_context ctx;
 	struct ibv_pd pd;
 	struct ibv_mr mr;
-	struct rk_share_handles got;
+	struct rk_share_handles got, want = {.pd_handle = 3,
+					     .mr_handle = 5,
+					     .mr_addr = 0x2000,
+					     .mr_len = 8192,
+					     .lkey = 0x33,
+					     .rkey = 0x44};
 	int sv[2], rfd = -1;
 	char buf[4] = {0};
 
@@ -67,21 +72,16 @@ static void test_send_handles(void **state)
 	memset(&mr, 0, sizeof(mr));
 	assert_int_equal(rk_shm_create("unit", 4096, &ctx.cmd_fd), 0);
 	assert_int_equal(pwrite(ctx.cmd_fd, "cmd", 3, 0), 3);
-	pd.handle = 3;
-	mr.handle = 5;
-	mr.addr = (void *)(uintptr_t)0x2000;
-	mr.length = 8192;
-	mr.lkey = 0x33;
-	mr.rkey = 0x44;
+	pd.handle = want.pd_handle;
+	mr.handle = want.mr_handle;
+	mr.addr = (void *)(uintptr_t)want.mr_addr;
+	mr.length = want.mr_len;
+	mr.lkey = want.lkey;
+	mr.rkey = want.rkey;
 	pair(sv);
 	assert_int_equal(rk_share_send_handles(sv[0], &ctx, &pd, &mr), 0);
 	assert_int_equal(rk_share_recv_handles(sv[1], 1000, &rfd, &got), 0);
-	assert_int_equal(got.pd_handle, 3);
-	assert_int_equal(got.mr_handle, 5);
-	assert_int_equal(got.mr_addr, 0x2000);
-	assert_int_equal(got.mr_len, 8192);
-	assert_int_equal(got.lkey, 0x33);
-	assert_int_equal(got.rkey, 0x44);
+	assert_memory_equal(&got, &want, sizeof(want));
 	assert_true(rfd >= 0);
 	assert_int_equal(pread(rfd, buf, 3, 0), 3);
 	assert_string_equal(buf, "cmd"); /* the same file as the owner's fd */

@@ -34,6 +34,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 #define RK_AUTH_NONCE_LEN   32
 #define RK_AUTH_MAC_LEN	    32
 #define RK_AUTH_SECRET_MAX  4096 /* a longer file is refused: not a secret file */
@@ -84,6 +86,8 @@ int rk_auth_client(struct rk_ctl *ctl, const struct rk_auth *auth, int timeout_m
  * else (a client without a secret sends its HELLO) or a wrong response is
  * refused with -EACCES, logged here and told to the client. */
 int rk_auth_server(struct rk_ctl *ctl, const struct rk_auth *auth, int timeout_ms);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -43,6 +43,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* enum rk_bench_test, enum rk_bench_mode and the limits RK_BENCH_MAX_QPS,
  * RK_BENCH_MAX_THREADS and RK_BENCH_MAX_SIZE are in wire.h: BENCH_SETUP
  * carries them and its decoding checks them, below this engine. */
@@ -424,6 +426,8 @@ int rk_bench_mode_parse(const char *text, enum rk_bench_mode *mode_p);
  * MTU). 0, or -EINVAL with a sentence in why. Pure logic. */
 int rk_bench_check(enum rk_bench_test test, enum rk_bench_mode mode, enum rk_transport transport,
 		   uint32_t qps, bool bidir, char *why, size_t why_len);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* Latency statistics of a round, in microseconds. */
 struct rk_bench_lat {
 	uint64_t samples;
@@ -40,6 +42,8 @@ double rk_bench_peak_rate(const struct rk_bench_sample *s, size_t n, uint64_t mi
 /* Powers of two from lo to hi inclusive (lo, hi powers of two, lo <= hi) into
  * sizes (at most max); returns the count or -EINVAL / -ENOSPC. */
 int rk_bench_sweep(uint32_t lo, uint32_t hi, uint32_t *sizes, size_t max);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 #define RK_BLK_CTL "/dev/rkblk-ctl"
 #define RK_BLK_SYSFS "/sys/block"
 #define RK_BLK_ANSWER_MAX 256
@@ -80,6 +82,8 @@ struct rk_blk_disk {
 /* The rkblk disks under sysfs (NULL: RK_BLK_SYSFS), sorted by name. *disks_p
  * is malloc'd (free() it); 0 disks is success. */
 int rk_blk_list(const char *sysfs, struct rk_blk_disk **disks_p, int *n_p);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

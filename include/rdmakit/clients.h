@@ -24,6 +24,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* Clients one server serves at once, at most. */
 #define RK_CLIENTS_MAX 64
 
@@ -69,6 +71,8 @@ uint64_t rk_spans_union_ns(struct rk_span *spans, size_t n);
 
 /* The aggregate over n clients as above. 0, or -ENOMEM. Pure logic. */
 int rk_clients_total(const struct rk_client_tally *t, size_t n, struct rk_clients_total *out);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 struct rk_cm {
 	struct rdma_event_channel *channel;
 	struct rdma_cm_id *id;
@@ -105,10 +107,6 @@ int rk_cm_bind_listen(struct rdma_cm_id *id, const char *bind_ip, uint16_t port,
  * peer names the client in messages. Returns 0 or a negative errno (logged). */
 int rk_cm_reject_id(struct rdma_cm_id *id, int code, const char *peer, const char *reason);
 
-/* Refuse every connect request already waiting on listener, without
- * waiting for more, as rk_cm_reject_id() does. Returns how many. */
-int rk_cm_refuse_waiting(struct rk_cm *listener, int code, const char *reason);
-
 /* A server's check of connect request id from a client that keeps the path
  * MTU RDMA CM gave it (another program, the kernel's rkblk, an rdmakit that
  * does not say its MTU): RDMA CM over RoCE gives the server that MTU too,
@@ -185,6 +183,8 @@ int rk_cm_accept_raw(struct rk_cm *cm, struct rk_qp *qp, const void *data, size_
  * ibv_create_ah()), QPN and Q_Key. -ENOTCONN before. */
 int rk_cm_ud_peer(const struct rk_cm *cm, struct ibv_ah_attr *ah_p, uint32_t *qpn_p,
 		  uint32_t *qkey_p);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -35,6 +35,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* The default TCP/CM port, as ibv_rc_pingpong and perftest use. */
 #define RK_DEFAULT_PORT 18515
 
@@ -162,6 +164,8 @@ int rk_conn_wait(struct rk_conn *conn, uint64_t wr_id, const char *what, struct 
 /* Tear down in reverse order: control channel, CM disconnect, the tool's
  * buffers (opts->release), QP, CQ, PD, device. NULL is ignored. */
 void rk_conn_close(struct rk_conn *conn);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

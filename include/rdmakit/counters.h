@@ -25,6 +25,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 #define RK_COUNTER_NAME_MAX 64
 
 enum rk_counter_group {
@@ -236,6 +238,8 @@ struct rk_counters_watch_opts {
  * *done_p still says how many were reported before it). */
 int rk_counters_watch(const struct rk_device *dev, const struct rk_counters_watch_opts *o,
 		      uint64_t *done_p);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 struct rk_cq {
 	struct ibv_cq *cq;
 	struct ibv_comp_channel *channel; /* NULL when polled */
@@ -68,6 +70,8 @@ struct rk_cq_ids {
  * (rk_wc_check()), -ETIMEDOUT, -EPROTO for a completion not due. */
 int rk_cq_wait_ids(struct rk_cq_ids *w, const uint64_t *want, int n, int timeout_ms,
 		   const char *what, struct ibv_wc *recv_wc_p);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 struct rk_ctl;
 
 /* A control channel's implementation. */
@@ -88,6 +90,8 @@ void rk_ctl_send_error(struct rk_ctl *ctl, int code, const char *fmt, ...)
 
 /* Close the channel and free it. NULL is ignored. */
 void rk_ctl_close(struct rk_ctl *ctl);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* A control channel that sends wire messages as SENDs on a connected QP
  * (the CM case, where there is no TCP socket). It owns a small registered
  * buffer on pd; completions arrive on the QP's CQs, which it polls for its
@@ -72,6 +74,8 @@ bool rk_ctl_qp_take_foreign(struct rk_ctl *ctl, struct ibv_wc *wc_p);
  * channel's next use). For ctl NULL or not on a QP, a plain wait. Errors:
  * rk_cq_wait()'s, -ETIMEDOUT not logged. *wc_p is set only on success. */
 int rk_ctl_qp_next_wc(struct rk_ctl *ctl, struct rk_cq *cq, int timeout_ms, struct ibv_wc *wc_p);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

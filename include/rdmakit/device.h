@@ -16,6 +16,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 struct rk_port_info {
 	uint8_t port_num;
 	enum ibv_port_state state;
@@ -184,6 +186,8 @@ int rk_mtu_bytes(enum ibv_mtu mtu);
 
 /* Byte count -> enum ibv_mtu; 0 when it is not 256, 512, 1024, 2048 or 4096. */
 enum ibv_mtu rk_mtu_from_bytes(int bytes);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* Device (on-chip) memory, registered zero-based: remote and local addresses
  * are offsets from 0. */
 struct rk_dm {
@@ -40,6 +42,8 @@ int rk_dm_read(struct rk_dm *dm, size_t off, void *dst, size_t len);
 
 /* Deregister and free. NULL is ignored. */
 void rk_dm_free(struct rk_dm *dm);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* Text for a return code of this library: 0, or a negative (or positive) errno.
  * Thread-safe; the string is static or thread-local and must not be freed. */
 const char *rk_strerror(int err);
@@ -20,6 +22,8 @@ const char *rk_strerror(int err);
 /* Convert a verbs-style result (a positive errno, or -1 with errno set) to a
  * negative errno. ret 0 stays 0. */
 int rk_verbs_err(int ret);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

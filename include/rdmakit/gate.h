@@ -21,6 +21,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* rdmakit's exit status when the run itself worked but a threshold was missed
  * or could not be graded. The others: 0 success, 1 the run failed, 2 bad
  * usage. */
@@ -90,6 +92,8 @@ int rk_gates_eval(const struct rk_gates *g, const struct rk_gate_figures *f,
  * (a figure missed is "MISSED", in capitals, to stand out in a table)
  * Returns what snprintf returns. */
 int rk_gate_check_str(const struct rk_gate_check *c, char *buf, size_t len);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 enum rk_gid_type {
 	RK_GID_IB = 0,
 	RK_GID_ROCE_V1,
@@ -105,6 +107,8 @@ bool rk_gid_is_link_local(const union ibv_gid *gid);
 
 /* True for an all-zero GID (an empty table slot or an unset field). */
 bool rk_gid_is_zero(const union ibv_gid *gid);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

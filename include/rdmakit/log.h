@@ -15,6 +15,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 enum rk_log_level {
 	RK_LOG_ERROR = 0,
 	RK_LOG_WARN,
@@ -48,6 +50,8 @@ void rk_log_thread_scope(const char *tag, char *first_error, size_t len);
 #define rk_warn(...)  rk_log(RK_LOG_WARN, __VA_ARGS__)
 #define rk_info(...)  rk_log(RK_LOG_INFO, __VA_ARGS__)
 #define rk_debug(...) rk_log(RK_LOG_DEBUG, __VA_ARGS__)
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

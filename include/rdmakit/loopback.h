@@ -21,6 +21,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 #define RK_LOOPBACK_MAX_SIZE  (1ull << 30)
 #define RK_LOOPBACK_MAX_COUNT 10000000ull
 #define RK_LOOPBACK_MAX_SGE   64
@@ -98,6 +100,8 @@ int rk_loopback_run(const struct rk_loopback_opts *opts, struct rk_loopback_resu
 
 /* Average microseconds per checked round of a step; 0 when none was. */
 double rk_loopback_step_avg_us(const struct rk_loopback_step *step);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

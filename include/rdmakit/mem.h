@@ -14,6 +14,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* A registered buffer. buf/len describe exactly the registered bytes. */
 struct rk_mr {
 	struct ibv_mr *mr;
@@ -45,6 +47,8 @@ const char *rk_access_str(int access, char *buf, size_t len);
 /* True when [addr, addr+len) lies inside the MR. For checking a peer's
  * offsets before an operation is posted or served. */
 int rk_mr_contains(const struct rk_mr *mr, uint64_t addr, uint64_t len);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -45,6 +45,10 @@
 
 #include <linux/types.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define RK_MEM_MAGIC 0x524b4d53u /* "RKMS" */
 #define RK_MEM_VERSION 1
 #define RK_MEM_DEFAULT_PORT 7471
@@ -111,4 +115,7 @@ RK_MEM_ASSERT(sizeof(struct rk_mem_region) == RK_MEM_REGION_LEN, "rk_mem_region 
 RK_MEM_ASSERT(sizeof(struct rk_mem_reject) == RK_MEM_REJECT_LEN, "rk_mem_reject is 128 bytes");
 #undef RK_MEM_ASSERT
 
+#ifdef __cplusplus
+}
+#endif
 #endif

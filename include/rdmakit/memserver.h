@@ -29,6 +29,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 #define RK_MEMSERVER_MAX_COUNTERS 8
 
 /* An address block: 198.18.0.0/24, fd00::/8, or one address (/32, /128). */
@@ -186,6 +188,8 @@ struct rk_memserver_status {
  * thread running the loop (or when it is not running). */
 int rk_memserver_status(struct rk_memserver *srv, struct rk_memserver_status **st_p);
 void rk_memserver_status_free(struct rk_memserver_status *st);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 enum rk_mesh_sched {
 	RK_MESH_PAIRS = 0, /* N-1 rounds (N if odd: one bye each) of disjoint pairs */
 	RK_MESH_SHIFT,     /* mpiGraph: round d, rank r sends to r+d and receives from r-d */
@@ -141,6 +143,8 @@ int rk_mesh_verdicts(const struct rk_mesh_input *in, const struct rk_mesh_thresh
  * -EINVAL as rk_mesh_verdicts(). */
 int rk_mesh_suspects(const struct rk_mesh_input *in, const struct rk_mesh_thresholds *t,
 		     int *cells, int max);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 struct rk_mesh_port {
 	struct rk_port_sel sel;
 	struct ibv_pd *pd;
@@ -96,6 +98,8 @@ int rk_mesh_pingpong(struct rk_mesh_link *link, bool initiator, int iters, int t
  * in MB/s (10^6 bytes). The peer only keeps its link open meanwhile. */
 int rk_mesh_write_bw(struct rk_mesh_link *link, int iters, int window, int timeout_ms,
 		     double *mbps_p, char *why, size_t why_len);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 enum rk_op {
 	RK_OP_SEND = 0,
 	RK_OP_SEND_IMM,
@@ -74,6 +76,8 @@ const char *rk_op_str(enum rk_op op);
 
 /* Parse the names above (also lower case with '-': "write-imm"). -EINVAL. */
 int rk_op_parse(const char *text, enum rk_op *op_p);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

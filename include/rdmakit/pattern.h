@@ -11,6 +11,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* Fill buf with a pattern that depends on seed and on each byte's offset, so
  * that shifted, truncated or stale data does not match. */
 void rk_pattern_fill(void *buf, size_t len, uint32_t seed);
@@ -33,6 +35,8 @@ const char *rk_preview(const void *buf, size_t len, char *out, size_t out_len);
 
 /* Offset of the first differing byte of a and b, or -1 when equal. */
 ssize_t rk_buf_diff(const void *a, const void *b, size_t len);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -31,6 +31,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 #define RK_PING_MAX_SIZE (16u << 20)     /* native and pingpong: bytes per ping */
 #define RK_PING_MAX_COUNT 1000000000ull
 
@@ -147,6 +149,8 @@ int rk_ping_result_stats(const struct rk_ping_result *result, struct rk_rtt_stat
 
 /* Free the samples; the result can be reused. NULL ignored. */
 void rk_ping_result_free(struct rk_ping_result *result);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

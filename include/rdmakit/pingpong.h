@@ -31,6 +31,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 #define RK_PP_MSG_LEN 52    /* "0000:000000:000000:" + 32 hex digits + NUL */
 #define RK_PP_DONE "done"   /* the client's last message, sent with its NUL */
 #define RK_PP_DONE_LEN 5
@@ -68,6 +70,8 @@ int rk_pp_parse(const char *buf, size_t n, struct rk_pp_dest *dest_p, char *why,
  * Returns 0 or a negative errno, also in result->error; *result always
  * filled. */
 int rk_pingpong_run(const struct rk_ping_opts *opts, struct rk_ping_result *result);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

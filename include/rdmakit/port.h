@@ -15,6 +15,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 struct rk_port_sel {
 	struct rk_device *dev;
 	uint8_t port_num;
@@ -31,6 +33,8 @@ int rk_port_open(const char *device, uint8_t port_num, int gid_index, const char
 
 /* Close what rk_port_open() opened. NULL device ignored. */
 void rk_port_close(struct rk_port_sel *sel);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

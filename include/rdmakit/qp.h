@@ -22,6 +22,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 enum rk_transport {
 	RK_RC = 0,
 	RK_UC,
@@ -114,12 +116,6 @@ int rk_qp_create_ex(struct ibv_pd *pd, struct rk_device *dev, struct rk_cq *send
 		    struct rk_cq *recv_cq, const struct rk_qp_init_attr *attr,
 		    uint64_t send_ops_flags, struct rk_qp **qp_p);
 
-/* The verbs creation attributes for attr (the defaults above applied: 64
- * WRs, 1 SGE each way), with send_cq and recv_cq. The one place they are
- * built: rk_qp_create(), rk_qp_create_ex() and rk_cm_create_qp() use it. */
-void rk_qp_verbs_attr(const struct rk_qp_init_attr *attr, struct rk_cq *send_cq,
-		      struct rk_cq *recv_cq, struct ibv_qp_init_attr *ia);
-
 /* Destroy the QP. NULL is ignored. */
 void rk_qp_destroy(struct rk_qp *qp);
 
@@ -186,6 +182,8 @@ const char *rk_qp_state_str(enum ibv_qp_state state);
 
 /* "RC", "UC", "UD". */
 const char *rk_transport_str(enum rk_transport transport);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -29,6 +29,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 #define RK_QPS_MAX_WRS	       64
 #define RK_QPS_MAX_ROWS	       8
 #define RK_QPS_MAX_TRANSITIONS 32
@@ -152,6 +154,8 @@ int rk_qps_differences(const struct rk_qps_report *rep, struct rk_qps_diff *diff
 
 /* "EINVAL" for -EINVAL, "0" for 0. */
 const char *rk_qps_errno_name(int ret);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -29,6 +29,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 #define RK_RCFLOW_OP_ANY 0u     /* server: serve what the client asks for */
 #define RK_RCFLOW_OP_ALL RK_WIRE_OP_RC_ALL /* the whole flow; single ops are rk_op + 1 */
 #define RK_RCFLOW_MAX_SGE 64
@@ -213,6 +215,8 @@ const char *rk_rcflow_step_name(enum rk_rcflow_step_kind kind);
 /* True when the flow of op code has fetch-add or compare-swap (they need an
  * 8-byte aligned word). */
 bool rk_rcflow_has_atomics(uint32_t op);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

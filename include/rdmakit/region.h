@@ -31,6 +31,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 enum rk_mem_kind {
 	RK_MEM_HOST,
 	RK_MEM_HUGEPAGE,
@@ -155,6 +157,8 @@ bool rk_region_contains(const struct rk_region *r, uint64_t addr, uint64_t len);
 
 /* Deregister and free the region and its memory. NULL is ignored. */
 void rk_region_free(struct rk_region *r);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -24,6 +24,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 #define RK_RPING_INFO_LEN 16
 #define RK_RPING_DEFAULT_PORT 7174
 /* rping's own -S bounds (rdma-core 44 and its current master): at least
@@ -69,6 +71,8 @@ ssize_t rk_rping_check(const void *buf, size_t size, uint32_t ping);
  * connection drop. Size: RK_RPING_MIN_SIZE..RK_RPING_MAX_SIZE. Returns 0 or
  * a negative errno, also in result->error; *result always filled. */
 int rk_rping_run(const struct rk_ping_opts *opts, struct rk_ping_result *result);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

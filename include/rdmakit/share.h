@@ -27,6 +27,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* ---- messages between cooperating processes (Unix stream sockets) ---- */
 
 /* Send len bytes, and fd along with them (SCM_RIGHTS) when fd >= 0. */
@@ -193,6 +195,8 @@ int rk_share_way_parse(const char *name, enum rk_share_way *way_p);
  * step failed or a process exited with an error; another negative errno when
  * a verbs call, fork or a message failed. */
 int rk_share_run(const struct rk_share_opts *o, struct rk_share_result *res);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

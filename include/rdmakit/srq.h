@@ -37,6 +37,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 #define RK_SRQ_DEFAULT_DEPTH 512
 #define RK_SRQ_DEFAULT_BATCH 16
 #define RK_SRQ_MAX_BATCH 64
@@ -110,12 +112,6 @@ uint32_t rk_srq_posted(struct rk_srq *srq);
 /* The stats so far. */
 void rk_srq_get_stats(struct rk_srq *srq, struct rk_srq_stats *stats);
 
-/* From the device's async event path: an event of SRQ s (SRQ_LIMIT_REACHED
- * or SRQ_ERR) for the rk_srq that owns it, counted there. Returns true and
- * sets *posted_p and *limit_p when s is an rk_srq's, false otherwise. */
-bool rk_srq_async_event(struct ibv_srq *s, enum ibv_event_type type, uint32_t *posted_p,
-			uint32_t *limit_p);
-
 /* 0 when dev has XRC (IBV_DEVICE_XRC in device_cap_flags), else
  * -EOPNOTSUPP with "rxe0 has no XRC (IBV_DEVICE_XRC not in its
  * capabilities)" in why. Pure logic on dev->info. */
@@ -130,6 +126,8 @@ int rk_srq_xrc_refuse(const char *what, const char *device);
 /* The stats as one line: "depth 512, limit 128 (armed 1x, reached 1x with 127
  * posted), posted 1040, taken 1000, fewest posted 480". */
 void rk_srq_stats_str(const struct rk_srq_stats *st, char *buf, size_t len);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* The nearest rank (from 1) of percentile p (0 < p <= 100) among n samples:
  * the smallest rank with at least p% of the samples at or below it. A tiny
  * epsilon keeps 99.9% of 1000 at rank 999 despite floating-point error. 0
@@ -26,6 +28,8 @@ struct rk_rtt_stats {
  * 99th percentile (rk_stats_rank()). -EINVAL for n == 0 or a NULL argument,
  * -ENOMEM. */
 int rk_rtt_stats_compute(const double *samples, size_t n, struct rk_rtt_stats *stats_p);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* "IBV_WC_REM_ACCESS_ERR" etc. */
 const char *rk_wc_status_name(enum ibv_wc_status status);
 
@@ -78,6 +80,8 @@ uint32_t rk_wc_failures(enum ibv_wc_status status);
  * operation in the message (NULL: "work request"; a failed completion
  * carries no valid opcode). Counted for rk_wc_failures(). */
 int rk_wc_check(const struct ibv_wc *wc, const char *what);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,12 @@
 #include <signal.h>
 #include <stdbool.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#pragma GCC visibility push(default)
+
 /* Watch flag (NULL: stop watching). Once it is non-zero, a wait that a signal
  * interrupts (EINTR) returns -EINTR instead of waiting on: waiting for a TCP
  * client, for an RDMA CM event. The caller's handler sets the flag; install
@@ -17,4 +23,9 @@ void rk_stop_watch(volatile sig_atomic_t *flag);
 /* Whether the watched flag is set. */
 bool rk_stop_requested(void);
 
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+}
+#endif
 #endif

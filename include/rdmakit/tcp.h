@@ -14,17 +14,14 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* Listen for TCP control connections on port (all addresses when bind_ip is
  * NULL). *fd_p is the listening socket. */
 int rk_tcp_listen(const char *bind_ip, uint16_t port, int *fd_p);
 
 /* Accept one control connection within timeout_ms (-1: wait forever). */
 int rk_tcp_accept(int listen_fd, int timeout_ms, struct rk_ctl **ctl_p);
-
-/* Refuse every client already waiting on listen_fd, without waiting for
- * more: each is sent an ERROR message of code (a negative errno) and reason,
- * then closed. Returns how many were refused. */
-int rk_tcp_refuse_waiting(int listen_fd, int code, const char *reason);
 
 /* Close a TCP control channel with a reset (SO_LINGER 0): the peer's read
  * fails (ECONNRESET) instead of ending, for a peer that never checks for the
@@ -42,6 +39,8 @@ int rk_tcp_connect(const char *host, uint16_t port, int retry_ms, struct rk_ctl 
  * peer's leaving RDMA CM tells (rk_cm_peer_left()). For a wait that no
  * message is due in, e.g. rk_cq_ids.gone while two sides work the QP. */
 bool rk_tcp_peer_closed(const struct rk_ctl *ctl);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 #define RK_FLOW_LABEL_MAX 0xfffffu
 
 struct rk_traffic {
@@ -85,6 +87,8 @@ void rk_traffic_note(const struct rk_traffic *t, struct rk_device *dev, uint8_t 
  * rxe: the listener's RDMA_OPTION_ID_TOS is not used for the QP). Returns 1
  * when it differs, else 0. */
 int rk_traffic_check_qp(const struct rk_traffic *t, const struct rk_qp *qp, bool cm_server);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -28,6 +28,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 #define RK_UD_MAX_CLIENTS 64
 #define RK_UD_MAX_SIZE	  4096
 #define RK_UD_CM_PORT	  7174 /* udaddy's RDMA CM port */
@@ -123,6 +125,8 @@ struct rk_ud_event {
  * the path MTU or a peer with another size, -EIO a byte that differs,
  * -ETIMEDOUT nothing came in time, -ECONNREFUSED nothing listens (CM). */
 int rk_ud_run(const struct rk_ud_opts *opts, struct rk_ud_result *result);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

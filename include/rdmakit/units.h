@@ -19,6 +19,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 enum rk_bw_unit {
 	RK_BW_MIB = 0, /* 2^20 bytes per second */
 	RK_BW_GBYTE,   /* 10^9 bytes per second */
@@ -80,6 +82,8 @@ int rk_rate_parse(const char *text, enum rk_bw_unit default_unit, double *bytes_
 /* The percentage of a link of link_gbps (Gb/s, as rk_port_link_rate() gives
  * it) that bytes_per_s is; -1 when link_gbps is not above 0. */
 double rk_link_pct(double bytes_per_s, double link_gbps);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

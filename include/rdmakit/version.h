@@ -7,11 +7,15 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 #define RDMAKIT_VERSION_MAJOR 0
 #define RDMAKIT_VERSION_MINOR 1
 
 /* The library's version as "MAJOR.MINOR.PATCH". */
 const char *rk_version(void);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

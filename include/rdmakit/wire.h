@@ -58,6 +58,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 #define RK_WIRE_MAGIC 0x52444b54u
 #define RK_WIRE_VERSION 1
 #define RK_WIRE_HDR_LEN 12
@@ -268,6 +270,8 @@ const char *rk_wire_op_command(uint32_t op);
  * 0x50494e47)", or that no rdmakit command sends that code. Short enough
  * for an ERROR message's text behind "the server refused: ". */
 void rk_wire_op_refusal(const char *command, uint32_t op, char *why, size_t why_len);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -322,7 +322,8 @@ def check_library(docs, so):
     if rc != 0:
         fail("nm %s: %s" % (so, err))
         return
-    funcs = [l.split()[2] for l in out.splitlines()
+    # Names carry their version node (rk_foo@@RDMAKIT_0.1: src/lib/librdmakit.map).
+    funcs = [l.split()[2].split("@")[0] for l in out.splitlines()
              if len(l.split()) == 3 and l.split()[1] == "T" and l.split()[2].startswith("rk_")]
     if len(funcs) < 50:
         fail("librdmakit exports only %d rk_ functions?" % len(funcs))

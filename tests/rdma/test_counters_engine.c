@@ -3,7 +3,8 @@
  * groups the port exposes; SENDs between the fixture's two QPs show up in
  * the difference of two snapshots and in a run's changes
  * (rk_run_counters_start/stop); and a failed completion, seen through
- * rk_wc_check(), is counted among the run's failures with its status. */
+ * rk_wc_check(), is counted among the run's failures with its status.
+ * rk_port_refresh() queries the port again. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,12 +205,31 @@ static void test_run_counters(void **state)
 	assert_int_equal(c.failures[0].count, 1);
 }
 
+/* rk_port_refresh(): the port queried again, into *info_p and dev->ports;
+ * a port the device lacks refused (-EINVAL, logged). */
+static void test_port_refresh(void **state)
+{
+	struct rk_port_info pi;
+
+	(void)state;
+	memset(&pi, 0, sizeof(pi));
+	assert_int_equal(rk_port_refresh(F.dev, F.port, &pi), 0);
+	assert_int_equal(pi.port_num, F.port);
+	assert_int_equal(pi.state, IBV_PORT_ACTIVE); /* the fixture's QPs are connected on it */
+	assert_int_equal(F.dev->ports[F.port - 1].state, pi.state);
+	assert_int_equal(F.dev->ports[F.port - 1].active_mtu, pi.active_mtu);
+	assert_int_equal(rk_port_refresh(F.dev, F.port, NULL), 0);
+	assert_int_equal(rk_port_refresh(F.dev, (uint8_t)(F.dev->info.phys_port_cnt + 1), &pi),
+			 -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_snapshot_and_diff),
 		cmocka_unit_test(test_watch),
 		cmocka_unit_test(test_run_counters),
+		cmocka_unit_test(test_port_refresh),
 	};
 
 	printf("# port counters against %s\n", fx_test_ip());

@@ -51,6 +51,7 @@ static void server_start(struct server *s)
 		s->o.port = fx_next_port(18720);
 	s->o.allow = s->allow;
 	assert_int_equal(rk_memserver_create(&s->o, &s->srv), 0);
+	assert_int_equal(rk_memserver_port(s->srv), s->o.port);
 	s->running = true;
 	assert_int_equal(pthread_create(&s->thread, NULL, serve, s), 0);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include <rdmakit/bench.h>
+#include <rdmakit/stats.h>
 
 #include "unit.h"
 
@@ -82,6 +83,19 @@ static void test_percentile_nearest_rank(void **state)
 	assert_int_equal(rk_bench_percentile(v, 1, 50), 1);
 	assert_int_equal(rk_bench_percentile(v, 0, 50), 0);
 	free(v);
+}
+
+/* rk_stats_rank(): the nearest rank rk_bench_percentile() picks, alone. */
+static void test_stats_rank(void **state)
+{
+	(void)state;
+	assert_int_equal(rk_stats_rank(1000, 50), 500);
+	assert_int_equal(rk_stats_rank(1000, 99.9), 999); /* despite rounding */
+	assert_int_equal(rk_stats_rank(1000, 100), 1000);
+	assert_int_equal(rk_stats_rank(3, 50), 2);
+	assert_int_equal(rk_stats_rank(10, 0.001), 1);
+	assert_int_equal(rk_stats_rank(1, 99), 1);
+	assert_int_equal(rk_stats_rank(0, 50), 0);
 }
 
 static void test_peak(void **state)
@@ -168,6 +182,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lat_stats),
 		cmocka_unit_test(test_percentile_nearest_rank),
+		cmocka_unit_test(test_stats_rank),
 		cmocka_unit_test(test_peak),
 		cmocka_unit_test(test_sweep),
 		cmocka_unit_test(test_rules),

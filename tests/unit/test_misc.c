@@ -2,12 +2,14 @@
 /* Endpoint checks, path MTU, operation names, SGE splitting, MR bounds,
  * access strings, data patterns and MTU conversions. */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include <rdmakit/cm.h>
 #include <rdmakit/device.h>
 #include <rdmakit/mem.h>
 #include <rdmakit/ops.h>
@@ -416,6 +418,44 @@ static void test_sge_split_offset_overflow(void **state)
 	assert_int_equal(rk_sge_split(&mr, SIZE_MAX - 99, 4096, 4, sg), -EINVAL);
 }
 
+/* rk_sge_divide(): n consecutive SGEs covering the whole, the first
+ * length % n one byte longer, the key kept; n out of range refused. */
+static void test_sge_divide(void **state)
+{
+	struct ibv_sge whole = {.addr = 0x10000, .length = 10, .lkey = 0x77}, sg[4];
+	uint64_t at = whole.addr;
+
+	(void)state;
+	assert_int_equal(rk_sge_divide(whole, 3, sg), 3);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(sg[i].addr, at);
+		assert_int_equal(sg[i].length, i == 0 ? 4 : 3);
+		assert_int_equal(sg[i].lkey, 0x77);
+		at += sg[i].length;
+	}
+	assert_int_equal(at, whole.addr + whole.length);
+	assert_int_equal(rk_sge_divide(whole, 1, sg), 1);
+	assert_memory_equal(&sg[0], &whole, sizeof(whole));
+	assert_int_equal(rk_sge_divide(whole, 0, sg), -EINVAL);
+	assert_int_equal(rk_sge_divide(whole, 11, sg), -EINVAL); /* more parts than bytes */
+	whole.length = 0;
+	assert_int_equal(rk_sge_divide(whole, 4, sg), 4); /* empty: n empty SGEs */
+	assert_int_equal(sg[3].length, 0);
+}
+
+/* rk_cm_retry_worth(): the errors a server that is not up yet, or busy, gives. */
+static void test_cm_retry_worth(void **state)
+{
+	(void)state;
+	assert_true(rk_cm_retry_worth(-ECONNREFUSED));
+	assert_true(rk_cm_retry_worth(-EHOSTUNREACH));
+	assert_true(rk_cm_retry_worth(-EBUSY));
+	assert_false(rk_cm_retry_worth(0));
+	assert_false(rk_cm_retry_worth(-ETIMEDOUT));
+	assert_false(rk_cm_retry_worth(-ECONNABORTED));
+	assert_false(rk_cm_retry_worth(ECONNREFUSED)); /* errors are negative */
+}
+
 static void test_mr_contains(void **state)
 {
 	struct rk_mr mr = fake_mr();
@@ -576,6 +616,28 @@ static void test_pattern_large_offsets(void **state)
 	assert_true(rk_buf_diff(buf, buf + 131072, 65536) >= 0);
 }
 
+/* rk_text_fill(): the prefix, then readable characters a peer can
+ * regenerate from the seed; the prefix is cut to len. */
+static void test_text_fill(void **state)
+{
+	char a[64], b[64];
+
+	(void)state;
+	rk_text_fill(a, sizeof(a), "hello ", 5);
+	assert_memory_equal(a, "hello ", 6);
+	for (size_t i = 6; i < sizeof(a); i++)
+		if (!isalnum((unsigned char)a[i]))
+			fail_msg("byte %zu is 0x%02x, not a letter or digit", i, (unsigned char)a[i]);
+	rk_text_fill(b, sizeof(b), "hello ", 5);
+	assert_memory_equal(a, b, sizeof(a)); /* the same seed: the same text */
+	rk_text_fill(b, sizeof(b), "hello ", 6);
+	assert_memory_equal(a, b, 6);
+	assert_memory_not_equal(a + 6, b + 6, sizeof(a) - 6);
+	memset(b, 0, sizeof(b));
+	rk_text_fill(b, 3, "hello ", 5);
+	assert_memory_equal(b, "hel\0", 4);
+}
+
 static void test_buf_diff(void **state)
 {
 	uint8_t a[512], b[512];
@@ -648,6 +710,8 @@ int main(void)
 		cmocka_unit_test(test_sge_split_one_byte_each),
 		cmocka_unit_test(test_sge_split_invalid),
 		cmocka_unit_test(test_sge_split_offset_overflow),
+		cmocka_unit_test(test_sge_divide),
+		cmocka_unit_test(test_cm_retry_worth),
 		cmocka_unit_test(test_mr_contains),
 		cmocka_unit_test(test_access_str),
 		cmocka_unit_test(test_access_str_short_buffer),
@@ -656,6 +720,7 @@ int main(void)
 		cmocka_unit_test(test_pattern_seed_collision),
 		cmocka_unit_test(test_pattern_shift_detected),
 		cmocka_unit_test(test_pattern_large_offsets),
+		cmocka_unit_test(test_text_fill),
 		cmocka_unit_test(test_buf_diff),
 		cmocka_unit_test(test_mtu_conversions),
 	};

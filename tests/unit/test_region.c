@@ -2,7 +2,7 @@
 /* Memory kinds, the parts that need no verbs device: names, the huge-page
  * pool's arithmetic, what auto chooses, the on-demand-paging check against
  * a device's reported caps, and mapping host, memfd and (with the pool
- * empty) huge-page memory. */
+ * empty) huge-page memory; whether a peer's range lies inside a region. */
 #include <errno.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -113,6 +113,31 @@ static void test_map(void **state)
 	assert_int_equal(rk_hugepage_check(RK_MEM_HOST, 1 << 30), 0);
 }
 
+/* rk_region_contains(): a peer's [addr, addr+len) inside the region as
+ * exposed, for a host region (base: its address) and zero-based device
+ * memory (base 0), with no overflow on huge lengths. */
+static void test_contains(void **state)
+{
+	struct rk_region host = {.kind = RK_MEM_HOST, .len = 4096, .base = 0x7f0000001000};
+	struct rk_region dm = {.kind = RK_MEM_DM, .len = 256, .base = 0};
+	uint64_t b = host.base;
+
+	(void)state;
+	assert_true(rk_region_contains(&host, b, 4096)); /* exact fit */
+	assert_true(rk_region_contains(&host, b + 4095, 1)); /* last byte */
+	assert_true(rk_region_contains(&host, b + 100, 0));
+	assert_false(rk_region_contains(&host, b + 4096, 1)); /* one past the end */
+	assert_false(rk_region_contains(&host, b + 1, 4096)); /* runs one over */
+	assert_false(rk_region_contains(&host, b - 1, 1)); /* before the start */
+	assert_false(rk_region_contains(&host, b, 4097));
+	assert_false(rk_region_contains(&host, b + 100, UINT64_MAX - 50)); /* would wrap */
+	assert_false(rk_region_contains(&host, 0, 1));
+	assert_true(rk_region_contains(&dm, 0, 256));
+	assert_true(rk_region_contains(&dm, 255, 1));
+	assert_false(rk_region_contains(&dm, 256, 1));
+	assert_false(rk_region_contains(&dm, b, 1)); /* a host address: not in it */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -121,6 +146,7 @@ int main(void)
 		cmocka_unit_test(test_auto),
 		cmocka_unit_test(test_odp_check),
 		cmocka_unit_test(test_map),
+		cmocka_unit_test(test_contains),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

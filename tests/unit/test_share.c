@@ -2,6 +2,7 @@
 /* Message and descriptor passing between processes, shared memory files, and
  * the qp-states report's phrases: pure logic, no verbs device. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -44,6 +45,48 @@ static void test_fd_passing(void **state)
 	assert_string_equal(buf, "shared");
 	close(rfd);
 	close(mfd);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* rk_share_send_handles(): the owner's command fd, PD and MR handles (verbs
+ * objects of its own here: only their fields are read) arrive as
+ * rk_share_recv_handles() gives them. */
+static void test_send_handles(void **state)
+{
+	struct ibv_context ctx;
+	struct ibv_pd pd;
+	struct ibv_mr mr;
+	struct rk_share_handles got, want = {.pd_handle = 3,
+					     .mr_handle = 5,
+					     .mr_addr = 0x2000,
+					     .mr_len = 8192,
+					     .lkey = 0x33,
+					     .rkey = 0x44};
+	int sv[2], rfd = -1;
+	char buf[4] = {0};
+
+	(void)state;
+	memset(&ctx, 0, sizeof(ctx));
+	memset(&pd, 0, sizeof(pd));
+	memset(&mr, 0, sizeof(mr));
+	assert_int_equal(rk_shm_create("unit", 4096, &ctx.cmd_fd), 0);
+	assert_int_equal(pwrite(ctx.cmd_fd, "cmd", 3, 0), 3);
+	pd.handle = want.pd_handle;
+	mr.handle = want.mr_handle;
+	mr.addr = (void *)(uintptr_t)want.mr_addr;
+	mr.length = want.mr_len;
+	mr.lkey = want.lkey;
+	mr.rkey = want.rkey;
+	pair(sv);
+	assert_int_equal(rk_share_send_handles(sv[0], &ctx, &pd, &mr), 0);
+	assert_int_equal(rk_share_recv_handles(sv[1], 1000, &rfd, &got), 0);
+	assert_memory_equal(&got, &want, sizeof(want));
+	assert_true(rfd >= 0);
+	assert_int_equal(pread(rfd, buf, 3, 0), 3);
+	assert_string_equal(buf, "cmd"); /* the same file as the owner's fd */
+	close(rfd);
+	close(ctx.cmd_fd);
 	close(sv[0]);
 	close(sv[1]);
 }
@@ -152,6 +195,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fd_passing),
+		cmocka_unit_test(test_send_handles),
 		cmocka_unit_test(test_handles_need_fd),
 		cmocka_unit_test(test_recv_pieces_timeout_close),
 		cmocka_unit_test(test_shm_two_mappings),

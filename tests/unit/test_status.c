@@ -264,6 +264,32 @@ static void test_wc_check_failure_logs_once(void **state)
 	assert_contains(cap.msg, qpn);
 }
 
+/* rk_log_get_level() reads back what rk_log_set_level() set, and the
+ * threshold decides what reaches the handler. */
+static void test_log_level(void **state)
+{
+	enum rk_log_level was = rk_log_get_level();
+	struct captured cap = {0};
+
+	rk_log_set_handler(capture, &cap);
+	rk_log_set_level(RK_LOG_DEBUG);
+	assert_int_equal(rk_log_get_level(), RK_LOG_DEBUG);
+	rk_debug("debug %d", 1);
+	assert_int_equal(cap.count, 1);
+	assert_int_equal(cap.level, RK_LOG_DEBUG);
+	assert_contains(cap.msg, "debug 1");
+
+	rk_log_set_level(RK_LOG_ERROR);
+	assert_int_equal(rk_log_get_level(), RK_LOG_ERROR);
+	rk_warn("warning %d", 2);
+	assert_int_equal(cap.count, 1); /* below the threshold: dropped */
+	rk_error("error %d", 3);
+	assert_int_equal(cap.count, 2);
+	assert_contains(cap.msg, "error 3");
+	rk_log_set_level(was);
+	assert_int_equal(rk_log_get_level(), was);
+}
+
 static void test_wc_check_success_logs_nothing(void **state)
 {
 	struct captured cap = {0};
@@ -310,6 +336,7 @@ int main(void)
 		cmocka_unit_test(test_wc_errno),
 		cmocka_unit_test_teardown(test_wc_check_failure_logs_once, teardown_log),
 		cmocka_unit_test_teardown(test_wc_check_success_logs_nothing, teardown_log),
+		cmocka_unit_test_teardown(test_log_level, teardown_log),
 		cmocka_unit_test(test_strerror),
 		cmocka_unit_test(test_verbs_err),
 	};

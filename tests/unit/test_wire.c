@@ -2,6 +2,7 @@
 /* Exchange messages: round trips, the exact byte layout, and decoding of
  * everything a confused or hostile peer might send. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -355,6 +356,35 @@ static void test_error_text_cut_marked(void **state)
 
 	rk_msg_error(&m, 0, "short %d", 7);
 	assert_string_equal(m.u.error.text, "short 7");
+}
+
+static void __attribute__((format(printf, 3, 4)))
+verror(struct rk_msg *m, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	rk_msg_verror(m, code, fmt, ap);
+	va_end(ap);
+}
+
+/* rk_msg_verror(), for a caller with its own varargs: the same message as
+ * rk_msg_error(), cut the same way. */
+static void test_error_verror(void **state)
+{
+	char fits[RK_WIRE_ERROR_TEXT];
+	struct rk_msg a, b;
+
+	(void)state;
+	verror(&a, -EBUSY, "busy with %d of %s", 2, "clients");
+	assert_int_equal(a.type, RK_MSG_ERROR);
+	assert_int_equal(a.u.error.code, -EBUSY);
+	assert_string_equal(a.u.error.text, "busy with 2 of clients");
+	memset(fits, 'a', sizeof(fits) - 1);
+	fits[sizeof(fits) - 1] = '\0';
+	verror(&a, -ERANGE, "%sb", fits);
+	rk_msg_error(&b, -ERANGE, "%sb", fits);
+	assert_string_equal(a.u.error.text, b.u.error.text);
 }
 
 /* ---- the exact layout ---- */
@@ -1254,6 +1284,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_error),
 		cmocka_unit_test(test_error_text_truncated),
 		cmocka_unit_test(test_error_text_cut_marked),
+		cmocka_unit_test(test_error_verror),
 		cmocka_unit_test(test_hello_layout),
 		cmocka_unit_test(test_sync_error_layout),
 		cmocka_unit_test(test_check_header),

@@ -23,6 +23,7 @@
 #include <rdmakit/traffic.h>
 
 #include "base/clock.h"
+#include "conn/cm_int.h"
 #include "verbs/qp_int.h"
 
 #define CM_MAX_RD_ATOMIC   16 /* outstanding READs/atomics asked for, at most */

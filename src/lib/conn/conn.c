@@ -22,6 +22,8 @@
 #include <rdmakit/log.h>
 
 #include "base/clock.h"
+#include "conn/cm_int.h"
+#include "conn/tcp_int.h"
 
 
 static struct rk_conn *conn_new(const struct rk_conn_opts *o)

@@ -20,6 +20,7 @@
 #include <rdmakit/log.h>
 
 #include "base/clock.h"
+#include "conn/tcp_int.h"
 
 #define RETRY_INTERVAL_MS 200
 

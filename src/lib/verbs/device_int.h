@@ -11,7 +11,7 @@
 #pragma GCC visibility push(hidden)
 
 /* Whether srq is a live rk_srq; if so its receives posted and limit
- * (rk_srq_async_event() of srq.h). */
+ * (srq.c's srq_async_event()). */
 typedef bool (*device_srq_event_fn)(struct ibv_srq *srq, enum ibv_event_type type,
 				    uint32_t *posted_p, uint32_t *limit_p);
 

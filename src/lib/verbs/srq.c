@@ -36,9 +36,12 @@ struct rk_srq {
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rk_srq *reg_head;
 
+static bool srq_async_event(struct ibv_srq *srq, enum ibv_event_type type, uint32_t *posted_p,
+			    uint32_t *limit_p);
+
 static void reg_add(struct rk_srq *s)
 {
-	device_srq_event_hook(rk_srq_async_event);
+	device_srq_event_hook(srq_async_event);
 	pthread_mutex_lock(&reg_lock);
 	s->next = reg_head;
 	reg_head = s;
@@ -62,8 +65,11 @@ static uint32_t outstanding(const struct rk_srq *s)
 	return (uint32_t)(s->st.posted - s->st.completed);
 }
 
-bool rk_srq_async_event(struct ibv_srq *srq, enum ibv_event_type type, uint32_t *posted_p,
-			uint32_t *limit_p)
+/* device.c's async event reader, through the hook: an event of SRQ srq
+ * (SRQ_LIMIT_REACHED or SRQ_ERR) for the rk_srq that owns it, counted there.
+ * Returns true and sets *posted_p and *limit_p when srq is an rk_srq's. */
+static bool srq_async_event(struct ibv_srq *srq, enum ibv_event_type type, uint32_t *posted_p,
+			    uint32_t *limit_p)
 {
 	bool found = false;
 

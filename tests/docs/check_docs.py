@@ -153,7 +153,7 @@ def source_rows(src, mesh):
     """Option names of the rows written in the sources (src/mesh's when
     rdmakit-mesh is built)."""
     names = set()
-    row = re.compile(r'\{"([a-z0-9-]+)",\s*(?:0|\'.\'|\([a-z]+\)),\s*RK_OPT_(?!GONE)')
+    row = re.compile(r'\{"([a-z0-9-]+)",\s*(?:0|\'.\'|\([a-z]+\)),\s*CLI_OPT_(?!GONE)')
     for d in ("src/cli", "src/mesh") if mesh else ("src/cli",):
         for f in os.listdir(os.path.join(src, d)):
             if f.endswith((".c", ".h")):
@@ -640,7 +640,13 @@ def main():
     if not mesh:
         tables = {k: v for k, v in tables.items() if k[0] != "rdmakit-mesh"}
     documented = {r["name"] for rows in tables.values() for r in rows}
-    for name in sorted(source_rows(src, mesh) - documented):
+    rows_in_sources = source_rows(src, mesh)
+    # A pattern gone stale would find no row and check nothing (it looked for
+    # RK_OPT_ long after the tables were CLI_OPT_).
+    if len(rows_in_sources) < len(documented) // 2:
+        fail("the sources' option rows: %d found, against %d documented: is source_rows()'s "
+             "pattern stale?" % (len(rows_in_sources), len(documented)))
+    for name in sorted(rows_in_sources - documented):
         fail("--%s is a row in the sources but in no man page" % name)
     for (page, select, _), rows in sorted(tables.items()):
         argv = program(rdmakit, mesh, page, select)

@@ -222,19 +222,23 @@ struct peer {
 
 /* Server: authenticate (or, without a secret, expect a HELLO), then send
  * one SYNC as the "buffer" that only an authenticated client may see. */
+/* Waits are bounds, not measurements: generous, as valgrind on a loaded
+ * 2-core host once took over 5 s for one step. */
+#define WAIT_MS 30000
+
 static void *server_main(void *arg)
 {
 	struct peer *p = arg;
 	struct rk_ctl *ctl;
 	struct rk_msg msg = {.type = RK_MSG_SYNC};
 
-	p->ret = rk_tcp_accept(p->listen_fd, 5000, &ctl);
+	p->ret = rk_tcp_accept(p->listen_fd, WAIT_MS, &ctl);
 	if (p->ret)
 		return NULL;
 	if (p->auth)
-		p->ret = rk_auth_server(ctl, p->auth, 5000);
+		p->ret = rk_auth_server(ctl, p->auth, WAIT_MS);
 	else
-		p->ret = rk_ctl_expect(ctl, RK_MSG_HELLO, 5000, &msg);
+		p->ret = rk_ctl_expect(ctl, RK_MSG_HELLO, WAIT_MS, &msg);
 	if (!p->ret) {
 		msg.type = RK_MSG_SYNC;
 		msg.u.sync.step = 42;
@@ -277,10 +281,10 @@ static int exchange(const char *server_secret, const char *client_secret, int *s
 	assert_int_equal(getsockname(srv.listen_fd, (struct sockaddr *)&sin, &len), 0);
 	srv.port = ntohs(sin.sin_port);
 	assert_int_equal(pthread_create(&t, NULL, server_main, &srv), 0);
-	ret = rk_tcp_connect("127.0.0.1", srv.port, 5000, &ctl);
+	ret = rk_tcp_connect("127.0.0.1", srv.port, WAIT_MS, &ctl);
 	assert_int_equal(ret, 0);
 	if (client_auth) {
-		ret = rk_auth_client(ctl, client_auth, 5000);
+		ret = rk_auth_client(ctl, client_auth, WAIT_MS);
 	} else {
 		memset(&msg, 0, sizeof(msg));
 		msg.type = RK_MSG_HELLO;
@@ -288,7 +292,7 @@ static int exchange(const char *server_secret, const char *client_secret, int *s
 		ret = rk_ctl_send(ctl, &msg);
 	}
 	if (!ret) {
-		ret = rk_ctl_expect(ctl, RK_MSG_SYNC, 5000, &msg);
+		ret = rk_ctl_expect(ctl, RK_MSG_SYNC, WAIT_MS, &msg);
 		if (!ret)
 			*step = msg.u.sync.step;
 	}

@@ -34,6 +34,17 @@ static void fill(uint8_t *b, size_t len, unsigned int seed)
 		b[i] = pattern(i, seed);
 }
 
+/* RDMA WRITE of mr's first len bytes to addr, rkey, signaled as wr_id. */
+static int post_write(struct rk_qp *qp, const struct rk_mr *mr, size_t len, uint64_t wr_id,
+		      uint64_t addr, uint32_t rkey)
+{
+	struct ibv_sge sge = rk_sge(mr, 0, (uint32_t)len);
+	struct rk_wr wr = {.op = RK_OP_WRITE, .wr_id = wr_id, .sg = &sge, .nsge = 1,
+			   .flags = RK_WR_SIGNALED, .remote_addr = addr, .rkey = rkey};
+
+	return rk_post(qp, &wr);
+}
+
 /* ---- memory: regions, device memory, rk_mr_reg ---- */
 
 /* A host region: what is written reads back, the SGE covers the bytes asked
@@ -113,9 +124,7 @@ static void test_mr_reg_and_set_access(void **state)
 	struct ibv_qp_attr qa;
 	enum ibv_qp_state st;
 	struct rk_mr *mr = NULL;
-	struct ibv_sge sge;
 	struct ibv_wc wc;
-	struct rk_wr wr;
 	uint8_t *buf;
 	struct fx f;
 
@@ -137,16 +146,7 @@ static void test_mr_reg_and_set_access(void **state)
 	assert_int_equal(f.qp_b->access, IBV_ACCESS_REMOTE_WRITE);
 
 	fill(f.mr_a->buf, LEN, 3);
-	sge = rk_sge(f.mr_a, 0, LEN);
-	memset(&wr, 0, sizeof(wr));
-	wr.op = RK_OP_WRITE;
-	wr.wr_id = 11;
-	wr.sg = &sge;
-	wr.nsge = 1;
-	wr.flags = RK_WR_SIGNALED;
-	wr.remote_addr = (uintptr_t)buf;
-	wr.rkey = mr->mr->rkey;
-	assert_int_equal(rk_post(f.qp_a, &wr), 0);
+	assert_int_equal(post_write(f.qp_a, f.mr_a, LEN, 11, (uintptr_t)buf, mr->mr->rkey), 0);
 	assert_int_equal(fx_wait(f.cq_a, &wc), 0);
 	assert_string_equal(rk_wc_status_name(wc.status), "IBV_WC_SUCCESS");
 	assert_int_equal(wc.wr_id, 11);
@@ -371,9 +371,7 @@ static void test_conn(void **state)
 	struct conn_side cs = {0};
 	struct rk_conn_opts co;
 	struct rk_conn *conn = NULL, *none = NULL;
-	struct ibv_sge sge;
 	struct ibv_wc wc;
-	struct rk_wr wr;
 	uint16_t port = fx_next_port(PORT_BASE);
 
 	(void)state;
@@ -406,20 +404,10 @@ static void test_conn(void **state)
 	assert_int_equal(conn->reply.len, LEN);
 
 	fill(cs.mr->buf, LEN, 77);
-	sge = rk_sge(cs.mr, 0, LEN);
-	memset(&wr, 0, sizeof(wr));
-	wr.op = RK_OP_WRITE;
-	wr.sg = &sge;
-	wr.nsge = 1;
-	wr.flags = RK_WR_SIGNALED;
-	wr.remote_addr = conn->reply.addr;
-	wr.rkey = conn->reply.rkey;
 	/* A completion of another request than the one waited for: -EPROTO. */
-	wr.wr_id = 21;
-	assert_int_equal(rk_post(conn->qp, &wr), 0);
+	assert_int_equal(post_write(conn->qp, cs.mr, LEN, 21, conn->reply.addr, conn->reply.rkey), 0);
 	assert_int_equal(rk_conn_wait(conn, 22, "write", &wc), -EPROTO);
-	wr.wr_id = 23;
-	assert_int_equal(rk_post(conn->qp, &wr), 0);
+	assert_int_equal(post_write(conn->qp, cs.mr, LEN, 23, conn->reply.addr, conn->reply.rkey), 0);
 	memset(&wc, 0, sizeof(wc));
 	assert_int_equal(rk_conn_wait(conn, 23, "write", &wc), 0);
 	assert_int_equal(wc.wr_id, 23);

@@ -140,7 +140,8 @@ int rk_cm_listen_ps(const char *bind_ip, uint16_t port, enum rdma_port_space ps,
 int rk_cm_get_request_any(struct rk_cm *listener, int timeout_ms, struct rk_cm **cm_p);
 
 /* The peer's private data as it came with its request (server) or its
- * accept (client after rk_cm_connect_raw()); RoCE pads it. */
+ * accept (client after rk_cm_connect_raw()); RoCE pads it. *len_p is its
+ * length (0: none); the bytes are cm's, valid until rk_cm_destroy(). */
 const uint8_t *rk_cm_private_data(const struct rk_cm *cm, size_t *len_p);
 
 /* Connect or accept with len bytes of data (0: none) as private data.

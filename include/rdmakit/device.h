@@ -131,7 +131,8 @@ int rk_async_event_wait(struct rk_device *dev, int timeout_ms, struct rk_async_e
 /* Start a thread that logs each asynchronous event of dev as it comes, with
  * its name and hint (errors such as IBV_EVENT_PORT_ERR and QP_FATAL as
  * errors, the rest as info). rk_device_close() stops it. Do not combine with
- * rk_async_event_wait() on the same device. */
+ * rk_async_event_wait() on the same device. 0 (also when it runs already:
+ * one per device) or a negative errno. */
 int rk_async_log_start(struct rk_device *dev);
 
 /* Whether that thread saw IBV_EVENT_PORT_ERR on port_num and no

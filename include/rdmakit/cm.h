@@ -94,30 +94,6 @@ int rk_cm_accept(struct rk_cm *cm, struct rk_qp *qp, const struct rk_wire_buf *m
 /* Server: refuse a request, with a reason the client will print. */
 int rk_cm_reject(struct rk_cm *cm, const char *reason);
 
-/* Bind id (the caller's own, on its own event channel) to bind_ip (NULL:
- * every address, [::] taking IPv4 too, or 0.0.0.0 where the kernel has no
- * IPv6) and port, and listen. Errors logged, with what to check
- * (port in use, no such local address, no RDMA device on it). */
-int rk_cm_bind_listen(struct rdma_cm_id *id, const char *bind_ip, uint16_t port, int backlog);
-
-/* Refuse id's pending connect request (an id of the caller's own, e.g. from
- * its own event loop) with an rdmakit ERROR message as the REJ private data:
- * code (a negative errno) and reason, which rdmakit clients print. When the
- * transport takes no private data of that size, refuses without it (warned).
- * peer names the client in messages. Returns 0 or a negative errno (logged). */
-int rk_cm_reject_id(struct rdma_cm_id *id, int code, const char *peer, const char *reason);
-
-/* A server's check of connect request id from a client that keeps the path
- * MTU RDMA CM gave it (another program, the kernel's rkblk, an rdmakit that
- * does not say its MTU): RDMA CM over RoCE gives the server that MTU too,
- * with no regard for its own port's. When it is above this port's active
- * MTU, every packet the server sends would be larger than its link carries
- * (the connection hangs, then fails on retries). 0, or -EMSGSIZE with the
- * reason for the peer in why (it fits an ERROR message; nothing logged: the
- * caller says what it does). rk_cm_get_request*() apply it; rkblk, refused
- * so, asks again one MTU lower. */
-int rk_cm_request_mtu_check(struct rdma_cm_id *id, char *why, size_t why_len);
-
 /* Disconnect (if connected) and wait briefly for DISCONNECTED. */
 void rk_cm_disconnect(struct rk_cm *cm, int timeout_ms);
 
@@ -164,7 +140,8 @@ int rk_cm_listen_ps(const char *bind_ip, uint16_t port, enum rdma_port_space ps,
 int rk_cm_get_request_any(struct rk_cm *listener, int timeout_ms, struct rk_cm **cm_p);
 
 /* The peer's private data as it came with its request (server) or its
- * accept (client after rk_cm_connect_raw()); RoCE pads it. */
+ * accept (client after rk_cm_connect_raw()); RoCE pads it. *len_p is its
+ * length (0: none); the bytes are cm's, valid until rk_cm_destroy(). */
 const uint8_t *rk_cm_private_data(const struct rk_cm *cm, size_t *len_p);
 
 /* Connect or accept with len bytes of data (0: none) as private data.

@@ -151,11 +151,6 @@ int rk_conn_establish_accepted(struct rk_conn *pending, const struct rk_conn_opt
 			       struct rk_conn **conn_p);
 void rk_conn_listener_close(struct rk_conn_listener *l);
 
-/* A listener's server that has all the clients it serves (served of them):
- * from now until rk_conn_listener_close(), every other client that comes is
- * answered busy (-EBUSY) at once, and tries again until its timeout. */
-void rk_conn_listener_refuse_others(struct rk_conn_listener *l, unsigned int served);
-
 /* Wait on the connection's CQ for the completion of wr_id (one completion,
  * within conn->timeout_ms) and check its status. what names the operation in
  * messages. A completion with another wr_id is an error (-EPROTO). */

@@ -185,9 +185,6 @@ int rk_run_counters_start(struct rk_run_counters *c, const struct rk_device *dev
  * closed by now. */
 void rk_run_counters_stop(struct rk_run_counters *c);
 
-/* Drop the first reading without a second (c keeps state UNREAD). */
-void rk_run_counters_discard(struct rk_run_counters *c);
-
 /* The pure part of stop: c's changes from before to after (state READ, or
  * NONE when after has no group). Failures are left as they are. */
 void rk_run_counters_fill(struct rk_run_counters *c, const struct rk_counters *before,

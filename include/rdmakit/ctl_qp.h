@@ -28,13 +28,6 @@ extern "C" {
 int rk_ctl_qp_create(struct rk_qp *qp, struct ibv_pd *pd, struct rk_cq *send_cq,
 		     struct rk_cq *recv_cq, struct rk_ctl **ctl_p);
 
-/* Optional, for a channel of rk_ctl_qp_create(): asked every 100 ms while
- * it waits for a completion; true (the peer left: rk_cm_peer_left(), which
- * the QP's state shows only once this side disconnects too) ends the wait
- * with -ECONNRESET after one more 100 ms slice, instead of at its timeout
- * (a killed peer's own QP never answers). NULL gone: none. */
-void rk_ctl_qp_set_gone(struct rk_ctl *ctl, bool (*gone)(void *arg), void *arg);
-
 /* Keep n of the channel's receives posted at all times (0: lazily, as
  * above), each posted again once its message has been read (and now), so
  * no message of the peer meets an empty receive queue: no RNR NAK, no

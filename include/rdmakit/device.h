@@ -74,7 +74,7 @@ struct rk_device {
 	struct rk_async_logger *logger; /* see rk_async_log_start() */
 	struct rk_device_info info;
 	struct rk_port_info *ports; /* ports[i] is port i + 1 */
-	int refs; /* references beyond the first (rk_device_ref()), atomic */
+	int refs; /* references beyond the first (connections sharing it), atomic */
 };
 
 /* Names of all verbs devices, in the order libibverbs lists them.
@@ -89,19 +89,10 @@ void rk_device_names_free(char **names);
  * there is no such device. */
 int rk_device_open(const char *name, struct rk_device **dev_p);
 
-/* Wrap a context opened elsewhere (for example cm_id->verbs of RDMA CM) and
- * query it and its ports; rk_device_close() then leaves the context open. */
-int rk_device_wrap(struct ibv_context *ctx, struct rk_device **dev_p);
-
-/* Close a device opened by rk_device_open() or rk_device_wrap(), or drop a
- * reference taken by rk_device_ref(): the last one closes it. NULL is
- * ignored. */
+/* Close a device opened by rk_device_open(), or drop one reference to a
+ * device the library shares between connections: the last one closes it
+ * (a context the library did not open stays open). NULL is ignored. */
 void rk_device_close(struct rk_device *dev);
-
-/* Another reference to dev (for connections sharing one device, such as a
- * server's RDMA CM clients: one async event logger for them all). Returns
- * dev; each reference is dropped by rk_device_close(). Thread-safe. */
-struct rk_device *rk_device_ref(struct rk_device *dev);
 
 /* Re-query one port (its state can change at run time) into dev->ports and *info_p. */
 int rk_port_refresh(struct rk_device *dev, uint8_t port_num, struct rk_port_info *info_p);
@@ -140,7 +131,8 @@ int rk_async_event_wait(struct rk_device *dev, int timeout_ms, struct rk_async_e
 /* Start a thread that logs each asynchronous event of dev as it comes, with
  * its name and hint (errors such as IBV_EVENT_PORT_ERR and QP_FATAL as
  * errors, the rest as info). rk_device_close() stops it. Do not combine with
- * rk_async_event_wait() on the same device. */
+ * rk_async_event_wait() on the same device. 0 (also when it runs already:
+ * one per device) or a negative errno. */
 int rk_async_log_start(struct rk_device *dev);
 
 /* Whether that thread saw IBV_EVENT_PORT_ERR on port_num and no

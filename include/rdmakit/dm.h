@@ -34,10 +34,11 @@ struct rk_dm {
 int rk_dm_alloc(struct rk_device *dev, struct ibv_pd *pd, size_t len, int access,
 		struct rk_dm **dm_p);
 
-/* Copy len bytes from src into device memory at off. */
+/* Copy len bytes from src into device memory at off: 0, -ERANGE when
+ * [off, off+len) is outside it (nothing logged), or the copy's errno (logged). */
 int rk_dm_write(struct rk_dm *dm, size_t off, const void *src, size_t len);
 
-/* Copy len bytes of device memory at off into dst. */
+/* Copy len bytes of device memory at off into dst; returns as rk_dm_write(). */
 int rk_dm_read(struct rk_dm *dm, size_t off, void *dst, size_t len);
 
 /* Deregister and free. NULL is ignored. */

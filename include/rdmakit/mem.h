@@ -35,7 +35,10 @@ void rk_pd_free(struct ibv_pd *pd);
  * access flags given. len must be > 0. */
 int rk_mr_alloc(struct ibv_pd *pd, size_t len, int access, struct rk_mr **mr_p);
 
-/* Register caller-owned memory [buf, buf+len) with exactly these access flags. */
+/* Register caller-owned memory [buf, buf+len) with exactly these access flags.
+ * 0 or a negative errno (logged: -EINVAL for an empty buffer). The buffer
+ * stays the caller's: rk_mr_free() deregisters it and leaves it, and it must
+ * outlive the MR. */
 int rk_mr_reg(struct ibv_pd *pd, void *buf, size_t len, int access, struct rk_mr **mr_p);
 
 /* Deregister (and free what rk_mr_alloc() allocated). NULL is ignored. */

@@ -163,13 +163,16 @@ int rk_qp_connect(struct rk_qp *qp, int access, const struct rk_endpoint *remote
 int rk_qp_recover(struct rk_qp *qp);
 
 /* RTS -> RTS changing only the remote access flags (for a QP that RDMA CM
- * connected with its own defaults). */
+ * connected with its own defaults): 0 (qp->access is access now) or the
+ * modify's negative errno (logged). */
 int rk_qp_set_access(struct rk_qp *qp, int access);
 
 /* Ask the device for the QP's current state (updates qp->state). */
 int rk_qp_query_state(struct rk_qp *qp, enum ibv_qp_state *state_p);
 
-/* Address handle for sending UD datagrams to remote, from the QP's GID. */
+/* Address handle for sending UD datagrams to remote, from the QP's GID, on
+ * the QP's PD. 0 or a negative errno (logged: -EINVAL for a peer without a
+ * GID on RoCE). *ah_p is the caller's, for ibv_destroy_ah(). */
 int rk_ah_create(struct rk_qp *qp, const struct rk_endpoint *remote, struct ibv_ah **ah_p);
 
 /* The same from another GID of the QP's port (NULL: the QP's): a UD QP

@@ -94,7 +94,7 @@ struct rk_rcflow_opts {
 	 * RDMA CM the control messages use the QP's receives): -EINVAL. */
 	bool srq;
 	struct rk_srq_opts srq_opts;
-	bool xrc;                /* refused by name (rk_srq_xrc_refuse()) */
+	bool xrc;                /* refused by name (-EOPNOTSUPP) */
 	/* Optional: called as the run goes. */
 	void (*on_event)(const struct rk_rcflow_result *r, enum rk_rcflow_event ev, int step,
 			 void *arg);

@@ -145,11 +145,13 @@ int rk_region_alloc(struct rk_device *dev, struct ibv_pd *pd, size_t len, int ac
  * give, logged. */
 int rk_region_precheck(const char *device, const struct rk_region_opts *opts, size_t len);
 
-/* Copy in and out of the region at off (bounds checked: -ERANGE). */
+/* Copy in and out of the region at off: 0, or -ERANGE when [off, off+len)
+ * is outside it; device memory's copies as rk_dm_write() and rk_dm_read(). */
 int rk_region_write(struct rk_region *r, size_t off, const void *src, size_t len);
 int rk_region_read(const struct rk_region *r, size_t off, void *dst, size_t len);
 
-/* A local SGE over [off, off+len) of the region. */
+/* A local SGE over [off, off+len) of the region (its base and lkey; not
+ * bounds-checked: see rk_region_contains()). */
 struct ibv_sge rk_region_sge(const struct rk_region *r, size_t off, uint32_t len);
 
 /* True when a peer's [addr, addr+len) lies inside the region as exposed. */

@@ -117,12 +117,6 @@ void rk_srq_get_stats(struct rk_srq *srq, struct rk_srq_stats *stats);
  * capabilities)" in why. Pure logic on dev->info. */
 int rk_srq_xrc_check(const struct rk_device *dev, char *why, size_t why_len);
 
-/* For an engine asked for XRC (--xrc): open device name (NULL: the first)
- * and refuse, logged once: -EOPNOTSUPP naming the device when it lacks XRC
- * (rk_srq_xrc_check()), and -EOPNOTSUPP too where it has XRC (rdmakit does
- * not implement XRC QPs); or the open's error. Never 0 today. */
-int rk_srq_xrc_refuse(const char *what, const char *device);
-
 /* The stats as one line: "depth 512, limit 128 (armed 1x, reached 1x with 127
  * posted), posted 1040, taken 1000, fewest posted 480". */
 void rk_srq_stats_str(const struct rk_srq_stats *st, char *buf, size_t len);

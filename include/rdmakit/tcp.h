@@ -23,12 +23,6 @@ int rk_tcp_listen(const char *bind_ip, uint16_t port, int *fd_p);
 /* Accept one control connection within timeout_ms (-1: wait forever). */
 int rk_tcp_accept(int listen_fd, int timeout_ms, struct rk_ctl **ctl_p);
 
-/* Close a TCP control channel with a reset (SO_LINGER 0): the peer's read
- * fails (ECONNRESET) instead of ending, for a peer that never checks for the
- * end (ibv_srq_pingpong's client spins on it). NULL and other channels: as
- * rk_ctl_close(). */
-void rk_tcp_close_reset(struct rk_ctl *ctl);
-
 /* Connect to host:port. While nothing listens there yet (refused, or
  * unreachable for now), keep trying every 200 ms for up to retry_ms, then give
  * up with -ETIMEDOUT and a message that says so. */

@@ -80,14 +80,6 @@ void rk_traffic_apply_ah(const struct rk_traffic *t, struct ibv_ah_attr *ah);
 void rk_traffic_note(const struct rk_traffic *t, struct rk_device *dev, uint8_t port_num,
 		     const struct rk_gid_choice *gid, bool cm);
 
-/* After qp (RC or UC) is connected: when t asks for a traffic class and the
- * QP's address vector (ibv_query_qp) carries another, say so once (rk_warn).
- * cm_server: the QP is an RDMA CM server's, which takes the class of the
- * client's connect request, not its listener's type of service (seen on
- * rxe: the listener's RDMA_OPTION_ID_TOS is not used for the QP). Returns 1
- * when it differs, else 0. */
-int rk_traffic_check_qp(const struct rk_traffic *t, const struct rk_qp *qp, bool cm_server);
-
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

@@ -64,7 +64,7 @@ struct rk_ud_opts {
 	 * 256; slot_size and wr_id_base are the engine's). */
 	bool srq;
 	struct rk_srq_opts srq_opts;
-	bool xrc;              /* refused by name (rk_srq_xrc_refuse()) */
+	bool xrc;              /* refused by name (-EOPNOTSUPP) */
 };
 
 /* One client as the server knows it. */

@@ -3,7 +3,9 @@
  * the channel over an RC QP, holds whole messages and waits for the next
  * one when asked for bytes it does not have: a header-only message
  * (BENCH_FIN) must be received without asking for a 0-byte rest. And
- * rk_tcp_peer_closed() on a loopback TCP channel; the order of a sync point. */
+ * rk_tcp_peer_closed() on a loopback TCP channel, with rk_ctl_window() and
+ * rk_ctl_qp_claim() on it; the order of a sync point; rk_ctl_send_error()'s
+ * message. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #include <rdmakit/ctl.h>
+#include <rdmakit/ctl_qp.h>
 #include <rdmakit/tcp.h>
 #include <rdmakit/wire.h>
 
@@ -153,9 +156,13 @@ static void test_sync_answers(void **state)
 
 /* rk_tcp_peer_closed() over a real loopback connection: false while the
  * peer holds its end (a message waiting is not a close), true once it
- * closed it; false for a channel that is not TCP. */
+ * closed it; false for a channel that is not TCP. On the way, the window:
+ * RK_CTL_WINDOW on TCP, 1 without a socket (as over a QP); and
+ * rk_ctl_qp_claim() leaves a completion met on a channel that is not on a
+ * QP to the caller (1). */
 static void test_tcp_peer_closed(void **state)
 {
+	struct ibv_wc wc = {.wr_id = 42, .status = IBV_WC_SUCCESS};
 	struct rk_msg msg = {.type = RK_MSG_SYNC};
 	struct sockaddr_in sin;
 	socklen_t len = sizeof(sin);
@@ -168,6 +175,9 @@ static void test_tcp_peer_closed(void **state)
 	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sin, &len), 0);
 	assert_int_equal(rk_tcp_connect("127.0.0.1", ntohs(sin.sin_port), 2000, &cli), 0);
 	assert_int_equal(rk_tcp_accept(lfd, 2000, &srv), 0);
+	assert_int_equal(rk_ctl_window(cli), RK_CTL_WINDOW);
+	assert_int_equal(rk_ctl_window(srv), RK_CTL_WINDOW);
+	assert_int_equal(rk_ctl_qp_claim(cli, &wc), 1);
 	assert_false(rk_tcp_peer_closed(cli));
 	assert_int_equal(rk_ctl_send(srv, &msg), 0);
 	assert_int_equal(rk_ctl_pending(cli, 1000), 1);
@@ -180,6 +190,32 @@ static void test_tcp_peer_closed(void **state)
 	close(lfd);
 	stream_init(&s);
 	assert_false(rk_tcp_peer_closed(&s.ctl));
+	assert_int_equal(rk_ctl_window(&s.ctl), 1);
+	assert_int_equal(rk_ctl_qp_claim(&s.ctl, &wc), 1);
+}
+
+/* rk_ctl_send_error() sends one ERROR message with the code and the
+ * formatted reason, which the peer's rk_ctl_recv() ends on; NULL is
+ * ignored. */
+static void test_ctl_send_error(void **state)
+{
+	struct msg_stream s;
+	struct rk_msg got;
+	char why[128];
+
+	(void)state;
+	stream_init(&s);
+	rk_ctl_send_error(&s.ctl, -ENOSPC, "buffer of %d bytes is too small", 64);
+	rk_ctl_send_error(NULL, -EIO, "nobody");
+	/* The bytes sent are that message, and the one message there is. */
+	assert_int_equal(rk_wire_decode(s.bytes, s.len, &got, why, sizeof(why)), 0);
+	assert_int_equal(got.type, RK_MSG_ERROR);
+	assert_int_equal(got.u.error.code, -ENOSPC);
+	assert_string_equal(got.u.error.text, "buffer of 64 bytes is too small");
+	assert_int_equal(s.len, rk_wire_len(RK_MSG_ERROR));
+	/* The receiving side ends with it: the peer gave up. */
+	assert_int_equal(rk_ctl_recv(&s.ctl, 1000, &got), -ECONNABORTED);
+	assert_int_equal(s.off, s.len);
 }
 
 int main(void)
@@ -189,6 +225,7 @@ int main(void)
 		cmocka_unit_test(test_header_only_last),
 		cmocka_unit_test(test_sync_answers),
 		cmocka_unit_test(test_tcp_peer_closed),
+		cmocka_unit_test(test_ctl_send_error),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,6 +15,7 @@
 
 #include "conn/clients_int.h"
 #include "base/clock.h"
+#include "conn/conn_int.h"
 
 /* ---- the aggregate (pure) ---- */
 

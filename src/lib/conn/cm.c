@@ -25,6 +25,7 @@
 #include "base/clock.h"
 #include "conn/cm_int.h"
 #include "verbs/qp_int.h"
+#include "verbs/device_int.h"
 
 #define CM_MAX_RD_ATOMIC   16 /* outstanding READs/atomics asked for, at most */
 #define CM_RNR_RETRY_COUNT 7 /* 7: retry forever while the peer has no receive posted */

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
-/* Internal to librdmakit: what a listener's busy refusals (conn.c) need of
- * cm.c. */
+/* Internal to librdmakit: what a listener's busy refusals (conn.c) and the
+ * memserver's own event loop need of cm.c. */
 #ifndef RDMAKIT_LIB_CM_INT_H
 #define RDMAKIT_LIB_CM_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
 
 #include <rdmakit/cm.h>
 
@@ -11,6 +14,30 @@
 /* Refuse every connect request already waiting on listener, without
  * waiting for more, as rk_cm_reject_id() does. Returns how many. */
 int rk_cm_refuse_waiting(struct rk_cm *listener, int code, const char *reason);
+
+/* Bind id (the caller's own, on its own event channel) to bind_ip (NULL:
+ * every address, [::] taking IPv4 too, or 0.0.0.0 where the kernel has no
+ * IPv6) and port, and listen. Errors logged, with what to check
+ * (port in use, no such local address, no RDMA device on it). */
+int rk_cm_bind_listen(struct rdma_cm_id *id, const char *bind_ip, uint16_t port, int backlog);
+
+/* Refuse id's pending connect request (an id of the caller's own, e.g. from
+ * its own event loop) with an rdmakit ERROR message as the REJ private data:
+ * code (a negative errno) and reason, which rdmakit clients print. When the
+ * transport takes no private data of that size, refuses without it (warned).
+ * peer names the client in messages. Returns 0 or a negative errno (logged). */
+int rk_cm_reject_id(struct rdma_cm_id *id, int code, const char *peer, const char *reason);
+
+/* A server's check of connect request id from a client that keeps the path
+ * MTU RDMA CM gave it (another program, the kernel's rkblk, an rdmakit that
+ * does not say its MTU): RDMA CM over RoCE gives the server that MTU too,
+ * with no regard for its own port's. When it is above this port's active
+ * MTU, every packet the server sends would be larger than its link carries
+ * (the connection hangs, then fails on retries). 0, or -EMSGSIZE with the
+ * reason for the peer in why (it fits an ERROR message; nothing logged: the
+ * caller says what it does). rk_cm_get_request*() apply it; rkblk, refused
+ * so, asks again one MTU lower. */
+int rk_cm_request_mtu_check(struct rdma_cm_id *id, char *why, size_t why_len);
 
 #pragma GCC visibility pop
 

@@ -24,6 +24,10 @@
 #include "base/clock.h"
 #include "conn/cm_int.h"
 #include "conn/tcp_int.h"
+#include "conn/ctl_qp_int.h"
+#include "verbs/device_int.h"
+#include "verbs/traffic_int.h"
+#include "conn/conn_int.h"
 
 
 static struct rk_conn *conn_new(const struct rk_conn_opts *o)

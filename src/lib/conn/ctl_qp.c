@@ -40,6 +40,7 @@
 #include <rdmakit/status.h>
 
 #include "base/clock.h"
+#include "conn/ctl_qp_int.h"
 
 /* Tagged work request IDs: "C7L" for control; a receive's adds its slot. */
 #define CTL_WRID_SEND 0xC710000000000001ull

@@ -26,6 +26,7 @@
 
 #include "base/clock.h"
 #include "memserver/memserver_int.h"
+#include "conn/cm_int.h"
 
 #define MS_BACKLOG 64
 #define MS_RD_ATOMIC_MAX 16

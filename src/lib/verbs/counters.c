@@ -18,6 +18,7 @@
 #include <rdmakit/status.h>
 
 #include "base/clock.h"
+#include "verbs/counters_int.h"
 
 #define SYSFS_IB "/sys/class/infiniband"
 

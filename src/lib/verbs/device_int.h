@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Internal to librdmakit: what the device's async event reader (device.c)
- * learns from the SRQ code (srq.c) without calling it. */
+ * learns from the SRQ code (srq.c) without calling it; a device of a context
+ * opened elsewhere (RDMA CM, an import) and shared references to one. */
 #ifndef RDMAKIT_LIB_DEVICE_INT_H
 #define RDMAKIT_LIB_DEVICE_INT_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
+
+#include <rdmakit/device.h>
 
 #pragma GCC visibility push(hidden)
 
@@ -18,6 +21,15 @@ typedef bool (*device_srq_event_fn)(struct ibv_srq *srq, enum ibv_event_type typ
 /* srq.c sets it with its first SRQ; until then an SRQ event names no SRQ,
  * as none of ours exists. */
 void device_srq_event_hook(device_srq_event_fn fn);
+
+/* Wrap a context opened elsewhere (for example cm_id->verbs of RDMA CM) and
+ * query it and its ports; rk_device_close() then leaves the context open. */
+int rk_device_wrap(struct ibv_context *ctx, struct rk_device **dev_p);
+
+/* Another reference to dev (for connections sharing one device, such as a
+ * server's RDMA CM clients: one async event logger for them all). Returns
+ * dev; each reference is dropped by rk_device_close(). Thread-safe. */
+struct rk_device *rk_device_ref(struct rk_device *dev);
 
 #pragma GCC visibility pop
 

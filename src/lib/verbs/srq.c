@@ -14,6 +14,7 @@
 #include <rdmakit/srq.h>
 
 #include "verbs/device_int.h"
+#include "verbs/srq_int.h"
 
 struct rk_srq {
 	struct ibv_srq *srq;

@@ -11,6 +11,7 @@
 
 #include <rdmakit/traffic.h>
 #include <rdmakit/log.h>
+#include "verbs/traffic_int.h"
 
 bool rk_traffic_any(const struct rk_traffic *t)
 {

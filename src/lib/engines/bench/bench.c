@@ -14,6 +14,7 @@
 #include <rdmakit/pattern.h>
 
 #include "engines/bench/bench_int.h"
+#include "verbs/srq_int.h"
 
 /* ---- names and rules ---- */
 

@@ -12,6 +12,7 @@
 
 #include "engines/bench/bench_int.h"
 #include "conn/clients_int.h"
+#include "verbs/srq_int.h"
 
 struct bench_server {
 	const struct rk_bench_opts *opts;

@@ -18,6 +18,7 @@
 
 #include "base/clock.h"
 #include "engines/ping/ping_int.h"
+#include "verbs/counters_int.h"
 
 #define PING_REQ_VALIDATE 0x1u   /* in the request's offset field: check data */
 

@@ -20,6 +20,7 @@
 
 #include "base/clock.h"
 #include "engines/ping/pingpong_int.h"
+#include "verbs/traffic_int.h"
 
 /* ---- the address message ---- */
 

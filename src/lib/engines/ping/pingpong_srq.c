@@ -18,6 +18,7 @@
 
 #include "base/clock.h"
 #include "engines/ping/pingpong_int.h"
+#include "conn/tcp_int.h"
 
 /* What a QP awaits before its next SEND (pending[]), as ibv_srq_pingpong. */
 enum { PPS_SEND = 1, PPS_RECV = 2 };

@@ -16,6 +16,7 @@
 
 #include "base/clock.h"
 #include "engines/ping/ping_int.h"
+#include "verbs/traffic_int.h"
 
 /* ---- the wire and the pattern ---- */
 

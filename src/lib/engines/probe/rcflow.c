@@ -30,6 +30,7 @@
 
 #include "conn/clients_int.h"
 #include "base/clock.h"
+#include "verbs/srq_int.h"
 
 #define FADD_START 1000u
 #define FADD_ADD 1u

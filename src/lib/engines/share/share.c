@@ -14,6 +14,7 @@
 #include <rdmakit/share.h>
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
+#include "verbs/device_int.h"
 
 /* A socket call failed (returned < 0): 0 when a signal interrupted it (try
  * again), else its negative errno, logged as "DOING: REASON". */

@@ -128,8 +128,10 @@ bool rk_device_is_iwarp(const struct rk_device *dev);
 int rk_device_check_no_cm(const struct rk_device *dev);
 
 /* The same for the device called name (NULL: the first), opened and closed
- * again: for a check before listening or connecting. */
-int rk_device_name_check_no_cm(const char *name);
+ * again: for a check before listening or connecting. transport ("RC", "UD",
+ * "UC"; NULL: RC) names the QPs wanted: UD and UC on iWARP are refused as
+ * "siw0 is an iWARP device: it has only RC QPs, no UD" (-EOPNOTSUPP). */
+int rk_device_name_check_no_cm(const char *name, const char *transport);
 
 /* One asynchronous event, copied out of the device's event queue. */
 struct rk_async_event {

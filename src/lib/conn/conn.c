@@ -916,7 +916,7 @@ int rk_conn_establish(const struct rk_conn_opts *opts, struct rk_conn **conn_p)
 		return ret;
 	/* iWARP: refused before listening or connecting, not midway. */
 	if (!o.cm) {
-		ret = rk_device_name_check_no_cm(o.device);
+		ret = rk_device_name_check_no_cm(o.device, rk_transport_str(o.transport));
 		if (ret)
 			return ret;
 	}
@@ -982,7 +982,7 @@ int rk_conn_listen(const struct rk_conn_opts *opts, struct rk_conn_listener **l_
 		}
 	} else {
 		/* iWARP: refused before listening, not when a client comes. */
-		ret = rk_device_name_check_no_cm(opts->device);
+		ret = rk_device_name_check_no_cm(opts->device, rk_transport_str(opts->transport));
 		if (!ret)
 			ret = rk_tcp_listen(opts->bind_ip, l->o.port, &l->listen_fd);
 	}

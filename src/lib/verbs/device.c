@@ -321,7 +321,7 @@ int rk_device_check_no_cm(const struct rk_device *dev)
 	return -EPROTONOSUPPORT;
 }
 
-int rk_device_name_check_no_cm(const char *name)
+int rk_device_name_check_no_cm(const char *name, const char *transport)
 {
 	struct rk_device *dev;
 	int ret;
@@ -329,7 +329,13 @@ int rk_device_name_check_no_cm(const char *name)
 	ret = rk_device_open(name, &dev);
 	if (ret)
 		return ret;
-	ret = rk_device_check_no_cm(dev);
+	if (transport && strcmp(transport, "RC") && rk_device_is_iwarp(dev)) {
+		rk_error("%s is an iWARP device: it has only RC QPs, no %s", dev->info.name,
+			 transport);
+		ret = -EOPNOTSUPP;
+	} else {
+		ret = rk_device_check_no_cm(dev);
+	}
 	rk_device_close(dev);
 	return ret;
 }

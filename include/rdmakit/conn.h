@@ -53,7 +53,8 @@ struct rk_conn_opts {
 	const char *bind_ip;     /* server: NULL for any address */
 	uint16_t port;           /* 0 means RK_DEFAULT_PORT */
 	bool cm;                 /* RDMA CM instead of the TCP exchange */
-	const char *device;      /* TCP: NULL for the first device (CM: by address) */
+	const char *device;      /* TCP: NULL for the first device; CM: the device the
+				    address must resolve to (NULL: any) */
 	uint8_t port_num;        /* TCP: 0 means 1 */
 	int gid_index;           /* TCP: -1 chooses by the address the peer talks to */
 	int timeout_ms;          /* client: keep trying this long for a server that is

@@ -138,6 +138,7 @@ static int device_json(const char *name, json_object **out)
 	cli_add_int(d, "max_dm_size", (int64_t)di->max_dm_size);
 	cli_add_bool(d, "device_memory", di->max_dm_size > 0);
 	cli_add_str(d, "atomic_cap", rk_atomic_cap_str(di->atomic_cap));
+	cli_add_str(d, "transport", rk_device_is_iwarp(dev) ? "iWARP" : "IB");
 	cli_add_int(d, "max_qp", di->max_qp);
 	cli_add_int(d, "max_qp_wr", di->max_qp_wr);
 	cli_add_int(d, "max_sge", di->max_sge);
@@ -220,6 +221,9 @@ static void print_text(json_object *doc)
 			printf("  device memory  %" PRId64 " bytes (max_dm_size)\n", dm);
 		else
 			printf("  device memory  none (max_dm_size 0)\n");
+		if (!strcmp(jstr(d, "transport"), "iWARP"))
+			printf("  transport      iWARP: RC QPs only, connected through RDMA CM; no "
+			       "GID, no immediate data\n");
 		printf("  atomics        %s\n", jstr(d, "atomic_cap"));
 		printf("  limits         %" PRId64 " QPs, %" PRId64 " WRs/QP, %" PRId64
 		       " SGEs, %" PRId64 " CQEs, %" PRId64 " MRs, %" PRId64
@@ -243,7 +247,10 @@ static void print_text(json_object *doc)
 				       jstr(g, "type"), jstr(g, "netdev"), jstr(g, "gid"),
 				       jstr(g, "ip"));
 			}
-			if (def)
+			if (!strcmp(jstr(d, "transport"), "iWARP"))
+				printf("    iWARP addresses QPs by IP through RDMA CM: no GID is "
+				       "chosen\n");
+			else if (def)
 				printf("    chosen by default: %s\n", jstr(def, "why"));
 			else
 				printf("    no GID to choose by default\n");

@@ -408,6 +408,15 @@ static int attach_device(struct rk_cm *cm)
 		return ret;
 	}
 	cm->port_num = cm->id->port_num;
+	if (rk_device_is_iwarp(cm->dev)) {
+		/* The iWARP CM runs over TCP: its route carries addresses, no GID. */
+		memset(&cm->gid, 0, sizeof(cm->gid));
+		snprintf(cm->gid.why, sizeof(cm->gid.why), "none: %s is iWARP (TCP, no GID)",
+			 cm->dev->info.name);
+		rk_info("RDMA CM uses %s port %u (iWARP: no GID)", cm->dev->info.name,
+			cm->port_num);
+		return 0;
+	}
 	ret = find_cm_gid(cm);
 	if (ret) {
 		/* Undone here: a caller has no device to close. */
@@ -645,9 +654,29 @@ static int bind_error(int ret, const char *addr, uint16_t port)
 	return ret;
 }
 
+/* Whether any RDMA device here is iWARP (its CM listens with TCP sockets). */
+static bool any_iwarp_device(void)
+{
+	struct ibv_device **list;
+	bool found = false;
+	int n;
+
+	list = ibv_get_device_list(&n);
+	if (!list)
+		return false;
+	for (int i = 0; i < n && !found; i++)
+		found = list[i]->transport_type == IBV_TRANSPORT_IWARP ||
+			list[i]->node_type == IBV_NODE_RNIC;
+	ibv_free_device_list(list);
+	return found;
+}
+
 /* The wildcard address: IPv6's, which the kernel's RDMA CM binds for both
  * families (an IPv4 one would refuse every IPv6 client); IPv4's where the
- * kernel has no IPv6. The address in addr; 0 or a negative errno. */
+ * kernel has no IPv6, or where an iWARP device is: its listening TCP socket
+ * on [::] resets IPv4 clients (siw: seen as REJECTED, status -104, and no
+ * request at the server), as rdma-core's rping listens on 0.0.0.0. The
+ * address in addr; 0 or a negative errno. */
 static int bind_any(struct rdma_cm_id *id, uint16_t port, char *addr, size_t len)
 {
 	struct sockaddr_in6 any6 = {.sin6_family = AF_INET6, .sin6_port = htons(port),
@@ -656,14 +685,17 @@ static int bind_any(struct rdma_cm_id *id, uint16_t port, char *addr, size_t len
 				   .sin_addr.s_addr = htonl(INADDR_ANY)};
 	int err;
 
+	if (any_iwarp_device())
+		goto ipv4;
 	if (!rdma_bind_addr(id, (struct sockaddr *)&any6)) {
 		snprintf(addr, len, "0.0.0.0:%u and [::]:%u", port, port);
 		return 0;
 	}
 	err = errno;
-	addr_str((struct sockaddr *)&any4, addr, len);
 	if (err != EAFNOSUPPORT && err != EINVAL)
 		return err ? -err : -EIO;
+ipv4:
+	addr_str((struct sockaddr *)&any4, addr, len);
 	if (rdma_bind_addr(id, (struct sockaddr *)&any4))
 		return errno ? -errno : -EIO;
 	return 0;
@@ -1134,7 +1166,11 @@ int rk_cm_create_qp(struct rk_cm *cm, struct ibv_pd *pd, struct rk_cq *send_cq,
 	qp->transport = RK_RC;
 	qp->port_num = cm->port_num;
 	qp->state = qa.qp_state;
-	qp->has_gid = true;
+	/* siw's query leaves the state out (0, RESET); its idle QP takes
+	 * receives, as INIT does. */
+	if (rk_device_is_iwarp(cm->dev) && qp->state == IBV_QPS_RESET)
+		qp->state = IBV_QPS_INIT;
+	qp->has_gid = !rk_device_is_iwarp(cm->dev);
 	qp->gid = cm->gid;
 	qp->psn = 0; /* CM picks it; read back once connected */
 	qp->qkey = RK_DEFAULT_QKEY;
@@ -1172,6 +1208,10 @@ static int qp_refresh(struct rk_cm *cm, struct rk_qp *qp)
 			 rk_strerror(ret));
 		return ret;
 	}
+	/* siw's query leaves the state out (0, RESET): the iWARP CM said
+	 * ESTABLISHED, which it says only once it moved the QP to RTS. */
+	if (rk_device_is_iwarp(cm->dev) && a.qp_state == IBV_QPS_RESET)
+		a.qp_state = IBV_QPS_RTS;
 	qp->state = a.qp_state;
 	if (a.qp_state != IBV_QPS_RTS) {
 		rk_error("RDMA CM reported the connection to %s established, but QP 0x%x is in %s, "
@@ -1528,7 +1568,8 @@ static int raw_send(struct rk_cm *cm, struct rk_qp *qp, const void *data, size_t
 			  &param);
 		/* The client's MTU came in its request (and CM_HELLO): the smaller
 		 * of it and ours. */
-		if (!ud) {
+		/* On iWARP the CM moves the QP to RTS itself, once MPA is done. */
+		if (!ud && !rk_device_is_iwarp(cm->dev)) {
 			ret = cm_qp_connect(cm, qp->qp, mtu_min(port_mtu(cm), c->peer_mtu),
 					    param.responder_resources, param.initiator_depth);
 			if (ret)
@@ -1563,6 +1604,11 @@ static int raw_established(struct rk_cm *cm, struct rk_qp *qp, const char *done)
 	ret = qp_refresh(cm, qp);
 	if (ret)
 		return ret;
+	if (rk_device_is_iwarp(cm->dev)) {
+		/* No RNR NAK on iWARP, and no peer QPN either side can see. */
+		rk_info("%s %s: QP 0x%x (iWARP)", done, cm->peer_addr, qp->qp->qp_num);
+		return 0;
+	}
 	shorten_rnr_timer(qp);
 	rk_info("%s %s: QP 0x%x <-> peer QP 0x%x", done, cm->peer_addr, qp->qp->qp_num,
 		qp->remote.qpn);
@@ -1586,14 +1632,21 @@ static enum ibv_mtu hello_mtu(const uint8_t *data, size_t len)
 static int raw_connect_rc(struct rk_cm *cm, struct rk_qp *qp, const char *what, int timeout_ms)
 {
 	struct cm_conn *c = conn_of(cm);
+	bool iwarp = rk_device_is_iwarp(cm->dev);
 	struct cm_event ev;
 	int ret;
 
-	ret = cm_wait(cm->channel, RDMA_CM_EVENT_CONNECT_RESPONSE, timeout_ms, what, &ev);
+	/* iWARP: the CM brings the QP to RTS itself and says ESTABLISHED with
+	 * the server's private data; there is no reply to answer. */
+	ret = cm_wait(cm->channel, iwarp ? RDMA_CM_EVENT_ESTABLISHED :
+					   RDMA_CM_EVENT_CONNECT_RESPONSE,
+		      timeout_ms, what, &ev);
 	if (ret)
 		return ret;
 	c->data_len = ev.data_len;
 	memcpy(c->data, ev.data, ev.data_len);
+	if (iwarp)
+		return raw_established(cm, qp, "connected to");
 	c->peer_mtu = hello_mtu(c->data, c->data_len);
 	ret = cm_qp_connect(cm, qp->qp, mtu_min(port_mtu(cm), c->peer_mtu), -1, -1);
 	if (ret) {

@@ -374,6 +374,54 @@ static int adopt_cm_device(struct rk_conn *c, struct rk_cm *cm)
 	return 0;
 }
 
+/* CM with -d: RDMA CM picks the device by address, so one that resolves
+ * through another device than the one asked for is refused by name. */
+static int cm_check_device(const struct rk_cm *cm, const char *addr, const char *device)
+{
+	const char *got = ibv_get_device_name(cm->id->verbs->device);
+
+	if (!device || !strcmp(got, device))
+		return 0;
+	rk_error("%s resolves to %s, not %s (RDMA CM picks the device by address; give "
+		 "%s an address of its own, or leave out -d)",
+		 addr, got, device, device);
+	return -ENODEV;
+}
+
+/* CM server with -d: a request that came through another device is
+ * rejected, with the reason, as the memserver does. */
+static int cm_request_device(struct rk_conn *c, const char *device)
+{
+	const char *got = ibv_get_device_name(c->cm->id->verbs->device);
+	char reason[RK_WIRE_ERROR_TEXT];
+
+	if (!device || !strcmp(got, device))
+		return 0;
+	snprintf(reason, sizeof(reason), "the request came through %s; the server serves "
+		 "only %s", got, device);
+	rk_error("refusing %s: %s", c->peer, reason);
+	rk_cm_reject(c->cm, reason);
+	return -ENODEV;
+}
+
+/* CM server with -d, before listening: the device exists, and an address
+ * to bind to resolves to it. */
+static int cm_listener_device(const struct rk_cm *listener, const char *bind_ip,
+			      const char *device)
+{
+	struct rk_device *dev;
+	int ret;
+
+	if (!device)
+		return 0;
+	if (listener->id->verbs)
+		return cm_check_device(listener, bind_ip, device);
+	ret = rk_device_open(device, &dev);
+	if (!ret)
+		rk_device_close(dev);
+	return ret;
+}
+
 /* CM client: a server with a secret accepts without its buffer (flag
  * RK_BUF_AUTH); prove the secret on the QP's control channel, then the
  * buffer follows as a CM_HELLO there. Both sides must agree on using one. */
@@ -523,6 +571,9 @@ static int cm_client(struct rk_conn *c, const struct rk_conn_opts *o)
 	if (ret)
 		return ret;
 	snprintf(c->peer, sizeof(c->peer), "%s", c->cm->peer_addr);
+	ret = cm_check_device(c->cm, o->host, o->device);
+	if (ret)
+		return ret;
 	ret = adopt_cm_device(c, c->cm);
 	if (ret)
 		return ret;
@@ -616,7 +667,7 @@ static int cm_server_auth(struct rk_conn *c, const struct rk_conn_opts *o)
  * flag checked and its device adopted (shared is the listener's device for
  * its clients: one rk_device, and one async event logger, for them all). */
 static int cm_take(struct rk_conn *c, struct rk_cm *listener, int timeout_ms,
-		   struct rk_device **shared)
+		   const char *device, struct rk_device **shared)
 {
 	int ret;
 
@@ -625,6 +676,9 @@ static int cm_take(struct rk_conn *c, struct rk_cm *listener, int timeout_ms,
 		return ret;
 	snprintf(c->peer, sizeof(c->peer), "%s", c->cm->peer_addr);
 	c->request = c->cm->peer;
+	ret = cm_request_device(c, device);
+	if (ret)
+		return ret;
 	ret = cm_server_check_auth(c);
 	if (ret)
 		return ret;
@@ -698,10 +752,13 @@ static int cm_server(struct rk_conn *c, const struct rk_conn_opts *o)
 	ret = rk_cm_listen_ps(o->bind_ip, o->port, RDMA_PS_TCP, &o->traffic, &c->listener);
 	if (ret)
 		return ret;
+	ret = cm_listener_device(c->listener, o->bind_ip, o->device);
+	if (ret)
+		return ret;
 	rk_info("waiting for an RDMA CM client on port %u", o->port);
 	if (o->on_listening)
 		o->on_listening(o->arg);
-	ret = cm_take(c, c->listener, o->accept_timeout_ms, NULL);
+	ret = cm_take(c, c->listener, o->accept_timeout_ms, o->device, NULL);
 	if (ret)
 		return ret;
 	return cm_server_setup(c, o);
@@ -863,6 +920,12 @@ int rk_conn_establish(const struct rk_conn_opts *opts, struct rk_conn **conn_p)
 	ret = traffic_check(&o.traffic);
 	if (ret)
 		return ret;
+	/* iWARP: refused before listening or connecting, not midway. */
+	if (!o.cm) {
+		ret = rk_device_name_check_no_cm(o.device, rk_transport_str(o.transport));
+		if (ret)
+			return ret;
+	}
 	if (o.auth_file) {
 		ret = rk_auth_load(o.auth_file, &auth);
 		if (ret)
@@ -916,10 +979,19 @@ int rk_conn_listen(const struct rk_conn_opts *opts, struct rk_conn_listener **l_
 	if (!l->o.port)
 		l->o.port = RK_DEFAULT_PORT;
 	l->listen_fd = -1;
-	if (opts->cm)
+	if (opts->cm) {
 		ret = rk_cm_listen_ps(opts->bind_ip, l->o.port, RDMA_PS_TCP, &opts->traffic, &l->cm);
-	else
-		ret = rk_tcp_listen(opts->bind_ip, l->o.port, &l->listen_fd);
+		if (!ret) {
+			ret = cm_listener_device(l->cm, opts->bind_ip, opts->device);
+			if (ret)
+				rk_cm_destroy(l->cm);
+		}
+	} else {
+		/* iWARP: refused before listening, not when a client comes. */
+		ret = rk_device_name_check_no_cm(opts->device, rk_transport_str(opts->transport));
+		if (!ret)
+			ret = rk_tcp_listen(opts->bind_ip, l->o.port, &l->listen_fd);
+	}
 	if (ret) {
 		free(l);
 		return ret;
@@ -952,7 +1024,7 @@ int rk_conn_accept(struct rk_conn_listener *l, int timeout_ms, struct rk_conn **
 	c->release = NULL; /* the client's own opts bring theirs */
 	c->arg = NULL;
 	if (l->o.cm)
-		ret = cm_take(c, l->cm, timeout_ms, &l->cm_dev);
+		ret = cm_take(c, l->cm, timeout_ms, l->o.device, &l->cm_dev);
 	else
 		ret = tcp_take(c, l->listen_fd, timeout_ms);
 	if (ret) {

@@ -302,7 +302,42 @@ bool rk_port_is_roce(const struct rk_device *dev, uint8_t port_num)
 {
 	const struct rk_port_info *pi = rk_device_port(dev, port_num);
 
-	return pi && pi->link_layer == IBV_LINK_LAYER_ETHERNET;
+	/* iWARP runs on Ethernet too, but over TCP: no GRH, no GID. */
+	return pi && pi->link_layer == IBV_LINK_LAYER_ETHERNET && !rk_device_is_iwarp(dev);
+}
+
+bool rk_device_is_iwarp(const struct rk_device *dev)
+{
+	return dev && (dev->info.transport == IBV_TRANSPORT_IWARP ||
+		       (dev->ctx && dev->ctx->device->node_type == IBV_NODE_RNIC));
+}
+
+int rk_device_check_no_cm(const struct rk_device *dev)
+{
+	if (!rk_device_is_iwarp(dev))
+		return 0;
+	rk_error("%s is an iWARP device: its QPs connect only through RDMA CM; use --cm",
+		 dev->info.name);
+	return -EPROTONOSUPPORT;
+}
+
+int rk_device_name_check_no_cm(const char *name, const char *transport)
+{
+	struct rk_device *dev;
+	int ret;
+
+	ret = rk_device_open(name, &dev);
+	if (ret)
+		return ret;
+	if (transport && strcmp(transport, "RC") && rk_device_is_iwarp(dev)) {
+		rk_error("%s is an iWARP device: it has only RC QPs, no %s", dev->info.name,
+			 transport);
+		ret = -EOPNOTSUPP;
+	} else {
+		ret = rk_device_check_no_cm(dev);
+	}
+	rk_device_close(dev);
+	return ret;
 }
 
 const char *rk_port_state_str(enum ibv_port_state state)

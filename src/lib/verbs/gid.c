@@ -322,6 +322,10 @@ int rk_gid_select(struct rk_device *dev, uint8_t port_num, const struct rk_gid_w
 		else if (want && want->index >= 0)
 			rk_error("%s port %u has no GID at index %d (valid: %s)", dev->info.name,
 				 port_num, want->index, t->count ? have : "none");
+		else if (rk_device_is_iwarp(dev))
+			rk_error("%s is an iWARP device: its QPs are addressed by IP through RDMA "
+				 "CM, not by GID (its table: %s); use --cm", dev->info.name,
+				 t->count ? have : "empty");
 		else
 			rk_error("%s port %u has no usable GID (%s); on RoCE the port's netdev "
 				 "needs an IP address", dev->info.name, port_num,

@@ -14,6 +14,10 @@ int rk_port_open(const char *device, uint8_t port_num, int gid_index, const char
 	ret = rk_device_open(device, &sel.dev);
 	if (ret)
 		return ret;
+	/* Its users bring QPs up from a GID (over TCP, or to themselves). */
+	ret = rk_device_check_no_cm(sel.dev);
+	if (ret)
+		goto err_close_dev;
 	ret = rk_port_check_active(sel.dev, sel.port_num);
 	if (ret)
 		goto err_close_dev;

@@ -576,6 +576,9 @@ int rk_qp_query_state(struct rk_qp *qp, enum ibv_qp_state *state_p)
 		rk_error("query QP 0x%x: %s", qp->qp->qp_num, rk_strerror(ret));
 		return ret;
 	}
+	/* siw's query leaves the state out (0, RESET): the last one known stands. */
+	if (rk_device_is_iwarp(qp->dev) && a.qp_state == IBV_QPS_RESET)
+		a.qp_state = qp->state;
 	qp->state = a.qp_state;
 	if (state_p)
 		*state_p = a.qp_state;

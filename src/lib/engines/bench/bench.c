@@ -161,11 +161,40 @@ static int client_params(struct rk_bench *b, const struct rk_bench_opts *opts, c
 /* The connection's request says "bench", so that an rc or ping server
  * refuses this client by name, and this server theirs. The data QPs and
  * buffers come later, over BENCH_SETUP. */
+/* What bench cannot do on an iWARP device, known once the control connection
+ * has its device and before it connects: 0, or -EOPNOTSUPP with why. The
+ * data QPs are brought up from addresses swapped on the control connection,
+ * which iWARP cannot do (each would need an RDMA CM connection of its own). */
+static int bench_iwarp_refusal(const struct rk_bench *b, const struct rk_device *dev, char *why,
+			       size_t why_len)
+{
+	if (!rk_device_is_iwarp(dev))
+		return 0;
+	if (b && !b->info.server && b->info.transport != RK_RC)
+		snprintf(why, why_len, "%s is an iWARP device: it has only RC QPs, no %s",
+			 dev->info.name, rk_transport_str(b->info.transport));
+	else if (b && !b->info.server && is_atomic(b->info.test) &&
+		 dev->info.atomic_cap == IBV_ATOMIC_NONE)
+		snprintf(why, why_len, "%s has no atomics (atomic_cap %s; iWARP)", dev->info.name,
+			 rk_atomic_cap_str(dev->info.atomic_cap));
+	else
+		snprintf(why, why_len, "%s is an iWARP device: bench connects its data QPs from "
+			 "addresses swapped on its control connection, which iWARP cannot do; "
+			 "bench on iWARP is not implemented yet", dev->info.name);
+	return -EOPNOTSUPP;
+}
+
 static int bench_request(struct rk_conn *conn, struct rk_wire_buf *request, int *qp_access,
 			 void *arg)
 {
-	(void)conn;
-	(void)arg;
+	char why[256];
+	int ret;
+
+	ret = bench_iwarp_refusal(arg, conn->dev, why, sizeof(why));
+	if (ret) {
+		rk_error("%s", why);
+		return ret;
+	}
 	memset(request, 0, sizeof(*request));
 	request->op = RK_WIRE_OP_BENCH;
 	*qp_access = 0;
@@ -176,13 +205,16 @@ static int bench_judge(struct rk_conn *conn, const struct rk_wire_buf *request,
 		       struct rk_wire_buf *reply, int *qp_access, char *reason, size_t reason_len,
 		       void *arg)
 {
-	(void)conn;
-	(void)arg;
+	int ret;
+
 	/* 0: a bench client from before bench had its code */
 	if (request->op != RK_WIRE_OP_BENCH && request->op != 0) {
 		rk_wire_op_refusal("bench", request->op, reason, reason_len);
 		return -EPROTO;
 	}
+	ret = bench_iwarp_refusal(arg, conn->dev, reason, reason_len);
+	if (ret)
+		return ret;
 	memset(reply, 0, sizeof(*reply));
 	*qp_access = 0;
 	return 0;
@@ -228,6 +260,7 @@ static int bench_connect(const struct rk_bench_opts *opts, struct rk_conn *pendi
 	b->o.conn.ctl_keep_receives = 2; /* the data QPs are others */
 	b->o.conn.prepare = bench_request;
 	b->o.conn.on_request = bench_judge;
+	b->o.conn.arg = b;
 	if (pending)
 		ret = rk_conn_establish_accepted(pending, &b->o.conn, &b->conn);
 	else

@@ -171,6 +171,51 @@ static int server_remote_access(const struct rc *rc)
 	return access;
 }
 
+/* Whether the flow has a step of kind a or b. */
+static bool flow_has(const struct rc *rc, enum rk_rcflow_step_kind a, enum rk_rcflow_step_kind b)
+{
+	for (int i = 0; i < rc->res->nsteps; i++)
+		if (rc->flow[i] == a || rc->flow[i] == b)
+			return true;
+	return false;
+}
+
+/* What of the flow dev cannot do, known before anything connects: 0, or a
+ * negative errno with why naming the device and the capability it lacks. */
+static int flow_device_check(const struct rc *rc, const struct rk_device *dev, char *why,
+			     size_t why_len)
+{
+	const char *name = dev->info.name;
+
+	if (flow_has(rc, RK_STEP_FADD, RK_STEP_CSWAP) && dev->info.atomic_cap == IBV_ATOMIC_NONE) {
+		snprintf(why, why_len, "%s has no atomics (atomic_cap %s): fetch-add and "
+			 "cmp-swap cannot run on it%s", name, rk_atomic_cap_str(dev->info.atomic_cap),
+			 rk_device_is_iwarp(dev) ? " (iWARP)" : "");
+		return -EOPNOTSUPP;
+	}
+	if (flow_has(rc, RK_STEP_SEND_IMM_C2S, RK_STEP_WRITE_IMM) && rk_device_is_iwarp(dev)) {
+		snprintf(why, why_len, "%s is an iWARP device: iWARP has no immediate data "
+			 "(send-imm, write-imm)", name);
+		return -EOPNOTSUPP;
+	}
+	if (rc->sge > dev->info.max_sge) {
+		snprintf(why, why_len, "--sge %d: %s takes at most %d SGEs per work request "
+			 "(max_sge)", rc->sge, name, dev->info.max_sge);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The local buffer's access: a READ's sink on iWARP is written by the
+ * peer's READ response as an RDMA WRITE is, so it needs remote write (as
+ * perftest registers it; the kernel's rdma_rw_io_needs_mr() says the same). */
+static int local_access(const struct rc *rc, const struct rk_device *dev)
+{
+	if (rk_device_is_iwarp(dev) && flow_has(rc, RK_STEP_READ, RK_STEP_READ))
+		return IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	return IBV_ACCESS_LOCAL_WRITE;
+}
+
 /* The RC operations of the flow, for the on-demand-paging check. */
 static uint32_t flow_odp_ops(const struct rc *rc)
 {
@@ -235,6 +280,9 @@ static int on_request(struct rk_conn *conn, const struct rk_wire_buf *req,
 		snprintf(reason, reason_len, "atomics need an 8-byte aligned word in the buffer");
 		return -EINVAL;
 	}
+	ret = flow_device_check(rc, conn->dev, reason, reason_len);
+	if (ret)
+		return ret;
 	remote = server_remote_access(rc);
 	access = IBV_ACCESS_LOCAL_WRITE | remote;
 	if (rc->o->inject == RK_RCFLOW_INJECT_NO_ACCESS) {
@@ -262,10 +310,16 @@ static int on_request(struct rk_conn *conn, const struct rk_wire_buf *req,
 static int prepare(struct rk_conn *conn, struct rk_wire_buf *req, int *qp_access, void *arg)
 {
 	struct rc *rc = arg;
+	char why[256];
 	int ret;
 
+	ret = flow_device_check(rc, conn->dev, why, sizeof(why));
+	if (ret) {
+		rk_error("%s", why);
+		return ret;
+	}
 	rk_run_counters_start(&rc->res->counters, conn->dev, conn->port_num);
-	ret = region_alloc(rc, conn, IBV_ACCESS_LOCAL_WRITE);
+	ret = region_alloc(rc, conn, local_access(rc, conn->dev));
 	if (ret)
 		return ret;
 	memset(req, 0, sizeof(*req));
@@ -408,7 +462,14 @@ static int client_post(struct rc *rc, int idx, struct rk_rcflow_step *r)
 	case RK_STEP_SEND_IMM_C2S: wr.op = RK_OP_SEND_IMM; wr.imm = step_seed(idx, r->kind); break;
 	case RK_STEP_WRITE: wr.op = RK_OP_WRITE; break;
 	case RK_STEP_WRITE_IMM: wr.op = RK_OP_WRITE_IMM; wr.imm = step_seed(idx, r->kind); break;
-	case RK_STEP_READ: wr.op = RK_OP_READ; break;
+	case RK_STEP_READ:
+		wr.op = RK_OP_READ;
+		/* iWARP: a READ's sink is one SGE (siw: SIW_MAX_SGE_RD). */
+		if (rk_device_is_iwarp(rc->conn->dev) && wr.nsge > 1) {
+			sg[0] = rk_region_sge(rc->buf, 0, r->bytes);
+			wr.nsge = 1;
+		}
+		break;
 	case RK_STEP_FADD:
 	case RK_STEP_CSWAP:
 		wr.op = r->kind == RK_STEP_FADD ? RK_OP_FETCH_ADD : RK_OP_CMP_SWAP;

@@ -1063,6 +1063,10 @@ int rk_ud_run(const struct rk_ud_opts *opts, struct rk_ud_result *result)
 		return ret;
 	if (opts->xrc)
 		return rk_srq_xrc_refuse("ud", opts->device);
+	/* iWARP (siw creates only RC QPs): refused before listening or connecting. */
+	ret = rk_device_name_check_no_cm(opts->device, "UD");
+	if (ret)
+		return ret;
 	u.port = opts->port ? opts->port : opts->cm ? RK_UD_CM_PORT : RK_DEFAULT_PORT;
 	ret = opts->server ? run_server(&u) : run_client(&u);
 	rk_run_counters_stop(&result->counters);

@@ -1,0 +1,123 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# rdmakit on an iWARP device (siw): what runs through RDMA CM runs with its
+# data checked; what iWARP cannot do is refused at once, by name, with the
+# iWARP reason. Skipped (77) where no device is iWARP. Usage: cli_iwarp.sh RDMAKIT
+RDMAKIT=$1
+PORT_BASE=21000
+. "$(dirname "$0")/lib.sh"
+
+srv_out=$(mktemp) cli_out=$(mktemp)
+trap 'rm -f "$out" "$err" "$srv_out" "$cli_out"' EXIT
+
+# The iWARP device (node type RNIC), and whether a RoCE one shares the bed.
+DEV= OTHER=
+for d in /sys/class/infiniband/*; do
+	[ -e "$d/node_type" ] || continue
+	case $(cat "$d/node_type") in
+	*RNIC*) [ -n "$DEV" ] || DEV=$(basename "$d") ;;
+	*) [ -n "$OTHER" ] || OTHER=$(basename "$d") ;;
+	esac
+done
+if [ -z "$DEV" ]; then
+	echo "SKIP: needs an iWARP device; this guest has ${OTHER:-no RDMA device}"
+	exit 77
+fi
+echo "iWARP device: $DEV${OTHER:+, beside $OTHER}"
+TCP_TEXT="$DEV is an iWARP device: its QPs connect only through RDMA CM; use --cm"
+PAIR_TIMEOUT=60
+
+# Which device RDMA CM picks for $IP: with a RoCE device on the same netdev
+# it may be that one, and the runs that need $DEV then cannot run here.
+cm_dev=$DEV
+if [ -n "$OTHER" ]; then
+	run 1 "$RDMAKIT" rc "$IP" --cm -d "$OTHER" -p $((PORT + 500)) -t 1 --op write
+	grep -q "resolves to $DEV, not $OTHER" "$err" || cm_dev=$OTHER
+fi
+echo "RDMA CM picks $cm_dev for $IP"
+
+if [ "$cm_dev" = "$DEV" ]; then
+	# rc over RDMA CM: every allowed operation, every byte checked both ends.
+	for op in send write read; do
+		pair 0 0 "$RDMAKIT rc --server --cm -p @PORT@ --wait 30" \
+			"$RDMAKIT rc $IP --cm -p @PORT@ --op $op" &&
+			has "$cli_out" "every byte checked: OK" &&
+			has "$srv_out" "every byte checked: OK"
+	done
+	# A READ sink is one SGE on iWARP: --sge 3 still reads every byte.
+	pair 0 0 "$RDMAKIT rc --server --cm -p @PORT@ --wait 30" \
+		"$RDMAKIT rc $IP --cm -p @PORT@ --op read --sge 3" &&
+		has "$cli_out" "every byte checked: OK"
+	# native ping over RDMA CM, data checked.
+	pair 0 0 "$RDMAKIT ping --server --cm -p @PORT@ --wait 30" \
+		"$RDMAKIT ping $IP --cm -p @PORT@ -n 3 -V" "waiting for a ping client" &&
+		has "$cli_out" "data checked in every round: OK"
+
+	# rping's protocol against rdma-core's rping: rdmakit as the client.
+	# (rdmakit's rping server against rping -c passed once by hand and once
+	# counted "the client left after 2 of 3 pings": not here until fixed.)
+	if command -v rping >/dev/null; then
+		pair 0 0 "rping -s -p @PORT@ -C 3 -V" \
+			"$RDMAKIT ping --proto rping -c -a $IP -p @PORT@ -C 3 -V" &&
+			has "$cli_out" "data checked in every round: OK"
+	else
+		echo "note: no rping here; the rping-protocol cases are left out"
+	fi
+
+	# Refused before connecting (no server needed: the client stops once
+	# RDMA CM has named the device), exit 1 with the device's reason.
+	P=$((PORT + 600))
+	run 1 "$RDMAKIT" rc "$IP" --cm -p $P --op fetch-add -t 2 &&
+		has "$err" "$DEV has no atomics (atomic_cap none)"
+	run 1 "$RDMAKIT" rc "$IP" --cm -p $P --op cmp-swap -t 2 &&
+		has "$err" "$DEV has no atomics (atomic_cap none)"
+	for op in send-imm write-imm; do
+		run 1 "$RDMAKIT" rc "$IP" --cm -p $P --op $op -t 2 &&
+			has "$err" "$DEV is an iWARP device: iWARP has no immediate data"
+	done
+	max_sge=$("$RDMAKIT" devices -d "$DEV" --json |
+		"$PY" -c 'import json,sys; print(json.load(sys.stdin)["devices"][0]["max_sge"])')
+	run 1 "$RDMAKIT" rc "$IP" --cm -p $P --op write --sge $((max_sge + 1)) -t 2 &&
+		has "$err" "--sge $((max_sge + 1)): $DEV takes at most $max_sge SGEs"
+	for tr in ud uc; do
+		run 1 "$RDMAKIT" bench "$IP" --cm -p $P -T $tr -o send -t 2 &&
+			has "$err" "$DEV is an iWARP device: it has only RC QPs, no $(echo $tr | tr a-z A-Z)"
+	done
+	run 1 "$RDMAKIT" bench "$IP" --cm -p $P -o fetch-add -t 2 &&
+		has "$err" "$DEV has no atomics (atomic_cap none; iWARP)"
+	run 1 "$RDMAKIT" bench "$IP" --cm -p $P -o write -t 2 &&
+		has "$err" "$DEV is an iWARP device: bench connects its data QPs"
+fi
+
+# The TCP exchange and the commands that bring QPs up from a GID: refused
+# at once, before listening or connecting, with the iWARP reason.
+P=$((PORT + 700))
+run 1 timeout 10 "$RDMAKIT" rc --server -d "$DEV" -p $P && has "$err" "$TCP_TEXT"
+run 1 timeout 10 "$RDMAKIT" rc "$IP" -d "$DEV" -p $P --op write && has "$err" "$TCP_TEXT"
+run 1 timeout 10 "$RDMAKIT" ping --server -d "$DEV" -p $P && has "$err" "$TCP_TEXT"
+run 1 timeout 10 "$RDMAKIT" bench --server -d "$DEV" -p $P && has "$err" "$TCP_TEXT"
+run 1 timeout 10 "$RDMAKIT" loopback -d "$DEV" && has "$err" "$TCP_TEXT"
+run 1 timeout 10 "$RDMAKIT" ud --server -d "$DEV" -p $P &&
+	has "$err" "$DEV is an iWARP device: it has only RC QPs, no UD"
+for f in "$err" "$out"; do lacks "$f" "on RoCE"; done
+
+# devices says iWARP, and no RoCE GID wording.
+run 0 "$RDMAKIT" devices -d "$DEV" && has "$out" "transport      iWARP" &&
+	lacks "$out" "no GID to choose"
+# counters: siw has none, and says so.
+run 0 "$RDMAKIT" counters -d "$DEV"
+
+# -d with RDMA CM: an address that resolves to another device is refused by
+# name, at once; a server with -d refuses requests through another device.
+if [ -n "$OTHER" ]; then
+	want=$DEV
+	[ "$cm_dev" = "$DEV" ] && want=$OTHER
+	run 1 timeout 10 "$RDMAKIT" rc "$IP" --cm -d "$want" -p $((PORT + 800)) --op write &&
+		has "$err" "$IP resolves to $cm_dev, not $want"
+	pair 1 1 "$RDMAKIT rc --server --cm -d $want -p @PORT@ --wait 30" \
+		"$RDMAKIT rc $IP --cm -p @PORT@ --op write" "waiting for a client" &&
+		has "$srv_out" "the request came through $cm_dev; the server serves only $want" &&
+		has "$cli_out" "the request came through $cm_dev; the server serves only $want"
+fi
+
+finish

@@ -115,17 +115,6 @@ bool rk_port_is_roce(const struct rk_device *dev, uint8_t port_num);
  * GID; it has no UD or UC QPs, no immediate data, and usually no atomics. */
 bool rk_device_is_iwarp(const struct rk_device *dev);
 
-/* For a QP brought up without RDMA CM (a GID swapped over TCP, loopback, the QP
- * state walk): 0, or on iWARP -EPROTONOSUPPORT, logged as "siw0 is an iWARP
- * device: its QPs connect only through RDMA CM; use --cm". */
-int rk_device_check_no_cm(const struct rk_device *dev);
-
-/* The same for the device called name (NULL: the first), opened and closed
- * again: for a check before listening or connecting. transport ("RC", "UD",
- * "UC"; NULL: RC) names the QPs wanted: UD and UC on iWARP are refused as
- * "siw0 is an iWARP device: it has only RC QPs, no UD" (-EOPNOTSUPP). */
-int rk_device_name_check_no_cm(const char *name, const char *transport);
-
 /* One asynchronous event, copied out of the device's event queue. */
 struct rk_async_event {
 	enum ibv_event_type type;

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
+#include <rdmakit/device.h>
 
 #include <rdmakit/device.h>
 
@@ -30,6 +31,17 @@ int rk_device_wrap(struct ibv_context *ctx, struct rk_device **dev_p);
  * server's RDMA CM clients: one async event logger for them all). Returns
  * dev; each reference is dropped by rk_device_close(). Thread-safe. */
 struct rk_device *rk_device_ref(struct rk_device *dev);
+
+/* For a QP brought up without RDMA CM (a GID swapped over TCP, loopback, the QP
+ * state walk): 0, or on iWARP -EPROTONOSUPPORT, logged as "siw0 is an iWARP
+ * device: its QPs connect only through RDMA CM; use --cm". */
+int rk_device_check_no_cm(const struct rk_device *dev);
+
+/* The same for the device called name (NULL: the first), opened and closed
+ * again: for a check before listening or connecting. transport ("RC", "UD",
+ * "UC"; NULL: RC) names the QPs wanted: UD and UC on iWARP are refused as
+ * "siw0 is an iWARP device: it has only RC QPs, no UD" (-EOPNOTSUPP). */
+int rk_device_name_check_no_cm(const char *name, const char *transport);
 
 #pragma GCC visibility pop
 

@@ -4,6 +4,8 @@
 
 #include <rdmakit/port.h>
 
+#include "verbs/device_int.h"
+
 int rk_port_open(const char *device, uint8_t port_num, int gid_index, const char *local_ip,
 		 struct rk_port_sel *sel_p)
 {

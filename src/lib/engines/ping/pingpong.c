@@ -21,6 +21,7 @@
 #include "base/clock.h"
 #include "engines/ping/pingpong_int.h"
 #include "verbs/traffic_int.h"
+#include "verbs/device_int.h"
 
 /* ---- the address message ---- */
 

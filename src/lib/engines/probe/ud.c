@@ -37,6 +37,7 @@
 #include "base/bytes.h"
 #include "base/clock.h"
 #include "verbs/srq_int.h"
+#include "verbs/device_int.h"
 
 #define UD_MARK "RDKT-UD1"          /* CM private data of rdmakit's ud */
 #define UD_MARK_LEN 8

@@ -134,6 +134,12 @@ struct rkblk_ctrl {
 	struct ib_device *ibdev;
 	struct ib_pd *pd;
 	int max_segs;
+	/*
+	 * iWARP: an RDMA WRITE completes once handed to TCP, not once placed
+	 * in the server's memory, so each write request ends with a READ
+	 * (READs are answered only after earlier WRITEs are placed).
+	 */
+	bool flush_writes;
 
 	u64 session;
 	int last_reject;		/* REJ code of the last failed connect */
@@ -177,6 +183,9 @@ struct rkblk_req {
 	blk_status_t status;
 	int retries;			/* failed completions so far */
 	struct rdma_rw_ctx rw;		/* the READs or WRITEs, any MR */
+	bool flushing;			/* flush_rw set up (flush_writes) */
+	struct rdma_rw_ctx flush_rw;	/* the READ after the WRITEs */
+	struct scatterlist flush_sg;
 	struct scatterlist sgl[RKBLK_MAX_SEGS];
 };
 

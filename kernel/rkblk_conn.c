@@ -455,7 +455,7 @@ static void rkblk_qp_event(struct ib_event *ev, void *context)
 
 /* The controller's PD, from the first queue's device. */
 static int rkblk_ctrl_ib(struct rkblk_ctrl *ctrl, struct ib_device *dev,
-			 char *err, size_t len)
+			 u32 port, char *err, size_t len)
 {
 	if (ctrl->pd) {
 		if (dev == ctrl->ibdev)
@@ -473,6 +473,7 @@ static int rkblk_ctrl_ib(struct rkblk_ctrl *ctrl, struct ib_device *dev,
 	}
 	ctrl->ibdev = dev;
 	ctrl->max_segs = RKBLK_MAX_SEGS;
+	ctrl->flush_writes = rdma_protocol_iwarp(dev, port);
 	return 0;
 }
 
@@ -486,7 +487,7 @@ static int rkblk_create_queue_ib(struct rkblk_queue *q, char *err, size_t len)
 	int sge, rd_sge, ctxs, wrs, total, ret;
 	bool mr;
 
-	ret = rkblk_ctrl_ib(ctrl, q->cm_id->device, err, len);
+	ret = rkblk_ctrl_ib(ctrl, q->cm_id->device, port, err, len);
 	if (ret)
 		return ret;
 	dev = ctrl->ibdev;
@@ -495,14 +496,15 @@ static int rkblk_create_queue_ib(struct rkblk_queue *q, char *err, size_t len)
 	 * SGEs each or, where the device needs MRs (iWARP READ sinks, as
 	 * rdma_rw_can_use_mr() decides), through rdma_rw_mr_factor MRs per
 	 * request: rdma_rw_init_qp then adds a REG_MR and a LOCAL_INV per MR
-	 * to the send queue. One rdma_rw_ctx per request and probe.
+	 * to the send queue. One rdma_rw_ctx per request and probe, two per
+	 * request with flush_writes.
 	 */
 	mr = rdma_protocol_iwarp(dev, port) || dev->attrs.max_sgl_rd;
 	sge = min_t(int, dev->attrs.max_send_sge, ctrl->max_segs);
 	rd_sge = max(1, min_t(int, sge, dev->attrs.max_sge_rd));
 	wrs = ctrl->queue_depth * DIV_ROUND_UP(ctrl->max_segs, rd_sge) +
 	      RKBLK_PROBES;
-	ctxs = ctrl->queue_depth + RKBLK_PROBES;
+	ctxs = ctrl->queue_depth * (ctrl->flush_writes ? 2 : 1) + RKBLK_PROBES;
 	if (mr)
 		ctxs *= rdma_rw_mr_factor(dev, port, RKBLK_MAX_PAGES);
 	total = wrs + (mr ? 3 : 1) * ctxs;

@@ -47,6 +47,11 @@ void rkblk_restart_io(struct rkblk_ctrl *ctrl)
 static void rkblk_unmap_data(struct rkblk_queue *q, struct request *rq,
 			     struct rkblk_req *req)
 {
+	if (req->flushing) {
+		rdma_rw_ctx_destroy(&req->flush_rw, q->qp, q->cm_id->port_num,
+				    &req->flush_sg, 1, DMA_FROM_DEVICE);
+		req->flushing = false;
+	}
 	if (!req->nents)
 		return;
 	rdma_rw_ctx_destroy(&req->rw, q->qp, q->cm_id->port_num, req->sgl,
@@ -125,6 +130,24 @@ static int rkblk_map_zeroes(struct rkblk_ctrl *ctrl, struct request *rq,
 }
 
 /*
+ * flush_writes: an 8-byte READ of the region after the request's WRITEs,
+ * into rbuf past the probe's bytes (what it reads is not used).
+ */
+static int rkblk_flush_init(struct rkblk_queue *q, struct rkblk_req *req,
+			    u64 raddr)
+{
+	int ret;
+
+	sg_init_one(&req->flush_sg, (u8 *)q->rbuf + 8 * RKBLK_PROBES, 8);
+	ret = rdma_rw_ctx_init(&req->flush_rw, q->qp, q->cm_id->port_num,
+			       &req->flush_sg, 1, 0, raddr, q->rkey,
+			       DMA_FROM_DEVICE);
+	if (ret > 0)
+		req->flushing = true;
+	return ret;
+}
+
+/*
  * The request's pages (blk_rq_map_sg) or the zero page as an rdma_rw
  * context for the region at the request's offset: the number of work
  * requests, or a negative errno.
@@ -146,9 +169,12 @@ static int rkblk_rw_init(struct rkblk_queue *q, struct request *rq,
 	noio = memalloc_noio_save();	/* swap writes out through here */
 	ret = rdma_rw_ctx_init(&req->rw, q->qp, q->cm_id->port_num, req->sgl,
 			       nents, 0, raddr, q->rkey, rq_dma_dir(rq));
-	memalloc_noio_restore(noio);
-	if (ret > 0)
+	if (ret > 0) {
 		req->nents = nents;
+		if (op_is_write(req_op(rq)) && q->ctrl->flush_writes)
+			ret = rkblk_flush_init(q, req, raddr);
+	}
+	memalloc_noio_restore(noio);
 	return ret;
 }
 
@@ -159,11 +185,19 @@ static int begin_read(struct rkblk_queue *q, struct rkblk_req *req)
 				NULL);
 }
 
-/* The notes' write path: RDMA WRITE from the request's pages to the region. */
+/*
+ * The notes' write path: RDMA WRITE from the request's pages to the region;
+ * with flush_writes the READ after them completes the request.
+ */
 static int write_queue_add(struct rkblk_queue *q, struct rkblk_req *req)
 {
-	return rdma_rw_ctx_post(&req->rw, q->qp, q->cm_id->port_num, &req->cqe,
-				NULL);
+	u32 port = q->cm_id->port_num;
+	struct ib_send_wr *flush;
+
+	if (!req->flushing)
+		return rdma_rw_ctx_post(&req->rw, q->qp, port, &req->cqe, NULL);
+	flush = rdma_rw_ctx_wrs(&req->flush_rw, q->qp, port, &req->cqe, NULL);
+	return rdma_rw_ctx_post(&req->rw, q->qp, port, NULL, flush);
 }
 
 /* A request for a queue that is not connected. */
@@ -208,6 +242,8 @@ static blk_status_t rkblk_queue_rq(struct blk_mq_hw_ctx *hctx,
 		return BLK_STS_NOTSUPP;
 	}
 	ret = rkblk_rw_init(q, rq, req);
+	if (ret < 0)
+		rkblk_unmap_data(q, rq, req);
 	/* Out of memory or MRs: try again later. */
 	if (ret == -ENOMEM || ret == -EAGAIN)
 		return BLK_STS_RESOURCE;
@@ -272,6 +308,8 @@ static int rkblk_init_request(struct blk_mq_tag_set *set, struct request *rq,
 
 	req->queue = &ctrl->queues[hctx_idx];
 	req->cqe.done = rkblk_rdma_done;
+	req->nents = 0;
+	req->flushing = false;
 	return 0;
 }
 

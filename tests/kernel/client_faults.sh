@@ -205,7 +205,10 @@ check "ip link set eth0 mtu 1500" 0 $?
 check_dmesg "mtu"
 }
 case $DEV in
-siw*) echo "== mtu: skipped on $DEV (iWARP runs over TCP: no RoCE path MTU)" ;;
+siw*)
+	echo "== mtu: skipped on $DEV (iWARP runs over TCP: no RoCE path MTU)"
+	remote 30 "ms_start ms2 --keep 60 --max-size 1G" # the link case's server
+	;;
 *) mtu_case ;;
 esac
 

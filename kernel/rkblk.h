@@ -212,6 +212,7 @@ int rkblk_add_disk(struct rkblk_ctrl *ctrl);
 void rkblk_free_disk(struct rkblk_ctrl *ctrl);
 void rkblk_restart_io(struct rkblk_ctrl *ctrl);
 void rkblk_quiesce_io(struct rkblk_ctrl *ctrl);
+void rkblk_cancel_queue(struct rkblk_queue *q);
 
 /* rkblk_main.c */
 void rkblk_device_removed(struct ib_device *dev);

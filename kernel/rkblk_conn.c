@@ -563,6 +563,7 @@ static void rkblk_free_queue(struct rkblk_queue *q)
 		if (q->established) {
 			rdma_disconnect(q->cm_id);
 			ib_drain_qp(q->qp);
+			rkblk_cancel_queue(q);
 		} else if (q->rbuf_mapped) {
 			ib_drain_rq(q->qp);
 		}

@@ -108,6 +108,30 @@ static void rkblk_rdma_done(struct ib_cq *cq, struct ib_wc *wc)
 	blk_mq_complete_request(rq);
 }
 
+static bool rkblk_cancel_rq(struct request *rq, void *data)
+{
+	struct rkblk_req *req = blk_mq_rq_to_pdu(rq);
+	struct ib_wc wc = {
+		.wr_cqe = &req->cqe,
+		.status = IB_WC_WR_FLUSH_ERR,
+	};
+
+	if (req->queue == data && (req->nents || req->flushing))
+		rkblk_rdma_done(NULL, &wc);
+	return true;
+}
+
+/*
+ * After ib_drain_qp, before the QP goes: a request of @q still holding its
+ * rdma_rw context had no completion (siw can lose flushes of READs in
+ * flight); end it as flushed, as nvme-rdma cancels its tag set.
+ */
+void rkblk_cancel_queue(struct rkblk_queue *q)
+{
+	if (q->ctrl->tag_set_allocated)
+		blk_mq_tagset_busy_iter(&q->ctrl->tag_set, rkblk_cancel_rq, q);
+}
+
 /*
  * Write-zeroes: the zero page as every segment, so the request is RDMA
  * WRITEs of zeroes.

@@ -21,13 +21,22 @@
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
+#include <rdma/rw.h>
 #include <rdmakit/memproto.h>
 
 #define RKBLK_NAME "rkblk"
 #define RKBLK_MINORS 16
-/* Most SGEs one RDMA READ or WRITE carries (the device may allow fewer). */
+/*
+ * Segments of one request. rdma_rw splits them into as many RDMA READs or
+ * WRITEs as the device's SGE limits need (one SGE per READ on iWARP).
+ */
 #define RKBLK_MAX_SEGS 32
 #define RKBLK_MAX_HW_SECTORS 1024 /* 512 KiB per request */
+/* Pages one request may touch: its sectors, one more when not aligned. */
+#define RKBLK_MAX_PAGES \
+	((RKBLK_MAX_HW_SECTORS >> (PAGE_SHIFT - SECTOR_SHIFT)) + 1)
+/* RDMA READs of the region probe (rkblk_probe_region). */
+#define RKBLK_PROBES 2
 /* Bound of each connection step (resolve, connect, region message). */
 #define RKBLK_STEP_TIMEOUT_MS 10000
 /*
@@ -54,6 +63,14 @@ enum rkblk_state {
 
 /* rkblk_queue.flags bits */
 #define RKBLK_Q_LIVE 0		/* connected, the region known: I/O may be posted */
+
+/* One READ of the region probe: 8 bytes into the queue's rbuf. */
+struct rkblk_probe {
+	struct ib_cqe cqe;
+	struct rkblk_queue *queue;
+	struct rdma_rw_ctx rw;
+	struct scatterlist sg;
+};
 
 /* One RC connection: one QP, its CQ, one blk-mq hardware queue. */
 struct rkblk_queue {
@@ -86,8 +103,8 @@ struct rkblk_queue {
 	u32 region_len;			/* bytes received */
 	struct rk_mem_region region;	/* copy, after unmapping */
 
-	/* rkblk_probe_region: two RDMA READs into rbuf, mapped again. */
-	struct ib_cqe probe_cqe;
+	/* rkblk_probe_region: two RDMA READs into rbuf through rdma_rw. */
+	struct rkblk_probe probe[RKBLK_PROBES];
 	struct completion probe_done;
 	atomic_t probe_left;		/* READs not completed yet */
 	enum ib_wc_status probe_status;	/* the first failure, or success */
@@ -117,8 +134,12 @@ struct rkblk_ctrl {
 	struct ib_device *ibdev;
 	struct ib_pd *pd;
 	int max_segs;
-	u64 zero_dma;			/* ZERO_PAGE mapped, for write-zeroes */
-	bool zero_mapped;
+	/*
+	 * iWARP: an RDMA WRITE completes once handed to TCP, not once placed
+	 * in the server's memory, so each write request ends with a READ
+	 * (READs are answered only after earlier WRITEs are placed).
+	 */
+	bool flush_writes;
 
 	u64 session;
 	int last_reject;		/* REJ code of the last failed connect */
@@ -158,11 +179,14 @@ struct rkblk_ctrl {
 struct rkblk_req {
 	struct ib_cqe cqe;
 	struct rkblk_queue *queue;
-	int nents;			/* mapped by blk_rq_map_sg, 0 if none */
+	int nents;			/* sgl entries in rw, 0 if none */
 	blk_status_t status;
 	int retries;			/* failed completions so far */
+	struct rdma_rw_ctx rw;		/* the READs or WRITEs, any MR */
+	bool flushing;			/* flush_rw set up (flush_writes) */
+	struct rdma_rw_ctx flush_rw;	/* the READ after the WRITEs */
+	struct scatterlist flush_sg;
 	struct scatterlist sgl[RKBLK_MAX_SEGS];
-	struct ib_sge sge[RKBLK_MAX_SEGS];
 };
 
 extern struct workqueue_struct *rkblk_wq;
@@ -188,6 +212,7 @@ int rkblk_add_disk(struct rkblk_ctrl *ctrl);
 void rkblk_free_disk(struct rkblk_ctrl *ctrl);
 void rkblk_restart_io(struct rkblk_ctrl *ctrl);
 void rkblk_quiesce_io(struct rkblk_ctrl *ctrl);
+void rkblk_cancel_queue(struct rkblk_queue *q);
 
 /* rkblk_main.c */
 void rkblk_device_removed(struct ib_device *dev);

@@ -215,24 +215,46 @@ good:
 }
 
 /* One probe READ done (or never posted): keep the first failure; the last
- * one unmaps rbuf and wakes the waiter.
+ * one wakes the waiter.
  */
 static void rkblk_probe_put(struct rkblk_queue *q, enum ib_wc_status status)
 {
 	if (status != IB_WC_SUCCESS && q->probe_status == IB_WC_SUCCESS)
 		q->probe_status = status;
-	if (!atomic_dec_and_test(&q->probe_left))
-		return;
-	ib_dma_unmap_single(q->ctrl->ibdev, q->rbuf_dma, sizeof(*q->rbuf),
-			    DMA_FROM_DEVICE);
-	q->rbuf_mapped = false;
-	complete_all(&q->probe_done);
+	if (atomic_dec_and_test(&q->probe_left))
+		complete_all(&q->probe_done);
 }
 
 static void rkblk_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	rkblk_probe_put(container_of(wc->wr_cqe, struct rkblk_queue, probe_cqe),
-			wc->status);
+	struct rkblk_probe *p = container_of(wc->wr_cqe, struct rkblk_probe,
+					     cqe);
+	struct rkblk_queue *q = p->queue;
+
+	rdma_rw_ctx_destroy(&p->rw, q->qp, q->cm_id->port_num, &p->sg, 1,
+			    DMA_FROM_DEVICE);
+	rkblk_probe_put(q, wc->status);
+}
+
+/* Posts probe READ @i: 8 bytes at @raddr into rbuf + 8 * @i. */
+static int rkblk_probe_post(struct rkblk_queue *q, int i, u64 raddr)
+{
+	struct rkblk_probe *p = &q->probe[i];
+	u32 port = q->cm_id->port_num;
+	int ret;
+
+	p->queue = q;
+	p->cqe.done = rkblk_probe_done;
+	sg_init_one(&p->sg, (u8 *)q->rbuf + 8 * i, 8);
+	ret = rdma_rw_ctx_init(&p->rw, q->qp, port, &p->sg, 1, 0, raddr,
+			       q->rkey, DMA_FROM_DEVICE);
+	if (ret < 0)
+		return ret;
+	ret = rdma_rw_ctx_post(&p->rw, q->qp, port, &p->cqe, NULL);
+	if (ret)
+		rdma_rw_ctx_destroy(&p->rw, q->qp, port, &p->sg, 1,
+				    DMA_FROM_DEVICE);
+	return ret;
 }
 
 /*
@@ -244,32 +266,15 @@ static void rkblk_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 static int rkblk_probe_region(struct rkblk_queue *q, char *err, size_t len)
 {
 	struct rkblk_ctrl *ctrl = q->ctrl;
-	struct ib_rdma_wr wr = {};
-	struct ib_sge sge;
 	int i, ret = 0;
 
-	q->rbuf_dma = ib_dma_map_single(ctrl->ibdev, q->rbuf, sizeof(*q->rbuf),
-					DMA_FROM_DEVICE);
-	if (ib_dma_mapping_error(ctrl->ibdev, q->rbuf_dma))
-		return -ENOMEM;
-	q->rbuf_mapped = true;
 	q->probe_status = IB_WC_SUCCESS;
-	atomic_set(&q->probe_left, 2);
+	atomic_set(&q->probe_left, RKBLK_PROBES);
 	reinit_completion(&q->probe_done);
-	q->probe_cqe.done = rkblk_probe_done;
-	for (i = 0; i < 2; i++) {
-		sge.addr = q->rbuf_dma + 8 * i;
-		sge.length = 8;
-		sge.lkey = ctrl->pd->local_dma_lkey;
-		wr.wr.wr_cqe = &q->probe_cqe;
-		wr.wr.opcode = IB_WR_RDMA_READ;
-		wr.wr.send_flags = IB_SEND_SIGNALED;
-		wr.wr.sg_list = &sge;
-		wr.wr.num_sge = 1;
-		wr.remote_addr = q->raddr + (i ? ctrl->size - 8 : 0);
-		wr.rkey = q->rkey;
+	for (i = 0; i < RKBLK_PROBES; i++) {
 		if (!ret)
-			ret = ib_post_send(q->qp, &wr.wr, NULL);
+			ret = rkblk_probe_post(q, i, q->raddr +
+					       (i ? ctrl->size - 8 : 0));
 		if (ret)	/* not posted: it will not complete */
 			rkblk_probe_put(q, IB_WC_GENERAL_ERR);
 	}
@@ -448,31 +453,16 @@ static void rkblk_qp_event(struct ib_event *ev, void *context)
 
 /* ---- queues ------------------------------------------------------------ */
 
-/* The controller's PD and limits, from the first queue's device. */
+/* The controller's PD, from the first queue's device. */
 static int rkblk_ctrl_ib(struct rkblk_ctrl *ctrl, struct ib_device *dev,
-			 char *err, size_t len)
+			 u32 port, char *err, size_t len)
 {
-	int segs;
-
 	if (ctrl->pd) {
 		if (dev == ctrl->ibdev)
 			return 0;
 		snprintf(err, len, "queues resolved to two RDMA devices (%s, %s)",
 			 dev_name(&ctrl->ibdev->dev), dev_name(&dev->dev));
 		return -EXDEV;
-	}
-	segs = min3(RKBLK_MAX_SEGS, dev->attrs.max_send_sge,
-		    dev->attrs.max_sge_rd);
-	if (ctrl->max_segs && segs < ctrl->max_segs) {
-		snprintf(err, len, "%s allows %d SGEs per request, the disk uses %d",
-			 dev_name(&dev->dev), segs, ctrl->max_segs);
-		return -EINVAL;
-	}
-	if (segs < 1 || ctrl->queue_depth + 1 > dev->attrs.max_qp_wr) {
-		snprintf(err, len, "%s: queue_depth %d too deep (max_qp_wr %d)",
-			 dev_name(&dev->dev), ctrl->queue_depth,
-			 dev->attrs.max_qp_wr);
-		return -EINVAL;
 	}
 	ctrl->pd = ib_alloc_pd(dev, 0);
 	if (IS_ERR(ctrl->pd)) {
@@ -482,16 +472,8 @@ static int rkblk_ctrl_ib(struct rkblk_ctrl *ctrl, struct ib_device *dev,
 		return -ENOMEM;
 	}
 	ctrl->ibdev = dev;
-	ctrl->zero_dma = ib_dma_map_page(dev, ZERO_PAGE(0), 0, PAGE_SIZE,
-					 DMA_TO_DEVICE);
-	if (ib_dma_mapping_error(dev, ctrl->zero_dma)) {
-		snprintf(err, len, "%s: mapping the zero page failed",
-			 dev_name(&dev->dev));
-		return -ENOMEM;
-	}
-	ctrl->zero_mapped = true;
-	if (!ctrl->max_segs)
-		ctrl->max_segs = segs;
+	ctrl->max_segs = RKBLK_MAX_SEGS;
+	ctrl->flush_writes = rdma_protocol_iwarp(dev, port);
 	return 0;
 }
 
@@ -500,14 +482,44 @@ static int rkblk_create_queue_ib(struct rkblk_queue *q, char *err, size_t len)
 {
 	struct rkblk_ctrl *ctrl = q->ctrl;
 	struct ib_qp_init_attr attr = {};
-	int ret;
+	struct ib_device *dev;
+	u32 port = q->cm_id->port_num;
+	int sge, rd_sge, ctxs, wrs, total, ret;
+	bool mr;
 
-	ret = rkblk_ctrl_ib(ctrl, q->cm_id->device, err, len);
+	ret = rkblk_ctrl_ib(ctrl, q->cm_id->device, port, err, len);
 	if (ret)
 		return ret;
-	/* queue_depth READ/WRITEs, the region receive, ib_drain_qp's two. */
-	q->cq_size = ctrl->queue_depth + 3;
-	q->cq = ib_cq_pool_get(ctrl->ibdev, q->cq_size, q->idx, IB_POLL_SOFTIRQ);
+	dev = ctrl->ibdev;
+	/*
+	 * rdma_rw posts a request as RDMA READs or WRITEs of at most rd_sge
+	 * SGEs each or, where the device needs MRs (iWARP READ sinks, as
+	 * rdma_rw_can_use_mr() decides), through rdma_rw_mr_factor MRs per
+	 * request: rdma_rw_init_qp then adds a REG_MR and a LOCAL_INV per MR
+	 * to the send queue. One rdma_rw_ctx per request and probe, two per
+	 * request with flush_writes.
+	 */
+	mr = rdma_protocol_iwarp(dev, port) || dev->attrs.max_sgl_rd;
+	sge = min_t(int, dev->attrs.max_send_sge, ctrl->max_segs);
+	rd_sge = max(1, min_t(int, sge, dev->attrs.max_sge_rd));
+	wrs = ctrl->queue_depth * DIV_ROUND_UP(ctrl->max_segs, rd_sge) +
+	      RKBLK_PROBES;
+	ctxs = ctrl->queue_depth * (ctrl->flush_writes ? 2 : 1) + RKBLK_PROBES;
+	if (mr)
+		ctxs *= rdma_rw_mr_factor(dev, port, RKBLK_MAX_PAGES);
+	total = wrs + (mr ? 3 : 1) * ctxs;
+	if (sge < 1 || total > dev->attrs.max_qp_wr) {
+		snprintf(err, len, "%s: queue_depth %d too deep (%d work requests, max_qp_wr %d)",
+			 dev_name(&dev->dev), ctrl->queue_depth, total,
+			 dev->attrs.max_qp_wr);
+		return -EINVAL;
+	}
+	/*
+	 * Every send WR may complete (flushed), and the region receive and
+	 * ib_drain_qp's two.
+	 */
+	q->cq_size = total + 3;
+	q->cq = ib_cq_pool_get(dev, q->cq_size, q->idx, IB_POLL_SOFTIRQ);
 	if (IS_ERR(q->cq)) {
 		ret = PTR_ERR(q->cq);
 		q->cq = NULL;
@@ -518,12 +530,14 @@ static int rkblk_create_queue_ib(struct rkblk_queue *q, char *err, size_t len)
 	attr.qp_context = q;
 	attr.send_cq = q->cq;
 	attr.recv_cq = q->cq;
-	attr.cap.max_send_wr = ctrl->queue_depth + 1;
+	attr.cap.max_send_wr = wrs;
 	attr.cap.max_recv_wr = 2;
-	attr.cap.max_send_sge = ctrl->max_segs;
+	attr.cap.max_send_sge = sge;
 	attr.cap.max_recv_sge = 1;
+	attr.cap.max_rdma_ctxs = ctxs;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
+	attr.port_num = port;
 	ret = rdma_create_qp(q->cm_id, ctrl->pd, &attr);
 	if (ret) {
 		snprintf(err, len, "queue %d: creating the QP failed (%d)",
@@ -549,6 +563,7 @@ static void rkblk_free_queue(struct rkblk_queue *q)
 		if (q->established) {
 			rdma_disconnect(q->cm_id);
 			ib_drain_qp(q->qp);
+			rkblk_cancel_queue(q);
 		} else if (q->rbuf_mapped) {
 			ib_drain_rq(q->qp);
 		}
@@ -590,11 +605,6 @@ void rkblk_stop_ctrl(struct rkblk_ctrl *ctrl)
 	rkblk_quiesce_io(ctrl);
 	for (i = 0; i < ctrl->nr_queues; i++)
 		rkblk_free_queue(&ctrl->queues[i]);
-	if (ctrl->zero_mapped) {
-		ib_dma_unmap_page(ctrl->ibdev, ctrl->zero_dma, PAGE_SIZE,
-				  DMA_TO_DEVICE);
-		ctrl->zero_mapped = false;
-	}
 	if (ctrl->pd) {
 		ib_dealloc_pd(ctrl->pd);
 		ctrl->pd = NULL;

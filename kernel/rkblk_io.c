@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * rkblk: the block device. One blk-mq hardware queue per QP; each request
- * is one RDMA READ (begin_read) or RDMA WRITE (write_queue_add) between its
- * pages and the session's region at the same offset, with one SGE per
- * segment (blk_rq_map_sg + ib_dma_map_sg, lkey pd->local_dma_lkey).
+ * is RDMA READ (begin_read) or RDMA WRITE (write_queue_add) between its
+ * pages and the session's region at the same offset, through the kernel's
+ * rdma_rw API: it maps the pages, splits them into as many work requests as
+ * the device's SGE limits need, and registers an MR where the device needs
+ * one (iWARP: the sink of an RDMA READ must take remote writes), so the
+ * same code runs on RoCE and iWARP. rdma_rw allocates (GFP_KERNEL), so the
+ * queues are BLK_MQ_F_BLOCKING and the allocations run memalloc_noio.
  *
  * No volatile write cache: a write completes only once its RDMA WRITE
  * completed, i.e. the data is in the server's memory, so a flush has
@@ -15,6 +19,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
+#include <linux/sched/mm.h>
 #include "rkblk.h"
 
 void rkblk_quiesce_io(struct rkblk_ctrl *ctrl)
@@ -38,12 +43,20 @@ void rkblk_restart_io(struct rkblk_ctrl *ctrl)
 	blk_mq_run_hw_queues(ctrl->disk->queue, true);
 }
 
-static void rkblk_unmap_data(struct rkblk_ctrl *ctrl, struct request *rq,
+/* Frees what rkblk_rw_init made (mappings, MRs); none once done. */
+static void rkblk_unmap_data(struct rkblk_queue *q, struct request *rq,
 			     struct rkblk_req *req)
 {
-	if (req->nents)
-		ib_dma_unmap_sg(ctrl->ibdev, req->sgl, req->nents,
-				rq_dma_dir(rq));
+	if (req->flushing) {
+		rdma_rw_ctx_destroy(&req->flush_rw, q->qp, q->cm_id->port_num,
+				    &req->flush_sg, 1, DMA_FROM_DEVICE);
+		req->flushing = false;
+	}
+	if (!req->nents)
+		return;
+	rdma_rw_ctx_destroy(&req->rw, q->qp, q->cm_id->port_num, req->sgl,
+			    req->nents, rq_dma_dir(rq));
+	req->nents = 0;
 }
 
 static void rkblk_complete_rq(struct request *rq)
@@ -67,7 +80,7 @@ static void rkblk_rdma_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rkblk_ctrl *ctrl = q->ctrl;
 	enum rkblk_state state;
 
-	rkblk_unmap_data(ctrl, rq, req);
+	rkblk_unmap_data(q, rq, req);
 	atomic_dec(&ctrl->inflight);
 	if (likely(wc->status == IB_WC_SUCCESS)) {
 		req->status = BLK_STS_OK;
@@ -95,78 +108,120 @@ static void rkblk_rdma_done(struct ib_cq *cq, struct ib_wc *wc)
 	blk_mq_complete_request(rq);
 }
 
-/* The request's pages as SGEs: blk_rq_map_sg, then ib_dma_map_sg. */
-static int rkblk_map_data(struct rkblk_ctrl *ctrl, struct request *rq,
-			  struct rkblk_req *req)
+static bool rkblk_cancel_rq(struct request *rq, void *data)
 {
-	struct scatterlist *sg;
-	int count, i;
+	struct rkblk_req *req = blk_mq_rq_to_pdu(rq);
+	struct ib_wc wc = {
+		.wr_cqe = &req->cqe,
+		.status = IB_WC_WR_FLUSH_ERR,
+	};
 
-	sg_init_table(req->sgl, RKBLK_MAX_SEGS);
-	req->nents = blk_rq_map_sg(rq->q, rq, req->sgl);
-	count = ib_dma_map_sg(ctrl->ibdev, req->sgl, req->nents,
-			      rq_dma_dir(rq));
-	if (!count)
-		return -ENOMEM;
-	for_each_sg(req->sgl, sg, count, i) {
-		req->sge[i].addr = sg_dma_address(sg);
-		req->sge[i].length = sg_dma_len(sg);
-		req->sge[i].lkey = ctrl->pd->local_dma_lkey;
-	}
-	return count;
+	if (req->queue == data && (req->nents || req->flushing))
+		rkblk_rdma_done(NULL, &wc);
+	return true;
 }
 
 /*
- * Write-zeroes: the zero page (mapped once per connection) as every SGE,
- * so the request is one RDMA WRITE of zeroes; nothing to unmap after it.
+ * After ib_drain_qp, before the QP goes: a request of @q still holding its
+ * rdma_rw context had no completion (siw can lose flushes of READs in
+ * flight); end it as flushed, as nvme-rdma cancels its tag set.
+ */
+void rkblk_cancel_queue(struct rkblk_queue *q)
+{
+	if (q->ctrl->tag_set_allocated)
+		blk_mq_tagset_busy_iter(&q->ctrl->tag_set, rkblk_cancel_rq, q);
+}
+
+/*
+ * Write-zeroes: the zero page as every segment, so the request is RDMA
+ * WRITEs of zeroes.
  */
 static int rkblk_map_zeroes(struct rkblk_ctrl *ctrl, struct request *rq,
 			    struct rkblk_req *req)
 {
-	unsigned int left = blk_rq_bytes(rq);
+	unsigned int left = blk_rq_bytes(rq), n;
 	int i;
 
-	req->nents = 0;
 	for (i = 0; left; i++) {
 		if (WARN_ON_ONCE(i >= ctrl->max_segs))
-			return -EIO;
-		req->sge[i].addr = ctrl->zero_dma;
-		req->sge[i].length = min_t(unsigned int, left, PAGE_SIZE);
-		req->sge[i].lkey = ctrl->pd->local_dma_lkey;
-		left -= req->sge[i].length;
+			return 0;
+		n = min_t(unsigned int, left, PAGE_SIZE);
+		sg_set_page(&req->sgl[i], ZERO_PAGE(0), n, 0);
+		left -= n;
 	}
+	sg_mark_end(&req->sgl[i - 1]);
 	return i;
 }
 
-/* One signaled RDMA READ or WRITE for the whole request. */
-static int rkblk_post_rdma(struct rkblk_queue *q, struct rkblk_req *req,
-			   int count, enum ib_wr_opcode opcode)
+/*
+ * flush_writes: an 8-byte READ of the region after the request's WRITEs,
+ * into rbuf past the probe's bytes (what it reads is not used).
+ */
+static int rkblk_flush_init(struct rkblk_queue *q, struct rkblk_req *req,
+			    u64 raddr)
 {
-	struct request *rq = blk_mq_rq_from_pdu(req);
-	struct ib_rdma_wr wr = {};
+	int ret;
 
-	req->cqe.done = rkblk_rdma_done;
-	wr.wr.wr_cqe = &req->cqe;
-	wr.wr.sg_list = req->sge;
-	wr.wr.num_sge = count;
-	wr.wr.opcode = opcode;
-	wr.wr.send_flags = IB_SEND_SIGNALED;
-	wr.remote_addr = q->raddr + ((u64)blk_rq_pos(rq) << SECTOR_SHIFT);
-	wr.rkey = q->rkey;
-	return ib_post_send(q->qp, &wr.wr, NULL);
+	sg_init_one(&req->flush_sg, (u8 *)q->rbuf + 8 * RKBLK_PROBES, 8);
+	ret = rdma_rw_ctx_init(&req->flush_rw, q->qp, q->cm_id->port_num,
+			       &req->flush_sg, 1, 0, raddr, q->rkey,
+			       DMA_FROM_DEVICE);
+	if (ret > 0)
+		req->flushing = true;
+	return ret;
+}
+
+/*
+ * The request's pages (blk_rq_map_sg) or the zero page as an rdma_rw
+ * context for the region at the request's offset: the number of work
+ * requests, or a negative errno.
+ */
+static int rkblk_rw_init(struct rkblk_queue *q, struct request *rq,
+			 struct rkblk_req *req)
+{
+	u64 raddr = q->raddr + ((u64)blk_rq_pos(rq) << SECTOR_SHIFT);
+	unsigned int noio;
+	int nents, ret;
+
+	sg_init_table(req->sgl, RKBLK_MAX_SEGS);
+	if (req_op(rq) == REQ_OP_WRITE_ZEROES)
+		nents = rkblk_map_zeroes(q->ctrl, rq, req);
+	else
+		nents = blk_rq_map_sg(rq->q, rq, req->sgl);
+	if (!nents)
+		return -EIO;
+	noio = memalloc_noio_save();	/* swap writes out through here */
+	ret = rdma_rw_ctx_init(&req->rw, q->qp, q->cm_id->port_num, req->sgl,
+			       nents, 0, raddr, q->rkey, rq_dma_dir(rq));
+	if (ret > 0) {
+		req->nents = nents;
+		if (op_is_write(req_op(rq)) && q->ctrl->flush_writes)
+			ret = rkblk_flush_init(q, req, raddr);
+	}
+	memalloc_noio_restore(noio);
+	return ret;
 }
 
 /* The notes' read path: RDMA READ from the region into the request's pages. */
-static int begin_read(struct rkblk_queue *q, struct rkblk_req *req, int count)
+static int begin_read(struct rkblk_queue *q, struct rkblk_req *req)
 {
-	return rkblk_post_rdma(q, req, count, IB_WR_RDMA_READ);
+	return rdma_rw_ctx_post(&req->rw, q->qp, q->cm_id->port_num, &req->cqe,
+				NULL);
 }
 
-/* The notes' write path: RDMA WRITE from the request's pages to the region. */
-static int write_queue_add(struct rkblk_queue *q, struct rkblk_req *req,
-			   int count)
+/*
+ * The notes' write path: RDMA WRITE from the request's pages to the region;
+ * with flush_writes the READ after them completes the request.
+ */
+static int write_queue_add(struct rkblk_queue *q, struct rkblk_req *req)
 {
-	return rkblk_post_rdma(q, req, count, IB_WR_RDMA_WRITE);
+	u32 port = q->cm_id->port_num;
+	struct ib_send_wr *flush;
+
+	if (!req->flushing)
+		return rdma_rw_ctx_post(&req->rw, q->qp, port, &req->cqe, NULL);
+	flush = rdma_rw_ctx_wrs(&req->flush_rw, q->qp, port, &req->cqe, NULL);
+	return rdma_rw_ctx_post(&req->rw, q->qp, port, NULL, flush);
 }
 
 /* A request for a queue that is not connected. */
@@ -192,7 +247,7 @@ static blk_status_t rkblk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct rkblk_ctrl *ctrl = q->ctrl;
 	struct request *rq = bd->rq;
 	struct rkblk_req *req = blk_mq_rq_to_pdu(rq);
-	int count, ret;
+	int ret;
 
 	if (!test_bit(RKBLK_Q_LIVE, &q->flags))
 		return rkblk_not_ready(ctrl);
@@ -205,28 +260,33 @@ static blk_status_t rkblk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	switch (req_op(rq)) {
 	case REQ_OP_READ:
 	case REQ_OP_WRITE:
-		count = rkblk_map_data(ctrl, rq, req);
-		break;
 	case REQ_OP_WRITE_ZEROES:
-		count = rkblk_map_zeroes(ctrl, rq, req);
 		break;
 	default:
 		return BLK_STS_NOTSUPP;
 	}
-	if (count == -ENOMEM)
+	ret = rkblk_rw_init(q, rq, req);
+	if (ret < 0)
+		rkblk_unmap_data(q, rq, req);
+	/* Out of memory or MRs: try again later. */
+	if (ret == -ENOMEM || ret == -EAGAIN)
 		return BLK_STS_RESOURCE;
-	if (count < 0)
+	if (ret < 0) {
+		pr_warn_ratelimited("%s: queue %d: rdma_rw_ctx_init failed (%d)\n",
+				    ctrl->name, q->idx, ret);
+		atomic64_inc(&ctrl->errors);
 		return BLK_STS_IOERR;
+	}
 
 	atomic_inc(&ctrl->inflight);
 	if (req_op(rq) == REQ_OP_READ)
-		ret = begin_read(q, req, count);
+		ret = begin_read(q, req);
 	else
-		ret = write_queue_add(q, req, count);
+		ret = write_queue_add(q, req);
 	if (unlikely(ret)) {
 		/* The QP is in error: recover, retry on the next connection. */
 		atomic_dec(&ctrl->inflight);
-		rkblk_unmap_data(ctrl, rq, req);
+		rkblk_unmap_data(q, rq, req);
 		pr_warn_ratelimited("%s: queue %d: ib_post_send failed (%d)\n",
 				    ctrl->name, q->idx, ret);
 		rkblk_error_recovery(ctrl);
@@ -272,6 +332,8 @@ static int rkblk_init_request(struct blk_mq_tag_set *set, struct request *rq,
 
 	req->queue = &ctrl->queues[hctx_idx];
 	req->cqe.done = rkblk_rdma_done;
+	req->nents = 0;
+	req->flushing = false;
 	return 0;
 }
 
@@ -381,6 +443,8 @@ static void rkblk_set_limits(struct rkblk_ctrl *ctrl, struct request_queue *q)
 	blk_queue_io_min(q, RK_MEM_BLOCK);
 	blk_queue_max_hw_sectors(q, RKBLK_MAX_HW_SECTORS);
 	blk_queue_max_segments(q, ctrl->max_segs);
+	/* No gaps inside a page list: what an MR (iWARP READs) maps. */
+	blk_queue_virt_boundary(q, PAGE_SIZE - 1);
 	blk_queue_write_cache(q, false, false);
 	blk_queue_max_write_zeroes_sectors(q, ctrl->max_segs *
 					   (PAGE_SIZE >> SECTOR_SHIFT));
@@ -401,7 +465,7 @@ int rkblk_alloc_disk(struct rkblk_ctrl *ctrl)
 	set->queue_depth = ctrl->queue_depth;
 	set->numa_node = NUMA_NO_NODE;
 	set->cmd_size = sizeof(struct rkblk_req);
-	set->flags = BLK_MQ_F_SHOULD_MERGE;
+	set->flags = BLK_MQ_F_SHOULD_MERGE | BLK_MQ_F_BLOCKING;
 	set->driver_data = ctrl;
 	ret = blk_mq_alloc_tag_set(set);
 	if (ret)

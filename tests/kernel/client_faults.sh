@@ -7,14 +7,14 @@
 #   loss:   memserver killed for good during fio: I/O fails with EIO within
 #           loss_timeout + reconnect_delay + slack, the disk is dead, later
 #           I/O fails at once, the guest lives, no WARNING/BUG/Oops
-#   mtu:    this guest's netdev at MTU 9000 (RoCE 4096), the server's at
-#           1500 (1024): the server refuses path MTU 4096 and 2048 by
+#   mtu:    (RoCE only: iWARP has no path MTU) this guest's netdev at
+#           MTU 9000 (RoCE 4096), the server's at 1500 (1024): the server refuses path MTU 4096 and 2048 by
 #           -EMSGSIZE, the disk attaches at 1024, 8 MiB written and read
 #           back the same; then both at 9000 (4096), and the server's MTU
 #           dropped to 1500 under the disk: the reads stall, the disk
 #           reconnects at 1024 and reads back what it wrote
-#   link:   `rdma link delete rxe0` under a disk with fio running: EIO, no
-#           oops, detach and rmmod clean
+#   link:   `rdma link delete DEV` (rxe0; siw0 on --provider siw) under a
+#           disk with fio running: EIO, no oops, detach and rmmod clean
 # Usage: client_faults.sh RDMAKIT KO W
 RDMAKIT=$1 KO=$(echo "$2" | sed "s/@KVER@/$(uname -r)/") W=$3
 . "$(dirname "$0")/lib.sh"
@@ -23,6 +23,9 @@ STATE="--state-dir /tmp/ms-state --keep 120 --max-size 1G"
 LOSS=${RDMAKIT_KERNEL_LOSS_TIMEOUT:-15}
 DELAY=2
 SLACK=20
+# The bed's RDMA device (scripts/softroce --provider): rxe0 or siw0.
+DEV=${RDMAKIT_SOFTROCE_DEVICES:-rxe0}
+DEV=${DEV%% *}
 t00=$(now)
 
 insmod "$KO"
@@ -126,6 +129,8 @@ busybox ping -c 1 -W 10 "$SRV" >/dev/null 2>&1
 check "the guest is alive: it still pings guest 1 over the wire (exit status)" 0 $?
 check_dmesg "loss"
 
+# The mtu case, RoCE only (a function, to skip it on iWARP).
+mtu_case() {
 echo "== mtu: this side's netdev at 9000 (RoCE 4096), the server's at 1500 (1024)"
 remote 30 "ms_start ms2 --keep 60 --max-size 1G"
 dmesg_from=$(dmesg | wc -l)
@@ -198,16 +203,24 @@ rm -f "$W/mtu.data" "$W/mtu.back"
 ip link set eth0 mtu 1500
 check "ip link set eth0 mtu 1500" 0 $?
 check_dmesg "mtu"
+}
+case $DEV in
+siw*)
+	echo "== mtu: skipped on $DEV (iWARP runs over TCP: no RoCE path MTU)"
+	remote 30 "ms_start ms2 --keep 60 --max-size 1G" # the link case's server
+	;;
+*) mtu_case ;;
+esac
 
-echo "== link: rdma link delete rxe0 under the disk"
+echo "== link: rdma link delete $DEV under the disk"
 attach_disk "$SRV" --size 64M --reconnect-delay $DELAY --loss-timeout 60
 check "attach for the link case" 0 $?
 d=$DISK
 if [ -n "$d" ]; then
 	fio_started link "the link goes" "$d" --rw=randrw --iodepth=16 --size=64M --time_based \
 		--runtime=300
-	rdma link delete rxe0
-	check "rdma link delete rxe0" 0 $?
+	rdma link delete "$DEV"
+	check "rdma link delete $DEV" 0 $?
 	t0=$(now)
 	wait_pid $FIO_PID 60
 	echo "  fio ended $(elapsed "$t0") s after the link was deleted (exit ${WAIT_RC:-still running})"

@@ -11,6 +11,8 @@
 #   killed and back, server lost, rdma link deleted). BUILD holds
 #   kernel-KVER/rkblk.ko (scripts/kmod.sh); WORKDIR must be inside the
 #   project tree (both guests share it).
+# RDMAKIT_SOFTROCE_PROVIDER=siw runs it on Soft-iWARP (the kernel_siw_* tests;
+# the guest scripts take the device from RDMAKIT_SOFTROCE_DEVICES).
 CASE=$1 SOFTROCE=$2 RDMAKIT=$3 SWAPCHECK=$4 BUILD=$5 W=$6
 HERE=$(cd "$(dirname "$0")" && pwd)
 KO="$BUILD/kernel-@KVER@/rkblk.ko"

@@ -516,7 +516,7 @@ static int on_cm_event(struct rk_memserver *srv)
 
 	if (ret)
 		return ret == -EAGAIN ? 0 : ret;
-	if (ev.id == srv->listener) {
+	if (ev.id == srv->listener || ev.id == srv->listener4) {
 		rk_error("listener on port %u: %s (%s)", srv->port, rk_cm_event_name(ev.type),
 			 rk_cm_event_hint(ev.type));
 		return ev.type == RDMA_CM_EVENT_DEVICE_REMOVAL ? -ENODEV : -EIO;
@@ -667,6 +667,29 @@ static int setup_fds(struct rk_memserver *srv)
 	return 0;
 }
 
+/* Every address: [::] IPv6-only and 0.0.0.0 on their own ids. A dual-stack
+ * [::] listener does not serve IPv4 on iWARP: the provider's TCP listener
+ * hands the kernel's RDMA CM a v4-mapped address, which it finds on no
+ * device, and the connection is reset before any request reaches us. */
+static int listen_any(struct rk_memserver *srv)
+{
+	int one = 1, ret;
+
+	if (rdma_set_option(srv->listener, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &one,
+			    sizeof(one)))
+		return rk_cm_bind_listen(srv->listener, NULL, srv->port, MS_BACKLOG);
+	ret = rk_cm_bind_listen(srv->listener, NULL, srv->port, MS_BACKLOG);
+	if (ret || rdma_get_local_addr(srv->listener)->sa_family != AF_INET6)
+		return ret;
+	if (rdma_create_id(srv->ch, &srv->listener4, NULL, RDMA_PS_TCP)) {
+		ret = errno ? -errno : -ENOMEM;
+		srv->listener4 = NULL;
+		rk_error("create an RDMA CM id: %m");
+		return ret;
+	}
+	return rk_cm_bind_listen(srv->listener4, "0.0.0.0", srv->port, MS_BACKLOG);
+}
+
 static int setup_listener(struct rk_memserver *srv)
 {
 	int ret;
@@ -687,7 +710,9 @@ static int setup_listener(struct rk_memserver *srv)
 		rk_error("create an RDMA CM id: %m");
 		return ret;
 	}
-	return rk_cm_bind_listen(srv->listener, srv->o.bind, srv->port, MS_BACKLOG);
+	if (srv->o.bind)
+		return rk_cm_bind_listen(srv->listener, srv->o.bind, srv->port, MS_BACKLOG);
+	return listen_any(srv);
 }
 
 int rk_memserver_check(const struct rk_memserver_opts *o, char *why, size_t why_len)
@@ -773,6 +798,8 @@ void rk_memserver_destroy(struct rk_memserver *srv)
 		dev_free(srv, &srv->devs[srv->ndevs - 1]);
 	if (srv->listener)
 		rdma_destroy_id(srv->listener);
+	if (srv->listener4)
+		rdma_destroy_id(srv->listener4);
 	if (srv->ch)
 		rdma_destroy_event_channel(srv->ch);
 	if (srv->sigfd >= 0) {

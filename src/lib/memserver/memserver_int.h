@@ -70,6 +70,7 @@ struct rk_memserver {
 	uint16_t port;
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *listener;
+	struct rdma_cm_id *listener4; /* 0.0.0.0 beside an IPv6-only [::] listener */
 	int stopfd;
 	int sigfd;
 	sigset_t oldmask;

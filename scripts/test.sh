@@ -7,8 +7,9 @@
 # Debian packages (built, unpacked, run in a guest of their own), the
 # device tests (CTest label "rdma") in a guest of their own, the unit tests on
 # the host (also under valgrind, then under ASan/UBSan), the ASan/UBSan build's
-# device tests in a second guest, the guests' own tests (the runner, the wire,
-# rdmakit-mesh on three guests) and a bounded fuzz run (scripts/fuzz.sh,
+# device tests in a second guest, the iWARP device tests on Soft-iWARP (siw0),
+# the guests' own tests (the runner, the wire, rdmakit-mesh on three guests)
+# and a bounded fuzz run (scripts/fuzz.sh,
 # build-fuzz). On a native RDMA device the device tests run there, one build
 # after the other. Ends with one line: N passed, N failed, N skipped.
 set -euo pipefail
@@ -167,6 +168,22 @@ echo "== test bed and wire tests (guests of their own: runner, two on a wire)"
 RDMAKIT_SOFTROCE_CPUS=1 ctest -L 'softroce|wire' --output-on-failure | tee "$build/beds.log" || status=1
 tally "test bed, wire" "$build/beds.log"
 
+# The iWARP device tests (label rdma, those that need an iWARP device) on
+# Soft-iWARP's siw0 alone, in a guest of their own (scripts/softroce
+# --provider siw): rc over RDMA CM with every byte checked, and each refusal
+# iWARP calls for, by name. Where the device is native this stage has no
+# guest to run in: the device stage runs them on that device (they skip, 77,
+# where it is not iWARP).
+siw_tests='^cli_iwarp$'
+if [ $native = 0 ]; then
+	echo "== iWARP device tests (Soft-iWARP guest: siw0 on 198.18.0.1)"
+	"$root/scripts/softroce" --provider siw setup >/dev/null
+	"$root/scripts/softroce" --provider siw run --cpus 1 -- \
+		sh -c "rdma link show; ctest -L rdma -R '$siw_tests' --output-on-failure" |
+		tee "$build/siw.log" || status=1
+	tally "iWARP device (siw0)" "$build/siw.log"
+fi
+
 if [ $native = 0 ]; then
 	collect "device tests (started $(($(date +%s) - t0)) s ago)" "$device_pid" device "$build/rdma.log"
 else
@@ -200,7 +217,8 @@ summary+=("fuzz: $(grep -c ': no crash$' "$build/fuzz.log" || true) target(s) wi
 echo "== summary"
 printf '%s\n' "${summary[@]}"
 # One closing line for all runs, in the plain form CI reads.
-cat "$build/examples.log" "$build/unit.log" "$build/rdma.log" "$build/beds.log" "$build/fabric.log" "$build/kernel.log" "$build/debian.log" "$asan/examples.log" "$asan/unit.log" "$asan/rdma.log" "$build/fuzz.log" | awk '
+touch "$build/siw.log"
+cat "$build/examples.log" "$build/unit.log" "$build/rdma.log" "$build/siw.log" "$build/beds.log" "$build/fabric.log" "$build/kernel.log" "$build/debian.log" "$asan/examples.log" "$asan/unit.log" "$asan/rdma.log" "$build/fuzz.log" | awk '
 	/tests passed, [0-9]+ tests failed out of/ {
 		for (i = 1; i <= NF; i++) if ($i == "failed") f += $(i - 2); t += $NF
 	}

@@ -158,9 +158,6 @@ static int client_params(struct rk_bench *b, const struct rk_bench_opts *opts, c
 	return ret;
 }
 
-/* The connection's request says "bench", so that an rc or ping server
- * refuses this client by name, and this server theirs. The data QPs and
- * buffers come later, over BENCH_SETUP. */
 /* What bench cannot do on an iWARP device, known once the control connection
  * has its device and before it connects: 0, or -EOPNOTSUPP with why. The
  * data QPs are brought up from addresses swapped on the control connection,
@@ -184,6 +181,9 @@ static int bench_iwarp_refusal(const struct rk_bench *b, const struct rk_device 
 	return -EOPNOTSUPP;
 }
 
+/* The connection's request says "bench", so that an rc or ping server
+ * refuses this client by name, and this server theirs. The data QPs and
+ * buffers come later, over BENCH_SETUP. */
 static int bench_request(struct rk_conn *conn, struct rk_wire_buf *request, int *qp_access,
 			 void *arg)
 {

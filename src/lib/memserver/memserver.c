@@ -507,6 +507,14 @@ static void check_devices(struct rk_memserver *srv)
 			dev_remove(srv, &srv->devs[i]);
 }
 
+static bool is_listener(const struct rk_memserver *srv, const struct rdma_cm_id *id)
+{
+	for (int i = 0; i < srv->nlisteners; i++)
+		if (srv->listeners[i] == id)
+			return true;
+	return false;
+}
+
 static int on_cm_event(struct rk_memserver *srv)
 {
 	struct ms_event ev;
@@ -516,7 +524,7 @@ static int on_cm_event(struct rk_memserver *srv)
 
 	if (ret)
 		return ret == -EAGAIN ? 0 : ret;
-	if (ev.id == srv->listener || ev.id == srv->listener4) {
+	if (is_listener(srv, ev.id)) {
 		rk_error("listener on port %u: %s (%s)", srv->port, rk_cm_event_name(ev.type),
 			 rk_cm_event_hint(ev.type));
 		return ev.type == RDMA_CM_EVENT_DEVICE_REMOVAL ? -ENODEV : -EIO;
@@ -667,31 +675,42 @@ static int setup_fds(struct rk_memserver *srv)
 	return 0;
 }
 
+/* A new listening id on the server's channel, in *id_p. */
+static int new_listener(struct rk_memserver *srv, struct rdma_cm_id **id_p)
+{
+	struct rdma_cm_id *id;
+
+	if (rdma_create_id(srv->ch, &id, NULL, RDMA_PS_TCP)) {
+		rk_error("create an RDMA CM id: %m");
+		return errno ? -errno : -ENOMEM;
+	}
+	srv->listeners[srv->nlisteners++] = id;
+	*id_p = id;
+	return 0;
+}
+
 /* Every address: [::] IPv6-only and 0.0.0.0 on their own ids. A dual-stack
  * [::] listener does not serve IPv4 on iWARP: the provider's TCP listener
  * hands the kernel's RDMA CM a v4-mapped address, which it finds on no
  * device, and the connection is reset before any request reaches us. */
-static int listen_any(struct rk_memserver *srv)
+static int listen_any(struct rk_memserver *srv, struct rdma_cm_id *id)
 {
 	int one = 1, ret;
 
-	if (rdma_set_option(srv->listener, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &one,
-			    sizeof(one)))
-		return rk_cm_bind_listen(srv->listener, NULL, srv->port, MS_BACKLOG);
-	ret = rk_cm_bind_listen(srv->listener, NULL, srv->port, MS_BACKLOG);
-	if (ret || rdma_get_local_addr(srv->listener)->sa_family != AF_INET6)
+	if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &one, sizeof(one)))
+		return rk_cm_bind_listen(id, NULL, srv->port, MS_BACKLOG);
+	ret = rk_cm_bind_listen(id, NULL, srv->port, MS_BACKLOG);
+	if (ret || rdma_get_local_addr(id)->sa_family != AF_INET6)
 		return ret;
-	if (rdma_create_id(srv->ch, &srv->listener4, NULL, RDMA_PS_TCP)) {
-		ret = errno ? -errno : -ENOMEM;
-		srv->listener4 = NULL;
-		rk_error("create an RDMA CM id: %m");
+	ret = new_listener(srv, &id);
+	if (ret)
 		return ret;
-	}
-	return rk_cm_bind_listen(srv->listener4, "0.0.0.0", srv->port, MS_BACKLOG);
+	return rk_cm_bind_listen(id, "0.0.0.0", srv->port, MS_BACKLOG);
 }
 
 static int setup_listener(struct rk_memserver *srv)
 {
+	struct rdma_cm_id *id;
 	int ret;
 
 	srv->ch = rdma_create_event_channel();
@@ -704,15 +723,12 @@ static int setup_listener(struct rk_memserver *srv)
 		rk_error("make the RDMA CM event channel non-blocking: %m");
 		return -errno;
 	}
-	if (rdma_create_id(srv->ch, &srv->listener, NULL, RDMA_PS_TCP)) {
-		ret = errno ? -errno : -ENOMEM;
-		srv->listener = NULL;
-		rk_error("create an RDMA CM id: %m");
+	ret = new_listener(srv, &id);
+	if (ret)
 		return ret;
-	}
 	if (srv->o.bind)
-		return rk_cm_bind_listen(srv->listener, srv->o.bind, srv->port, MS_BACKLOG);
-	return listen_any(srv);
+		return rk_cm_bind_listen(id, srv->o.bind, srv->port, MS_BACKLOG);
+	return listen_any(srv, id);
 }
 
 int rk_memserver_check(const struct rk_memserver_opts *o, char *why, size_t why_len)
@@ -796,10 +812,8 @@ void rk_memserver_destroy(struct rk_memserver *srv)
 		ms_session_free(srv, srv->sessions, false);
 	while (srv->ndevs)
 		dev_free(srv, &srv->devs[srv->ndevs - 1]);
-	if (srv->listener)
-		rdma_destroy_id(srv->listener);
-	if (srv->listener4)
-		rdma_destroy_id(srv->listener4);
+	while (srv->nlisteners)
+		rdma_destroy_id(srv->listeners[--srv->nlisteners]);
 	if (srv->ch)
 		rdma_destroy_event_channel(srv->ch);
 	if (srv->sigfd >= 0) {

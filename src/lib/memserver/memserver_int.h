@@ -69,8 +69,9 @@ struct rk_memserver {
 	struct rk_memserver_opts o;
 	uint16_t port;
 	struct rdma_event_channel *ch;
-	struct rdma_cm_id *listener;
-	struct rdma_cm_id *listener4; /* 0.0.0.0 beside an IPv6-only [::] listener */
+	/* One, or [::] IPv6-only and 0.0.0.0 beside it (listen_any()). */
+	struct rdma_cm_id *listeners[2];
+	int nlisteners;
 	int stopfd;
 	int sigfd;
 	sigset_t oldmask;

@@ -17,9 +17,12 @@
 WIRE_PORT=19100
 # The peer-killed case (guest1.sh/guest2.sh, after the capture): a 64 MiB
 # WRITE whose server is killed; the client must report IBV_WC_RETRY_EXC_ERR
-# within WIRE_KILL_BOUND seconds (client start to exit, 64 MiB setup included).
+# within WIRE_KILL_BOUND seconds of its WRITE's start, and exit within
+# WIRE_KILL_TOTAL of its own start (64 MiB setup included: that part is the
+# host's speed, 30 s in one loaded whole-suite run, not the transport's).
 WIRE_KILL_PORT=19099
-WIRE_KILL_BOUND=45
+WIRE_KILL_BOUND=30
+WIRE_KILL_TOTAL=120
 # Mixed MTU over RDMA CM (last; guest2.sh puts its netdev at 9000, RoCE MTU
 # 4096, guest 1 stays at 1500, 1024). RoCE's CM gives the server the
 # client's MTU; rdmakit's two sides take the smaller instead, so its client

@@ -79,7 +79,7 @@ device_tests() {
 	if [ $native = 1 ]; then
 		(cd "$dir" && env "$@" ctest -L rdma ${skip:+-E "$skip"} --output-on-failure) >"$log" 2>&1
 	else
-		(cd "$dir" && "$root/scripts/softroce" run --cpus 1 -- env "$@" \
+		(cd "$dir" && "$root/scripts/softroce" run --cpus 1 --timeout 3600 -- env "$@" \
 			sh -c "rdma link show; ctest -L rdma ${skip:+-E '$skip'} --output-on-failure") >"$log" 2>&1
 	fi
 }

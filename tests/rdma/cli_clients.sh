@@ -211,7 +211,7 @@ lap "rc --cm --clients 2"
 
 # (6) One client more than --clients 2 (over TCP and RDMA CM): the server
 # serves two, answers the third busy while they run, and says so once; the
-# third tries again for its --timeout 2 and exits 1 saying the server
+# third tries again for its --timeout 1 and exits 1 saying the server
 # stayed busy (or, the server gone by then, that it had been). Before, it
 # waited unanswered and was reset at the end of the run.
 # (The doorman's CM path runs under the sanitizers in cli_persist.sh.)
@@ -220,9 +220,10 @@ for cm in "" --cm; do
 	[ -n "$cm" ] && { plain_only || continue; P=$((PORT + 7)); }
 	server "$RDMAKIT" rc --server --clients 2 $cm -p $P -s 32M --wait 60
 	clients 2 "$RDMAKIT" rc "$IP" $cm -p $P --op write -s 32M
-	# both connected (they retry until the server listens) and writing
-	sleep 1
-	run 1 "$RDMAKIT" rc "$IP" $cm -p $P --op write -s 4k -t 2 &&
+	# both connected (they retry until the server listens) and writing; the
+	# third's 1 s is short beside their 32 MiB each (seconds on rxe in a guest)
+	wait_for "$dir/c1" "connected to" 60 && wait_for "$dir/c2" "connected to" 60
+	run 1 "$RDMAKIT" rc "$IP" $cm -p $P --op write -s 4k -t 1 &&
 		has "$err" "busy with other clients"
 	clients_exit 0
 	server_exit 0 && has "$dir/srv" "server: 2 clients, every one checked: OK" &&

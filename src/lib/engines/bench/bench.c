@@ -201,6 +201,15 @@ static int bench_request(struct rk_conn *conn, struct rk_wire_buf *request, int 
 	return 0;
 }
 
+/* The connection's callbacks share one arg, bench's own: the caller's
+ * on_listening is called with the caller's arg from here. */
+static void bench_listening(void *arg)
+{
+	struct rk_bench *b = arg;
+
+	b->caller_listening(b->caller_arg);
+}
+
 static int bench_judge(struct rk_conn *conn, const struct rk_wire_buf *request,
 		       struct rk_wire_buf *reply, int *qp_access, char *reason, size_t reason_len,
 		       void *arg)
@@ -260,6 +269,9 @@ static int bench_connect(const struct rk_bench_opts *opts, struct rk_conn *pendi
 	b->o.conn.ctl_keep_receives = 2; /* the data QPs are others */
 	b->o.conn.prepare = bench_request;
 	b->o.conn.on_request = bench_judge;
+	b->caller_listening = opts->conn.on_listening;
+	b->caller_arg = opts->conn.arg;
+	b->o.conn.on_listening = opts->conn.on_listening ? bench_listening : NULL;
 	b->o.conn.arg = b;
 	if (pending)
 		ret = rk_conn_establish_accepted(pending, &b->o.conn, &b->conn);

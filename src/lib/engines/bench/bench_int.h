@@ -123,6 +123,9 @@ struct rk_bench {
 	struct rk_bench_opts o;
 	struct rk_bench_plan plan; /* the client's, as it announces it (server: as learnt) */
 	struct rk_conn *conn;
+	/* The caller's on_listening and its arg: the connection's arg is b */
+	void (*caller_listening)(void *arg);
+	void *caller_arg;
 	struct rk_bench_info info;
 	struct bworker *w;
 	uint32_t nworkers;

@@ -6,8 +6,9 @@
  * the server answers with the buffer it exposes. The server creates that
  * buffer only once it knows the request, so it registers exactly the access
  * the request needs. Tools supply two callbacks:
- *   client: prepare(conn, &request, &qp_access) once the device and PD are
- *           known;
+ *   client: prepare(conn, &request, &qp_access, why) once the device and PD
+ *           are known; a non-zero return ends the client's setup (why, if
+ *           set, is logged once by the connection);
  *   server: on_request(conn, &peer_request, &reply, &qp_access) the same,
  *           after the request was received; a non-zero return refuses the
  *           client (its reason is sent to it) and ends the server's setup.
@@ -70,7 +71,7 @@ struct rk_conn_opts {
 	 * type of service, and what CM cannot carry is warned about. */
 	struct rk_traffic traffic;
 	int (*prepare)(struct rk_conn *conn, struct rk_wire_buf *request, int *qp_access,
-		       void *arg);
+		       char *why, size_t why_len, void *arg);
 	int (*on_request)(struct rk_conn *conn, const struct rk_wire_buf *request,
 			  struct rk_wire_buf *reply, int *qp_access, char *reason,
 			  size_t reason_len, void *arg);

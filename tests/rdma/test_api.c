@@ -279,11 +279,14 @@ struct conn_side {
 	int released;
 };
 
-static int cli_prepare(struct rk_conn *conn, struct rk_wire_buf *req, int *qp_access, void *arg)
+static int cli_prepare(struct rk_conn *conn, struct rk_wire_buf *req, int *qp_access,
+		       char *why, size_t why_len, void *arg)
 {
 	struct conn_side *c = arg;
 	int ret;
 
+	(void)why;
+	(void)why_len;
 	ret = rk_mr_alloc(conn->pd, LEN, IBV_ACCESS_LOCAL_WRITE, &c->mr);
 	if (ret)
 		return ret;

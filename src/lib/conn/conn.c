@@ -160,10 +160,19 @@ static int tcp_local_setup(struct rk_conn *c, const struct rk_conn_opts *o)
 	return rk_qp_create(c->pd, c->dev, c->cq, c->cq, &qa, &c->qp);
 }
 
-/* The tool's buffer for a client's request (o->prepare): 0, or its error. */
+/* The tool's buffer for a client's request (o->prepare): 0, or its error
+ * (the tool's why, where it gave one, logged here). */
 static int prepare_request(struct rk_conn *c, const struct rk_conn_opts *o, int *access_p)
 {
-	return o->prepare ? o->prepare(c, &c->request, access_p, o->arg) : 0;
+	char why[256] = "";
+	int ret;
+
+	if (!o->prepare)
+		return 0;
+	ret = o->prepare(c, &c->request, access_p, why, sizeof(why), o->arg);
+	if (ret && why[0])
+		rk_error("%s", why);
+	return ret;
 }
 
 /* The tool judges a client's request (o->on_request) and makes the reply:

@@ -185,16 +185,13 @@ static int bench_iwarp_refusal(const struct rk_bench *b, const struct rk_device 
  * refuses this client by name, and this server theirs. The data QPs and
  * buffers come later, over BENCH_SETUP. */
 static int bench_request(struct rk_conn *conn, struct rk_wire_buf *request, int *qp_access,
-			 void *arg)
+			 char *why, size_t why_len, void *arg)
 {
-	char why[256];
 	int ret;
 
-	ret = bench_iwarp_refusal(arg, conn->dev, why, sizeof(why));
-	if (ret) {
-		rk_error("%s", why);
+	ret = bench_iwarp_refusal(arg, conn->dev, why, why_len);
+	if (ret)
 		return ret;
-	}
 	memset(request, 0, sizeof(*request));
 	request->op = RK_WIRE_OP_BENCH;
 	*qp_access = 0;

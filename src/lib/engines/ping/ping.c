@@ -144,12 +144,14 @@ static void native_listening(void *arg)
 }
 
 static int native_prepare(struct rk_conn *conn, struct rk_wire_buf *req, int *qp_access,
-			  void *arg)
+			  char *why, size_t why_len, void *arg)
 {
 	struct native *n = arg;
 	struct rk_ping_result *res = n->r->res;
 	int ret;
 
+	(void)why;
+	(void)why_len;
 	rk_run_counters_start(&res->counters, conn->dev, conn->port_num);
 	ret = rk_mr_alloc(conn->pd, 2 * (size_t)res->size, IBV_ACCESS_LOCAL_WRITE, &n->mr);
 	if (ret)

@@ -307,17 +307,15 @@ static int on_request(struct rk_conn *conn, const struct rk_wire_buf *req,
 
 /* Client: a local buffer that only this side writes into. It exposes
  * nothing: no remote access, and no address or rkey is sent. */
-static int prepare(struct rk_conn *conn, struct rk_wire_buf *req, int *qp_access, void *arg)
+static int prepare(struct rk_conn *conn, struct rk_wire_buf *req, int *qp_access, char *why,
+		   size_t why_len, void *arg)
 {
 	struct rc *rc = arg;
-	char why[256];
 	int ret;
 
-	ret = flow_device_check(rc, conn->dev, why, sizeof(why));
-	if (ret) {
-		rk_error("%s", why);
+	ret = flow_device_check(rc, conn->dev, why, why_len);
+	if (ret)
 		return ret;
-	}
 	rk_run_counters_start(&rc->res->counters, conn->dev, conn->port_num);
 	ret = region_alloc(rc, conn, local_access(rc, conn->dev));
 	if (ret)

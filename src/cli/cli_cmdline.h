@@ -33,7 +33,8 @@ struct cli_dev_opts {
 #define CLI_DEV_OPTS(o)                                                                          \
 	CLI_DEV_PORT_OPTS(o),                                                                    \
 		{"gid-index", 'g', CLI_OPT_INT, &(o)->gid_index, -1, 255, "IDX",                  \
-		 "GID index; -1 chooses a RoCE v2 GID by itself"}
+		 "GID index; -1 chooses by itself (RoCE: a RoCE v2 GID on the route; "           \
+		 "InfiniBand: 0; iWARP: none, RDMA CM addresses it)"}
 
 /* The connection group, shared by every client/server command (like fabtests'
  * CS_OPTS): the role, the port, TCP exchange or RDMA CM, the two waits, and

@@ -13,6 +13,7 @@
 # build-fuzz). On a native RDMA device the device tests run there, one build
 # after the other. Ends with one line: N passed, N failed, N skipped.
 set -euo pipefail
+suite_t0=$(date +%s)
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${RDMAKIT_BUILD_DIR:-$root/build}
 # shellcheck source=scripts/deps.sh
@@ -51,6 +52,16 @@ asan_skip=${RDMAKIT_ASAN_SKIP-^mesh_smoke\$}
 san_env=(RDMAKIT_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1:exitcode=86
 	"LSAN_OPTIONS=suppressions=$root/tests/lsan.supp:print_suppressions=0:exitcode=86"
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86)
+
+# timed NAME CMD...: CMD, its wall and CPU seconds (children's, guests'
+# QEMU included) added to times.log for the summary: the suite's budget is
+# 25 minutes on a 2-core machine, and the stages share its CPU.
+: >"$build/times.log"
+timed() {
+	local TIMEFORMAT="  $1: %0R s wall, %0U+%0S s CPU"
+	shift
+	{ time "$@" 2>&3; } 3>&2 2>>"$build/times.log"
+}
 
 # tally NAME LOG: the summary line of a stage, from its CTest log.
 tally() {
@@ -92,7 +103,7 @@ device_tests() {
 # blk in one guest. Three guest boots, in the background from the start:
 # much of their time is waiting on the wire.
 echo "== kernel tests (rkblk module and rdmakit memserver, two Soft-RoCE guests), in the background"
-(ctest -L '^kernel$' --output-on-failure >"$build/kernel.log" 2>&1) &
+(timed kernel ctest -L '^kernel$' --output-on-failure >"$build/kernel.log" 2>&1) &
 kernel_pid=$!
 
 # The Debian packages (label "debian", tests/debian): dpkg-buildpackage in a
@@ -100,7 +111,7 @@ kernel_pid=$!
 # and DKMS's rkblk built against the unpacked packages, then the unpacked
 # rdmakit, the examples and the module in a Soft-RoCE guest of its own.
 echo "== Debian packages (built, unpacked, run in a guest of their own), in the background"
-(ctest -L debian --output-on-failure >"$build/debian.log" 2>&1) &
+(timed "Debian packages" ctest -L debian --output-on-failure >"$build/debian.log" 2>&1) &
 debian_pid=$!
 
 # In Soft-RoCE the plain and the ASan/UBSan device tests run at the same time,
@@ -115,12 +126,12 @@ tally "examples build" "$build/examples.log"
 t0=$(date +%s)
 if [ $native = 0 ]; then
 	echo "== device tests (Soft-RoCE guest: rxe0 on 198.18.0.1), in the background"
-	(device_tests "$build" "$build/rdma.log" "") &
+	(timed device device_tests "$build" "$build/rdma.log" "") &
 	device_pid=$!
 fi
 
 echo "== unit tests (host), each also under valgrind memcheck (label valgrind)"
-ctest -LE 'rdma|wire|kernel|softroce|mesh|debian' -E '^examples_build$' --output-on-failure | tee "$build/unit.log" || status=1
+timed unit ctest -LE 'rdma|wire|kernel|softroce|mesh|debian' -E '^examples_build$' --output-on-failure | tee "$build/unit.log" || status=1
 tally unit "$build/unit.log"
 
 if [ $native = 1 ]; then
@@ -132,7 +143,7 @@ fi
 # A bounded libFuzzer run (clang, build-fuzz): the exchange-message and option
 # parsers, from the seed corpus in tests/fuzz/corpus; any crash fails. In the
 # background (one CPU for a minute); its log is shown at the end.
-("$root/scripts/fuzz.sh" "${RDMAKIT_FUZZ_SECONDS:-60}" >"$build/fuzz.log" 2>&1) &
+(timed fuzz "$root/scripts/fuzz.sh" "${RDMAKIT_FUZZ_SECONDS:-60}" >"$build/fuzz.log" 2>&1) &
 fuzz_pid=$!
 
 echo "== ASan/UBSan build ($asan, started in the background after the first build)"
@@ -146,11 +157,11 @@ echo "== the examples against the installed library, ASan/UBSan (host)"
 tally "examples build, ASan/UBSan" "$asan/examples.log"
 if [ $native = 0 ]; then
 	echo "== device tests, ASan/UBSan${asan_skip:+ (all but: $asan_skip)}, in a second guest beside the first"
-	(device_tests "$asan" "$asan/rdma.log" "$asan_skip" "${san_env[@]}") &
+	(timed "device, ASan/UBSan" device_tests "$asan" "$asan/rdma.log" "$asan_skip" "${san_env[@]}") &
 	asan_device_pid=$!
 fi
 echo "== unit tests, ASan/UBSan (host)"
-(cd "$asan" && env "${san_env[@]}" ctest -L unit -E '^examples_build$' --output-on-failure) |
+(cd "$asan" && timed "unit, ASan/UBSan" env "${san_env[@]}" ctest -L unit -E '^examples_build$' --output-on-failure) |
 	tee "$asan/unit.log" || status=1
 tally "unit, ASan/UBSan" "$asan/unit.log"
 if [ $native = 1 ]; then
@@ -165,7 +176,7 @@ fi
 # tshark capturing RoCE v2 between them). rdmakit-mesh with faults injected
 # (label "mesh") runs last, alone: see there.
 echo "== test bed and wire tests (guests of their own: runner, two on a wire)"
-RDMAKIT_SOFTROCE_CPUS=1 ctest -L 'softroce|wire' --output-on-failure | tee "$build/beds.log" || status=1
+RDMAKIT_SOFTROCE_CPUS=1 timed "test bed, wire" ctest -L 'softroce|wire' --output-on-failure | tee "$build/beds.log" || status=1
 tally "test bed, wire" "$build/beds.log"
 
 # The iWARP device tests (label rdma, those that need an iWARP device) on
@@ -178,7 +189,7 @@ siw_tests='^cli_iwarp$'
 if [ $native = 0 ]; then
 	echo "== iWARP device tests (Soft-iWARP guest: siw0 on 198.18.0.1)"
 	"$root/scripts/softroce" --provider siw setup >/dev/null
-	"$root/scripts/softroce" --provider siw run --cpus 1 -- \
+	timed "iWARP device" "$root/scripts/softroce" --provider siw run --cpus 1 -- \
 		sh -c "rdma link show; ctest -L rdma -R '$siw_tests' --output-on-failure" |
 		tee "$build/siw.log" || status=1
 	tally "iWARP device (siw0)" "$build/siw.log"
@@ -206,7 +217,7 @@ fi
 # or stalled 100 ms, and was flagged. So it runs when every other guest is
 # down.
 echo "== fabric tests (rdmakit-mesh on three guests on a hub, faults injected), alone"
-RDMAKIT_SOFTROCE_CPUS=1 ctest -L mesh --output-on-failure | tee "$build/fabric.log" || status=1
+RDMAKIT_SOFTROCE_CPUS=1 timed fabric ctest -L mesh --output-on-failure | tee "$build/fabric.log" || status=1
 tally "fabric" "$build/fabric.log"
 
 echo "== fuzzing (in the background since the device tests began)"
@@ -216,6 +227,9 @@ summary+=("fuzz: $(grep -c ': no crash$' "$build/fuzz.log" || true) target(s) wi
 
 echo "== summary"
 printf '%s\n' "${summary[@]}"
+echo "time by stage (they overlap; CPU includes their guests):"
+cat "$build/times.log"
+echo "  whole suite: $(($(date +%s) - suite_t0)) s wall"
 # One closing line for all runs, in the plain form CI reads.
 touch "$build/siw.log"
 cat "$build/examples.log" "$build/unit.log" "$build/rdma.log" "$build/siw.log" "$build/beds.log" "$build/fabric.log" "$build/kernel.log" "$build/debian.log" "$asan/examples.log" "$asan/unit.log" "$asan/rdma.log" "$build/fuzz.log" | awk '

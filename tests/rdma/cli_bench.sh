@@ -381,7 +381,10 @@ for conn in "" "--cm"; do
 		# shellcheck disable=SC2086
 		timeout 60 "$RDMAKIT" bench "$IP" $conn -p "$PORT" -D 10 -s 4k >"$cli_out" 2>"$cli_err" &
 		cpid=$!
-		sleep 3
+		# both set up and running (their column headers), then into the run:
+		# a fixed sleep killed mid-setup in a slow (sanitized) guest
+		wait_for "$srv_out" "#bytes" 60 && wait_for "$cli_out" "#bytes" 60
+		sleep 1
 		if [ $victim = server ]; then
 			killed "$spid" "$cpid" "bench $conn, server killed" "$cli_err" &&
 			has "$cli_err" "closed the control connection"

@@ -324,6 +324,14 @@ static void rkblk_cm_rejected(struct rkblk_queue *q, struct rdma_cm_event *ev)
 	char text[RK_MEM_REJECT_TEXT + 1];
 
 	rej = rdma_consumer_reject_data(q->cm_id, ev, &len);
+	/*
+	 * siw reports an MPA reject as -ECONNRESET, which rdma_cm does not
+	 * count as the consumer's; its private data still carries the reason.
+	 */
+	if (!rej && rdma_protocol_iwarp(q->cm_id->device, q->cm_id->port_num)) {
+		rej = ev->param.conn.private_data;
+		len = ev->param.conn.private_data_len;
+	}
 	if (rej && len >= RK_MEM_REJECT_LEN &&
 	    be32_to_cpu(rej->magic) == RK_MEM_REJECT_MAGIC &&
 	    be16_to_cpu(rej->type) == RK_MEM_REJECT_TYPE) {

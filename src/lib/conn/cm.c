@@ -218,12 +218,13 @@ static int event_errno(const struct cm_event *ev)
 	switch (ev->type) {
 	case RDMA_CM_EVENT_REJECTED:
 		/* The consumer (a server) said no: a decision, not worth a retry,
-		 * but for "busy with another client" (-EBUSY). Anything else (no
-		 * listener: invalid service ID) may pass. */
-		if (ev->status == 28)
-			return reject_msg(ev, &msg) && msg.u.error.code == -EBUSY ? -EBUSY :
-										  -ECONNABORTED;
-		return -ECONNREFUSED;
+		 * but for "busy with another client" (-EBUSY). IB and RoCE say so
+		 * by status 28; iWARP's MPA reject comes as -ECONNRESET (siw), so
+		 * an rdmakit server's ERROR message in it says so there. Anything
+		 * else (no listener: invalid service ID) may pass. */
+		if (reject_msg(ev, &msg))
+			return msg.u.error.code == -EBUSY ? -EBUSY : -ECONNABORTED;
+		return ev->status == 28 ? -ECONNABORTED : -ECONNREFUSED;
 	case RDMA_CM_EVENT_UNREACHABLE:
 		/* A SIDR reply's status: 1 (IB_SIDR_UNSUPPORTED) is no listener on
 		 * that port (yet), 2 (IB_SIDR_REJECT) the server said no. */

@@ -32,7 +32,7 @@ faults) client="sh $HERE/client_faults.sh $RDMAKIT $KO $W" ;;
 esac
 t0=$(date +%s)
 # shellcheck disable=SC2086
-"$SOFTROCE" run2 --timeout "${RDMAKIT_KERNEL_TIMEOUT:-1200}" -- sh "$HERE/server.sh" "$RDMAKIT" "$W" "${RDMAKIT_KERNEL_TIMEOUT:-1200}" -- $client
+"$SOFTROCE" run2 --timeout "${RDMAKIT_KERNEL_TIMEOUT:-2400}" -- sh "$HERE/server.sh" "$RDMAKIT" "$W" "${RDMAKIT_KERNEL_TIMEOUT:-2400}" -- $client
 rc=$?
 echo "kernel_$CASE: both guests done in $(($(date +%s) - t0)) s (run2 exit $rc, expected 0)"
 exit $rc

@@ -47,7 +47,8 @@ echo "attached: $disk"
 case "$disk" in rkblk[0-9]*) ;; *) echo "FAIL: attach printed '$disk'"; fails=$((fails + 1)) ;; esac
 run 0 "$RDMAKIT" blk list && has "$out" "$disk  live  server $IP:$PORT"
 run 0 "$RDMAKIT" blk list --json && json "
-disk = [x for x in d if x['name'] == '$disk'][0]
+assert d['result'] == 'ok', d
+disk = [x for x in d['disks'] if x['name'] == '$disk'][0]
 assert disk['state'] == 'live', disk
 assert disk['size'] == 32 << 20, disk
 assert disk['queues'] == 1 and disk['queue_depth'] == 16, disk

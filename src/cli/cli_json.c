@@ -47,10 +47,12 @@ void cli_add_double(json_object *o, const char *key, double v)
 
 /* ---- what stderr said: the failure's text ---- */
 
-/* The first error line since the last document took one ("" when none),
- * and the one that document took. Written under stderr's lock (the
- * cookie's write), read by the main thread once the run is over. */
-static char said[1024], said_taken[1024];
+/* Since the last document took one ("" when none): the library's first
+ * error line (where the failure was first understood) and the CLI's last
+ * (after any note of its own: a usage error ends the parse); and the text
+ * that document took. Written under stderr's lock (the cookie's write),
+ * read by the main thread once the run is over. */
+static char said_lib[1024], said_cli[1024], said_taken[1024];
 static char line[1024];
 static size_t line_len;
 static int fail_err; /* the last failure's negative errno (cli_fail(), cli_add_result()) */
@@ -61,19 +63,16 @@ static int fail_err; /* the last failure's negative errno (cli_fail(), cli_add_r
  * infos are not. */
 static void keep_line(const char *l)
 {
-	const char *text = NULL, *colon;
+	const char *colon;
 
 	if (!strncmp(l, "rdmakit: ", 9)) {
-		if (!strncmp(l + 9, "error: ", 7))
-			text = l + 16;
+		if (!strncmp(l + 9, "error: ", 7) && l[16] && !said_lib[0])
+			snprintf(said_lib, sizeof(said_lib), "%s", l + 16);
 	} else if ((!strncmp(l, "rdmakit ", 8) || !strncmp(l, "rdmakit-", 8)) &&
-		   (colon = strstr(l, ": ")) != NULL) {
-		text = colon + 2;
-		if (!strncmp(text, "note:", 5) || !strncmp(text, "warning:", 8))
-			text = NULL;
+		   (colon = strstr(l, ": ")) != NULL && colon[2] &&
+		   strncmp(colon + 2, "note:", 5) && strncmp(colon + 2, "warning:", 8)) {
+		snprintf(said_cli, sizeof(said_cli), "%s", colon + 2);
 	}
-	if (text && text[0] && !said[0])
-		snprintf(said, sizeof(said), "%s", text);
 }
 
 static ssize_t stderr_write(void *cookie, const char *buf, size_t size)
@@ -116,13 +115,16 @@ void cli_json_init(void)
 		fclose(f);
 }
 
-/* The failure's text: what stderr said since the last document took it,
- * else what the last one took, else err's strerror. */
+/* The failure's text: what stderr said since the last document took it
+ * (the library's error, else the CLI's), else what the last one took, else
+ * err's strerror. */
 static const char *error_text(int err)
 {
+	const char *said = said_lib[0] ? said_lib : said_cli;
+
 	if (said[0]) {
-		memcpy(said_taken, said, sizeof(said));
-		said[0] = '\0';
+		memcpy(said_taken, said, sizeof(said_taken));
+		said_lib[0] = said_cli[0] = '\0';
 	} else if (!said_taken[0]) {
 		snprintf(said_taken, sizeof(said_taken), "%s", rk_strerror(err ? err : -EIO));
 	}

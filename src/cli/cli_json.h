@@ -23,13 +23,14 @@ void cli_add_double(json_object *o, const char *key, double v);
  * every outcome: the command's report, or where it has none (it failed
  * before there was anything to report, or a usage error) one that main()
  * makes. Either way it carries "result": "ok" or "failed", and a failure
- * "error", the text of the first error line stderr showed for it (without
- * its "rdmakit: error: " or "rdmakit CMD: "), and "errno", the failure's
- * errno name ("ECONNREFUSED"). docs/json.md describes it. */
+ * "error", the text of the error line stderr showed for it (the library's
+ * first "rdmakit: error: TEXT", else the CLI's last "rdmakit CMD: TEXT" that
+ * is not a "note:": TEXT), and "errno", the failure's errno name
+ * ("ECONNREFUSED"). docs/json.md describes it. */
 
 /* From main() before a command runs: stderr becomes a stream that writes
- * to fd 2 as before and keeps the first error line (the library's
- * messages go through it as well), for the failure's "error". */
+ * to fd 2 as before and keeps the error lines (the library's messages go
+ * through it as well), for the failure's "error". */
 void cli_json_init(void);
 
 /* After a command's parse (cli_cmdline.c): --json was given (parsed: read

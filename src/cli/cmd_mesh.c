@@ -22,7 +22,7 @@ int cmd_mesh(int argc, char **argv)
 	/* rdmakit-mesh parses the options; where it cannot run, --json still
 	 * gets its failure document (cli_json.h). */
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strcmp(argv[i], "--json"))
+		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
 			cli_json_wanted();
 	argv[0] = (char *)MESH_PROG;
 	if (len > 0) {

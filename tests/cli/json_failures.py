@@ -54,7 +54,6 @@ CASES = [
     (["memserver", "--bind", FAR, "--json"], {1}, None),
     (["blk", "attach", FAR, "-s", "1M", "--json"], {1}, None),
     (["blk", "detach", "rkblk999999", "--json"], {1}, None),
-    (["mesh", "--json"], {1, 3}, None),
     (["mesh", "--json", "--bogus"], {1, 3}, None),
     # usage errors: --json before the bad option, after it, or a check after the parse
     (["rc", "--json", "--bogus"], {2}, "EINVAL"),
@@ -69,6 +68,14 @@ CASES = [
     (["blk", "detach", "--json"], {2}, "EINVAL"),
     (["ud", "--server", "--clients", "0", "--json"], {2}, "EINVAL"),
 ]
+
+# rdmakit-mesh alone: MPI_Init, then "needs at least 2 ranks". Not under ASan
+# (scripts/test.sh's RDMAKIT_SANITIZED): Open MPI's own allocations would be
+# reported as leaks, as for mesh_smoke, which that stage leaves out.
+if os.environ.get("RDMAKIT_SANITIZED") == "1":
+    print("not run under ASan: rdmakit mesh --json (MPI_Init's allocations)")
+else:
+    CASES.append((["mesh", "--json"], {1, 3}, None))
 
 # Documents of a run that worked, on any host: the same schema.
 OK_CASES = [

@@ -2,11 +2,12 @@
 # Sourced by demo.sh and test.sh: install the Debian packages rdmakit needs to
 # build and test, only those missing, with one apt-get update first. man-db,
 # groff-base and bash-completion: the docs test reads the generated man pages
-# with man -l and loads the completion as bash-completion does.
+# with man -l and loads the completion as bash-completion does. python3-jsonschema:
+# cli_json_failures validates the --json documents (and the mesh tests theirs).
 
 RDMAKIT_BUILD_PACKAGES="cmake gcc make pkg-config libibverbs-dev librdmacm-dev libjson-c-dev
 libcmocka-dev libssl-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils iproute2 python3
-man-db groff-base bash-completion"
+python3-jsonschema man-db groff-base bash-completion"
 
 # Only for the checks beyond the build: fuzzing (clang, libFuzzer) and valgrind.
 RDMAKIT_FUZZ_PACKAGES="clang libclang-rt-14-dev"
@@ -23,7 +24,7 @@ RDMAKIT_BENCH_PACKAGES="perftest ucx-utils gnuplot-nox python3"
 
 # Only for the mesh test bed (scripts/softroce mesh, tests/softroce/mesh.sh)
 # and rdmakit-mesh: Open MPI, whose mpirun starts ranks across the guests.
-RDMAKIT_MESH_PACKAGES="openmpi-bin libopenmpi-dev python3-jsonschema"
+RDMAKIT_MESH_PACKAGES="openmpi-bin libopenmpi-dev"
 
 # Only for the Debian packages (debian/, tests/debian): dpkg-buildpackage,
 # debhelper with DKMS, lintian; the rest of debian/control's Build-Depends is

@@ -25,7 +25,8 @@ int rk_tcp_accept(int listen_fd, int timeout_ms, struct rk_ctl **ctl_p);
 
 /* Connect to host:port. While nothing listens there yet (refused, or
  * unreachable for now), keep trying every 200 ms for up to retry_ms, then give
- * up with -ETIMEDOUT and a message that says so. */
+ * up with a message that says so and the last try's error (-ECONNREFUSED,
+ * -EHOSTUNREACH ...), the one the message names. */
 int rk_tcp_connect(const char *host, uint16_t port, int retry_ms, struct rk_ctl **ctl_p);
 
 /* Whether the peer of a TCP control channel closed or reset its end, seen

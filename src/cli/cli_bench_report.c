@@ -622,7 +622,8 @@ int cli_bench_end(struct cli_bench_report *rp, int status)
 		/* After the interval lines, the document on a line of its own. */
 		json_object_object_add(rp->doc, "ok", json_object_new_boolean(status == CLI_OK));
 		json_object_object_add(rp->doc, "record", json_object_new_string("summary"));
-		cli_json_line(rp->doc);
+		cli_json_lines = true; /* the outcome, on a line after the records */
+		cli_json_print(rp->doc);
 	} else if (o->json) {
 		json_object_object_add(rp->doc, "ok", json_object_new_boolean(status == CLI_OK));
 		cli_json_print(rp->doc);

@@ -91,6 +91,7 @@ static int verdict(const struct cli_clients_report *r, json_object *doc)
 	json_object *failed = json_object_new_array(), *missing = json_object_new_array();
 	uint32_t nfailed = 0, nmissing = 0, n = r->n;
 	const char *who = r->who;
+	int first_err = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct rk_client_outcome *c = outcome(r, i);
@@ -105,6 +106,8 @@ static int verdict(const struct cli_clients_report *r, json_object *doc)
 						   "waiting)\n", who, c->index, n, r->wait_s);
 		} else if (c->status) {
 			nfailed++;
+			if (!first_err)
+				first_err = c->status;
 			json_object_array_add(failed, failed_json(c));
 			if (!doc)
 				printf("%s: client %u (%s) FAILED: %s\n", who, c->index, c->peer,
@@ -115,6 +118,11 @@ static int verdict(const struct cli_clients_report *r, json_object *doc)
 		json_object_object_add(doc, "failed_clients", failed);
 		json_object_object_add(doc, "missing_clients", missing);
 		json_object_object_add(doc, "ok", json_object_new_boolean(!nfailed && !nmissing));
+		/* The verdict on stderr, the outcome's "error" (cli_json.h). */
+		if (nfailed || nmissing)
+			fprintf(stderr, "rdmakit %s: %u client%s: %u OK, %u failed, %u missing\n",
+				who, n, n == 1 ? "" : "s", n - nfailed - nmissing, nfailed,
+				nmissing);
 	} else {
 		json_object_put(failed);
 		json_object_put(missing);
@@ -124,7 +132,9 @@ static int verdict(const struct cli_clients_report *r, json_object *doc)
 			printf("%s: %u client%s: %u OK, %u failed, %u missing: FAILED\n", who, n,
 			       n == 1 ? "" : "s", n - nfailed - nmissing, nfailed, nmissing);
 	}
-	return nfailed || nmissing ? CLI_FAILED : CLI_OK;
+	if (nfailed || nmissing)
+		return cli_fail(first_err ? first_err : -ETIMEDOUT); /* failed, else missing */
+	return CLI_OK;
 }
 
 static json_object *client_json(const struct cli_clients_report *r, uint32_t i)

@@ -28,6 +28,7 @@ int cli_parse_epilog(const char *cmd, const char *usage, const char *description
 {
 	int ret = cli_opts_parse(cmd, opts, argc, argv, first_arg_p);
 
+	cli_json_want(opts, argc, argv, ret == 0);
 	if (ret == 1) {
 		cli_opts_help_epilog(stdout, usage, description, opts, epilog);
 		return CLI_OK;

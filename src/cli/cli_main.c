@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "cli_cmdline.h"
+#include "cli_json.h"
 
 /* One option table of a command that has several: the words that select
  * it ("attach", "--proto=rping"), and the program whose letters it speaks
@@ -92,9 +93,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--version"))
 		return cli_version();
+	cli_json_init();
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
+			return cli_json_finish(commands[i].run(argc - 1, argv + 1));
 	fprintf(stderr, "rdmakit: unknown command '%s' (see rdmakit --help)\n", argv[1]);
 	return CLI_USAGE;
 }

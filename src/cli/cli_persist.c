@@ -70,7 +70,7 @@ int cli_persist(const char *who, bool json, cli_serve_fn serve, void *arg)
 	unsigned served = 0, failed = 0;
 	int status = CLI_OK;
 
-	cli_json_lines = json;
+	cli_json_lines = cli_json_records = json; /* each client's report a line */
 	cli_stop_signals(true);
 	while (!cli_stop_signal) {
 		bool listened = false;
@@ -87,6 +87,7 @@ int cli_persist(const char *who, bool json, cli_serve_fn serve, void *arg)
 		fflush(stdout);
 	}
 	cli_stop_signals(false);
+	cli_json_records = false; /* the summary, or the server's failure, is the outcome */
 	if (status == CLI_OK)
 		persist_summary(who, json, served, failed);
 	return status;

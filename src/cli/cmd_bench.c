@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "cli_bench_report.h"
 #include "cli_cmdline.h"
+#include "cli_json.h"
 #include "cli_gates.h"
 #include "cli_serve.h"
 #include "cli_srq.h"
@@ -253,7 +254,7 @@ static int serve_one(void *arg, bool *listened)
 	ret = rk_bench_connect(run->bo, &b);
 	*listened = run->listened;
 	if (ret)
-		return ret == -EINTR && cli_stop_signal ? CLI_STOPPED : CLI_FAILED;
+		return ret == -EINTR && cli_stop_signal ? CLI_STOPPED : cli_fail(ret);
 	status = run_rounds(b, &rp, run->p, &run->bo->plan);
 	rk_bench_close(b);
 	return cli_bench_end(&rp, status);
@@ -277,7 +278,7 @@ static int serve_clients(void *arg)
 				     o->json ? NULL : cli_bench_client_end, NULL, &rep);
 	cli_stop_signals(false);
 	if (ret)
-		return CLI_FAILED;
+		return cli_fail(ret);
 	status = cli_bench_clients(&rp, &rep);
 	rk_bench_clients_free(&rep);
 	return status;

@@ -15,13 +15,28 @@
 static const char blk_usage[] =
 	"rdmakit blk attach HOST [-p PORT] --size SIZE [--queues N] [--queue-depth N]\n"
 	"                        [--reconnect-delay S] [--loss-timeout S] [--tclass N | --dscp N]\n"
-	"       rdmakit blk detach rkblkN\n"
+	"                        [--json]\n"
+	"       rdmakit blk detach rkblkN [--json]\n"
 	"       rdmakit blk list [--json]";
+
+/* --json: {"result": "ok", "disk": NAME}; a failure's document is main()'s
+ * (cli_json.h). */
+static void disk_done(bool json, const char *name)
+{
+	json_object *doc;
+
+	if (!json)
+		return;
+	doc = json_object_new_object();
+	cli_add_str(doc, "disk", name);
+	cli_json_print(doc);
+}
 
 static int blk_attach(int argc, char **argv)
 {
 	uint64_t port = RK_MEM_DEFAULT_PORT, size = 0, queues = 0, depth = 0, delay = 0;
 	int64_t loss = -1;
+	bool json = false;
 	struct cli_traffic_opts tc = CLI_TRAFFIC_OPTS_DEFAULT;
 	struct rk_traffic t;
 	const struct cli_opt opts[] = {
@@ -37,6 +52,7 @@ static int blk_attach(int argc, char **argv)
 		{"loss-timeout", 0, CLI_OPT_INT, &loss, 0, RK_BLK_MAX_LOSS_TIMEOUT, "S",
 		 "seconds without the server before I/O fails", .def = "the module's, 60"},
 		CLI_TCLASS_OPTS(&tc),
+		CLI_JSON_OPT(&json),
 		CLI_OPT_END,
 	};
 	struct rk_blk_attach_opts o;
@@ -74,15 +90,19 @@ static int blk_attach(int argc, char **argv)
 	}
 	if (ret) {
 		fprintf(stderr, "rdmakit blk attach: %s\n", msg);
-		return CLI_FAILED;
+		return cli_fail(ret);
 	}
-	printf("%s\n", name);
+	if (json)
+		disk_done(json, name);
+	else
+		printf("%s\n", name);
 	return CLI_OK;
 }
 
 static int blk_detach(int argc, char **argv)
 {
-	const struct cli_opt opts[] = {CLI_OPT_END};
+	bool json = false;
+	const struct cli_opt opts[] = {CLI_JSON_OPT(&json), CLI_OPT_END};
 	char msg[RK_BLK_ANSWER_MAX];
 	int first, ret;
 
@@ -97,8 +117,9 @@ static int blk_detach(int argc, char **argv)
 	ret = rk_blk_detach(NULL, argv[first], msg, sizeof(msg));
 	if (ret) {
 		fprintf(stderr, "rdmakit blk detach: %s\n", msg);
-		return ret == -EINVAL && strncmp(msg, "error:", 6) ? CLI_USAGE : CLI_FAILED;
+		return ret == -EINVAL && strncmp(msg, "error:", 6) ? CLI_USAGE : cli_fail(ret);
 	}
+	disk_done(json, argv[first]);
 	return CLI_OK;
 }
 
@@ -145,14 +166,16 @@ static int blk_list(int argc, char **argv)
 		fprintf(stderr, "rdmakit blk list: takes no argument ('%s')\n", argv[first]);
 		return CLI_USAGE;
 	}
-	if (rk_blk_list(NULL, &disks, &n))
-		return CLI_FAILED;
+	ret = rk_blk_list(NULL, &disks, &n);
+	if (ret)
+		return cli_fail(ret);
 	if (json) {
-		json_object *a = json_object_new_array();
+		json_object *doc = json_object_new_object(), *a = json_object_new_array();
 
 		for (int i = 0; i < n; i++)
 			json_object_array_add(a, disk_json(&disks[i]));
-		cli_json_print(a);
+		json_object_object_add(doc, "disks", a);
+		cli_json_print(doc);
 	} else {
 		if (!n)
 			printf("no rkblk disks\n");

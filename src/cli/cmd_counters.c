@@ -131,7 +131,7 @@ static void watch_end_print(const struct counters_opts *o, uint64_t done)
 
 		cli_add_str(line, "end", why);
 		cli_add_int(line, "intervals", (int64_t)done);
-		cli_json_line(line);
+		cli_json_print(line); /* the outcome, on a line after the intervals' */
 	} else if (cli_stop_signal) {
 		printf("stopped by %s after %" PRIu64 " interval%s\n", why, done,
 		       done == 1 ? "" : "s");
@@ -158,6 +158,7 @@ static int watch(struct counters_opts *o, const struct rk_device *dev,
 		       first->port, o->watch);
 	fflush(stdout);
 	cli_stop_signals(true);
+	cli_json_lines = o->json;
 	ret = rk_counters_watch(dev, &wo, &done);
 	if (!ret)
 		watch_end_print(o, done);
@@ -165,7 +166,7 @@ static int watch(struct counters_opts *o, const struct rk_device *dev,
 	if (ret)
 		fprintf(stderr, "rdmakit counters: reading the counters failed after %" PRIu64
 				" interval%s: %s\n", done, done == 1 ? "" : "s", rk_strerror(ret));
-	return ret ? CLI_FAILED : CLI_OK;
+	return ret ? cli_fail(ret) : CLI_OK;
 }
 
 int cmd_counters(int argc, char **argv)
@@ -194,16 +195,20 @@ int cmd_counters(int argc, char **argv)
 				"SEC too\n");
 		return CLI_USAGE;
 	}
-	if (rk_device_open(o.dev.device, &dev))
-		return CLI_FAILED;
+	ret = rk_device_open(o.dev.device, &dev);
+	if (ret)
+		return cli_fail(ret);
 	ret = rk_counters_read(dev, (uint8_t)o.dev.port, &snap);
 	if (ret) {
 		rk_device_close(dev);
-		return CLI_FAILED;
+		return cli_fail(ret);
 	}
 	if (o.watch && !snap->groups) {
 		/* Nothing will ever change: say so once instead of printing empty intervals. */
-		printf("%s: nothing to watch\n", no_counters_note(snap, note, sizeof(note)));
+		if (o.json)
+			cli_json_print(snapshot_json(snap));
+		else
+			printf("%s: nothing to watch\n", no_counters_note(snap, note, sizeof(note)));
 		rk_counters_free(snap);
 	} else if (o.watch) {
 		ret = watch(&o, dev, snap);

@@ -276,12 +276,12 @@ int cmd_devices(int argc, char **argv)
 	if (!o.device) {
 		ret = rk_device_names(&names, &n);
 		if (ret)
-			return CLI_FAILED;
+			return cli_fail(ret);
 		if (n == 0) {
 			rk_error("no RDMA devices found (no driver loaded? without hardware, try "
 				 "scripts/softroce run -- rdmakit devices)");
 			rk_device_names_free(names);
-			return CLI_FAILED;
+			return cli_fail(-ENODEV);
 		}
 	}
 	doc = json_object_new_object();
@@ -298,7 +298,7 @@ int cmd_devices(int argc, char **argv)
 	rk_device_names_free(names);
 	if (ret) {
 		json_object_put(doc);
-		return CLI_FAILED;
+		return cli_fail(ret);
 	}
 	if (o.json) {
 		cli_json_print(doc);

@@ -128,7 +128,7 @@ static int cli_loopback_run(const struct loopback_opts *o)
 
 	ret = rk_loopback_run(&lo, &r);
 	if (ret && !c.seen.connected)
-		return CLI_FAILED; /* nothing ran: the engine said why on stderr */
+		return cli_fail(ret); /* nothing ran: the engine said why on stderr */
 	if (o->json)
 		cli_json_print(cli_loopback_json(ret ? &c.seen : &r, ret));
 	else if (!ret)
@@ -137,7 +137,7 @@ static int cli_loopback_run(const struct loopback_opts *o)
 		       o->size, o->count);
 	else
 		printf("loopback: FAILED (%s)\n", rk_strerror(ret));
-	return ret ? CLI_FAILED : CLI_OK;
+	return ret ? cli_fail(ret) : CLI_OK;
 }
 
 int cmd_loopback(int argc, char **argv)

@@ -164,7 +164,8 @@ static json_object *counters_json(const struct rk_memserver_status *st)
 	return a;
 }
 
-static void status_json(const struct rk_memserver_status *st)
+/* On SIGUSR1 a record, printed now; at the end the outcome (final). */
+static void status_json(const struct rk_memserver_status *st, bool final)
 {
 	json_object *doc = json_object_new_object(), *ss = json_object_new_array();
 	json_object *tot = json_object_new_object();
@@ -189,13 +190,14 @@ static void status_json(const struct rk_memserver_status *st)
 		    "session; sent_packets/rcvd_packets: the hw_counters packet counts, where the "
 		    "device has no data counters (rxe)");
 	json_object_object_add(doc, "port_counters", counters_json(st));
-	cli_json_print(doc);
-	fflush(stdout);
+	if (final)
+		cli_json_print(doc);
+	else
+		cli_json_now(doc);
 }
 
-static void print_status(struct rk_memserver *srv, void *arg)
+static void status(struct rk_memserver *srv, const struct memserver_opts *o, bool final)
 {
-	const struct memserver_opts *o = arg;
 	struct rk_memserver_status *st;
 
 	if (rk_memserver_status(srv, &st)) {
@@ -203,10 +205,15 @@ static void print_status(struct rk_memserver *srv, void *arg)
 		return;
 	}
 	if (o->json)
-		status_json(st);
+		status_json(st, final);
 	else
 		status_text(st);
 	rk_memserver_status_free(st);
+}
+
+static void print_status(struct rk_memserver *srv, void *arg)
+{
+	status(srv, arg, false);
 }
 
 static int parse_allow(const struct cli_opt_list *l, struct rk_cidr *out)
@@ -291,12 +298,13 @@ int cmd_memserver(int argc, char **argv)
 	}
 	if (!getenv("RDMAKIT_LOG"))
 		rk_log_set_level(RK_LOG_INFO);
-	if (rk_memserver_create(&so, &srv))
-		return CLI_FAILED;
+	ret = rk_memserver_create(&so, &srv);
+	if (ret)
+		return cli_fail(ret);
 	if (o.inject)
 		rk_warn("--inject %s: a fault on purpose, for tests of clients", o.inject);
 	ret = rk_memserver_run(srv);
-	print_status(srv, &o);
+	status(srv, &o, true);
 	rk_memserver_destroy(srv);
-	return ret ? CLI_FAILED : CLI_OK;
+	return ret ? cli_fail(ret) : CLI_OK;
 }

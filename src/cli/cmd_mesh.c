@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_json.h"
 
 #define MESH_PROG "rdmakit-mesh"
 
@@ -16,7 +17,13 @@ int cmd_mesh(int argc, char **argv)
 {
 	char self[PATH_MAX], path[PATH_MAX + 32];
 	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int err;
 
+	/* rdmakit-mesh parses the options; where it cannot run, --json still
+	 * gets its failure document (cli_json.h). */
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
+			cli_json_wanted();
 	argv[0] = (char *)MESH_PROG;
 	if (len > 0) {
 		char *slash;
@@ -34,9 +41,9 @@ int cmd_mesh(int argc, char **argv)
 		}
 	}
 	execvp(MESH_PROG, argv);
+	err = errno;
 	fprintf(stderr, "rdmakit mesh: cannot run %s: %s (it is built only where MPI is "
 			"found: apt-get install openmpi-bin libopenmpi-dev, then rebuild; or put "
 			"it in PATH)\n", MESH_PROG, strerror(errno));
-	(void)argc;
-	return 3;
+	return cli_fail(-err);
 }

@@ -348,7 +348,7 @@ int cmd_qp_states(int argc, char **argv)
 		return ret;
 	ret = rk_port_open(o.dev.device, (uint8_t)o.dev.port, (int)o.dev.gid_index, NULL, &d);
 	if (ret)
-		return CLI_FAILED;
+		return cli_fail(ret);
 	ret = rk_qps_observe(d.dev, d.port_num, d.has_gid ? &d.gid : NULL, &rep);
 	if (o.json)
 		cli_json_print(report_json(&rep, ret));
@@ -357,5 +357,5 @@ int cmd_qp_states(int argc, char **argv)
 	if (ret)
 		fprintf(stderr, "rdmakit qp-states: the walk stopped: %s\n", rk_strerror(ret));
 	rk_port_close(&d);
-	return ret ? CLI_FAILED : CLI_OK;
+	return ret ? cli_fail(ret) : CLI_OK;
 }

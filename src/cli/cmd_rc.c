@@ -240,7 +240,7 @@ static int serve_one(void *arg, bool *listened)
 	int ret;
 
 	if (!res)
-		return CLI_FAILED;
+		return cli_fail(-ENOMEM);
 	run->o->listened = false;
 	ret = rk_rcflow_run(run->f, res);
 	*listened = o->listened;
@@ -329,7 +329,7 @@ static int serve_clients(void *arg)
 				      o->json ? NULL : on_client_end, NULL, &rep);
 	cli_stop_signals(false);
 	if (ret)
-		return CLI_FAILED;
+		return cli_fail(ret);
 	status = clients_report(o, &rep);
 	rk_rcflow_clients_free(&rep);
 	return status;

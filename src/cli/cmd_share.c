@@ -171,7 +171,7 @@ int cmd_share(int argc, char **argv)
 	res = malloc(sizeof(*res));
 	if (!res) {
 		fprintf(stderr, "rdmakit share: out of memory\n");
-		return CLI_FAILED;
+		return cli_fail(-ENOMEM);
 	}
 	ret = rk_share_run(&o, res);
 	if (json)
@@ -182,5 +182,5 @@ int cmd_share(int argc, char **argv)
 		printf("share %s: %u processes, every byte checked: OK\n", rk_share_way_str(o.way),
 		       o.procs);
 	free(res);
-	return ret ? CLI_FAILED : CLI_OK;
+	return ret ? cli_fail(ret) : CLI_OK;
 }

@@ -195,7 +195,7 @@ int cmd_ud(int argc, char **argv)
 	cli_srq_fill(&o.srq, &so);
 	res = malloc(sizeof(*res)); /* about 7 KiB: off the stack */
 	if (!res)
-		return CLI_FAILED;
+		return cli_fail(-ENOMEM);
 	ret = rk_ud_run(&(struct rk_ud_opts){
 				CLI_CONN_FIELDS(&o.conn, &o.dev, host),
 				.wait_ms = (int)o.conn.wait * 1000, .size = (uint32_t)o.size,

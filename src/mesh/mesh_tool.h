@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <json-c/json.h>
 
 #include <rdmakit/mesh.h>
 #include <rdmakit/mesh_link.h>
@@ -28,6 +29,7 @@ struct mesh_opts {
 	uint64_t bw_low_pct, lat_high_pct, jitter_pct;
 	bool no_retest, quiet, no_progress, events;
 	const char *json, *csv, *svg, *baseline;
+	bool json_out; /* --json: the run as one document on stdout, no text */
 	struct cli_traffic_opts traffic_opts; /* as parsed */
 	struct rk_traffic traffic;            /* what every link carries */
 };
@@ -102,6 +104,8 @@ int mesh_verdicts(struct mesh_result *r, const struct mesh_opts *o);
 int mesh_baseline(struct mesh_result *r, const struct mesh_opts *o);
 void mesh_report_text(const struct mesh_result *r, const struct mesh_opts *o);
 int mesh_report_json(const struct mesh_result *r, const struct mesh_opts *o);
+/* The document --json-file writes (schema rdmakit-mesh/1); the caller puts it. */
+json_object *mesh_report_doc(const struct mesh_result *r, const struct mesh_opts *o);
 int mesh_report_csv(const struct mesh_result *r, const char *dir);
 int mesh_report_svg(const struct mesh_result *r, const char *file);
 

@@ -20,6 +20,8 @@
 #include <rdmakit/version.h>
 
 #include "mesh_tool.h"
+#include "cli.h"
+#include "cli_json.h"
 #include "cli_opts.h"
 
 static const char usage[] = "mpirun -np N [MPI OPTIONS] rdmakit-mesh [OPTIONS]";
@@ -118,6 +120,9 @@ static int parse(struct mesh_opts *o, int argc, char **argv, bool quiet)
 		 "report suspects without re-testing"},
 		{"json-file", 0, CLI_OPT_STRING, &o->json, 0, 0, "FILE",
 		 "write the run as JSON (schema rdmakit-mesh/1)"},
+		{"json", 'j', CLI_OPT_FLAG, &o->json_out, 0, 0, NULL,
+		 "print the run as one JSON document on stdout instead of text (schema "
+		 "rdmakit-mesh/1, with \"result\"; a failure's has \"error\" and \"errno\")"},
 		{"csv", 0, CLI_OPT_STRING, &o->csv, 0, 0, "DIR",
 		 "write each matrix as DIR/NAME.csv"},
 		{"svg", 0, CLI_OPT_STRING, &o->svg, 0, 0, "FILE",
@@ -133,9 +138,7 @@ static int parse(struct mesh_opts *o, int argc, char **argv, bool quiet)
 		CLI_OPT_GONE_ROW("timeout", 't',
 				"-t/--timeout (milliseconds) is now --wc-timeout MS (-t is "
 				"rdmakit's --timeout SEC)"),
-		CLI_OPT_GONE_ROW("json", 'J',
-				"--json FILE is now --json-file FILE (--json is rdmakit's flag "
-				"for JSON on stdout)"),
+		CLI_OPT_GONE_ROW("", 'J', "-J FILE is now --json-file FILE (--json is JSON on stdout)"),
 		CLI_OPT_GONE_ROW("", 'q', "-q is now --quiet (-q is bench's --qps)"),
 		CLI_OPT_END,
 	};
@@ -144,6 +147,7 @@ static int parse(struct mesh_opts *o, int argc, char **argv, bool quiet)
 	/* cli_opts_parse() prints its own errors (getopt's opterr is off): quiet
 	 * only keeps the other ranks from printing the help */
 	ret = cli_opts_parse("mesh", opts, argc, argv, &first);
+	cli_json_want(opts, argc, argv, ret == 0);
 	if (ret == 2) {
 		if (!quiet)
 			printf("rdmakit-mesh %s\n", rk_version());
@@ -271,13 +275,25 @@ static int finish(struct mesh_ctx *c, struct mesh_result *r)
 {
 	int status = MESH_SETUP;
 
-	if (mesh_verdicts(r, c->o) || mesh_baseline(r, c->o))
+	int ret = mesh_verdicts(r, c->o);
+
+	if (!ret)
+		ret = mesh_baseline(r, c->o);
+	if (ret) {
+		cli_fail(ret);
 		return MESH_SETUP;
-	mesh_report_text(r, c->o);
+	}
+	if (!c->o->json_out)
+		mesh_report_text(r, c->o);
 	status = r->exit_status;
-	if ((c->o->json && mesh_report_json(r, c->o)) || (c->o->csv && mesh_report_csv(r, c->o->csv)) ||
-	    (c->o->svg && mesh_report_svg(r, c->o->svg)))
+	if ((c->o->json && (ret = mesh_report_json(r, c->o))) ||
+	    (c->o->csv && (ret = mesh_report_csv(r, c->o->csv))) ||
+	    (c->o->svg && (ret = mesh_report_svg(r, c->o->svg)))) {
+		cli_fail(ret);
 		status = MESH_SETUP;
+	}
+	if (c->o->json_out)
+		cli_json_print(mesh_report_doc(r, c->o));
 	return status;
 }
 
@@ -314,6 +330,16 @@ static int measure(struct mesh_ctx *c)
 	return status;
 }
 
+/* --json on rank 0: the outcome document, the run's (a report: "result" ok,
+ * its findings in "outliers" and "exit_status") or a setup or usage error's
+ * (cli_json.h); cli_status is CLI_OK or CLI_FAILED. Returns status. */
+static int finish_json(bool rank0, int cli_status, int status)
+{
+	if (rank0)
+		cli_json_finish(cli_status);
+	return status;
+}
+
 /* Whether this process is rank 0 as its launcher says (before MPI_Init):
  * Open MPI, MPICH/Hydra and PMIx launchers; a process started alone is. */
 static bool launcher_rank0(void)
@@ -340,22 +366,26 @@ int main(int argc, char **argv)
 	 * MPI_Init starts a daemon), and every rank parses the same argv; only
 	 * rank 0 prints help. */
 	defaults(&o);
+	if (launcher_rank0())
+		cli_json_init(); /* --json: the failure's "error", what stderr said */
 	ret = parse(&o, argc, argv, !launcher_rank0());
+	if (ret == 1)
+		return MESH_CLEAN;
 	if (ret)
-		return ret == 1 ? MESH_CLEAN : MESH_SETUP;
+		return finish_json(launcher_rank0(), cli_fail(-EINVAL), MESH_SETUP);
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &c.n);
 	if (c.n < 2) {
 		fprintf(stderr, "rdmakit-mesh: needs at least 2 ranks (mpirun -np N, one per node)\n");
 		MPI_Finalize();
-		return MESH_SETUP;
+		return finish_json(c.rank == 0, cli_fail(-EINVAL), MESH_SETUP);
 	}
 	c.nodes = calloc(c.n, sizeof(*c.nodes));
 	c.row = calloc(c.n, sizeof(*c.row));
 	if (!c.nodes || !c.row)
 		MPI_Abort(MPI_COMM_WORLD, MESH_SETUP);
-	c.progress = c.rank == 0 && !o.no_progress && on_terminal();
+	c.progress = c.rank == 0 && !o.no_progress && !o.json_out && on_terminal();
 	init_row(&c);
 	{
 		struct mesh_node me = {0};
@@ -371,5 +401,5 @@ int main(int argc, char **argv)
 	free(c.row);
 	free(c.nodes);
 	MPI_Finalize();
-	return status;
+	return finish_json(c.rank == 0, status == MESH_SETUP ? CLI_FAILED : CLI_OK, status);
 }

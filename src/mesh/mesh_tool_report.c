@@ -280,10 +280,9 @@ static json_object *stats_json(const struct mesh_result *r)
 	return s;
 }
 
-int mesh_report_json(const struct mesh_result *r, const struct mesh_opts *o)
+json_object *mesh_report_doc(const struct mesh_result *r, const struct mesh_opts *o)
 {
 	json_object *doc = json_object_new_object(), *m = json_object_new_object();
-	int ret = 0;
 
 	json_object_object_add(doc, "schema", json_object_new_string("rdmakit-mesh/1"));
 	json_object_object_add(doc, "rdmakit_version", json_object_new_string(rk_version()));
@@ -307,6 +306,14 @@ int mesh_report_json(const struct mesh_result *r, const struct mesh_opts *o)
 	json_object_object_add(doc, "baseline",
 			       r->baseline_note[0] ? json_object_new_string(o->baseline) : NULL);
 	json_object_object_add(doc, "exit_status", json_object_new_int(r->exit_status));
+	return doc;
+}
+
+int mesh_report_json(const struct mesh_result *r, const struct mesh_opts *o)
+{
+	json_object *doc = mesh_report_doc(r, o);
+	int ret = 0;
+
 	if (json_object_to_file_ext(o->json, doc, JSON_C_TO_STRING_PRETTY)) {
 		fprintf(stderr, "rdmakit-mesh: --json-file %s: %s\n", o->json, json_util_get_last_err());
 		ret = -EIO;

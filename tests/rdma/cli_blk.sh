@@ -39,6 +39,10 @@ spid=$mspid
 # The server's refusal reaches the user through the module's answer line.
 run 1 "$RDMAKIT" blk attach "$IP" -p "$PORT" --size 128M && has "$err" "--max-size"
 run 1 "$RDMAKIT" blk detach rkblk99 && has "$err" "error:"
+# With --json the refusal's document: the module's line as stderr showed it.
+run 1 "$RDMAKIT" blk detach rkblk99 --json && json "
+assert d['result'] == 'failed' and d['error'].startswith('error:') and d['errno'], d
+"
 
 # Attach, list, I/O, detach.
 run 0 "$RDMAKIT" blk attach "$IP" -p "$PORT" --size 32M --queues 1 --queue-depth 16 --loss-timeout 5
@@ -47,7 +51,8 @@ echo "attached: $disk"
 case "$disk" in rkblk[0-9]*) ;; *) echo "FAIL: attach printed '$disk'"; fails=$((fails + 1)) ;; esac
 run 0 "$RDMAKIT" blk list && has "$out" "$disk  live  server $IP:$PORT"
 run 0 "$RDMAKIT" blk list --json && json "
-disk = [x for x in d if x['name'] == '$disk'][0]
+assert d['result'] == 'ok', d
+disk = [x for x in d['disks'] if x['name'] == '$disk'][0]
 assert disk['state'] == 'live', disk
 assert disk['size'] == 32 << 20, disk
 assert disk['queues'] == 1 and disk['queue_depth'] == 16, disk
@@ -106,8 +111,9 @@ done
 # (remote access error). The write is re-issued on new connections a few
 # times, then fails with EIO; the disk still reads zeroes.
 faulty read-only
-run 0 "$RDMAKIT" blk attach "$IP" -p "$PORT" --size 16M --queues 1 --reconnect-delay 1
-disk=$(cat "$out")
+run 0 "$RDMAKIT" blk attach "$IP" -p "$PORT" --size 16M --queues 1 --reconnect-delay 1 --json
+disk=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["disk"])' "$out")
+json "assert d == {'disk': '$disk', 'result': 'ok'}, d"
 start=$(date +%s)
 head -c 4096 /dev/urandom >"$dir/data"
 timeout 120 dd if="$dir/data" of="/dev/$disk" bs=4k count=1 oflag=direct 2>"$dir/dd.err"
@@ -123,7 +129,7 @@ else
 fi
 dmesg >"$dir/dmesg"
 has "$dir/dmesg" "failed 6 times: I/O error"
-run 0 "$RDMAKIT" blk detach "$disk"
+run 0 "$RDMAKIT" blk detach "$disk" --json && json "assert d == {'disk': '$disk', 'result': 'ok'}, d"
 kill -TERM "$fpid"
 wait "$fpid"
 if dmesg | grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace' >/dev/null; then

@@ -32,10 +32,14 @@ run 1 "$RDMAKIT" loopback -d nosuchdev0
 has "$err" "no RDMA device named 'nosuchdev0'"
 run 1 "$RDMAKIT" loopback -i 2
 has "$err" "no port 2"
-# A run that cannot start prints no document, also with --json.
+# A run that cannot start prints its failure's document with --json: what
+# stderr said and the errno (docs/json.md).
 run 1 "$RDMAKIT" loopback -d nosuchdev0 --json
 has "$err" "no RDMA device named 'nosuchdev0'"
-[ -s "$out" ] && { echo "FAIL: loopback --json printed a document for a run that never started"; fails=$((fails + 1)); }
+json "
+assert d['result'] == 'failed' and d['errno'] == 'ENODEV', d
+assert d['error'].startswith(\"no RDMA device named 'nosuchdev0'\"), d
+"
 run 0 "$RDMAKIT" loopback --help
 has "$out" "(default: 4096)"
 finish

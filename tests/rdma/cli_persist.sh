@@ -85,7 +85,8 @@ lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 docs = [l for l in lines if 'record' not in l]
 assert len(docs) == 3, 'expected 3 client documents, got %d' % len(docs)
 last = lines[-1]
-assert last == {'record': 'persist', 'served': 3, 'failed': 0, 'stopped_by': 'SIGTERM'}, last
+assert last == {'record': 'persist', 'served': 3, 'failed': 0, 'stopped_by': 'SIGTERM',
+                'result': 'ok'}, last
 print('ok: ping --persist --json: 3 documents and', last)
 " "$srv" || { echo "FAIL: ping --persist --json"; sed 's/^/  | /' "$srv" | tail -20; fails=$((fails + 1)); }
 

@@ -103,6 +103,14 @@ assert d["gid"]["type"] == "RoCE v2", d.get("gid")
 }
 
 faults() {
+	# Nothing listens: --json's document names the error stderr names, the
+	# refusal, not a timeout (issue 35: it said "Connection timed out").
+	run 1 "$RDMAKIT" rc "$IP" -p "$PORT" -t 2 --json
+	has "$err" "Connection refused; gave up after"
+	json '
+assert d["result"] == "failed" and d["errno"] == "ECONNREFUSED", d
+assert "Connection refused; gave up after" in d["error"], d
+'
 	# A wrong rkey: the client gets the remote access error and its hint,
 	# the server hears the step failed; both end within seconds.
 	for conn in "" "--cm"; do

@@ -218,6 +218,27 @@ static void test_ctl_send_error(void **state)
 	assert_int_equal(s.off, s.len);
 }
 
+/* A connect refused on every try gives up with -ECONNREFUSED, the error its
+ * message names, not -ETIMEDOUT (issue 35: `rc HOST --json` said "Connection
+ * timed out" where stderr said "Connection refused"). */
+static void test_tcp_connect_refused(void **state)
+{
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	struct rk_ctl *cli = NULL;
+	int lfd, port;
+
+	(void)state;
+	/* A port that was just listened on and closed: nothing listens there. */
+	assert_int_equal(rk_tcp_listen("127.0.0.1", 0, &lfd), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sin, &len), 0);
+	port = ntohs(sin.sin_port);
+	close(lfd);
+	assert_int_equal(rk_tcp_connect("127.0.0.1", (uint16_t)port, 0, &cli), -ECONNREFUSED);
+	assert_int_equal(rk_tcp_connect("127.0.0.1", (uint16_t)port, 500, &cli), -ECONNREFUSED);
+	assert_null(cli);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -226,6 +247,7 @@ int main(void)
 		cmocka_unit_test(test_sync_answers),
 		cmocka_unit_test(test_tcp_peer_closed),
 		cmocka_unit_test(test_ctl_send_error),
+		cmocka_unit_test(test_tcp_connect_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

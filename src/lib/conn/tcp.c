@@ -357,7 +357,7 @@ int rk_tcp_connect(const char *host, uint16_t port, int retry_ms, struct rk_ctl 
 				 host, port, rk_strerror(ret), tries, retry_ms);
 		else
 			rk_error("connect to %s port %u: %s", host, port, rk_strerror(ret));
-		return tries > 1 ? -ETIMEDOUT : ret;
+		return ret; /* the error that failed, as said: a script reads it too */
 	}
 	ret = ctl_from_fd(fd, ctl_p);
 	if (ret)

@@ -321,6 +321,17 @@ int rk_device_check_no_cm(const struct rk_device *dev)
 	return -EPROTONOSUPPORT;
 }
 
+/* rk_device_name_check_no_cm() on a device open. */
+static int check_no_cm_for(const struct rk_device *dev, const char *transport)
+{
+	if (transport && strcmp(transport, "RC") && rk_device_is_iwarp(dev)) {
+		rk_error("%s is an iWARP device: it has only RC QPs, no %s", dev->info.name,
+			 transport);
+		return -EOPNOTSUPP;
+	}
+	return rk_device_check_no_cm(dev);
+}
+
 int rk_device_name_check_no_cm(const char *name, const char *transport)
 {
 	struct rk_device *dev;
@@ -329,13 +340,28 @@ int rk_device_name_check_no_cm(const char *name, const char *transport)
 	ret = rk_device_open(name, &dev);
 	if (ret)
 		return ret;
-	if (transport && strcmp(transport, "RC") && rk_device_is_iwarp(dev)) {
-		rk_error("%s is an iWARP device: it has only RC QPs, no %s", dev->info.name,
-			 transport);
-		ret = -EOPNOTSUPP;
-	} else {
-		ret = rk_device_check_no_cm(dev);
-	}
+	ret = check_no_cm_for(dev, transport);
+	rk_device_close(dev);
+	return ret;
+}
+
+int rk_port_name_check(const char *name, uint8_t port_num, int gid_index, const char *transport)
+{
+	struct rk_gid_want want = {.index = gid_index};
+	struct rk_device *dev;
+	int ret;
+
+	ret = rk_device_open(name, &dev);
+	if (ret)
+		return ret;
+	if (!port_num)
+		port_num = 1;
+	ret = check_no_cm_for(dev, transport);
+	if (!ret)
+		ret = rk_port_check_active(dev, port_num);
+	/* As rk_port_open() chooses, the address the peer talks to not yet known. */
+	if (!ret && (rk_port_is_roce(dev, port_num) || gid_index >= 0))
+		ret = rk_gid_check(dev, port_num, &want);
 	rk_device_close(dev);
 	return ret;
 }

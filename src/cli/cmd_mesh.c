@@ -4,6 +4,7 @@
  * (a build tree, or the same bin directory once installed), then in PATH. */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@ int cmd_mesh(int argc, char **argv)
 {
 	char self[PATH_MAX], path[PATH_MAX + 32];
 	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	bool build_tree = false;
 
 	argv[0] = (char *)MESH_PROG;
 	if (len > 0) {
@@ -31,12 +33,20 @@ int cmd_mesh(int argc, char **argv)
 				snprintf(path, sizeof(path), "%s../mesh/%s", self, MESH_PROG);
 			if (!access(path, X_OK))
 				execv(path, argv);
+			/* This rdmakit is src/cli/rdmakit of a CMake build tree. */
+			snprintf(path, sizeof(path), "%s../../CMakeCache.txt", self);
+			build_tree = !access(path, R_OK);
 		}
 	}
 	execvp(MESH_PROG, argv);
-	fprintf(stderr, "rdmakit mesh: cannot run %s: %s (it is built only where MPI is "
-			"found: apt-get install openmpi-bin libopenmpi-dev, then rebuild; or put "
-			"it in PATH)\n", MESH_PROG, strerror(errno));
+	if (build_tree)
+		fprintf(stderr, "rdmakit mesh: cannot run %s: %s (this build tree has none: it is "
+				"built only where CMake finds MPI: apt-get install openmpi-bin "
+				"libopenmpi-dev, then rebuild)\n", MESH_PROG, strerror(errno));
+	else
+		fprintf(stderr, "rdmakit mesh: cannot run %s: %s (it is in the rdmakit-mesh "
+				"package: apt-get install rdmakit-mesh)\n",
+			MESH_PROG, strerror(errno));
 	(void)argc;
 	return 3;
 }

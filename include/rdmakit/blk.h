@@ -56,7 +56,7 @@ int rk_blk_attach_string(const struct rk_blk_attach_opts *o, unsigned int online
  * accepted the command, the write's negative errno when it refused it
  * (answer holds its "error: ..." line), or another negative errno when the
  * file could not be used (answer says why: a missing file is "the rkblk
- * module is not loaded (insmod rkblk.ko; see README)"). */
+ * module is not loaded (modprobe rkblk; ...)", and how to load it). */
 int rk_blk_command(const char *ctl, const char *cmd, char *answer, size_t len);
 
 /* Attach: check, build the string, send it. On success name holds the

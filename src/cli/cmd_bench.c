@@ -229,9 +229,17 @@ struct bench_run {
 	bool listened; /* the server listened: a failure after it is a client's */
 };
 
+/* The server listens, its device checked: say so now, not before (without
+ * a device it failed first, and never waited). */
 static void on_listening(void *arg)
 {
-	((struct bench_run *)arg)->listened = true;
+	struct bench_run *run = arg;
+	const struct bench_cli *o = run->o;
+
+	run->listened = true;
+	if (!o->json && !o->csv)
+		cli_waiting_text("bench server", o->clients, "client", o->conn.port, o->conn.cm);
+	fflush(stdout);
 }
 
 /* Connect, run every round and report: the exit status, or CLI_STOPPED when
@@ -239,7 +247,6 @@ static void on_listening(void *arg)
 static int serve_one(void *arg, bool *listened)
 {
 	struct bench_run *run = arg;
-	const struct bench_cli *o = run->o;
 	struct cli_bench_report rp = {.o = &run->ro, .gates = &run->p->gates};
 	struct rk_bench *b;
 	int ret, status;
@@ -248,9 +255,6 @@ static int serve_one(void *arg, bool *listened)
 	run->listened = false;
 	run->bo->conn.on_listening = on_listening;
 	run->bo->conn.arg = run;
-	if (!o->json && !o->csv && o->conn.server)
-		cli_waiting_text("bench server", 0, "client", o->conn.port, o->conn.cm);
-	fflush(stdout);
 	ret = rk_bench_connect(run->bo, &b);
 	*listened = run->listened;
 	if (ret)
@@ -269,9 +273,8 @@ static int serve_clients(void *arg)
 	struct rk_bench_clients rep;
 	int ret, status;
 
-	if (!o->json)
-		cli_waiting_text("bench server", o->clients, "client", o->conn.port, o->conn.cm);
-	fflush(stdout);
+	run->bo->conn.on_listening = on_listening;
+	run->bo->conn.arg = run;
 	cli_stop_signals(true);
 	run->bo->stop = &cli_stop_signal;
 	ret = rk_bench_serve_clients(run->bo, (uint32_t)o->clients,

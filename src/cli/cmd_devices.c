@@ -278,8 +278,13 @@ int cmd_devices(int argc, char **argv)
 		if (ret)
 			return cli_fail(ret);
 		if (n == 0) {
-			rk_error("no RDMA devices found (no driver loaded? without hardware, try "
-				 "scripts/softroce run -- rdmakit devices)");
+			struct rk_device *dev;
+
+			/* The library says why, with the hint for where the user is
+			 * (installed, or a build tree); a device that came since is
+			 * left to the next run. */
+			if (!rk_device_open(NULL, &dev))
+				rk_device_close(dev);
 			rk_device_names_free(names);
 			return cli_fail(-ENODEV);
 		}

@@ -4,6 +4,7 @@
  * (a build tree, or the same bin directory once installed), then in PATH. */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@ int cmd_mesh(int argc, char **argv)
 {
 	char self[PATH_MAX], path[PATH_MAX + 32];
 	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	bool build_tree = false;
 	int err;
 
 	/* rdmakit-mesh parses the options; where it cannot run, --json still
@@ -38,12 +40,20 @@ int cmd_mesh(int argc, char **argv)
 				snprintf(path, sizeof(path), "%s../mesh/%s", self, MESH_PROG);
 			if (!access(path, X_OK))
 				execv(path, argv);
+			/* This rdmakit is src/cli/rdmakit of a CMake build tree. */
+			snprintf(path, sizeof(path), "%s../../CMakeCache.txt", self);
+			build_tree = !access(path, R_OK);
 		}
 	}
 	execvp(MESH_PROG, argv);
 	err = errno;
-	fprintf(stderr, "rdmakit mesh: cannot run %s: %s (it is built only where MPI is "
-			"found: apt-get install openmpi-bin libopenmpi-dev, then rebuild; or put "
-			"it in PATH)\n", MESH_PROG, strerror(errno));
+	if (build_tree)
+		fprintf(stderr, "rdmakit mesh: cannot run %s: %s (this build tree has none: it is "
+				"built only where CMake finds MPI: apt-get install openmpi-bin "
+				"libopenmpi-dev, then rebuild)\n", MESH_PROG, strerror(err));
+	else
+		fprintf(stderr, "rdmakit mesh: cannot run %s: %s (it is in the rdmakit-mesh "
+				"package: apt-get install rdmakit-mesh)\n",
+			MESH_PROG, strerror(err));
 	return cli_fail(-err);
 }

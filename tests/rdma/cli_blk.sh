@@ -17,7 +17,7 @@ trap 'kill "$spid" 2>/dev/null; rm -rf "$out" "$err" "$dir"' EXIT
 [ "$(id -u)" -eq 0 ] || { echo "needs root (insmod)"; exit 1; }
 
 # Before the module: the user is told to load it.
-run 1 "$RDMAKIT" blk attach "$IP" -p "$PORT" --size 16M && has "$err" "the rkblk module is not loaded (insmod rkblk.ko; see README)"
+run 1 "$RDMAKIT" blk attach "$IP" -p "$PORT" --size 16M && has "$err" "the rkblk module is not loaded (from this build tree: "
 run 0 "$RDMAKIT" blk list && has "$out" "no rkblk disks"
 
 # ms_start NAME ARGS...: rdmakit memserver ARGS in the background, output in

@@ -174,6 +174,24 @@ assert "Connection refused; gave up after" in d["error"], d
 		[ "$took" -le 10 ] || { echo "FAIL: gave up after ${took}s"; fails=$((fails + 1)); }
 	done
 
+	# A port or GID the device lacks (issue 35): servers and clients of the
+	# TCP exchange refuse at once, before listening or connecting, naming
+	# it; they did wait for a client (a client: for the whole timeout).
+	for case in "rc --server -i 2|has no port 2" "bench --server -g 99|has no GID at index 99" \
+		"ping --proto pingpong --server -i 2|has no port 2" \
+		"rc --server --clients 2 -g 99|has no GID at index 99" \
+		"rc $IP -g 99|has no GID at index 99" "ping $IP -i 2|has no port 2"; do
+		cmd=${case%%|*} what=${case#*|}
+		PORT=$((PORT + 1))
+		start=$(date +%s)
+		# shellcheck disable=SC2086 # the words of the command
+		run 1 timeout 30 "$RDMAKIT" $cmd -p "$PORT" --timeout 20
+		has "$err" "$what"
+		lacks "$out" "waiting for"
+		took=$(($(date +%s) - start))
+		[ "$took" -le 3 ] || { echo "FAIL: '$cmd' took ${took}s"; fails=$((fails + 1)); }
+	done
+
 	# Garbled and truncated exchange messages, both directions: a fake
 	# server sends KIND, and the client says WHAT.
 	for case in "garbage|bad exchange message" "truncated|in the middle of a message"; do

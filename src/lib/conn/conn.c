@@ -929,9 +929,12 @@ int rk_conn_establish(const struct rk_conn_opts *opts, struct rk_conn **conn_p)
 	ret = traffic_check(&o.traffic);
 	if (ret)
 		return ret;
-	/* iWARP: refused before listening or connecting, not midway. */
+	/* The device, its port and a GID, before listening or connecting: a host
+	 * without one fails at once, not after waiting for a peer; iWARP is
+	 * refused here, not midway. (RDMA CM finds the device by address.) */
 	if (!o.cm) {
-		ret = rk_device_name_check_no_cm(o.device, rk_transport_str(o.transport));
+		ret = rk_port_name_check(o.device, o.port_num, o.gid_index,
+					 rk_transport_str(o.transport));
 		if (ret)
 			return ret;
 	}
@@ -996,8 +999,9 @@ int rk_conn_listen(const struct rk_conn_opts *opts, struct rk_conn_listener **l_
 				rk_cm_destroy(l->cm);
 		}
 	} else {
-		/* iWARP: refused before listening, not when a client comes. */
-		ret = rk_device_name_check_no_cm(opts->device, rk_transport_str(opts->transport));
+		/* The device as rk_conn_establish() checks it, before listening. */
+		ret = rk_port_name_check(opts->device, opts->port_num, opts->gid_index,
+					 rk_transport_str(opts->transport));
 		if (!ret)
 			ret = rk_tcp_listen(opts->bind_ip, l->o.port, &l->listen_fd);
 	}

@@ -16,6 +16,8 @@
 #include <rdmakit/log.h>
 #include <rdmakit/memproto.h>
 
+#include "base/hint_int.h"
+
 void rk_blk_attach_defaults(struct rk_blk_attach_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -104,6 +106,19 @@ static void chomp(char *s)
 		s[--n] = '\0';
 }
 
+/* The module is not loaded: how to load it, where the user is. */
+static void not_loaded(char *answer, size_t len)
+{
+	char src[PATH_MAX];
+
+	if (rk_hint_source_dir(src, sizeof(src)))
+		snprintf(answer, len, "the rkblk module is not loaded (from this build tree: "
+			 "%s/scripts/kmod.sh --host builds it; insmod the rkblk.ko it prints)", src);
+	else
+		snprintf(answer, len, "the rkblk module is not loaded (modprobe rkblk; the "
+			 "rdmakit-dkms package builds it for each kernel; see rdmakit-blk(1))");
+}
+
 static int open_ctl(const char *ctl, char *answer, size_t len)
 {
 	int fd = open(ctl, O_RDWR | O_CLOEXEC), ret;
@@ -112,7 +127,7 @@ static int open_ctl(const char *ctl, char *answer, size_t len)
 		return fd;
 	ret = -errno;
 	if (ret == -ENOENT)
-		snprintf(answer, len, "the rkblk module is not loaded (insmod rkblk.ko; see README)");
+		not_loaded(answer, len);
 	else if (ret == -EACCES || ret == -EPERM)
 		snprintf(answer, len, "open %s: %s (attach and detach need root)", ctl,
 			 strerror(-ret));

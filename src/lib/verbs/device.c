@@ -16,6 +16,7 @@
 #include <rdmakit/log.h>
 #include <rdmakit/status.h>
 
+#include "base/hint_int.h"
 #include "verbs/device_int.h"
 
 int rk_device_names(char ***names_p, int *count_p)
@@ -28,8 +29,9 @@ int rk_device_names(char ***names_p, int *count_p)
 	if (!list) {
 		int err = errno ? -errno : -ENODEV;
 
-		rk_error("cannot list RDMA devices: %m (this kernel has no RDMA support or no "
-			 "driver is loaded; without RDMA hardware, run under scripts/softroce)");
+		/* Not %m: the hint may touch errno first. */
+		rk_error("cannot list RDMA devices: %s (this kernel has no RDMA support or no "
+			 "driver is loaded; %s)", rk_strerror(err), rk_hint_no_device());
 		return err;
 	}
 	names = calloc((size_t)n + 1, sizeof(*names));
@@ -149,8 +151,8 @@ int rk_device_open(const char *name, struct rk_device **dev_p)
 	list = ibv_get_device_list(&n);
 	if (!list) {
 		ret = errno ? -errno : -ENODEV;
-		rk_error("cannot list RDMA devices: %m (this kernel has no RDMA support or no "
-			 "driver is loaded; without RDMA hardware, run under scripts/softroce)");
+		rk_error("cannot list RDMA devices: %s (this kernel has no RDMA support or no "
+			 "driver is loaded; %s)", rk_strerror(ret), rk_hint_no_device());
 		return ret;
 	}
 	for (i = 0; i < n && !found; i++)
@@ -168,7 +170,7 @@ int rk_device_open(const char *name, struct rk_device **dev_p)
 				 n ? have : "none");
 		else
 			rk_error("no RDMA device found (no driver loaded, or no permission on "
-				 "/dev/infiniband; without hardware, try scripts/softroce)");
+				 "/dev/infiniband; %s)", rk_hint_no_device());
 		ret = -ENODEV;
 		goto out_free_list;
 	}
@@ -321,6 +323,16 @@ int rk_device_check_no_cm(const struct rk_device *dev)
 	return -EPROTONOSUPPORT;
 }
 
+int rk_device_check_no_cm_for(const struct rk_device *dev, const char *transport)
+{
+	if (transport && strcmp(transport, "RC") && rk_device_is_iwarp(dev)) {
+		rk_error("%s is an iWARP device: it has only RC QPs, no %s", dev->info.name,
+			 transport);
+		return -EOPNOTSUPP;
+	}
+	return rk_device_check_no_cm(dev);
+}
+
 int rk_device_name_check_no_cm(const char *name, const char *transport)
 {
 	struct rk_device *dev;
@@ -329,13 +341,7 @@ int rk_device_name_check_no_cm(const char *name, const char *transport)
 	ret = rk_device_open(name, &dev);
 	if (ret)
 		return ret;
-	if (transport && strcmp(transport, "RC") && rk_device_is_iwarp(dev)) {
-		rk_error("%s is an iWARP device: it has only RC QPs, no %s", dev->info.name,
-			 transport);
-		ret = -EOPNOTSUPP;
-	} else {
-		ret = rk_device_check_no_cm(dev);
-	}
+	ret = rk_device_check_no_cm_for(dev, transport);
 	rk_device_close(dev);
 	return ret;
 }

@@ -9,8 +9,7 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 #include <rdmakit/device.h>
-
-#include <rdmakit/device.h>
+#include <rdmakit/gid.h>
 
 #pragma GCC visibility push(hidden)
 
@@ -42,6 +41,20 @@ int rk_device_check_no_cm(const struct rk_device *dev);
  * "UC"; NULL: RC) names the QPs wanted: UD and UC on iWARP are refused as
  * "siw0 is an iWARP device: it has only RC QPs, no UD" (-EOPNOTSUPP). */
 int rk_device_name_check_no_cm(const char *name, const char *transport);
+
+/* The same on dev, open. */
+int rk_device_check_no_cm_for(const struct rk_device *dev, const char *transport);
+
+/* (port.c) The same check, and then what rk_port_open() will need once the peer is
+ * known: port_num (0: 1) ACTIVE and, on RoCE or with gid_index >= 0, a GID
+ * to choose. For a server or client without RDMA CM, before it listens or
+ * connects: a host without a (usable) device fails at once, by the device's
+ * name, not after waiting for a peer. Errors logged. */
+int rk_port_name_check(const char *name, uint8_t port_num, int gid_index, const char *transport);
+
+/* (gid.c) rk_gid_select() without telling the choice: whether a GID fits want
+ * (errors logged, as rk_gid_select() logs them). */
+int rk_gid_check(struct rk_device *dev, uint8_t port_num, const struct rk_gid_want *want);
 
 #pragma GCC visibility pop
 

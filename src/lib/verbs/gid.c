@@ -11,6 +11,8 @@
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
 
+#include "verbs/device_int.h"
+
 static bool gid_is_v4_mapped(const union ibv_gid *gid)
 {
 	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
@@ -299,8 +301,9 @@ int rk_gid_choose(const struct rk_gid_table *table, const struct rk_gid_want *wa
 	return 0;
 }
 
-int rk_gid_select(struct rk_device *dev, uint8_t port_num, const struct rk_gid_want *want,
-		  struct rk_gid_choice *choice_p)
+/* rk_gid_select(); the choice told (logged as info) only when tell. */
+static int gid_select(struct rk_device *dev, uint8_t port_num, const struct rk_gid_want *want,
+		      struct rk_gid_choice *choice_p, bool tell)
 {
 	struct rk_gid_table *t;
 	struct rk_gid_choice c;
@@ -332,9 +335,23 @@ int rk_gid_select(struct rk_device *dev, uint8_t port_num, const struct rk_gid_w
 				 t->count ? have : "the table is empty");
 		goto out_free_table;
 	}
-	rk_info("GID: %s", c.why);
+	if (tell)
+		rk_info("GID: %s", c.why);
 	*choice_p = c;
 out_free_table:
 	rk_gid_table_free(t);
 	return ret;
+}
+
+int rk_gid_select(struct rk_device *dev, uint8_t port_num, const struct rk_gid_want *want,
+		  struct rk_gid_choice *choice_p)
+{
+	return gid_select(dev, port_num, want, choice_p, true);
+}
+
+int rk_gid_check(struct rk_device *dev, uint8_t port_num, const struct rk_gid_want *want)
+{
+	struct rk_gid_choice c;
+
+	return gid_select(dev, port_num, want, &c, false);
 }

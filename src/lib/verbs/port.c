@@ -37,6 +37,27 @@ err_close_dev:
 	return ret;
 }
 
+int rk_port_name_check(const char *name, uint8_t port_num, int gid_index, const char *transport)
+{
+	struct rk_gid_want want = {.index = gid_index};
+	struct rk_device *dev;
+	int ret;
+
+	ret = rk_device_open(name, &dev);
+	if (ret)
+		return ret;
+	if (!port_num)
+		port_num = 1;
+	ret = rk_device_check_no_cm_for(dev, transport);
+	if (!ret)
+		ret = rk_port_check_active(dev, port_num);
+	/* As rk_port_open() chooses, the address the peer talks to not yet known. */
+	if (!ret && (rk_port_is_roce(dev, port_num) || gid_index >= 0))
+		ret = rk_gid_check(dev, port_num, &want);
+	rk_device_close(dev);
+	return ret;
+}
+
 void rk_port_close(struct rk_port_sel *sel)
 {
 	if (!sel || !sel->dev)

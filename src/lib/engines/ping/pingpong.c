@@ -545,10 +545,11 @@ int rk_pingpong_run(const struct rk_ping_opts *opts, struct rk_ping_result *resu
 	ping_run_init(&r, opts, RK_PP_DEFAULT_PORT, result);
 	p.mtu = rk_mtu_from_bytes(opts->mtu ? opts->mtu : 1024);
 	ret = pp_check_opts(opts, p.mtu);
-	/* The ibv_*_pingpong protocols swap GIDs over TCP: iWARP is refused
-	 * before listening or connecting. */
+	/* The ibv_*_pingpong protocols swap GIDs over TCP: the device, port
+	 * and a GID are checked (iWARP refused) before listening or connecting. */
 	if (!ret)
-		ret = rk_device_name_check_no_cm(opts->device, rk_transport_str(opts->transport));
+		ret = rk_port_name_check(opts->device, opts->port_num, opts->gid_index,
+					 rk_transport_str(opts->transport));
 	if (ret)
 		return ping_finish(&r, ret);
 	if (opts->srq_qps)

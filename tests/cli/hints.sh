@@ -55,11 +55,11 @@ fi
 
 # rdmakit-mesh not found (PATH without it): its package installed; MPI and a
 # rebuild in a build tree that has none.
-run 3 env PATH=/nonexistent "$INST" mesh
+run 1 env PATH=/nonexistent "$INST" mesh
 has "$err" "it is in the rdmakit-mesh package: apt-get install rdmakit-mesh"
 lacks "$err" "rebuild"
 lacks "$err" "libopenmpi-dev"
-run 3 env PATH=/nonexistent "$FAKE" mesh
+run 1 env PATH=/nonexistent "$FAKE" mesh
 has "$err" "this build tree has none: it is built only where CMake finds MPI: apt-get install openmpi-bin libopenmpi-dev, then rebuild"
 
 finish

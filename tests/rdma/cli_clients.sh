@@ -214,10 +214,13 @@ lap "rc --cm --clients 2"
 # third tries again for its --timeout 1 and exits 1 saying the server
 # stayed busy (or, the server gone by then, that it had been). Before, it
 # waited unanswered and was reset at the end of the run.
-# (The doorman's CM path runs under the sanitizers in cli_persist.sh.)
+# (The doorman's busy answers, TCP and CM, run under the sanitizers in
+# cli_persist.sh: there two 32 MiB WRITEs at once in a sanitized guest on a
+# loaded host saw rxe's packets sent and none received.)
 for cm in "" --cm; do
+	plain_only || continue
 	P=$((PORT + 6))
-	[ -n "$cm" ] && { plain_only || continue; P=$((PORT + 7)); }
+	[ -n "$cm" ] && P=$((PORT + 7))
 	# (-t 60: each wait's bound; 32 MiB took 15 s in a guest on a loaded
 	# host, where rxe's retries also ran out: --retry 7, forever on rxe, over
 	# the TCP exchange, the only one that takes it)

@@ -348,7 +348,7 @@ def others_section(tables, usage_status):
             if o["type"] == "alias" and o["means"]:
                 text = "%s: the same as %s." % (o["help"], o["means"])
             elif o["type"] == "alias":
-                text = "taken and ignored: " + o["help"] + "."
+                text = o["help"] + "."  # taken and ignored, as it says
             else:
                 text = "refused (exit status %d): %s." % (usage_status, o["help"])
             out += [".TP", head, roff_text(text)]
@@ -445,7 +445,7 @@ def main_page(description, commands, version, mesh):
             "\\fBrdmakit \\fR\\fICOMMAND\\fR \\fB\\-\\-help\\fR lists its options with "
             "their defaults.", ".PP",
             "Option letters mean one thing across the commands: \\-t is \\-\\-timeout "
-            "(seconds), \\-I \\-\\-interval (seconds, fractions allowed), \\-n "
+            "(seconds; \\fBrdmakit bench\\fR refuses \\-t, perftest's \\-\\-tx\\-depth), \\-I \\-\\-interval (seconds, fractions allowed), \\-n "
             "\\-\\-count, \\-s \\-\\-size, \\-p \\-\\-port, \\-j "
             "\\-\\-json and so on; the exceptions are the tables of \\fBrdmakit ping "
             "\\-\\-proto rping\\fR and \\fB\\-\\-proto pingpong\\fR, which take the letters "

@@ -70,8 +70,11 @@ struct cli_conn_opts {
 		 "server: give up when no client came in SEC seconds (0: wait forever)"}
 
 /* The output group: --json, one document on stdout. */
-#define CLI_JSON_OPT(flag)                                                                       \
-	{"json", 'j', CLI_OPT_FLAG, (flag), 0, 0, NULL, "print one JSON document"}
+#define CLI_JSON_OPT(flag) CLI_JSON_OPT_KEY(flag, 'j')
+/* key 0 for a table that speaks another program's letters (pingpong's -j is
+ * its --dm). */
+#define CLI_JSON_OPT_KEY(flag, key)                                                              \
+	{"json", (key), CLI_OPT_FLAG, (flag), 0, 0, NULL, "print one JSON document"}
 
 /* The memory group of rc, bench and memserver: --mem KIND, --odp (long
  * options only). */

@@ -303,13 +303,45 @@ static int serve_clients(void *arg)
 	 "run each size SEC seconds instead of --count; 0: until stopped (client)",         \
 	 .def = "none, runs by --count"}
 
-/* Old spellings, each failing with a message naming the new one (issue 16:
- * -t is --timeout on every command). */
+/* Old spellings, each failing with a message naming the new one (issue 16). */
 #define BENCH_OLD_SPELLINGS                                                               \
-	CLI_OPT_GONE_ROW("", 't', "-t is now --timeout; the test is -o/--op"),            \
 	CLI_OPT_GONE_ROW("test", 0, "--test is now -o/--op"),                             \
 	CLI_OPT_GONE_ROW("sizes", 0, "--sizes is now -s/--size"),                         \
 	CLI_OPT_GONE_ROW("iters", 0, "--iters is now -n/--count")
+
+/* perftest's spellings (ib_write_bw ...), so that its command lines meet an
+ * answer (issue 35): each one that means one of bench's options one to one
+ * is that option; -F is taken and ignored; -t and -e are refused naming
+ * bench's way. -t is perftest's --tx-depth, so bench gives -t no meaning at
+ * all (elsewhere -t is --timeout; taking "-t 128" as 128 s was silent and
+ * wrong), and -x, -R, -a, -u, -l, -r, -Q mean here what they mean in
+ * perftest and nothing else anywhere (docs_check: one letter, one meaning).
+ * perftest's letters that bench gives other meanings (-c, -I, -m, -S, -T,
+ * -o, -g) stay bench's. */
+#define BENCH_PERFTEST_SPELLINGS(o)                                                        \
+	CLI_OPT_ALIAS_ROW("", 'x', &(o)->dev.gid_index, NULL, "perftest's"),               \
+	CLI_OPT_ALIAS_ROW("ib-dev", 0, &(o)->dev.device, NULL, "perftest's"),              \
+	CLI_OPT_ALIAS_ROW("rdma_cm", 'R', &(o)->conn.cm, NULL, "perftest's"),              \
+	CLI_OPT_ALIAS_ROW("all", 'a', &(o)->sizes, "2..8M", "perftest's (2 to 2^23 bytes)"), \
+	CLI_OPT_ALIAS_ROW("bidirectional", 0, &(o)->bidir, NULL, "perftest's"),            \
+	CLI_OPT_ALIAS_ROW("qp-timeout", 'u', &(o)->ack_timeout, NULL,                      \
+			  "perftest's (4.096 us x 2^N)"),                                  \
+	CLI_OPT_ALIAS_ROW("post_list", 'l', &(o)->post_list, NULL, "perftest's"),          \
+	CLI_OPT_ALIAS_ROW("", 'r', &(o)->rx_depth, NULL, "perftest's"),                    \
+	CLI_OPT_ALIAS_ROW("cq-mod", 'Q', &(o)->signal_every, NULL, "perftest's"),          \
+	CLI_OPT_ALIAS_ROW("inline_size", 0, &(o)->inline_max, NULL, "perftest's -I"),      \
+	CLI_OPT_ALIAS_ROW("use_hugepages", 0, &(o)->mem.mem, "hugepage", "perftest's"),    \
+	CLI_OPT_ALIAS_ROW("report_gbits", 0, &(o)->gate.units, "Gb", "perftest's"),        \
+	CLI_OPT_IGNORED_ROW("CPU-freq", 'F',                                               \
+			    "-F (perftest's --CPU-freq) ignored: bench trusts no CPU "     \
+			    "frequency, it scales the cycle counter by CLOCK_MONOTONIC "   \
+			    "over each round"),                                            \
+	CLI_OPT_FOREIGN_ROW("", 't',                                                       \
+			    "-t is perftest's --tx-depth; rdmakit: --tx-depth N; the "     \
+			    "timeout is --timeout SEC, the test -o/--op"),                 \
+	CLI_OPT_FOREIGN_ROW("events", 'e',                                                 \
+			    "-e/--events is perftest's: bench polls its completions "      \
+			    "(--yield-after N lets the CPU go)")
 
 int cmd_bench(int argc, char **argv)
 {
@@ -367,12 +399,13 @@ int cmd_bench(int argc, char **argv)
 		 .choices = bench_wr_apis},
 		CLI_MEM_OPTS(&o.mem, "this side's data buffer: host, hugepage, memfd, memfd-huge, "
 				     "auto (hugepage while the pool has room, else host; never dm)"),
-		CLI_WAIT_OPTS(&o.conn, 't'),
+		CLI_WAIT_OPTS(&o.conn, 0),
 		CLI_JSON_OPT(&o.json),
 		{"csv", 0, CLI_OPT_FLAG, &o.csv, 0, 0, NULL, "print CSV, one row per size"},
 		CLI_UNITS_OPT(&o.gate), CLI_BW_GATE_OPTS(&o.gate), CLI_LAT_GATE_OPT(&o.gate),
 		CLI_PERSIST_OPT(&o.persist), CLI_CLIENTS_OPT(&o.clients),
 		BENCH_OLD_SPELLINGS,
+		BENCH_PERFTEST_SPELLINGS(&o),
 		CLI_OPT_END,
 	};
 	struct bench_plan p;

@@ -469,16 +469,16 @@ static int run(void *arg, bool *listened)
 #define OPT_PROTO(o)                                                                             \
 	{"proto", 0, CLI_OPT_STRING, &(o)->proto, 0, 0, "MODE",                                 \
 	 "native, rping or pingpong (each takes its own options)", .choices = proto_names}
-/* Rows of every mode; the letters of --interval, --timeout and --persist
- * are the mode's (rping's -I is its source address, -t its TOS, -P its
- * persistent server). */
-#define OPT_COMMON(o, interval_key, timeout_key, persist_key)                                    \
+/* Rows of every mode; the letters of --interval, --timeout, --json and
+ * --persist are the mode's (rping's -I is its source address, -t its TOS, -P
+ * its persistent server; ibv_rc_pingpong's -t is --ts, -j --dm). */
+#define OPT_COMMON(o, interval_key, timeout_key, json_key, persist_key)                          \
 	{"interval", (interval_key), CLI_OPT_SECONDS, &(o)->interval_ms, 0, 60000, "SEC",        \
 	 "client: pause between rounds in seconds, as ping -i (0.2: 200 ms)"},                   \
 		{"verbose", 'v', CLI_OPT_FLAG, &(o)->verbose, 0, 0, NULL, "print every round"},    \
 		{"events", 'e', CLI_OPT_FLAG, &(o)->events, 0, 0, NULL,                            \
 		 "sleep on a completion channel instead of polling"},                              \
-		CLI_WAIT_OPTS(&(o)->conn, (timeout_key)), CLI_JSON_OPT(&(o)->json),               \
+		CLI_WAIT_OPTS(&(o)->conn, (timeout_key)), CLI_JSON_OPT_KEY(&(o)->json, (json_key)), \
 		CLI_PERSIST_OPT_KEY(&(o)->persist, (persist_key)), CLI_RTT_GATE_OPT(&(o)->gate)
 
 /* Parse with the option table of v->proto, after its defaults: those of
@@ -496,7 +496,7 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		{"count", 'n', CLI_OPT_COUNT, &o.count, 1, 1000000000, "N", "client: pings"},
 		{"validate", 'V', CLI_OPT_FLAG, &o.validate, 0, 0, NULL,
 		 "check every byte of every ping and pong"},
-		OPT_COMMON(&o, 'I', 't', 0),
+		OPT_COMMON(&o, 'I', 't', 'j', 0),
 		CLI_OPT_END,
 	};
 	const struct cli_opt rping_opts[] = {
@@ -518,7 +518,7 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		 "ping size (server: the largest it serves)"},
 		{"validate", 'V', CLI_OPT_FLAG, &o.validate, 0, 0, NULL,
 		 "client: compare each pong with its ping; server: check rping's pattern"},
-		OPT_COMMON(&o, 0, 0, 'P'),
+		OPT_COMMON(&o, 0, 0, 'j', 'P'),
 		CLI_OPT_END,
 	};
 	const struct cli_opt pp_opts[] = {
@@ -548,7 +548,21 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		{"chk", 'c', CLI_OPT_FLAG, &o.validate, 0, 0, NULL,
 		 "check received data: the pong is the ping; the server: each ping after the "
 		 "first is its last pong"},
-		OPT_COMMON(&o, 'I', 't', 0),
+		OPT_COMMON(&o, 'I', 0, 0, 0),
+		/* Theirs that rdmakit does not do: refused by name, not taken as
+		 * rdmakit's -t (--timeout) and -j (--json). */
+		CLI_OPT_FOREIGN_ROW("ts", 't',
+				    "-t/--ts (completion timestamps) is ibv_rc_pingpong's, not "
+				    "rdmakit's; the timeout is --timeout SEC"),
+		CLI_OPT_FOREIGN_ROW("dm", 'j',
+				    "-j/--dm (device memory) is ibv_rc_pingpong's, not rdmakit "
+				    "ping's (rdmakit rc --server --mem dm has it); JSON is --json"),
+		CLI_OPT_FOREIGN_ROW("odp", 'o',
+				    "-o/--odp is ibv_rc_pingpong's, not rdmakit ping's (rdmakit rc "
+				    "and bench have --odp)"),
+		CLI_OPT_FOREIGN_ROW("new_send", 'N',
+				    "-N/--new_send is ibv_rc_pingpong's: rdmakit ping posts with "
+				    "ibv_post_send (rdmakit bench --wr-api on has the ibv_wr_* API)"),
 		CLI_OPT_END,
 	};
 	int ret;

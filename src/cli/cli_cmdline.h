@@ -60,14 +60,14 @@ struct cli_conn_opts {
 #define CLI_CONN_OPTS(c)                                                                         \
 	CLI_SERVER_OPT(&(c)->server), CLI_PORT_OPT(&(c)->port, "TCP or RDMA CM port"),           \
 		CLI_CM_OPT(&(c)->cm, "connect with RDMA CM instead of the TCP exchange"),        \
-		CLI_TRAFFIC_OPTS(&(c)->traffic)
+		CLI_TRAFFIC_OPTS(&(c)->traffic, CLI_TCLASS_WITH_CM)
 
 /* --timeout (short letter key, or 0) and --wait. */
 #define CLI_WAIT_OPTS(c, key)                                                                    \
 	{"timeout", (key), CLI_OPT_COUNT, &(c)->timeout, 1, 3600, "SEC",                         \
 	 "client: keep trying to connect this long; both: bound on every wait"},                 \
 		{"wait", 'w', CLI_OPT_COUNT, &(c)->wait, 0, 86400, "SEC",                        \
-		 "server: give up when no client came in SEC seconds (0: wait forever)"}
+		 "server: give up when no client came in SEC seconds", .def = "0: forever"}
 
 /* The output group: --json, one document on stdout. */
 #define CLI_JSON_OPT(flag) CLI_JSON_OPT_KEY(flag, 'j')

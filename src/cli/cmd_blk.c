@@ -36,7 +36,7 @@ static int blk_attach(int argc, char **argv)
 		 "seconds between reconnection attempts", .def = "the module's, 2"},
 		{"loss-timeout", 0, CLI_OPT_INT, &loss, 0, RK_BLK_MAX_LOSS_TIMEOUT, "S",
 		 "seconds without the server before I/O fails", .def = "the module's, 60"},
-		CLI_TCLASS_OPTS(&tc),
+		CLI_TCLASS_OPTS(&tc, CLI_TCLASS_CM_ONLY),
 		CLI_OPT_END,
 	};
 	struct rk_blk_attach_opts o;

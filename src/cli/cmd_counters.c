@@ -176,9 +176,10 @@ int cmd_counters(int argc, char **argv)
 		{"json", 'j', CLI_OPT_FLAG, &o.json, 0, 0, NULL,
 		 "print one JSON document (under --watch: one object per line)"},
 		{"watch", 0, CLI_OPT_COUNT, &o.watch, 1, 86400, "SEC",
-		 "print the changes every SEC seconds until SIGINT or SIGTERM"},
+		 "print the changes every SEC seconds until SIGINT or SIGTERM",
+		 .def = "none: print once"},
 		{"count", 'n', CLI_OPT_COUNT, &o.count, 1, 1000000000, "N",
-		 "with --watch: stop after N intervals"},
+		 "with --watch: stop after N intervals", .def = "none: until stopped"},
 		CLI_OPT_END,
 	};
 	struct rk_counters *snap;

@@ -468,13 +468,15 @@ static int run(void *arg, bool *listened)
 
 #define OPT_PROTO(o)                                                                             \
 	{"proto", 0, CLI_OPT_STRING, &(o)->proto, 0, 0, "MODE",                                 \
-	 "native, rping or pingpong (each takes its own options)", .choices = proto_names}
+	 "native, rping or pingpong (each takes its own options)", .choices = proto_names,       \
+	 .def = "native"}
 /* Rows of every mode; the letters of --interval, --timeout, --json and
  * --persist are the mode's (rping's -I is its source address, -t its TOS, -P
  * its persistent server; ibv_rc_pingpong's -t is --ts, -j --dm). */
 #define OPT_COMMON(o, interval_key, timeout_key, json_key, persist_key)                          \
 	{"interval", (interval_key), CLI_OPT_SECONDS, &(o)->interval_ms, 0, 60000, "SEC",        \
-	 "client: pause between rounds in seconds, as ping -i (0.2: 200 ms)"},                   \
+	 "client: pause between rounds in seconds, as ping -i (0.2: 200 ms)",                    \
+	 .def = "0: no pause"},                                                                  \
 		{"verbose", 'v', CLI_OPT_FLAG, &(o)->verbose, 0, 0, NULL, "print every round"},    \
 		{"events", 'e', CLI_OPT_FLAG, &(o)->events, 0, 0, NULL,                            \
 		 "sleep on a completion channel instead of polling"},                              \
@@ -509,11 +511,11 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		{"source", 'I', CLI_OPT_STRING, &o.source, 0, 0, "ADDR",
 		 "client: the local address to connect from (rping -I)"},
 		CLI_PORT_OPT(&o.conn.port, "RDMA CM port"),
-		CLI_TRAFFIC_OPTS_KEYS(&o.conn.traffic, 't', 0),
+		CLI_TRAFFIC_OPTS_KEYS(&o.conn.traffic, 't', 0, CLI_TCLASS_CM_ONLY),
 		{"debug", 'd', CLI_OPT_FLAG, &o.debug, 0, 0, NULL,
 		 "the library's debug messages on stderr (rping -d)"},
 		{"count", 'C', CLI_OPT_COUNT, &o.count, 0, 1000000000, "N",
-		 "pings (0: client forever; server until the client leaves)"},
+		 "pings", .def = "0: client forever; server until the client leaves"},
 		{"size", 'S', CLI_OPT_SIZE, &o.size, RK_RPING_MIN_SIZE, RK_RPING_MAX_SIZE, "BYTES",
 		 "ping size (server: the largest it serves)"},
 		{"validate", 'V', CLI_OPT_FLAG, &o.validate, 0, 0, NULL,
@@ -530,7 +532,7 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		{"server", 0, CLI_OPT_FLAG, &o.conn.server, 0, 0, NULL,
 		 "be the server (as giving no HOST)"},
 		CLI_PORT_OPT(&o.conn.port, "TCP port of the exchange"),
-		CLI_TRAFFIC_OPTS_KEYS(&o.conn.traffic, 0, 'l'),
+		CLI_TRAFFIC_OPTS_KEYS(&o.conn.traffic, 0, 'l', CLI_TCLASS_NO_CM),
 		CLI_DEV_OPTS(&o.dev),
 		/* Their long names for -d and -g, so their scripts run as they are. */
 		{"ib-dev", 0, CLI_OPT_STRING, &o.dev.device, 0, 0, "DEV", "the same as --device"},

@@ -127,7 +127,7 @@ static int parse(struct mesh_opts *o, int argc, char **argv, bool quiet)
 		{"no-progress", 0, CLI_OPT_FLAG, &o->no_progress, 0, 0, NULL,
 		 "no progress line (shown when stdout is a terminal)"},
 		{"quiet", 0, CLI_OPT_FLAG, &o->quiet, 0, 0, NULL, "verdicts only, no matrices"},
-		CLI_TRAFFIC_OPTS(&o->traffic_opts),
+		CLI_TRAFFIC_OPTS(&o->traffic_opts, CLI_TCLASS_NO_CM),
 		CLI_OPT_GONE_ROW("iters", 0, "--iters is now -n/--count"),
 		CLI_OPT_GONE_ROW("qp-timeout", 0, "--qp-timeout is now --ack-timeout (as bench's)"),
 		CLI_OPT_GONE_ROW("timeout", 't',

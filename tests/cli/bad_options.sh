@@ -65,6 +65,35 @@ run 2 "$R" ping --proto pingpong "$IP" -o && has "$err" "-o/--odp is ibv_rc_ping
 run 2 "$R" ping --proto pingpong "$IP" -N && has "$err" "-N/--new_send is ibv_rc_pingpong's"
 run 0 "$R" ping --proto pingpong --timeout 5 --json --help
 
+# --help (issue 35 item 5): one default, the real one, shown once; no
+# option speaks of one its command does not take; 80 columns when not a
+# terminal (RDMAKIT_HELP_WIDTH=400: one line per option, to read them).
+W=RDMAKIT_HELP_WIDTH=400
+run 0 env $W "$R" bench --help && lacks "$out" "(default: 0)" &&
+	has "$out" "receives the SRQ keeps posted (at most the device's max_srq_wr) (default: 512)" &&
+	has "$out" "send queue depth per QP (default: 0: 512 for bw, 64 for lat)" &&
+	has "$out" "--clients N" && has "$out" "(default: none: one client at a time)" &&
+	lacks "$out" "not given:"
+for t in "rc" "ud" "ping" "ping --proto rping" "ping --proto pingpong" "counters"; do
+	# shellcheck disable=SC2086
+	run 0 env $W "$R" $t --help && lacks "$out" "(default: 0)"
+done
+run 0 env $W "$R" ping --proto rping --help && has "$out" "each takes its own options) (default: native)" &&
+	has "$out" "DSCP 26); the RDMA CM type of service (default: not set" && lacks "$out" "with --cm the"
+run 0 env $W "$R" ping --proto pingpong --help && has "$out" "(default: native)" &&
+	lacks "$out" "RDMA CM type of service"
+run 0 env $W "$R" blk attach --help && lacks "$out" "with --cm"
+run 0 env $W "$R" ud --help && lacks "$out" "--rnr-retry" && has "$out" "with --cm the RDMA CM type of service"
+for t in "bench" "rc" "ping --proto rping" "memserver" "share" "blk attach" "qp-states"; do
+	# shellcheck disable=SC2086
+	run 0 "$R" $t --help
+	if awk 'length > 80 { exit 1 }' "$out"; then :; else
+		echo "FAIL: rdmakit $t --help has lines over 80 columns:"
+		awk 'length > 80' "$out" | head -3
+		fails=$((fails + 1))
+	fi
+done
+
 # loopback
 run 2 "$RDMAKIT" loopback -n 10x
 has "$err" "--count"

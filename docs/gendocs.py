@@ -429,9 +429,8 @@ def command_page(name, summary, tables, version, prose=None):
                 epilogs.append(t.epilog)
         if epilogs:
             out += [".SH NOTES", roff_pre("\n\n".join(epilogs))]
-    # rdmakit-mesh has statuses of its own: 3 for a usage error.
-    out += others_section(tables, 3 if name == "rdmakit-mesh" else 2)
-    out += gone_section(tables, 3 if name == "rdmakit-mesh" else 2)
+    out += others_section(tables, 2)
+    out += gone_section(tables, 2)
     out += see_also(name, prose)
     return "\n".join(out) + "\n"
 

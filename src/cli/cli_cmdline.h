@@ -83,8 +83,13 @@ struct cli_mem_opts {
 	bool odp;
 };
 
-#define CLI_MEM_OPTS(o, help)                                                                    \
-	{"mem", 0, CLI_OPT_STRING, &(o)->mem, 0, 0, "KIND", (help)},                             \
+/* The kinds --mem offers (cli_mem_parse() checks them): all of them, or
+ * all but dm (device memory, which bench and memserver do not take). */
+extern const char *const cli_mem_kinds[];
+extern const char *const cli_mem_kinds_no_dm[];
+
+#define CLI_MEM_OPTS(o, kinds, help)                                                             \
+	{"mem", 0, CLI_OPT_STRING, &(o)->mem, 0, 0, "KIND", (help), .values = (kinds)},          \
 		{"odp", 0, CLI_OPT_FLAG, &(o)->odp, 0, 0, NULL,                                  \
 		 "register the buffer with on-demand paging (IBV_ACCESS_ON_DEMAND); refused "    \
 		 "where the device reports none for the RC ops the run needs"}
@@ -109,8 +114,8 @@ int cli_server_only(const char *cmd, const char *option, bool given, bool server
 int cli_check_role(const char *cmd, bool server, const char *host);
 
 /* A server takes no positional argument; a client exactly one, the server's
- * address. Returns -1 when argv[first..] fits the role, else CLI_USAGE after
- * saying what is wrong. */
+ * address ("one HOST only ('b' is extra)" for more). Returns -1 when
+ * argv[first..] fits the role, else CLI_USAGE after saying what is wrong. */
 int cli_check_role_args(const char *cmd, bool server, int argc, char **argv, int first);
 
 /* cli_parse(), then cli_check_role_args() for the role the options chose

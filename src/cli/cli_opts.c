@@ -623,6 +623,7 @@ static void help_tsv(FILE *out, const char *usage, const char *description,
 	fputc('\n', out);
 	for (const struct cli_opt *o = opts; o->name; o++) {
 		const struct cli_opt *t = o->type == CLI_OPT_ALIAS ? alias_target(opts, o) : NULL;
+		const char *const *offered = o->choices ? o->choices : o->values;
 		char key[2] = {(char)o->key, 0}, def[128], means[128] = "";
 
 		default_text(o, def, sizeof(def));
@@ -641,8 +642,8 @@ static void help_tsv(FILE *out, const char *usage, const char *description,
 		fputc('\t', out);
 		tsv_field(out, def);
 		fputc('\t', out);
-		for (int i = 0; o->choices && o->choices[i]; i++)
-			fprintf(out, "%s%s", i ? "|" : "", o->choices[i]);
+		for (int i = 0; offered && offered[i]; i++)
+			fprintf(out, "%s%s", i ? "|" : "", offered[i]);
 		fputc('\t', out);
 		tsv_field(out, o->help);
 		fputc('\t', out);

@@ -48,6 +48,10 @@ struct cli_opt {
 	/* The default as --help and the man page show it, where the live value
 	 * does not say it ("5000 for bw, 1000 for lat"); NULL: the live value. */
 	const char *def;
+	/* The values to offer (completion, the man page's Values) where the
+	 * command checks the value itself, its message saying more than the
+	 * parser's would ("'dm' is not one of ... here"); NULL-terminated. */
+	const char *const *values;
 	/* CLI_OPT_ALIAS: the value it stands for, given without an argument
 	 * (perftest's -a: "2..8M" for --size); NULL: it takes the live row's. */
 	const char *value;
@@ -105,7 +109,7 @@ int cli_opt_choice(const char *const *choices, const char *text);
  * the completion (docs/gendocs.py reads them):
  *   usage/description/epilog TAB TEXT    (backslash, tab, newline escaped)
  *   option TAB LONG TAB LETTER TAB TYPE TAB ARG TAB DEFAULT TAB CHOICES TAB HELP TAB MEANS
- * LETTER "" when none, CHOICES joined by "|", TYPE flag, string, size,
+ * LETTER "" when none, CHOICES (or the values offered) joined by "|", TYPE flag, string, size,
  * count, int, seconds, list, gone, alias or foreign; MEANS an alias's live
  * row as given ("--gid-index IDX", "--size 2..8M"; "" when ignored). With
  * RDMAKIT_HELP_WIDTH=N the usage, description and epilog are wrapped to N

@@ -398,7 +398,7 @@ int cmd_bench(int argc, char **argv)
 		{"wr-api", 0, CLI_OPT_STRING, &o.wr_api, 0, 0, "WHEN",
 		 "ibv_wr_* posting API: auto (where the provider has it), on, off",
 		 .choices = bench_wr_apis},
-		CLI_MEM_OPTS(&o.mem, "this side's data buffer: host, hugepage, memfd, memfd-huge, "
+		CLI_MEM_OPTS(&o.mem, cli_mem_kinds_no_dm, "this side's data buffer: host, hugepage, memfd, memfd-huge, "
 				     "auto (hugepage while the pool has room, else host; never dm)"),
 		CLI_WAIT_OPTS(&o.conn, 0),
 		CLI_JSON_OPT(&o.json),

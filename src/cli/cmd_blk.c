@@ -131,7 +131,7 @@ static int blk_list(int argc, char **argv)
 {
 	bool json = false;
 	const struct cli_opt opts[] = {
-		{"json", 0, CLI_OPT_FLAG, &json, 0, 0, NULL, "as JSON"},
+		{"json", 'j', CLI_OPT_FLAG, &json, 0, 0, NULL, "as JSON"},
 		CLI_OPT_END,
 	};
 	struct rk_blk_disk *disks;

@@ -362,7 +362,7 @@ int cmd_rc(int argc, char **argv)
 		 "split local buffers into N scatter/gather pieces"},
 		{"events", 'e', CLI_OPT_FLAG, &o.events, 0, 0, NULL,
 		 "sleep on a completion channel instead of polling"},
-		CLI_MEM_OPTS(&o.mem, "this side's buffer: host, hugepage (MAP_HUGETLB, from the "
+		CLI_MEM_OPTS(&o.mem, cli_mem_kinds, "this side's buffer: host, hugepage (MAP_HUGETLB, from the "
 				     "kernel's pool), memfd, memfd-huge, dm (device memory; "
 				     "server), auto (dm, else hugepage, else host)"),
 		CLI_WAIT_OPTS(&o.conn, 't'),

@@ -94,6 +94,40 @@ for t in "bench" "rc" "ping --proto rping" "memserver" "share" "blk attach" "qp-
 	fi
 done
 
+# Small ones (issue 35 item 6)
+# rdmakit mesh: a usage error exits 2, as every command's (it was 3); where
+# rdmakit-mesh is built (its options are parsed before MPI starts)
+if "$R" mesh --help >/dev/null 2>&1; then
+	run 2 "$R" mesh --bogus && has "$err" "unknown option --bogus"
+	run 2 "$R" mesh --schedule ring && has "$err" "'ring' is not one of pairs, shift, serial"
+	run 2 "$R" mesh -t 500 && has "$err" "is now --wc-timeout MS"
+	run 0 "$R" mesh --help && has "$out" "2 usage error"
+fi
+# counters --watch takes seconds with fractions (its examples were counts)
+run 0 "$R" counters --watch 0.5 --help
+run 0 "$R" counters --watch 0.5 -n 3 --help
+run 2 "$R" counters --watch 0.05 && has "$err" "option --watch: 0.05 is outside the range 0.1..86400"
+run 2 "$R" counters --watch 1k && has "$err" "not a number of seconds (examples: 2, 0.2)"
+# rdmakit help CMD [WORDS] is CMD [WORDS] --help
+run 0 "$R" help bench && has "$out" "usage: rdmakit bench --server" && lacks "$out" "commands:"
+run 0 "$R" help ping --proto rping && has "$out" "-C, --count N"
+run 0 "$R" help blk attach && has "$out" "the disk's size"
+run 2 "$R" help nosuch && has "$err" "rdmakit: unknown command 'nosuch'"
+run 0 "$R" help && has "$out" "commands:"
+# ud: -C is udaddy's message count (--count), --clients has no letter (as rc's, bench's)
+run 2 "$R" ud "$IP" -C 0 && has "$err" "rdmakit ud: option --count: 0 is outside the range 1..100000"
+run 0 "$R" ud "$IP" -C 2 --help
+run 0 env RDMAKIT_HELP_WIDTH=400 "$R" ud --help && has "$out" "      --clients N" && lacks "$out" "-C, --clients"
+# memserver's and blk list's --json is -j, as everywhere
+run 2 "$R" memserver -j --max-size 1x && has "$err" "option --max-size"
+run 0 "$R" memserver -j --help
+run 0 "$R" blk list -j --help
+# a client takes one HOST: a second is named, not "give the server's address"
+for cmd in bench rc ud; do
+	run 2 "$R" $cmd "$IP" extra && has "$err" "rdmakit $cmd: one HOST only ('extra' is extra)" &&
+		lacks "$err" "give the server's address"
+done
+
 # loopback
 run 2 "$RDMAKIT" loopback -n 10x
 has "$err" "--count"

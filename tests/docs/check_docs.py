@@ -158,8 +158,7 @@ def check_parses(argv, rows):
         spellings = ["--" + r["name"]] if r["name"] else []
         spellings += ["-" + r["key"]] if r["key"] else []
         for sp in spellings:
-            # rdmakit's usage errors exit 2, rdmakit-mesh's 3 (its own statuses)
-            usage = 3 if argv[0] == mesh_program else 2
+            usage = 2  # rdmakit-mesh's too (issue 35: it was 3)
             if r["type"] == "gone":
                 rc, _, err = run(argv + [sp, "x", "--help"])
                 if rc != usage or "is now" not in err:
@@ -339,6 +338,16 @@ def check_completion(docs, tables, has_mesh):
                       True))
         queries.append(["rdmakit", "bench", "--op", "=", "wr"])
         wants.append(("rdmakit bench --op=wr", {"write"}, True))
+        # values offered where the command checks them itself (issue 35)
+        kinds = {"host", "hugepage", "memfd", "memfd-huge", "auto"}
+        for words, want in ((["rdmakit", "bench", "--units", ""], {"Gb", "GB", "MiB"}),
+                            (["rdmakit", "rc", "--mem", ""], kinds | {"dm"}),
+                            (["rdmakit", "bench", "--mem", ""], kinds),
+                            (["rdmakit", "memserver", "--mem", ""], kinds)) + \
+                ((["rdmakit-mesh", "--stages", ""],
+                  {"reach", "latency", "bandwidth", "reach,latency,bandwidth"}),) * has_mesh:
+            queries.append(words)
+            wants.append((" ".join(words[:-1]) + ": its values", want, True))
         replies = completion_replies(docs, queries, ib)
     for q, (what, want, exact), got in zip(queries, wants, replies):
         if set(got) != want:

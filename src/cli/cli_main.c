@@ -42,7 +42,7 @@ static const struct command commands[] = {
 	{"qp-states", cmd_qp_states, "what a QP does in each state (RESET .. ERR), seen on the device"},
 	{"share", cmd_share, "several processes on one device: import, shared memory, fork"},
 	{"blk", cmd_blk, "attach, detach and list rkblk disks (the kernel module)", blk_variants},
-	{"mesh", cmd_mesh, "check every pair of N nodes over MPI (runs rdmakit-mesh; mpirun -np N)"},
+	{"mesh", cmd_mesh, "check every pair of N nodes over MPI (rdmakit-mesh; mpirun -np N)"},
 	{"memserver", cmd_memserver, "remote memory for the rkblk module: one region per session"},
 };
 
@@ -76,7 +76,7 @@ static void usage(FILE *out)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n'rdmakit COMMAND --help' (or 'rdmakit help COMMAND') describes a "
-		     "command's options;\n--version prints the version.\nRDMAKIT_LOG=error|warn|info|debug sets how much the library "
+		     "command's\noptions; --version prints the version.\nRDMAKIT_LOG=error|warn|info|debug sets how much the library "
 		     "logs.\n");
 }
 

@@ -499,6 +499,17 @@ def check_markdown(root):
     return len(pages)
 
 
+def check_top_help(rdmakit):
+    """rdmakit --help, as the tables' (help_options()), fits HELP_WIDTH."""
+    env = dict(os.environ)
+    env.pop("RDMAKIT_HELP_WIDTH", None)
+    rc, out, err = run([rdmakit, "--help"], env=env)
+    for n, line in enumerate(out.splitlines(), 1):
+        if len(line) > HELP_WIDTH:
+            fail("rdmakit --help: line %d has %d columns, more than %d: %r" %
+                 (n, len(line), HELP_WIDTH, line))
+
+
 def listed_commands(rdmakit):
     env = dict(os.environ, RDMAKIT_HELP_FORMAT="tsv")
     rc, out, err = run([rdmakit, "--help"], env=env)
@@ -739,6 +750,7 @@ def main():
     check_letters(tables)
     check_versions(rdmakit, mesh, tables)
     check_library(docs, so)
+    check_top_help(rdmakit)
     commands = listed_commands(rdmakit)
     examples = check_command_pages(src, commands, docs, rdmakit, mesh)
     md = check_markdown(src)

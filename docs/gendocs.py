@@ -331,27 +331,34 @@ def options_section(title, table):
     return out
 
 
+def spellings(tables, rows):
+    """(spelled, row) for the rows (t.gone or t.others) of the tables, each
+    spelling once: "-x", "--name" or "-x/--name"."""
+    seen = set()
+    for t in tables:
+        for o in getattr(t, rows):
+            spelled = ("-" + o["key"] if o["key"] else "") + \
+                      (("/" if o["key"] else "") + "--" + o["name"] if o["name"] else "")
+            if spelled not in seen:
+                seen.add(spelled)
+                yield spelled, o
+
+
 def others_section(tables, usage_status):
     """Other programs' spellings: each taken as rdmakit's option, taken and
     ignored, or refused naming rdmakit's way."""
-    seen, out = set(), []
-    for t in tables:
-        for o in t.others:
-            spelled = ("-" + o["key"] if o["key"] else "") + \
-                      (("/" if o["key"] else "") + "--" + o["name"] if o["name"] else "")
-            if spelled in seen:
-                continue
-            seen.add(spelled)
-            head = "\\fB%s\\fR" % roff_text(spelled)
-            if o["arg"]:
-                head += " \\fI%s\\fR" % roff_text(o["arg"])
-            if o["type"] == "alias" and o["means"]:
-                text = "%s: the same as %s." % (o["help"], o["means"])
-            elif o["type"] == "alias":
-                text = o["help"] + "."  # taken and ignored, as it says
-            else:
-                text = "refused (exit status %d): %s." % (usage_status, o["help"])
-            out += [".TP", head, roff_text(text)]
+    out = []
+    for spelled, o in spellings(tables, "others"):
+        head = "\\fB%s\\fR" % roff_text(spelled)
+        if o["arg"]:
+            head += " \\fI%s\\fR" % roff_text(o["arg"])
+        if o["type"] == "alias" and o["means"]:
+            text = "%s: the same as %s." % (o["help"], o["means"])
+        elif o["type"] == "alias":
+            text = o["help"] + "."  # taken and ignored, as it says
+        else:
+            text = "refused (exit status %d): %s." % (usage_status, o["help"])
+        out += [".TP", head, roff_text(text)]
     if out:
         out = [".SH OTHER PROGRAMS' SPELLINGS",
                "Spellings of the programs this command stands in for, so that their "
@@ -361,15 +368,9 @@ def others_section(tables, usage_status):
 
 
 def gone_section(tables, usage_status):
-    seen, out = set(), []
-    for t in tables:
-        for o in t.gone:
-            spelled = ("-" + o["key"] if o["key"] else "") + \
-                      (("/" if o["key"] else "") + "--" + o["name"] if o["name"] else "")
-            if spelled in seen:
-                continue
-            seen.add(spelled)
-            out += [".TP", "\\fB%s\\fR" % roff_text(spelled), roff_text(o["help"]) + "."]
+    out = []
+    for spelled, o in spellings(tables, "gone"):
+        out += [".TP", "\\fB%s\\fR" % roff_text(spelled), roff_text(o["help"]) + "."]
     if out:
         out = [".SH OLD SPELLINGS",
                "Given, these fail (exit status %d, bad usage) with the message below, naming "

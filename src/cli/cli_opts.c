@@ -559,8 +559,8 @@ static void put_usage(FILE *out, const char *usage, int width)
 	free(text);
 }
 
-/* text as put_block() prints it to width, as one TSV field; the usage
- * without its "usage: " column. */
+/* text as put_block() prints it to width (0: as written), as one TSV field;
+ * the usage without its "usage: " column. */
 static void tsv_block(FILE *out, const char *text, bool usage, int width)
 {
 	char *buf = NULL, *p;
@@ -603,24 +603,14 @@ static void help_tsv(FILE *out, const char *usage, const char *description,
 {
 	static const char *const types[] = {"flag", "string", "size", "count", "int", "seconds",
 					    "list", "gone", "alias", "foreign"};
+	const char *heads[] = {"usage", usage, "description", description, "epilog", epilog};
 	int width = help_width(out);
 
-	fputs("usage\t", out);
-	if (width)
-		tsv_block(out, usage, true, width);
-	else
-		tsv_field(out, usage);
-	fputs("\ndescription\t", out);
-	if (width)
-		tsv_block(out, description, false, width);
-	else
-		tsv_field(out, description);
-	fputs("\nepilog\t", out);
-	if (width)
-		tsv_block(out, epilog, false, width);
-	else
-		tsv_field(out, epilog);
-	fputc('\n', out);
+	for (int i = 0; i < 6; i += 2) {
+		fprintf(out, "%s\t", heads[i]);
+		tsv_block(out, heads[i + 1], i == 0, width);
+		fputc('\n', out);
+	}
 	for (const struct cli_opt *o = opts; o->name; o++) {
 		const struct cli_opt *t = o->type == CLI_OPT_ALIAS ? alias_target(opts, o) : NULL;
 		const char *const *offered = o->choices ? o->choices : o->values;

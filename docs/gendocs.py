@@ -439,7 +439,8 @@ def command_page(name, summary, tables, version, prose=None):
 def main_page(description, commands, version, mesh):
     out = page_head("rdmakit", 1, description.rstrip("."), version)
     out += [".SH SYNOPSIS", ".nf", "\\fBrdmakit\\fR \\fICOMMAND\\fR [\\fIOPTIONS\\fR]",
-            "\\fBrdmakit\\fR \\fICOMMAND\\fR \\-\\-help", "\\fBrdmakit\\fR \\-\\-version",
+            "\\fBrdmakit\\fR \\fICOMMAND\\fR \\-\\-help",
+            "\\fBrdmakit help\\fR \\fICOMMAND\\fR [\\fIWORDS\\fR]", "\\fBrdmakit\\fR \\-\\-version",
             ".fi", ".SH DESCRIPTION", roff_text(description),
             "Each command has its own page, \\fBrdmakit\\-\\fR\\fICOMMAND\\fR(1), and "
             "\\fBrdmakit \\fR\\fICOMMAND\\fR \\fB\\-\\-help\\fR lists its options with "

@@ -446,7 +446,8 @@ def main_page(description, commands, version, mesh):
             "\\fBrdmakit \\fR\\fICOMMAND\\fR \\fB\\-\\-help\\fR lists its options with "
             "their defaults.", ".PP",
             "Option letters mean one thing across the commands: \\-t is \\-\\-timeout "
-            "(seconds; \\fBrdmakit bench\\fR refuses \\-t, perftest's \\-\\-tx\\-depth), \\-I \\-\\-interval (seconds, fractions allowed), \\-n "
+            "(seconds; \\fBrdmakit bench\\fR refuses \\-t, perftest's \\-\\-tx\\-depth), "
+            "\\-I \\-\\-interval (seconds, fractions allowed), \\-n "
             "\\-\\-count, \\-s \\-\\-size, \\-p \\-\\-port, \\-j "
             "\\-\\-json and so on; the exceptions are the tables of \\fBrdmakit ping "
             "\\-\\-proto rping\\fR and \\fB\\-\\-proto pingpong\\fR, which take the letters "

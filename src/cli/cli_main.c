@@ -76,8 +76,8 @@ static void usage(FILE *out)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n'rdmakit COMMAND --help' (or 'rdmakit help COMMAND') describes a "
-		     "command's\noptions; --version prints the version.\nRDMAKIT_LOG=error|warn|info|debug sets how much the library "
-		     "logs.\n");
+		     "command's\noptions; --version prints the version.\nRDMAKIT_LOG=error|warn|"
+		     "info|debug sets how much the library logs.\n");
 }
 
 static const struct command *find_command(const char *name)

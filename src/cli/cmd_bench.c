@@ -383,7 +383,8 @@ int cmd_bench(int argc, char **argv)
 		{"cq-batch", 0, CLI_OPT_COUNT, &o.cq_batch, 0, 256, "N",
 		 "completions taken per poll", .def = "0: 32"},
 		{"inline", 0, CLI_OPT_INT, &o.inline_max, -1, 65536, "BYTES",
-		 "inline data up to BYTES; 0: off", .def = "-1: as much as the device grants the QP"},
+		 "inline data up to BYTES; 0: off",
+		 .def = "-1: as much as the device grants the QP"},
 		{"inflight", 0, CLI_OPT_SIZE, &o.inflight, 0, (uint64_t)1 << 32, "BYTES",
 		 "bandwidth: bytes outstanding per QP at most", .def = "0: 1M"},
 		{"ack-timeout", 0, CLI_OPT_INT, &o.ack_timeout, -1, 31, "N",
@@ -398,8 +399,9 @@ int cmd_bench(int argc, char **argv)
 		{"wr-api", 0, CLI_OPT_STRING, &o.wr_api, 0, 0, "WHEN",
 		 "ibv_wr_* posting API: auto (where the provider has it), on, off",
 		 .choices = bench_wr_apis},
-		CLI_MEM_OPTS(&o.mem, cli_mem_kinds_no_dm, "this side's data buffer: host, hugepage, memfd, memfd-huge, "
-				     "auto (hugepage while the pool has room, else host; never dm)"),
+		CLI_MEM_OPTS(&o.mem, cli_mem_kinds_no_dm,
+			     "this side's data buffer: host, hugepage, memfd, memfd-huge, auto "
+			     "(hugepage while the pool has room, else host; never dm)"),
 		CLI_WAIT_OPTS(&o.conn, 0),
 		CLI_JSON_OPT(&o.json),
 		{"csv", 0, CLI_OPT_FLAG, &o.csv, 0, 0, NULL, "print CSV, one row per size"},

@@ -480,7 +480,8 @@ static int run(void *arg, bool *listened)
 		{"verbose", 'v', CLI_OPT_FLAG, &(o)->verbose, 0, 0, NULL, "print every round"},    \
 		{"events", 'e', CLI_OPT_FLAG, &(o)->events, 0, 0, NULL,                            \
 		 "sleep on a completion channel instead of polling"},                              \
-		CLI_WAIT_OPTS(&(o)->conn, (timeout_key)), CLI_JSON_OPT_KEY(&(o)->json, (json_key)), \
+		CLI_WAIT_OPTS(&(o)->conn, (timeout_key)),                                         \
+		CLI_JSON_OPT_KEY(&(o)->json, (json_key)),                                         \
 		CLI_PERSIST_OPT_KEY(&(o)->persist, (persist_key)), CLI_RTT_GATE_OPT(&(o)->gate)
 
 /* Parse with the option table of v->proto, after its defaults: those of
@@ -563,8 +564,9 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 				    "-o/--odp is ibv_rc_pingpong's, not rdmakit ping's (rdmakit rc "
 				    "and bench have --odp)"),
 		CLI_OPT_FOREIGN_ROW("new_send", 'N',
-				    "-N/--new_send is ibv_rc_pingpong's: rdmakit ping posts with "
-				    "ibv_post_send (rdmakit bench --wr-api on has the ibv_wr_* API)"),
+				    "-N/--new_send is ibv_rc_pingpong's: rdmakit ping posts "
+				    "with ibv_post_send (rdmakit bench --wr-api on has the "
+				    "ibv_wr_* API)"),
 		CLI_OPT_END,
 	};
 	int ret;

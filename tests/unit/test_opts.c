@@ -824,8 +824,8 @@ static void test_help_wraps(void **state)
 		{"count", 'n', CLI_OPT_COUNT, &n, 1, 100, "N",
 		 "a help text long enough that it cannot stay on one line of sixty columns, "
 		 "so it wraps"},
-		{"list", 0, CLI_OPT_COUNT, &n, 1, 100, "N", "one|two|three|four|five|six|seven|eight|"
-		 "nine|ten|eleven|twelve"},
+		{"list", 0, CLI_OPT_COUNT, &n, 1, 100, "N",
+		 "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"},
 		CLI_OPT_END,
 	};
 	char *text = NULL, *line, *save = NULL;
@@ -835,9 +835,11 @@ static void test_help_wraps(void **state)
 	(void)state;
 	assert_non_null(f);
 	setenv("RDMAKIT_HELP_WIDTH", "60", 1);
-	cli_opts_help_epilog(f, "u", "short line\nA paragraph whose lines are longer than sixty "
-			     "columns of text\nis filled anew.\n  indented  item text that is far too "
-			     "long to fit in sixty\n            columns", wopts, "fits");
+	cli_opts_help_epilog(f, "u",
+			     "short line\nA paragraph whose lines are longer than sixty columns "
+			     "of text\nis filled anew.\n  indented  item text that is far too long "
+			     "to fit in sixty\n            columns",
+			     wopts, "fits");
 	unsetenv("RDMAKIT_HELP_WIDTH");
 	fclose(f);
 	assert_contains(text, "\nshort line A paragraph whose lines are longer than sixty\n"

@@ -48,8 +48,13 @@ def unescape(text):
     return "".join(out)
 
 
+# The columns the preformatted text (usage, description, notes) may take:
+# man(1) indents it by 8 and renders within 80 (MANWIDTH=80).
+PRE_WIDTH = 72
+
+
 def run_tsv(argv):
-    env = dict(os.environ, RDMAKIT_HELP_FORMAT="tsv")
+    env = dict(os.environ, RDMAKIT_HELP_FORMAT="tsv", RDMAKIT_HELP_WIDTH=str(PRE_WIDTH))
     # Keep MPI launchers' rank variables away: rdmakit-mesh prints help on rank 0 only.
     for v in ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"):
         env.pop(v, None)
@@ -67,25 +72,32 @@ class Table:
         self.words = words      # argv after the program that selects it
         self.speaks = speaks    # the program whose letters it speaks ("" rdmakit's)
         self.usage = self.description = self.epilog = ""
-        self.options, self.gone = [], []
+        self.options, self.gone, self.others = [], [], []
         for r in records:
             if r[0] in ("usage", "description", "epilog"):
                 setattr(self, r[0], unescape(r[1]))
             elif r[0] == "option":
-                o = dict(zip(("name", "key", "type", "arg", "default", "choices", "help"),
-                             [unescape(x) for x in r[1:8]]))
+                o = dict(zip(("name", "key", "type", "arg", "default", "choices", "help",
+                              "means"), [unescape(x) for x in r[1:9]]))
                 o["choices"] = o["choices"].split("|") if o["choices"] else []
-                (self.gone if o["type"] == "gone" else self.options).append(o)
+                o.setdefault("means", "")
+                if o["type"] == "gone":
+                    self.gone.append(o)
+                elif o["type"] in ("alias", "foreign"):
+                    self.others.append(o)
+                else:
+                    self.options.append(o)
             else:
                 sys.exit("gendocs: unknown record %r" % r[0])
 
 
 def shown_default(o):
-    """The default as the man page shows it: every option has one."""
+    """The default as the man page shows it: every option that takes a value
+    has one; a flag none ("")."""
     if o["default"]:
         return o["default"]
-    if o["type"] == "flag":
-        return "off"
+    if o["type"] in ("flag", "alias", "foreign"):
+        return ""
     if o["type"] == "list":
         return "none (repeat the option for more than one)"
     return "none"
@@ -166,6 +178,26 @@ def md_inline(text, refs=False):
     return "".join(out)
 
 
+CODE_WIDTH = PRE_WIDTH - 4
+
+
+def code_lines(lines):
+    """A code block's lines, each longer than the page has room for (an
+    indent of 4 inside the section's) wrapped at spaces, the rest under its
+    start indented by 4 more."""
+    out = []
+    for line in lines:
+        lead = len(line) - len(line.lstrip(" "))
+        while len(line) > CODE_WIDTH:
+            cut = line.rfind(" ", lead + 1, CODE_WIDTH + 1)
+            if cut <= lead:
+                break
+            out.append(line[:cut].rstrip())
+            line = " " * (lead + 4) + line[cut:].lstrip()
+        out.append(line)
+    return out
+
+
 def md_line(text):
     """One filled line: no control character at its start."""
     return "\\&" + text if text.startswith((".", "'")) else text
@@ -195,7 +227,8 @@ def md_to_roff(path):
                 j += 1
             if j == len(lines):
                 raise MarkdownError("%s: a code block that never ends" % where(i))
-            cur += [".PP", ".RS 4", ".nf"] + [md_line(roff_text(l)) for l in lines[i + 1:j]] \
+            cur += [".PP", ".RS 4", ".nf"] + [md_line(roff_text(l))
+                                              for l in code_lines(lines[i + 1:j])] \
                 + [".fi", ".RE"]
             i = j + 1
             continue
@@ -277,7 +310,8 @@ def option_item(o):
     lines = [".TP", option_head(o), roff_text(o["help"]) + "."]
     if o["choices"]:
         lines += [".br", "Values: " + roff_text(", ".join(o["choices"])) + "."]
-    lines += [".br", "Default: " + roff_text(shown_default(o)) + "."]
+    if shown_default(o):
+        lines += [".br", "Default: " + roff_text(shown_default(o)) + "."]
     return "\n".join(lines)
 
 
@@ -297,16 +331,46 @@ def options_section(title, table):
     return out
 
 
-def gone_section(tables, usage_status):
-    seen, out = set(), []
+def spellings(tables, rows):
+    """(spelled, row) for the rows (t.gone or t.others) of the tables, each
+    spelling once: "-x", "--name" or "-x/--name"."""
+    seen = set()
     for t in tables:
-        for o in t.gone:
+        for o in getattr(t, rows):
             spelled = ("-" + o["key"] if o["key"] else "") + \
                       (("/" if o["key"] else "") + "--" + o["name"] if o["name"] else "")
-            if spelled in seen:
-                continue
-            seen.add(spelled)
-            out += [".TP", "\\fB%s\\fR" % roff_text(spelled), roff_text(o["help"]) + "."]
+            if spelled not in seen:
+                seen.add(spelled)
+                yield spelled, o
+
+
+def others_section(tables, usage_status):
+    """Other programs' spellings: each taken as rdmakit's option, taken and
+    ignored, or refused naming rdmakit's way."""
+    out = []
+    for spelled, o in spellings(tables, "others"):
+        head = "\\fB%s\\fR" % roff_text(spelled)
+        if o["arg"]:
+            head += " \\fI%s\\fR" % roff_text(o["arg"])
+        if o["type"] == "alias" and o["means"]:
+            text = "%s: the same as %s." % (o["help"], o["means"])
+        elif o["type"] == "alias":
+            text = o["help"] + "."  # taken and ignored, as it says
+        else:
+            text = "refused (exit status %d): %s." % (usage_status, o["help"])
+        out += [".TP", head, roff_text(text)]
+    if out:
+        out = [".SH OTHER PROGRAMS' SPELLINGS",
+               "Spellings of the programs this command stands in for, so that their "
+               "command lines meet an answer: taken as the option named, or refused "
+               "naming rdmakit's way. \\-\\-help does not list them."] + out
+    return out
+
+
+def gone_section(tables, usage_status):
+    out = []
+    for spelled, o in spellings(tables, "gone"):
+        out += [".TP", "\\fB%s\\fR" % roff_text(spelled), roff_text(o["help"]) + "."]
     if out:
         out = [".SH OLD SPELLINGS",
                "Given, these fail (exit status %d, bad usage) with the message below, naming "
@@ -340,7 +404,7 @@ def exit_status(prose):
 def command_page(name, summary, tables, version, prose=None):
     out = page_head(name, 1, summary, version)
     first = tables[0]
-    usage = "\n".join(l.strip() for l in first.usage.split("\n"))
+    usage = first.usage
     out += [".SH SYNOPSIS", roff_pre(usage)]
     more = prose["DESCRIPTION"] if prose else []
     if len(tables) == 1:
@@ -366,8 +430,8 @@ def command_page(name, summary, tables, version, prose=None):
                 epilogs.append(t.epilog)
         if epilogs:
             out += [".SH NOTES", roff_pre("\n\n".join(epilogs))]
-    # rdmakit-mesh has statuses of its own: 3 for a usage error.
-    out += gone_section(tables, 3 if name == "rdmakit-mesh" else 2)
+    out += others_section(tables, 2)
+    out += gone_section(tables, 2)
     out += see_also(name, prose)
     return "\n".join(out) + "\n"
 
@@ -375,13 +439,15 @@ def command_page(name, summary, tables, version, prose=None):
 def main_page(description, commands, version, mesh):
     out = page_head("rdmakit", 1, description.rstrip("."), version)
     out += [".SH SYNOPSIS", ".nf", "\\fBrdmakit\\fR \\fICOMMAND\\fR [\\fIOPTIONS\\fR]",
-            "\\fBrdmakit\\fR \\fICOMMAND\\fR \\-\\-help", "\\fBrdmakit\\fR \\-\\-version",
+            "\\fBrdmakit\\fR \\fICOMMAND\\fR \\-\\-help",
+            "\\fBrdmakit help\\fR \\fICOMMAND\\fR [\\fIWORDS\\fR]", "\\fBrdmakit\\fR \\-\\-version",
             ".fi", ".SH DESCRIPTION", roff_text(description),
             "Each command has its own page, \\fBrdmakit\\-\\fR\\fICOMMAND\\fR(1), and "
             "\\fBrdmakit \\fR\\fICOMMAND\\fR \\fB\\-\\-help\\fR lists its options with "
             "their defaults.", ".PP",
             "Option letters mean one thing across the commands: \\-t is \\-\\-timeout "
-            "(seconds), \\-I \\-\\-interval (seconds, fractions allowed), \\-n "
+            "(seconds; \\fBrdmakit bench\\fR refuses \\-t, perftest's \\-\\-tx\\-depth), "
+            "\\-I \\-\\-interval (seconds, fractions allowed), \\-n "
             "\\-\\-count, \\-s \\-\\-size, \\-p \\-\\-port, \\-j "
             "\\-\\-json and so on; the exceptions are the tables of \\fBrdmakit ping "
             "\\-\\-proto rping\\fR and \\fB\\-\\-proto pingpong\\fR, which take the letters "
@@ -592,10 +658,10 @@ complete -F _rdmakit_mesh rdmakit-mesh''' % sh_quote(mesh_key))
 
 def index_rows(page, t):
     # One row for the table itself, so that a table without options is listed.
-    yield "\t".join([page, " ".join(t.words), t.speaks, "", "", "table", "", "", ""])
-    for o in t.options + t.gone:
+    yield "\t".join([page, " ".join(t.words), t.speaks, "", "", "table", "", "", "", ""])
+    for o in t.options + t.gone + t.others:
         yield "\t".join([page, " ".join(t.words), t.speaks, o["name"], o["key"], o["type"],
-                         o["arg"], shown_default(o), "|".join(o["choices"])])
+                         o["arg"], shown_default(o), "|".join(o["choices"]), o["means"]])
 
 
 def main():
@@ -645,7 +711,8 @@ def main():
     pages["bash-completion/completions/rdmakit"] = script
     if a.mesh:
         pages["bash-completion/completions/rdmakit-mesh"] = script
-    pages["options.tsv"] = ("page\tselect\tspeaks\tname\tkey\ttype\targ\tdefault\tchoices\n" +
+    pages["options.tsv"] = ("page\tselect\tspeaks\tname\tkey\ttype\targ\tdefault\tchoices\t"
+                            "means\n" +
                             "\n".join(index) + "\n")
     # A page of a command gone (or of rdmakit-mesh, built no more) goes too.
     for d, ext in (("man1", ".1"), ("man3", ".3"), ("bash-completion/completions", "")):

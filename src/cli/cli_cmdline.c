@@ -69,7 +69,11 @@ int cli_check_role_args(const char *cmd, bool server, int argc, char **argv, int
 {
 	if (server)
 		return cli_check_role(cmd, true, first < argc ? argv[first] : NULL);
-	return cli_check_role(cmd, false, first == argc - 1 ? argv[first] : NULL);
+	if (first < argc - 1) {
+		fprintf(stderr, "rdmakit %s: one HOST only ('%s' is extra)\n", cmd, argv[first + 1]);
+		return CLI_USAGE;
+	}
+	return cli_check_role(cmd, false, first < argc ? argv[first] : NULL);
 }
 
 int cli_parse_role(const char *cmd, const char *usage, const char *description,
@@ -97,6 +101,11 @@ int cli_server_only(const char *cmd, const char *option, bool given, bool server
 	}
 	return 0;
 }
+
+const char *const cli_mem_kinds[] = {"host", "hugepage", "memfd", "memfd-huge", "dm", "auto",
+				      NULL};
+const char *const cli_mem_kinds_no_dm[] = {"host", "hugepage", "memfd", "memfd-huge", "auto",
+					   NULL};
 
 int cli_mem_parse(const char *cmd, const struct cli_mem_opts *o, unsigned int allow,
 		  enum rk_mem_kind *kind_p)

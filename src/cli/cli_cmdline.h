@@ -60,18 +60,21 @@ struct cli_conn_opts {
 #define CLI_CONN_OPTS(c)                                                                         \
 	CLI_SERVER_OPT(&(c)->server), CLI_PORT_OPT(&(c)->port, "TCP or RDMA CM port"),           \
 		CLI_CM_OPT(&(c)->cm, "connect with RDMA CM instead of the TCP exchange"),        \
-		CLI_TRAFFIC_OPTS(&(c)->traffic)
+		CLI_TRAFFIC_OPTS(&(c)->traffic, CLI_TCLASS_WITH_CM)
 
 /* --timeout (short letter key, or 0) and --wait. */
 #define CLI_WAIT_OPTS(c, key)                                                                    \
 	{"timeout", (key), CLI_OPT_COUNT, &(c)->timeout, 1, 3600, "SEC",                         \
 	 "client: keep trying to connect this long; both: bound on every wait"},                 \
 		{"wait", 'w', CLI_OPT_COUNT, &(c)->wait, 0, 86400, "SEC",                        \
-		 "server: give up when no client came in SEC seconds (0: wait forever)"}
+		 "server: give up when no client came in SEC seconds", .def = "0: forever"}
 
 /* The output group: --json, one document on stdout. */
-#define CLI_JSON_OPT(flag)                                                                       \
-	{"json", 'j', CLI_OPT_FLAG, (flag), 0, 0, NULL, "print one JSON document"}
+#define CLI_JSON_OPT(flag) CLI_JSON_OPT_KEY(flag, 'j')
+/* key 0 for a table that speaks another program's letters (pingpong's -j is
+ * its --dm). */
+#define CLI_JSON_OPT_KEY(flag, key)                                                              \
+	{"json", (key), CLI_OPT_FLAG, (flag), 0, 0, NULL, "print one JSON document"}
 
 /* The memory group of rc, bench and memserver: --mem KIND, --odp (long
  * options only). */
@@ -80,8 +83,13 @@ struct cli_mem_opts {
 	bool odp;
 };
 
-#define CLI_MEM_OPTS(o, help)                                                                    \
-	{"mem", 0, CLI_OPT_STRING, &(o)->mem, 0, 0, "KIND", (help)},                             \
+/* The kinds --mem offers (cli_mem_parse() checks them): all of them, or
+ * all but dm (device memory, which bench and memserver do not take). */
+extern const char *const cli_mem_kinds[];
+extern const char *const cli_mem_kinds_no_dm[];
+
+#define CLI_MEM_OPTS(o, kinds, help)                                                             \
+	{"mem", 0, CLI_OPT_STRING, &(o)->mem, 0, 0, "KIND", (help), .values = (kinds)},          \
 		{"odp", 0, CLI_OPT_FLAG, &(o)->odp, 0, 0, NULL,                                  \
 		 "register the buffer with on-demand paging (IBV_ACCESS_ON_DEMAND); refused "    \
 		 "where the device reports none for the RC ops the run needs"}
@@ -106,8 +114,8 @@ int cli_server_only(const char *cmd, const char *option, bool given, bool server
 int cli_check_role(const char *cmd, bool server, const char *host);
 
 /* A server takes no positional argument; a client exactly one, the server's
- * address. Returns -1 when argv[first..] fits the role, else CLI_USAGE after
- * saying what is wrong. */
+ * address ("one HOST only ('b' is extra)" for more). Returns -1 when
+ * argv[first..] fits the role, else CLI_USAGE after saying what is wrong. */
 int cli_check_role_args(const char *cmd, bool server, int argc, char **argv, int first);
 
 /* cli_parse(), then cli_check_role_args() for the role the options chose

@@ -9,6 +9,8 @@
 #include "cli_gates.h"
 #include "cli_json.h"
 
+const char *const cli_units[] = {"Gb", "GB", "MiB", NULL};
+
 /* One limit option: rate (with units) or a plain number up to max. */
 static int parse_limit(const char *cmd, const char *opt, const char *text, double max,
 		       enum rk_bw_unit unit, bool rate, double *out)

@@ -21,10 +21,13 @@ struct cli_gate_opts {
 	const char *max_rtt_p99;  /* US */
 };
 
+/* The units --units offers (cli_gates_parse() checks them). */
+extern const char *const cli_units[];
+
 #define CLI_UNITS_OPT(o)                                                                         \
 	{"units", 0, CLI_OPT_STRING, &(o)->units, 0, 0, "UNIT",                                  \
 	 "bandwidth in Gb (10^9 bits/s, as perftest's --report_gbits), GB (10^9 bytes/s) or "   \
-	 "MiB (2^20 bytes/s)", .def = "MiB"}
+	 "MiB (2^20 bytes/s)", .def = "MiB", .values = cli_units}
 #define CLI_BW_GATE_OPTS(o)                                                                      \
 	{"expect-bw", 0, CLI_OPT_STRING, &(o)->expect_bw, 0, 0, "RATE",                          \
 	 "client: exit 3 unless the average bandwidth is at least RATE (90Gb, 11GB, 1000MiB; "  \

@@ -43,7 +43,7 @@ static const struct command commands[] = {
 	{"qp-states", cmd_qp_states, "what a QP does in each state (RESET .. ERR), seen on the device"},
 	{"share", cmd_share, "several processes on one device: import, shared memory, fork"},
 	{"blk", cmd_blk, "attach, detach and list rkblk disks (the kernel module)", blk_variants},
-	{"mesh", cmd_mesh, "check every pair of N nodes over MPI (runs rdmakit-mesh; mpirun -np N)"},
+	{"mesh", cmd_mesh, "check every pair of N nodes over MPI (rdmakit-mesh; mpirun -np N)"},
 	{"memserver", cmd_memserver, "remote memory for the rkblk module: one region per session"},
 };
 
@@ -76,17 +76,52 @@ static void usage(FILE *out)
 	fprintf(out, "usage: rdmakit COMMAND [OPTIONS]\n\n%s\n\ncommands:\n", description);
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "\n'rdmakit COMMAND --help' describes a command's options; --version prints "
-		     "the version.\nRDMAKIT_LOG=error|warn|info|debug sets how much the library "
-		     "logs.\n");
+	fprintf(out, "\n'rdmakit COMMAND --help' (or 'rdmakit help COMMAND') describes a "
+		     "command's\noptions; --version prints the version.\nRDMAKIT_LOG=error|warn|"
+		     "info|debug sets how much the library logs.\n");
+}
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+	fprintf(stderr, "rdmakit: unknown command '%s' (see rdmakit --help)\n", name);
+	return NULL;
+}
+
+/* "rdmakit help CMD [WORDS]": "rdmakit CMD [WORDS] --help" (git's habit; a
+ * table chosen by words, "help blk attach", "help ping --proto rping"). */
+static int help_command(int argc, char **argv)
+{
+	const struct command *c = find_command(argv[0]);
+	char *args[8];
+	int n = 0;
+
+	if (!c)
+		return CLI_USAGE;
+	if (argc > 6) {
+		fprintf(stderr, "rdmakit help: '%s' is one command and the words of a table\n",
+			argv[0]);
+		return CLI_USAGE;
+	}
+	for (int i = 0; i < argc; i++)
+		args[n++] = argv[i];
+	args[n++] = "--help";
+	args[n] = NULL;
+	return c->run(n, args);
 }
 
 int main(int argc, char **argv)
 {
+	const struct command *c;
+
 	if (argc < 2) {
 		usage(stderr);
 		return CLI_USAGE;
 	}
+	if (!strcmp(argv[1], "help") && argc > 2)
+		return help_command(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return CLI_OK;
@@ -94,9 +129,6 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "--version"))
 		return cli_version();
 	cli_json_init();
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return cli_json_finish(commands[i].run(argc - 1, argv + 1));
-	fprintf(stderr, "rdmakit: unknown command '%s' (see rdmakit --help)\n", argv[1]);
-	return CLI_USAGE;
+	c = find_command(argv[1]);
+	return c ? cli_json_finish(c->run(argc - 1, argv + 1)) : CLI_USAGE;
 }

@@ -20,6 +20,8 @@ enum cli_opt_type {
 			   ping(8)'s -i ("0.2": 200); min and max in milliseconds */
 	CLI_OPT_LIST,   /* struct cli_opt_list; repeatable, each value kept */
 	CLI_OPT_GONE,   /* an old spelling, kept to name the new one: no dest */
+	CLI_OPT_ALIAS,  /* another program's spelling of a live row (CLI_OPT_ALIAS_ROW) */
+	CLI_OPT_FOREIGN, /* another program's spelling refused by name (CLI_OPT_FOREIGN_ROW) */
 };
 
 #define CLI_OPT_LIST_MAX 16
@@ -46,6 +48,13 @@ struct cli_opt {
 	/* The default as --help and the man page show it, where the live value
 	 * does not say it ("5000 for bw, 1000 for lat"); NULL: the live value. */
 	const char *def;
+	/* The values to offer (completion, the man page's Values) where the
+	 * command checks the value itself, its message saying more than the
+	 * parser's would ("'dm' is not one of ... here"); NULL-terminated. */
+	const char *const *values;
+	/* CLI_OPT_ALIAS: the value it stands for, given without an argument
+	 * (perftest's -a: "2..8M" for --size); NULL: it takes the live row's. */
+	const char *value;
 };
 
 /* Terminates a table. */
@@ -57,6 +66,27 @@ struct cli_opt {
  * ("bench -t write": "-t is now --timeout; the test is -o/--op"). Not shown
  * by --help; the man page lists them under OLD SPELLINGS. */
 #define CLI_OPT_GONE_ROW(name, key, msg) {(name), (key), CLI_OPT_GONE, NULL, 0, 0, NULL, (msg)}
+
+/* Another program's spelling (perftest's -x, ibv_rc_pingpong's -t) where a
+ * script may meet rdmakit with it. Neither is shown by --help; the man page
+ * lists them under OTHER PROGRAMS' SPELLINGS. The letter of a live row of
+ * the same table cannot be one.
+ *
+ * An alias is the live row of the same table whose dest it shares, its
+ * value parsed as that row's ("perftest's -x 1" is --gid-index 1); with
+ * value, a spelling without an argument that gives the row that value
+ * (perftest's -a is --size 2..8M). dest NULL: taken and ignored, and
+ * "rdmakit CMD: MSG" said on stderr (perftest's -F). who names the program
+ * ("perftest's"). */
+#define CLI_OPT_ALIAS_ROW(name, key, dest, value_, who)                                         \
+	{(name), (key), CLI_OPT_ALIAS, (dest), 0, 0, NULL, (who), .value = (value_)}
+#define CLI_OPT_IGNORED_ROW(name, key, msg) {(name), (key), CLI_OPT_ALIAS, NULL, 0, 0, NULL, (msg)}
+
+/* A spelling of another program whose meaning rdmakit has not one to one:
+ * given, the parse fails with "rdmakit CMD: MSG" (exit 2); MSG names
+ * rdmakit's way ("-t is perftest's --tx-depth; rdmakit: --tx-depth N"). */
+#define CLI_OPT_FOREIGN_ROW(name, key, msg)                                                     \
+	{(name), (key), CLI_OPT_FOREIGN, NULL, 0, 0, NULL, (msg)}
 
 /* Parse argv against the table (argv[0] is the command name). Positional
  * arguments are left in argv[*first_arg_p .. argc-1]. Returns 1 for --help
@@ -78,9 +108,19 @@ int cli_opt_choice(const char *const *choices, const char *text);
  * as tab-separated records instead, for the generator of the man pages and
  * the completion (docs/gendocs.py reads them):
  *   usage/description/epilog TAB TEXT    (backslash, tab, newline escaped)
- *   option TAB LONG TAB LETTER TAB TYPE TAB ARG TAB DEFAULT TAB CHOICES TAB HELP
- * LETTER "" when none, CHOICES joined by "|", TYPE flag, string, size,
- * count, int, seconds, list or gone. */
+ *   option TAB LONG TAB LETTER TAB TYPE TAB ARG TAB DEFAULT TAB CHOICES TAB HELP TAB MEANS
+ * LETTER "" when none, CHOICES (or the values offered) joined by "|", TYPE flag, string, size,
+ * count, int, seconds, list, gone, alias or foreign; MEANS an alias's live
+ * row as given ("--gid-index IDX", "--size 2..8M"; "" when ignored). With
+ * RDMAKIT_HELP_WIDTH=N the usage, description and epilog are wrapped to N
+ * columns as the text help wraps them (docs/gendocs.py: the man pages').
+ *
+ * The text help fits the terminal's width (80 columns when out is not a
+ * terminal; RDMAKIT_HELP_WIDTH=N sets it): an option's help wraps under its
+ * column; a paragraph of the usage, description or epilog (lines not
+ * starting with a space) that has a line too long is filled anew, and an
+ * indented line too long is wrapped under its text (with the lines that
+ * continue it: "  import  the owner ..." and the lines below under "the"). */
 void cli_opts_help(FILE *out, const char *usage, const char *description,
 		  const struct cli_opt *opts);
 

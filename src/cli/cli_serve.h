@@ -60,7 +60,8 @@ int cli_persist_check(const char *cmd, bool persist, bool server, uint64_t wait_
 #define CLI_CLIENTS_OPT(n)                                                                       \
 	{"clients", 0, CLI_OPT_COUNT, (n), 1, RK_CLIENTS_MAX, "N",                               \
 	 "server: serve N clients at once (incast), each with its own QP and buffer; a "         \
-	 "report per client and the aggregate; --wait SEC bounds their arrival"}
+	 "report per client and the aggregate; --wait SEC bounds their arrival",                 \
+	 .def = "none: one client at a time"}
 
 /* --clients is the server's, and not with --persist: 0, or -EINVAL after
  * saying why. */

@@ -23,20 +23,28 @@ struct cli_srq_opts {
 
 #define CLI_SRQ_OPTS_DEFAULT {.limit = -1}
 
+/* What a peer meets when the SRQ is empty, for --srq-no-refill's help: on
+ * RC the RNR retries (--rnr-retry), on UD (which has none, and no
+ * --rnr-retry) a datagram dropped. */
+#define CLI_SRQ_EMPTY_RNR                                                                        \
+	"a peer that sends more finds the SRQ empty (RNR: with its --rnr-retry low its SENDs "  \
+	"fail with IBV_WC_RNR_RETRY_EXC_ERR)"
+#define CLI_SRQ_EMPTY_UD "a datagram that finds the SRQ empty is dropped (UD has no RNR)"
+
 /* Long options only (no letters). */
-#define CLI_SRQ_OPTS(o)                                                                          \
+#define CLI_SRQ_OPTS(o) CLI_SRQ_OPTS_EMPTY(o, CLI_SRQ_EMPTY_RNR)
+#define CLI_SRQ_OPTS_EMPTY(o, empty)                                                             \
 	{"srq", 0, CLI_OPT_FLAG, &(o)->srq, 0, 0, NULL,                                          \
 	 "this side's receives come from one shared receive queue (SRQ) that all its QPs "       \
 	 "drain, refilled in lists as it empties; every message is checked as it arrives"},      \
 	{"srq-depth", 0, CLI_OPT_COUNT, &(o)->depth, 1, 1 << 20, "N",                            \
-	 "receives the SRQ keeps posted (not given: 512, at most the device's max_srq_wr)"},            \
+	 "receives the SRQ keeps posted (at most the device's max_srq_wr)", .def = "512"},       \
 	{"srq-limit", 0, CLI_OPT_INT, &(o)->limit, -1, 1 << 20, "N",                             \
 	 "arm the SRQ limit: IBV_EVENT_SRQ_LIMIT_REACHED is reported when fewer than N "         \
-	 "receives are posted (-1: depth/4; 0: none)"},                                          \
+	 "receives are posted; 0: none", .def = "-1: a quarter of the depth"},                   \
 	{"srq-no-refill", 0, CLI_OPT_FLAG, &(o)->no_refill, 0, 0, NULL,                          \
 	 "demonstration: post --srq-depth receives once and never refill; the limit event "      \
-	 "comes as they run out, and a peer that sends more finds the SRQ empty (RNR: with "     \
-	 "its --rnr-retry low its SENDs fail with IBV_WC_RNR_RETRY_EXC_ERR)"},                   \
+	 "comes as they run out, and " empty},                                                   \
 	{"xrc", 0, CLI_OPT_FLAG, &(o)->xrc, 0, 0, NULL,                                          \
 	 "XRC shared receive queues: refused by name where the device lacks XRC (rxe)"}
 

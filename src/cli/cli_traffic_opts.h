@@ -25,24 +25,36 @@ struct cli_traffic_opts {
 
 #define CLI_TRAFFIC_OPTS_DEFAULT {.hop_limit = 64}
 
+/* What --tclass says of RDMA CM: the command has --cm, connects only over
+ * RDMA CM, or never uses it. */
+#define CLI_TCLASS_WITH_CM "; with --cm the RDMA CM type of service"
+#define CLI_TCLASS_CM_ONLY "; the RDMA CM type of service"
+#define CLI_TCLASS_NO_CM ""
+
+/* What a field not given is: not set, so the device's (or RDMA CM's). */
+#define CLI_TRAFFIC_NOT_SET "not set: the device's"
+
 /* --tclass and --dscp alone (blk attach: RDMA CM carries only the class).
  * The _KEYS forms give --tclass and --sl letters, for ping's tables that
- * speak another program's letters (rping -t, ibv_*_pingpong -l). */
-#define CLI_TCLASS_OPTS(t) CLI_TCLASS_OPTS_KEY(t, 0)
-#define CLI_TCLASS_OPTS_KEY(t, key)                                                              \
+ * speak another program's letters (rping -t, ibv_*_pingpong -l). cm is one
+ * of CLI_TCLASS_*. */
+#define CLI_TCLASS_OPTS(t, cm) CLI_TCLASS_OPTS_KEY(t, 0, cm)
+#define CLI_TCLASS_OPTS_KEY(t, key, cm)                                                          \
 	{"tclass", (key), CLI_OPT_COUNT, &(t)->tclass, 0, 255, "N",                              \
 	 "traffic class of every packet: on RoCE v2 the IP DS field, DSCP << 2 | ECN (104 is "  \
-	 "DSCP 26); with --cm the RDMA CM type of service"},                                     \
+	 "DSCP 26)" cm, .def = CLI_TRAFFIC_NOT_SET},                                             \
 		{"dscp", 0, CLI_OPT_COUNT, &(t)->dscp, 0, 63, "N",                               \
-		 "DSCP of every packet: the same as --tclass N << 2 (ECN bits 0)"}
+		 "DSCP of every packet: the same as --tclass N << 2 (ECN bits 0)",               \
+		 .def = CLI_TRAFFIC_NOT_SET}
 
-#define CLI_TRAFFIC_OPTS(t) CLI_TRAFFIC_OPTS_KEYS(t, 0, 0)
-#define CLI_TRAFFIC_OPTS_KEYS(t, tclass_key, sl_key)                                             \
-	CLI_TCLASS_OPTS_KEY(t, tclass_key),                                                      \
+#define CLI_TRAFFIC_OPTS(t, cm) CLI_TRAFFIC_OPTS_KEYS(t, 0, 0, cm)
+#define CLI_TRAFFIC_OPTS_KEYS(t, tclass_key, sl_key, cm)                                         \
+	CLI_TCLASS_OPTS_KEY(t, tclass_key, cm),                                                  \
 		{"sl", (sl_key), CLI_OPT_COUNT, &(t)->sl, 0, 15, "N",                            \
-		 "service level (InfiniBand; RoCE carries it only as a VLAN priority)"},         \
+		 "service level (InfiniBand; RoCE carries it only as a VLAN priority)",          \
+		 .def = CLI_TRAFFIC_NOT_SET},                                                    \
 		{"flow-label", 0, CLI_OPT_COUNT, &(t)->flow_label, 0, 0xfffff, "N",              \
-		 "GRH flow label, 20 bits (decimal or 0x hex)"},                                 \
+		 "GRH flow label, 20 bits (decimal or 0x hex)", .def = CLI_TRAFFIC_NOT_SET},     \
 		{"hop-limit", 0, CLI_OPT_COUNT, &(t)->hop_limit, 1, 255, "N",                    \
 		 "GRH hop limit: on RoCE v2 the IP TTL"}
 

@@ -307,13 +307,45 @@ static int serve_clients(void *arg)
 	 "run each size SEC seconds instead of --count; 0: until stopped (client)",         \
 	 .def = "none, runs by --count"}
 
-/* Old spellings, each failing with a message naming the new one (issue 16:
- * -t is --timeout on every command). */
+/* Old spellings, each failing with a message naming the new one (issue 16). */
 #define BENCH_OLD_SPELLINGS                                                               \
-	CLI_OPT_GONE_ROW("", 't', "-t is now --timeout; the test is -o/--op"),            \
 	CLI_OPT_GONE_ROW("test", 0, "--test is now -o/--op"),                             \
 	CLI_OPT_GONE_ROW("sizes", 0, "--sizes is now -s/--size"),                         \
 	CLI_OPT_GONE_ROW("iters", 0, "--iters is now -n/--count")
+
+/* perftest's spellings (ib_write_bw ...), so that its command lines meet an
+ * answer (issue 35): each one that means one of bench's options one to one
+ * is that option; -F is taken and ignored; -t and -e are refused naming
+ * bench's way. -t is perftest's --tx-depth, so bench gives -t no meaning at
+ * all (elsewhere -t is --timeout; taking "-t 128" as 128 s was silent and
+ * wrong), and -x, -R, -a, -u, -l, -r, -Q mean here what they mean in
+ * perftest and nothing else anywhere (docs_check: one letter, one meaning).
+ * perftest's letters that bench gives other meanings (-c, -I, -m, -S, -T,
+ * -o, -g) stay bench's. */
+#define BENCH_PERFTEST_SPELLINGS(o)                                                        \
+	CLI_OPT_ALIAS_ROW("", 'x', &(o)->dev.gid_index, NULL, "perftest's"),               \
+	CLI_OPT_ALIAS_ROW("ib-dev", 0, &(o)->dev.device, NULL, "perftest's"),              \
+	CLI_OPT_ALIAS_ROW("rdma_cm", 'R', &(o)->conn.cm, NULL, "perftest's"),              \
+	CLI_OPT_ALIAS_ROW("all", 'a', &(o)->sizes, "2..8M", "perftest's (2 to 2^23 bytes)"), \
+	CLI_OPT_ALIAS_ROW("bidirectional", 0, &(o)->bidir, NULL, "perftest's"),            \
+	CLI_OPT_ALIAS_ROW("qp-timeout", 'u', &(o)->ack_timeout, NULL,                      \
+			  "perftest's (4.096 us x 2^N)"),                                  \
+	CLI_OPT_ALIAS_ROW("post_list", 'l', &(o)->post_list, NULL, "perftest's"),          \
+	CLI_OPT_ALIAS_ROW("", 'r', &(o)->rx_depth, NULL, "perftest's"),                    \
+	CLI_OPT_ALIAS_ROW("cq-mod", 'Q', &(o)->signal_every, NULL, "perftest's"),          \
+	CLI_OPT_ALIAS_ROW("inline_size", 0, &(o)->inline_max, NULL, "perftest's -I"),      \
+	CLI_OPT_ALIAS_ROW("use_hugepages", 0, &(o)->mem.mem, "hugepage", "perftest's"),    \
+	CLI_OPT_ALIAS_ROW("report_gbits", 0, &(o)->gate.units, "Gb", "perftest's"),        \
+	CLI_OPT_IGNORED_ROW("CPU-freq", 'F',                                               \
+			    "-F (perftest's --CPU-freq) ignored: bench trusts no CPU "     \
+			    "frequency, it scales the cycle counter by CLOCK_MONOTONIC "   \
+			    "over each round"),                                            \
+	CLI_OPT_FOREIGN_ROW("", 't',                                                       \
+			    "-t is perftest's --tx-depth; rdmakit: --tx-depth N; the "     \
+			    "timeout is --timeout SEC, the test -o/--op"),                 \
+	CLI_OPT_FOREIGN_ROW("events", 'e',                                                 \
+			    "-e/--events is perftest's: bench polls its completions "      \
+			    "(--yield-after N lets the CPU go)")
 
 int cmd_bench(int argc, char **argv)
 {
@@ -336,7 +368,7 @@ int cmd_bench(int argc, char **argv)
 		BENCH_RUN_OPTS(&o),
 		{"interval", 'I', CLI_OPT_SECONDS, &o.interval_ms, 1000, 3600000, "SEC",
 		 "soak: a record every SEC seconds (fractions allowed), the lowest and highest in "
-		 "the summary (client, with --duration)"},
+		 "the summary (client, with --duration)", .def = "none"},
 		{"qps", 'q', CLI_OPT_COUNT, &o.qps, 1, RK_BENCH_MAX_QPS, "N",
 		 "queue pairs, bandwidth only (client)"},
 		{"threads", 0, CLI_OPT_COUNT, &o.threads, 1, RK_BENCH_MAX_THREADS, "N",
@@ -345,38 +377,42 @@ int cmd_bench(int argc, char **argv)
 		{"bidir", 'b', CLI_OPT_FLAG, &o.bidir, 0, 0, NULL,
 		 "both directions at once, bandwidth only (client)"},
 		{"tx-depth", 0, CLI_OPT_COUNT, &o.tx_depth, 0, 65536, "N",
-		 "send queue depth per QP (0: 512 for bw, 64 for lat)"},
+		 "send queue depth per QP", .def = "0: 512 for bw, 64 for lat"},
 		{"rx-depth", 0, CLI_OPT_COUNT, &o.rx_depth, 0, 65536, "N",
-		 "receives kept posted per QP (0: 512 for bw, 64 for lat)"},
+		 "receives kept posted per QP", .def = "0: 512 for bw, 64 for lat"},
 		{"post-list", 0, CLI_OPT_COUNT, &o.post_list, 0, 64, "N",
-		 "work requests per doorbell (0: 16 for bw, 1 for lat)"},
+		 "work requests per doorbell", .def = "0: 16 for bw, 1 for lat"},
 		{"signal-every", 0, CLI_OPT_COUNT, &o.signal_every, 0, 65536, "N",
-		 "one signaled completion per N requests (0: 64 for bw, 16 for lat)"},
+		 "one signaled completion per N requests", .def = "0: 64 for bw, 16 for lat"},
 		{"cq-batch", 0, CLI_OPT_COUNT, &o.cq_batch, 0, 256, "N",
-		 "completions taken per poll (0: 32)"},
+		 "completions taken per poll", .def = "0: 32"},
 		{"inline", 0, CLI_OPT_INT, &o.inline_max, -1, 65536, "BYTES",
-		 "inline data up to BYTES; -1: as much as the device grants the QP; 0: off"},
+		 "inline data up to BYTES; 0: off",
+		 .def = "-1: as much as the device grants the QP"},
 		{"inflight", 0, CLI_OPT_SIZE, &o.inflight, 0, (uint64_t)1 << 32, "BYTES",
-		 "bandwidth: bytes outstanding per QP at most (0: 1M)"},
+		 "bandwidth: bytes outstanding per QP at most", .def = "0: 1M"},
 		{"ack-timeout", 0, CLI_OPT_INT, &o.ack_timeout, -1, 31, "N",
-		 "data QPs' local ACK timeout, 4.096 us x 2^N; 0: none; -1: 14 (67 ms)"},
+		 "data QPs' local ACK timeout, 4.096 us x 2^N; 0: none", .def = "-1: 14 (67 ms)"},
 		{"rnr-retry", 0, CLI_OPT_INT, &o.rnr_retry, -1, 7, "N",
-		 "data QPs' RNR retries (7: forever; -1: 7): with few, a peer whose receive queue "
-		 "or SRQ is empty fails this side's SENDs with IBV_WC_RNR_RETRY_EXC_ERR"},
+		 "data QPs' RNR retries (7: forever): with few, a peer whose receive queue or SRQ "
+		 "is empty fails this side's SENDs with IBV_WC_RNR_RETRY_EXC_ERR", .def = "-1: 7"},
 		CLI_SRQ_OPTS(&o.srq),
 		{"yield-after", 0, CLI_OPT_INT, &o.yield_after, -1, 1 << 30, "N",
-		 "busy polling yields the CPU after N empty polls; 0: never; -1: 8 for bw, never for lat"},
+		 "busy polling yields the CPU after N empty polls; 0: never",
+		 .def = "-1: 8 for bw, never for lat"},
 		{"wr-api", 0, CLI_OPT_STRING, &o.wr_api, 0, 0, "WHEN",
 		 "ibv_wr_* posting API: auto (where the provider has it), on, off",
 		 .choices = bench_wr_apis},
-		CLI_MEM_OPTS(&o.mem, "this side's data buffer: host, hugepage, memfd, memfd-huge, "
-				     "auto (hugepage while the pool has room, else host; never dm)"),
-		CLI_WAIT_OPTS(&o.conn, 't'),
+		CLI_MEM_OPTS(&o.mem, cli_mem_kinds_no_dm,
+			     "this side's data buffer: host, hugepage, memfd, memfd-huge, auto "
+			     "(hugepage while the pool has room, else host; never dm)"),
+		CLI_WAIT_OPTS(&o.conn, 0),
 		CLI_JSON_OPT(&o.json),
 		{"csv", 0, CLI_OPT_FLAG, &o.csv, 0, 0, NULL, "print CSV, one row per size"},
 		CLI_UNITS_OPT(&o.gate), CLI_BW_GATE_OPTS(&o.gate), CLI_LAT_GATE_OPT(&o.gate),
 		CLI_PERSIST_OPT(&o.persist), CLI_CLIENTS_OPT(&o.clients),
 		BENCH_OLD_SPELLINGS,
+		BENCH_PERFTEST_SPELLINGS(&o),
 		CLI_OPT_END,
 	};
 	struct bench_plan p;

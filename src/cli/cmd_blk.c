@@ -51,7 +51,7 @@ static int blk_attach(int argc, char **argv)
 		 "seconds between reconnection attempts", .def = "the module's, 2"},
 		{"loss-timeout", 0, CLI_OPT_INT, &loss, 0, RK_BLK_MAX_LOSS_TIMEOUT, "S",
 		 "seconds without the server before I/O fails", .def = "the module's, 60"},
-		CLI_TCLASS_OPTS(&tc),
+		CLI_TCLASS_OPTS(&tc, CLI_TCLASS_CM_ONLY),
 		CLI_JSON_OPT(&json),
 		CLI_OPT_END,
 	};
@@ -152,7 +152,7 @@ static int blk_list(int argc, char **argv)
 {
 	bool json = false;
 	const struct cli_opt opts[] = {
-		{"json", 0, CLI_OPT_FLAG, &json, 0, 0, NULL, "as JSON"},
+		{"json", 'j', CLI_OPT_FLAG, &json, 0, 0, NULL, "as JSON"},
 		CLI_OPT_END,
 	};
 	struct rk_blk_disk *disks;

@@ -18,7 +18,7 @@
 struct counters_opts {
 	struct cli_dev_opts dev;
 	bool json;
-	uint64_t watch; /* seconds; 0: print once */
+	uint64_t watch_ms; /* --watch SEC in milliseconds; 0: print once */
 	uint64_t count; /* intervals under --watch; 0: until stopped */
 	bool hinted[RK_TROUBLE_COUNT]; /* --watch text: each trouble's hint once */
 };
@@ -141,21 +141,21 @@ static void watch_end_print(const struct counters_opts *o, uint64_t done)
 	fflush(stdout);
 }
 
-/* Print the changes every o->watch seconds until --count or a stop signal
+/* Print the changes every --watch interval until --count or a stop signal
  * (rk_counters_watch()). Returns the exit code. */
 static int watch(struct counters_opts *o, const struct rk_device *dev,
 		 const struct rk_counters *first)
 {
 	const struct rk_counters_watch_opts wo = {
-		.port_num = first->port, .interval_ms = (uint32_t)(o->watch * 1000),
+		.port_num = first->port, .interval_ms = (uint32_t)o->watch_ms,
 		.count = o->count, .on_interval = on_interval, .arg = o,
 	};
 	uint64_t done;
 	int ret;
 
 	if (!o->json)
-		printf("watching %s port %u every %" PRIu64 " s (Ctrl-C stops)\n", first->device,
-		       first->port, o->watch);
+		printf("watching %s port %u every %g s (Ctrl-C stops)\n", first->device,
+		       first->port, (double)o->watch_ms / 1000.0);
 	fflush(stdout);
 	cli_stop_signals(true);
 	cli_json_lines = o->json;
@@ -176,10 +176,12 @@ int cmd_counters(int argc, char **argv)
 		CLI_DEV_PORT_OPTS(&o.dev),
 		{"json", 'j', CLI_OPT_FLAG, &o.json, 0, 0, NULL,
 		 "print one JSON document (under --watch: one object per line)"},
-		{"watch", 0, CLI_OPT_COUNT, &o.watch, 1, 86400, "SEC",
-		 "print the changes every SEC seconds until SIGINT or SIGTERM"},
+		{"watch", 0, CLI_OPT_SECONDS, &o.watch_ms, 100, 86400000, "SEC",
+		 "print the changes every SEC seconds (fractions allowed: 0.5) until SIGINT or "
+		 "SIGTERM",
+		 .def = "none: print once"},
 		{"count", 'n', CLI_OPT_COUNT, &o.count, 1, 1000000000, "N",
-		 "with --watch: stop after N intervals"},
+		 "with --watch: stop after N intervals", .def = "none: until stopped"},
 		CLI_OPT_END,
 	};
 	struct rk_counters *snap;
@@ -190,7 +192,7 @@ int cmd_counters(int argc, char **argv)
 	ret = cli_parse_noargs("counters", usage_text, description, opts, argc, argv);
 	if (ret >= 0)
 		return ret;
-	if (o.count && !o.watch) {
+	if (o.count && !o.watch_ms) {
 		fprintf(stderr, "rdmakit counters: --count counts --watch intervals: give --watch "
 				"SEC too\n");
 		return CLI_USAGE;
@@ -203,14 +205,14 @@ int cmd_counters(int argc, char **argv)
 		rk_device_close(dev);
 		return cli_fail(ret);
 	}
-	if (o.watch && !snap->groups) {
+	if (o.watch_ms && !snap->groups) {
 		/* Nothing will ever change: say so once instead of printing empty intervals. */
 		if (o.json)
 			cli_json_print(snapshot_json(snap));
 		else
 			printf("%s: nothing to watch\n", no_counters_note(snap, note, sizeof(note)));
 		rk_counters_free(snap);
-	} else if (o.watch) {
+	} else if (o.watch_ms) {
 		ret = watch(&o, dev, snap);
 		rk_counters_free(snap);
 	} else {

@@ -254,11 +254,11 @@ int cmd_memserver(int argc, char **argv)
 		 "keep regions in files here, adopted again after a restart"},
 		{"device", 'd', CLI_OPT_STRING, &o.device, 0, 0, "DEV",
 		 "serve only requests that come through this RDMA device"},
-		CLI_MEM_OPTS(&o.mem, "the sessions' memory: host (anonymous), hugepage (MAP_HUGETLB, "
-				     "from the kernel's pool), memfd, memfd-huge, auto (hugepage "
-				     "while the pool has room for a session, else host); not with "
-				     "--state-dir"),
-		{"json", 0, CLI_OPT_FLAG, &o.json, 0, 0, NULL, "status as JSON"},
+		CLI_MEM_OPTS(&o.mem, cli_mem_kinds_no_dm,
+			     "the sessions' memory: host (anonymous), hugepage (MAP_HUGETLB, from "
+			     "the kernel's pool), memfd, memfd-huge, auto (hugepage while the pool "
+			     "has room for a session, else host); not with --state-dir"),
+		{"json", 'j', CLI_OPT_FLAG, &o.json, 0, 0, NULL, "status as JSON"},
 		{"inject", 0, CLI_OPT_STRING, &o.inject, 0, 0, "FAULT",
 		 "for tests of clients: every region message gets this wrong: region-magic, "
 		 "region-length, region-short, region-wrap, wrong-rkey; read-only: the region "

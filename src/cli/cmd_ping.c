@@ -468,17 +468,20 @@ static int run(void *arg, bool *listened)
 
 #define OPT_PROTO(o)                                                                             \
 	{"proto", 0, CLI_OPT_STRING, &(o)->proto, 0, 0, "MODE",                                 \
-	 "native, rping or pingpong (each takes its own options)", .choices = proto_names}
-/* Rows of every mode; the letters of --interval, --timeout and --persist
- * are the mode's (rping's -I is its source address, -t its TOS, -P its
- * persistent server). */
-#define OPT_COMMON(o, interval_key, timeout_key, persist_key)                                    \
+	 "native, rping or pingpong (each takes its own options)", .choices = proto_names,       \
+	 .def = "native"}
+/* Rows of every mode; the letters of --interval, --timeout, --json and
+ * --persist are the mode's (rping's -I is its source address, -t its TOS, -P
+ * its persistent server; ibv_rc_pingpong's -t is --ts, -j --dm). */
+#define OPT_COMMON(o, interval_key, timeout_key, json_key, persist_key)                          \
 	{"interval", (interval_key), CLI_OPT_SECONDS, &(o)->interval_ms, 0, 60000, "SEC",        \
-	 "client: pause between rounds in seconds, as ping -i (0.2: 200 ms)"},                   \
+	 "client: pause between rounds in seconds, as ping -i (0.2: 200 ms)",                    \
+	 .def = "0: no pause"},                                                                  \
 		{"verbose", 'v', CLI_OPT_FLAG, &(o)->verbose, 0, 0, NULL, "print every round"},    \
 		{"events", 'e', CLI_OPT_FLAG, &(o)->events, 0, 0, NULL,                            \
 		 "sleep on a completion channel instead of polling"},                              \
-		CLI_WAIT_OPTS(&(o)->conn, (timeout_key)), CLI_JSON_OPT(&(o)->json),               \
+		CLI_WAIT_OPTS(&(o)->conn, (timeout_key)),                                         \
+		CLI_JSON_OPT_KEY(&(o)->json, (json_key)),                                         \
 		CLI_PERSIST_OPT_KEY(&(o)->persist, (persist_key)), CLI_RTT_GATE_OPT(&(o)->gate)
 
 /* Parse with the option table of v->proto, after its defaults: those of
@@ -496,7 +499,7 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		{"count", 'n', CLI_OPT_COUNT, &o.count, 1, 1000000000, "N", "client: pings"},
 		{"validate", 'V', CLI_OPT_FLAG, &o.validate, 0, 0, NULL,
 		 "check every byte of every ping and pong"},
-		OPT_COMMON(&o, 'I', 't', 0),
+		OPT_COMMON(&o, 'I', 't', 'j', 0),
 		CLI_OPT_END,
 	};
 	const struct cli_opt rping_opts[] = {
@@ -509,16 +512,16 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		{"source", 'I', CLI_OPT_STRING, &o.source, 0, 0, "ADDR",
 		 "client: the local address to connect from (rping -I)"},
 		CLI_PORT_OPT(&o.conn.port, "RDMA CM port"),
-		CLI_TRAFFIC_OPTS_KEYS(&o.conn.traffic, 't', 0),
+		CLI_TRAFFIC_OPTS_KEYS(&o.conn.traffic, 't', 0, CLI_TCLASS_CM_ONLY),
 		{"debug", 'd', CLI_OPT_FLAG, &o.debug, 0, 0, NULL,
 		 "the library's debug messages on stderr (rping -d)"},
 		{"count", 'C', CLI_OPT_COUNT, &o.count, 0, 1000000000, "N",
-		 "pings (0: client forever; server until the client leaves)"},
+		 "pings", .def = "0: client forever; server until the client leaves"},
 		{"size", 'S', CLI_OPT_SIZE, &o.size, RK_RPING_MIN_SIZE, RK_RPING_MAX_SIZE, "BYTES",
 		 "ping size (server: the largest it serves)"},
 		{"validate", 'V', CLI_OPT_FLAG, &o.validate, 0, 0, NULL,
 		 "client: compare each pong with its ping; server: check rping's pattern"},
-		OPT_COMMON(&o, 0, 0, 'P'),
+		OPT_COMMON(&o, 0, 0, 'j', 'P'),
 		CLI_OPT_END,
 	};
 	const struct cli_opt pp_opts[] = {
@@ -530,7 +533,7 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		{"server", 0, CLI_OPT_FLAG, &o.conn.server, 0, 0, NULL,
 		 "be the server (as giving no HOST)"},
 		CLI_PORT_OPT(&o.conn.port, "TCP port of the exchange"),
-		CLI_TRAFFIC_OPTS_KEYS(&o.conn.traffic, 0, 'l'),
+		CLI_TRAFFIC_OPTS_KEYS(&o.conn.traffic, 0, 'l', CLI_TCLASS_NO_CM),
 		CLI_DEV_OPTS(&o.dev),
 		/* Their long names for -d and -g, so their scripts run as they are. */
 		{"ib-dev", 0, CLI_OPT_STRING, &o.dev.device, 0, 0, "DEV", "the same as --device"},
@@ -548,7 +551,22 @@ static int parse_mode(const struct ping_view *v, struct ping_opts *po, int argc,
 		{"chk", 'c', CLI_OPT_FLAG, &o.validate, 0, 0, NULL,
 		 "check received data: the pong is the ping; the server: each ping after the "
 		 "first is its last pong"},
-		OPT_COMMON(&o, 'I', 't', 0),
+		OPT_COMMON(&o, 'I', 0, 0, 0),
+		/* Theirs that rdmakit does not do: refused by name, not taken as
+		 * rdmakit's -t (--timeout) and -j (--json). */
+		CLI_OPT_FOREIGN_ROW("ts", 't',
+				    "-t/--ts (completion timestamps) is ibv_rc_pingpong's, not "
+				    "rdmakit's; the timeout is --timeout SEC"),
+		CLI_OPT_FOREIGN_ROW("dm", 'j',
+				    "-j/--dm (device memory) is ibv_rc_pingpong's, not rdmakit "
+				    "ping's (rdmakit rc --server --mem dm has it); JSON is --json"),
+		CLI_OPT_FOREIGN_ROW("odp", 'o',
+				    "-o/--odp is ibv_rc_pingpong's, not rdmakit ping's (rdmakit rc "
+				    "and bench have --odp)"),
+		CLI_OPT_FOREIGN_ROW("new_send", 'N',
+				    "-N/--new_send is ibv_rc_pingpong's: rdmakit ping posts "
+				    "with ibv_post_send (rdmakit bench --wr-api on has the "
+				    "ibv_wr_* API)"),
 		CLI_OPT_END,
 	};
 	int ret;

@@ -362,9 +362,10 @@ int cmd_rc(int argc, char **argv)
 		 "split local buffers into N scatter/gather pieces"},
 		{"events", 'e', CLI_OPT_FLAG, &o.events, 0, 0, NULL,
 		 "sleep on a completion channel instead of polling"},
-		CLI_MEM_OPTS(&o.mem, "this side's buffer: host, hugepage (MAP_HUGETLB, from the "
-				     "kernel's pool), memfd, memfd-huge, dm (device memory; "
-				     "server), auto (dm, else hugepage, else host)"),
+		CLI_MEM_OPTS(&o.mem, cli_mem_kinds,
+			     "this side's buffer: host, hugepage (MAP_HUGETLB, from the kernel's "
+			     "pool), memfd, memfd-huge, dm (device memory; server), auto (dm, else "
+			     "hugepage, else host)"),
 		CLI_WAIT_OPTS(&o.conn, 't'),
 		{"inject", 0, CLI_OPT_STRING, &o.inject, 0, 0, "FAULT",
 		 "for tests: wrong-rkey|outside (client), no-access|no-recv (server)",

@@ -154,20 +154,23 @@ int cmd_ud(int argc, char **argv)
 		 "TCP port, or RDMA CM port with --cm", .def = "18515; 7174 (udaddy's) with --cm"},
 		CLI_CM_OPT(&o.conn.cm,
 			   "RDMA CM in RDMA_PS_UDP (as udaddy) instead of the TCP exchange"),
-		CLI_TRAFFIC_OPTS(&o.conn.traffic),
+		CLI_TRAFFIC_OPTS(&o.conn.traffic, CLI_TCLASS_WITH_CM),
 		CLI_DEV_OPTS(&o.dev),
 		{"size", 's', CLI_OPT_SIZE, &o.size, 1, 4096, "BYTES",
 		 "bytes per datagram (at most the path MTU)"},
 		{"count", 'n', CLI_OPT_COUNT, &o.count, 1, 100000, "N",
 		 "datagrams per client (a udaddy client's -C)"},
-		{"clients", 'C', CLI_OPT_COUNT, &o.clients, 1, RK_UD_MAX_CLIENTS, "N",
+		{"clients", 0, CLI_OPT_COUNT, &o.clients, 1, RK_UD_MAX_CLIENTS, "N",
 		 "server: serve N clients, then stop"},
 		{"events", 'e', CLI_OPT_FLAG, &o.events, 0, 0, NULL,
 		 "sleep on a completion channel instead of polling"},
 		{"verbose", 'v', CLI_OPT_FLAG, &o.verbose, 0, 0, NULL, "print every datagram"},
 		CLI_WAIT_OPTS(&o.conn, 't'),
 		CLI_JSON_OPT(&o.json),
-		CLI_SRQ_OPTS(&o.srq),
+		CLI_SRQ_OPTS_EMPTY(&o.srq, CLI_SRQ_EMPTY_UD),
+		/* udaddy's -C COUNT, which --count's help cites (issue 35: -C was
+		 * --clients here, which rc and bench spell out too). */
+		CLI_OPT_ALIAS_ROW("", 'C', &o.count, NULL, "udaddy's"),
 		CLI_OPT_END,
 	};
 	struct rk_ud_result *res;

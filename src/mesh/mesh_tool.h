@@ -13,7 +13,9 @@
 
 #include "cli_traffic_opts.h"
 
-enum { MESH_CLEAN = 0, MESH_OUTLIERS = 1, MESH_UNREACHABLE = 2, MESH_SETUP = 3 };
+/* Exit statuses. A usage error is 2, as with every rdmakit command (it was
+ * 3, and unreachable 2, until issue 35). */
+enum { MESH_CLEAN = 0, MESH_OUTLIERS = 1, MESH_USAGE = 2, MESH_SETUP = 3, MESH_UNREACHABLE = 4 };
 
 #define MESH_WHY 160
 

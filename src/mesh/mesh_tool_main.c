@@ -37,8 +37,8 @@ static const char epilog[] =
 	"other stages use pairs), serial (one pair at a time).\n"
 	"Thresholds are relative to the fabric's reference: per node its best pair, the\n"
 	"median over the nodes.\n"
-	"Exit status: 0 clean, 1 outliers (or regressions against --baseline), 2 unreachable\n"
-	"pairs or nodes, 3 setup or usage error.\n";
+	"Exit status: 0 clean, 1 outliers (or regressions against --baseline), 2 usage error\n"
+	"(as every rdmakit command's), 3 setup error, 4 unreachable pairs or nodes.\n";
 
 static void defaults(struct mesh_opts *o)
 {
@@ -88,6 +88,9 @@ static int parse_stages(struct mesh_opts *o)
 static int parse(struct mesh_opts *o, int argc, char **argv, bool quiet)
 {
 	static const char *const schedules[] = {"pairs", "shift", "serial", NULL};
+	/* --stages takes a list: the stages and all three offered */
+	static const char *const stages[] = {"reach", "latency", "bandwidth",
+					     "reach,latency,bandwidth", NULL};
 	const struct cli_opt opts[] = {
 		{"device", 'd', CLI_OPT_STRING, &o->device, 0, 0, "DEV", "RDMA device",
 		 .def = "the first one"},
@@ -95,7 +98,7 @@ static int parse(struct mesh_opts *o, int argc, char **argv, bool quiet)
 		{"gid-index", 'g', CLI_OPT_INT, &o->gid_index, -1, 65535, "N",
 		 "GID index (-1: chosen, a RoCE v2 IPv4 GID first)"},
 		{"stages", 0, CLI_OPT_STRING, &o->stages, 0, 0, "LIST",
-		 "comma-separated: reach, latency, bandwidth"},
+		 "comma-separated: reach, latency, bandwidth", .values = stages},
 		{"schedule", 0, CLI_OPT_STRING, &o->schedule, 0, 0, "S", "pairs, shift or serial",
 		 .choices = schedules},
 		{"count", 'n', CLI_OPT_COUNT, &o->lat_iters, 1, 1000000, "N",
@@ -132,7 +135,7 @@ static int parse(struct mesh_opts *o, int argc, char **argv, bool quiet)
 		{"no-progress", 0, CLI_OPT_FLAG, &o->no_progress, 0, 0, NULL,
 		 "no progress line (shown when stdout is a terminal)"},
 		{"quiet", 0, CLI_OPT_FLAG, &o->quiet, 0, 0, NULL, "verdicts only, no matrices"},
-		CLI_TRAFFIC_OPTS(&o->traffic_opts),
+		CLI_TRAFFIC_OPTS(&o->traffic_opts, CLI_TCLASS_NO_CM),
 		CLI_OPT_GONE_ROW("iters", 0, "--iters is now -n/--count"),
 		CLI_OPT_GONE_ROW("qp-timeout", 0, "--qp-timeout is now --ack-timeout (as bench's)"),
 		CLI_OPT_GONE_ROW("timeout", 't',
@@ -372,7 +375,7 @@ int main(int argc, char **argv)
 	if (ret == 1)
 		return MESH_CLEAN;
 	if (ret)
-		return finish_json(launcher_rank0(), cli_fail(-EINVAL), MESH_SETUP);
+		return finish_json(launcher_rank0(), cli_fail(-EINVAL), MESH_USAGE);
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &c.n);

@@ -13,7 +13,12 @@ usage: check_docs.py RDMAKIT DOCS_DIR SOURCE_DIR LIBRDMAKIT_SO [RDMAKIT_MESH]
 - every documented option parses: given to the program by its long name and
   by its letter it is taken (exit 0 before --help) or its value is refused
   naming that very option; every old spelling fails naming the new one;
-- `man -l` renders every page, showing each option with its default;
+- `man -l` renders every page, showing each option with its default (a flag
+  none), within 80 columns (MANWIDTH=80); every --help fits 80 columns when
+  its output is not a terminal;
+- other programs' spellings (perftest's -x, ...): each alias is taken as the
+  option it names, each refused one exits 2 naming rdmakit's way, and the
+  man page lists them under OTHER PROGRAMS' SPELLINGS;
 - the completion, loaded in bash with COMP_WORDS/COMP_CWORD set as bash sets
   them, offers every command, every option of every table, the values of
   options with choices, and device names (from a directory standing in for
@@ -76,19 +81,33 @@ def program(rdmakit, mesh, page, select):
 
 
 HELP_LINE = re.compile(r"^  (?:-(\S), |    )--([a-z0-9-]+)(?: (\S+))?\s+(.*)$")
+HELP_MORE = re.compile(r"^ {31}(\S.*)$")  # an option's help, wrapped under its column
+HELP_WIDTH = 80
+REFUSED = ("gone", "alias", "foreign")  # rows --help does not show
 
 
 def help_options(argv):
-    """{long: (letter, rest of line)} from a table's text --help."""
-    rc, out, err = run(argv + ["--help"])
+    """{long: (letter, its help with the wrapped lines joined)} from a
+    table's text --help (not a terminal: HELP_WIDTH columns)."""
+    env = dict(os.environ)
+    env.pop("RDMAKIT_HELP_WIDTH", None)
+    rc, out, err = run(argv + ["--help"], env=env)
     if rc != 0:
         fail("%s --help: exit %d: %s" % (" ".join(argv), rc, err.strip()))
         return {}
-    opts = {}
+    for n, line in enumerate(out.splitlines(), 1):
+        if len(line) > HELP_WIDTH:
+            fail("%s --help: line %d has %d columns, more than %d: %r" %
+                 (" ".join(os.path.basename(a) for a in argv), n, len(line), HELP_WIDTH, line))
+    opts, last = {}, None
     for line in out.split("options:\n", 1)[-1].splitlines():
         m = HELP_LINE.match(line)
+        more = HELP_MORE.match(line)
         if m:
-            opts[m.group(2)] = (m.group(1) or "", m.group(4))
+            last = m.group(2)
+            opts[last] = (m.group(1) or "", m.group(4))
+        elif more and last:
+            opts[last] = (opts[last][0], opts[last][1] + " " + more.group(1))
         elif not line.strip():
             break
     return opts
@@ -96,7 +115,7 @@ def help_options(argv):
 
 def check_help_matches(argv, rows):
     shown = help_options(argv)
-    live = {r["name"]: r for r in rows if r["type"] != "gone"}
+    live = {r["name"]: r for r in rows if r["type"] not in REFUSED}
     name = " ".join(os.path.basename(a) for a in argv)
     for long in sorted(set(shown) - set(live) - {"help", "version"}):
         fail("%s: --%s is parsed (--help) but not in the man page" % (name, long))
@@ -126,19 +145,43 @@ def probe_value(r):
 mesh_program = None
 
 
+def probe_alias(rows, target):
+    for r in rows:
+        if r["name"] == target and r["type"] not in REFUSED:
+            return probe_value(r)
+    return "x"
+
+
 def check_parses(argv, rows):
     name = " ".join(os.path.basename(a) for a in argv)
     for r in rows:
         spellings = ["--" + r["name"]] if r["name"] else []
         spellings += ["-" + r["key"]] if r["key"] else []
         for sp in spellings:
+            usage = 2  # rdmakit-mesh's too (issue 35: it was 3)
             if r["type"] == "gone":
-                # rdmakit's usage errors exit 2, rdmakit-mesh's 3 (its own statuses)
-                usage = 3 if argv[0] == mesh_program else 2
                 rc, _, err = run(argv + [sp, "x", "--help"])
                 if rc != usage or "is now" not in err:
                     fail("%s %s (old spelling): exit %d, %r (wanted exit %d naming the new "
                          "spelling)" % (name, sp, rc, err.strip(), usage))
+                continue
+            if r["type"] == "foreign":
+                rc, _, err = run(argv + [sp, "1", "--help"])
+                if rc != usage or sp not in err or "unknown option" in err:
+                    fail("%s %s (another program's, refused): exit %d, %r (wanted exit %d "
+                         "naming it)" % (name, sp, rc, err.strip(), usage))
+                continue
+            if r["type"] == "alias":
+                target = r["means"].split()[0][2:] if r["means"] else None
+                extra = [probe_alias(rows, target)] if r["arg"] else []
+                rc, _, err = run(argv + [sp] + extra + ["--help"])
+                if rc == 0 and (target or err.strip()):
+                    continue
+                if target and "option --%s" % target in err:
+                    continue
+                fail("%s %s %s (another program's spelling of %s): exit %d, %r" %
+                     (name, sp, " ".join(extra), r["means"] or "nothing, ignored with a note",
+                      rc, err.strip()))
                 continue
             extra = [] if r["type"] == "flag" else [probe_value(r)]
             rc, _, err = run(argv + [sp] + extra + ["--help"])
@@ -161,8 +204,11 @@ def source_rows(src, mesh):
     return names
 
 
+MAN_WIDTH = 80
+
+
 def rendered(path):
-    env = dict(os.environ, MANWIDTH="80", MAN_KEEP_FORMATTING="")
+    env = dict(os.environ, MANWIDTH=str(MAN_WIDTH), MAN_KEEP_FORMATTING="")
     env.pop("MANPAGER", None)
     env.pop("PAGER", None)
     p = subprocess.run(["man", "-l", "-P", "cat", path], stdout=subprocess.PIPE,
@@ -170,6 +216,10 @@ def rendered(path):
     if p.returncode != 0 or p.stderr.strip():
         fail("man -l %s: exit %d: %s" % (path, p.returncode, p.stderr.strip()))
     text = re.sub(r".\x08", "", p.stdout)
+    wide = [l for l in text.splitlines() if len(l) > MAN_WIDTH]
+    if wide:
+        fail("man -l %s: %d lines wider than %d columns, the first: %r" %
+             (os.path.basename(path), len(wide), MAN_WIDTH, wide[0]))
     return " ".join(text.split())
 
 
@@ -183,12 +233,24 @@ def check_page(docs, page, tables):
         if pg != page:
             continue
         for r in rows:
+            spelled = ("-" + r["key"] if r["key"] else "") + \
+                      ("/" if r["key"] and r["name"] else "") + \
+                      ("--" + r["name"] if r["name"] else "")
             if r["type"] == "gone":
-                spelled = ("-" + r["key"] if r["key"] else "") + \
-                          ("/" if r["key"] and r["name"] else "") + \
-                          ("--" + r["name"] if r["name"] else "")
                 if "OLD SPELLINGS" not in text or spelled not in text:
                     fail("%s: old spelling %s not under OLD SPELLINGS" % (page, spelled))
+                continue
+            if r["type"] in ("alias", "foreign"):
+                at = text.find("OTHER PROGRAMS' SPELLINGS")
+                if at < 0 or spelled not in text[at:] or \
+                   (r["means"] and r["means"] not in text[at:]):
+                    fail("%s: %s (%s) not under OTHER PROGRAMS' SPELLINGS" %
+                         (page, spelled, r["means"] or r["type"]))
+                continue
+            if r["type"] == "flag":
+                if not re.search(re.escape(("-%s, " % r["key"] if r["key"] else "") + "--" +
+                                           r["name"]) + r"(?![\w-])", text):
+                    fail("%s: flag --%s not shown" % (page, r["name"]))
                 continue
             head = ("-%s, " % r["key"] if r["key"] else "") + "--" + r["name"] + \
                    ("" if r["type"] == "flag" else " " + r["arg"])
@@ -205,6 +267,8 @@ def check_page(docs, page, tables):
     for std in ("-h, --help", "--version"):
         if std not in text:
             fail("%s: %s not shown" % (page, std))
+    if "Default: off." in text:
+        fail("%s: a flag is shown with 'Default: off.' (a flag has no default)" % page)
 
 
 def completion_replies(docs, queries, ib_dir):
@@ -248,7 +312,7 @@ def check_completion(docs, tables, has_mesh):
         wants.append(("every command", set(commands) | {"--help", "--version"}, True))
         for (page, select, _), rows in sorted(tables.items()):
             words = table_words(page, select)
-            live = [r for r in rows if r["type"] != "gone"]
+            live = [r for r in rows if r["type"] not in REFUSED]
             longs = {"--" + r["name"] for r in live} | {"--help", "--version"}
             shorts = {"-" + r["key"] for r in live if r["key"]} | {"-h"}
             queries.append(words + ["--"])
@@ -274,6 +338,16 @@ def check_completion(docs, tables, has_mesh):
                       True))
         queries.append(["rdmakit", "bench", "--op", "=", "wr"])
         wants.append(("rdmakit bench --op=wr", {"write"}, True))
+        # values offered where the command checks them itself (issue 35)
+        kinds = {"host", "hugepage", "memfd", "memfd-huge", "auto"}
+        for words, want in ((["rdmakit", "bench", "--units", ""], {"Gb", "GB", "MiB"}),
+                            (["rdmakit", "rc", "--mem", ""], kinds | {"dm"}),
+                            (["rdmakit", "bench", "--mem", ""], kinds),
+                            (["rdmakit", "memserver", "--mem", ""], kinds)) + \
+                ((["rdmakit-mesh", "--stages", ""],
+                  {"reach", "latency", "bandwidth", "reach,latency,bandwidth"}),) * has_mesh:
+            queries.append(words)
+            wants.append((" ".join(words[:-1]) + ": its values", want, True))
         replies = completion_replies(docs, queries, ib)
     for q, (what, want, exact), got in zip(queries, wants, replies):
         if set(got) != want:
@@ -288,7 +362,12 @@ def check_letters(tables):
             continue
         where = page + (" " + select if select else "")
         for r in rows:
-            if r["type"] == "gone" or not r["key"] or not r["name"]:
+            if r["type"] == "alias" and r["key"]:
+                # another program's letter means the option it is, everywhere
+                means = r["means"].split()[0][2:] if r["means"] else "(ignored)"
+                letters.setdefault(r["key"], {}).setdefault(means, []).append(where)
+                continue
+            if r["type"] in REFUSED or not r["key"] or not r["name"]:
                 continue
             letters.setdefault(r["key"], {}).setdefault(r["name"], []).append(where)
             longs.setdefault(r["name"], {}).setdefault(r["key"], []).append(where)
@@ -418,6 +497,17 @@ def check_markdown(root):
             fail("README.md: %d lines, more than the %d it may have (move the detail to a "
                  "page in docs/)" % (count, README_MAX_LINES))
     return len(pages)
+
+
+def check_top_help(rdmakit):
+    """rdmakit --help, as the tables' (help_options()), fits HELP_WIDTH."""
+    env = dict(os.environ)
+    env.pop("RDMAKIT_HELP_WIDTH", None)
+    rc, out, err = run([rdmakit, "--help"], env=env)
+    for n, line in enumerate(out.splitlines(), 1):
+        if len(line) > HELP_WIDTH:
+            fail("rdmakit --help: line %d has %d columns, more than %d: %r" %
+                 (n, len(line), HELP_WIDTH, line))
 
 
 def listed_commands(rdmakit):
@@ -660,6 +750,7 @@ def main():
     check_letters(tables)
     check_versions(rdmakit, mesh, tables)
     check_library(docs, so)
+    check_top_help(rdmakit)
     commands = listed_commands(rdmakit)
     examples = check_command_pages(src, commands, docs, rdmakit, mesh)
     md = check_markdown(src)

@@ -11,7 +11,7 @@
 #                      filter on the destination): outliers on that pair only,
 #                      its re-test counters naming packets out of sequence
 #   rdma link delete   rxe0 gone on the last guest: its row and column
-#                      unreachable, the node named, exit 2
+#                      unreachable, the node named, exit 4
 # The host side (host mode) makes sure sch_prio and cls_u32 are at hand (taken
 # from the cached kernel package: the guests' on-demand modules lack them) and
 # boots the guests; the guest side (guest mode) runs the scenarios.
@@ -114,8 +114,8 @@ run loss 1 && check loss --only-pair "0:$LASTR" --counters-contains "packets out
 guest 1 'tc -s qdisc show dev eth0; tc qdisc del dev eth0 root'
 
 guest "$LAST" 'rdma link delete rxe0'
-run unreachable 2 && check unreachable --unreachable-node "$LASTR" \
-	--reason-contains "guest$LAST (rank $LASTR) is unreachable" --exit 2
+run unreachable 4 && check unreachable --unreachable-node "$LASTR" \
+	--reason-contains "guest$LAST (rank $LASTR) is unreachable" --exit 4
 
 rm -rf "$T"
 [ $fails -eq 0 ] && echo "fabric: all passed" || echo "fabric: $fails failed"

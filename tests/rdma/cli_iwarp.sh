@@ -80,12 +80,12 @@ if [ "$cm_dev" = "$DEV" ]; then
 	run 1 "$RDMAKIT" rc "$IP" --cm -p $P --op write --sge $((max_sge + 1)) -t 2 &&
 		has "$err" "--sge $((max_sge + 1)): $DEV takes at most $max_sge SGEs"
 	for tr in ud uc; do
-		run 1 "$RDMAKIT" bench "$IP" --cm -p $P -T $tr -o send -t 2 &&
+		run 1 "$RDMAKIT" bench "$IP" --cm -p $P -T $tr -o send --timeout 2 &&
 			has "$err" "$DEV is an iWARP device: it has only RC QPs, no $(echo $tr | tr a-z A-Z)"
 	done
-	run 1 "$RDMAKIT" bench "$IP" --cm -p $P -o fetch-add -t 2 &&
+	run 1 "$RDMAKIT" bench "$IP" --cm -p $P -o fetch-add --timeout 2 &&
 		has "$err" "$DEV has no atomics (atomic_cap none; iWARP)"
-	run 1 "$RDMAKIT" bench "$IP" --cm -p $P -o write -t 2 &&
+	run 1 "$RDMAKIT" bench "$IP" --cm -p $P -o write --timeout 2 &&
 		has "$err" "$DEV is an iWARP device: bench connects its data QPs"
 fi
 

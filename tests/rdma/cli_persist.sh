@@ -134,7 +134,7 @@ turn() {
 	"$@" >"$out" 2>"$err" &
 	c1=$!
 	wait_for "$srv" "$text" 30
-	"$@" -t 60 >"$c2" 2>&1
+	"$@" --timeout 60 >"$c2" 2>&1
 	rc2=$?
 	wait "$c1"
 	rc1=$?

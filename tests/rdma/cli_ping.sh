@@ -318,7 +318,7 @@ c, _ = s.accept(); c.recv(52); c.sendall(b"0000:0000zz:000000:" + b"0" * 32 + b"
 ' "$PORT" &
 fpid=$!
 sleep 1
-run 1 "$R" ping --proto pingpong "$IP" -p "$PORT" -t 5
+run 1 "$R" ping --proto pingpong "$IP" -p "$PORT" --timeout 5
 has "$err" "not an ibv_*_pingpong address message: QPN: 'z' at offset 9"
 wait "$fpid"
 }

@@ -167,7 +167,7 @@ cross() {
 	bench) run_args="-n 10" ;;
 	esac
 	# shellcheck disable=SC2086
-	"$RDMAKIT" "$2" "$IP" -p "$PORT" -t 10 $run_args ${3:-} >"$cli_out" 2>&1
+	"$RDMAKIT" "$2" "$IP" -p "$PORT" --timeout 10 $run_args ${3:-} >"$cli_out" 2>&1
 	gc=$?
 	finish_case
 	label=$(printf '%s server, %s client%s' "$1" "$2" "${3:+ over CM}")

@@ -743,6 +743,10 @@ static void test_help_tsv(void **state)
 		{"mode", 'm', CLI_OPT_STRING, &mode, 0, 0, "MODE", "a\tb", .choices = modes},
 		{"flag", 0, CLI_OPT_FLAG, &flag, 0, 0, NULL, "on"},
 		CLI_OPT_GONE_ROW("old", 0, "--old is now --mode"),
+		CLI_OPT_ALIAS_ROW("latency", 'L', &mode, "lat", "perftest's"),
+		CLI_OPT_ALIAS_ROW("", 'x', &mode, NULL, "perftest's"),
+		CLI_OPT_IGNORED_ROW("", 'F', "ignored"),
+		CLI_OPT_FOREIGN_ROW("", 't', "no"),
 		CLI_OPT_END,
 	};
 	char *text;
@@ -752,9 +756,103 @@ static void test_help_tsv(void **state)
 	text = capture_help(topts);
 	unsetenv("RDMAKIT_HELP_FORMAT");
 	assert_contains(text, "usage\tu\n");
-	assert_contains(text, "option\tmode\tm\tstring\tMODE\tbw\tbw|lat\ta\\tb\n");
-	assert_contains(text, "option\tflag\t\tflag\t\t\t\ton\n");
-	assert_contains(text, "option\told\t\tgone\tVALUE\t\t\t--old is now --mode\n");
+	assert_contains(text, "option\tmode\tm\tstring\tMODE\tbw\tbw|lat\ta\\tb\t\n");
+	assert_contains(text, "option\tflag\t\tflag\t\t\t\ton\t\n");
+	assert_contains(text, "option\told\t\tgone\t\t\t\t--old is now --mode\t\n");
+	assert_contains(text, "option\tlatency\tL\talias\t\t\t\tperftest's\t--mode lat\n");
+	assert_contains(text, "option\t\tx\talias\tMODE\t\t\tperftest's\t--mode MODE\n");
+	assert_contains(text, "option\t\tF\talias\t\t\t\tignored\t\n");
+	assert_contains(text, "option\t\tt\tforeign\t\t\t\tno\t\n");
+	free(text);
+}
+
+/* Another program's spellings: an alias is its live row (with a value of
+ * its own, or the row's); an ignored one is taken with a note; a foreign
+ * one is refused by name. --help shows none of them. */
+static void test_parse_alias(void **state)
+{
+	static const char *const modes[] = {"bw", "lat", NULL};
+	const char *mode = "bw";
+	bool cm = false;
+	int64_t gid = -1;
+	const struct cli_opt aopts[] = {
+		{"mode", 'm', CLI_OPT_STRING, &mode, 0, 0, "MODE", "bw or lat", .choices = modes},
+		{"cm", 'c', CLI_OPT_FLAG, &cm, 0, 0, NULL, "RDMA CM"},
+		{"gid-index", 'g', CLI_OPT_INT, &gid, -1, 255, "IDX", "GID index"},
+		CLI_OPT_ALIAS_ROW("latency", 'L', &mode, "lat", "perftest's"),
+		CLI_OPT_ALIAS_ROW("rdma_cm", 'R', &cm, NULL, "perftest's"),
+		CLI_OPT_ALIAS_ROW("", 'x', &gid, NULL, "perftest's"),
+		CLI_OPT_IGNORED_ROW("CPU-freq", 'F', "-F is ignored"),
+		CLI_OPT_FOREIGN_ROW("", 't', "-t is perftest's --tx-depth; rdmakit: --tx-depth N"),
+		CLI_OPT_END,
+	};
+	char *good[] = {"test", "-L", "-R", "-x", "3", "-F", "host", NULL};
+	char *longs[] = {"test", "--latency", "--rdma_cm", "--CPU-freq", NULL};
+	char *bad_value[] = {"test", "-x", "300", NULL};
+	char *foreign[] = {"test", "-t", "128", NULL};
+	char *text;
+	int first = -1;
+
+	(void)state;
+	assert_int_equal(cli_opts_parse("test", aopts, ARGC(good), good, &first), 0);
+	assert_string_equal(mode, "lat");
+	assert_true(cm);
+	assert_int_equal(gid, 3);
+	assert_true(cli_opts_given(&gid));
+	assert_int_equal(first, 6);
+	mode = "bw";
+	cm = false;
+	assert_int_equal(cli_opts_parse("test", aopts, ARGC(longs), longs, &first), 0);
+	assert_string_equal(mode, "lat");
+	assert_true(cm);
+	assert_int_equal(cli_opts_parse("test", aopts, ARGC(bad_value), bad_value, &first),
+			 -EINVAL);
+	assert_int_equal(cli_opts_parse("test", aopts, ARGC(foreign), foreign, &first), -EINVAL);
+	text = capture_help(aopts);
+	assert_not_contains(text, "rdma_cm");
+	assert_not_contains(text, "CPU-freq");
+	assert_not_contains(text, "tx-depth");
+	free(text);
+}
+
+/* --help fits the width: an option's help wraps under its column, a long
+ * paragraph is filled anew, text that fits is as written. */
+static void test_help_wraps(void **state)
+{
+	uint64_t n = 7;
+	const struct cli_opt wopts[] = {
+		{"count", 'n', CLI_OPT_COUNT, &n, 1, 100, "N",
+		 "a help text long enough that it cannot stay on one line of sixty columns, "
+		 "so it wraps"},
+		{"list", 0, CLI_OPT_COUNT, &n, 1, 100, "N",
+		 "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"},
+		CLI_OPT_END,
+	};
+	char *text = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	(void)state;
+	assert_non_null(f);
+	setenv("RDMAKIT_HELP_WIDTH", "60", 1);
+	cli_opts_help_epilog(f, "u",
+			     "short line\nA paragraph whose lines are longer than sixty columns "
+			     "of text\nis filled anew.\n  indented  item text that is far too long "
+			     "to fit in sixty\n            columns",
+			     wopts, "fits");
+	unsetenv("RDMAKIT_HELP_WIDTH");
+	fclose(f);
+	assert_contains(text, "\nshort line A paragraph whose lines are longer than sixty\n"
+			      "columns of text is filled anew.\n");
+	assert_contains(text, "  -n, --count N                a help text long enough that\n"
+			      "                               it cannot stay on one line of\n");
+	assert_contains(text, "(default: 7)");
+	assert_contains(text, "  indented  item text that is far too long to fit in sixty\n"
+			      "            columns\n");
+	assert_contains(text, "one|two|three|four|five|six|\n");
+	assert_contains(text, "\nfits\n");
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		assert_true(strlen(line) <= 60);
 	free(text);
 }
 
@@ -794,6 +892,8 @@ int main(void)
 		PARSE_TEST(test_parse_version),
 		cmocka_unit_test(test_help_def),
 		cmocka_unit_test(test_help_tsv),
+		cmocka_unit_test(test_parse_alias),
+		cmocka_unit_test(test_help_wraps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,8 +27,9 @@ NODEV = ["-d", "nosuchdev0"]
 FAR = "192.0.2.1"
 
 # (arguments, exit statuses allowed, errno required or None). Exit 2: a
-# usage error (errno EINVAL); mesh's setup and usage errors exit 3, or 1 when
-# rdmakit-mesh is not built here (rdmakit mesh cannot run it).
+# usage error (errno EINVAL); mesh's usage errors exit 2 too, its setup errors
+# 3, or 1 when rdmakit-mesh is not built here (rdmakit mesh cannot run it).
+# (bench and pingpong take -t as perftest and ibv_rc_pingpong do: refused.)
 CASES = [
     (["devices", "--json"] + NODEV, {1}, None),
     (["devices", "-j"] + NODEV, {1}, None),
@@ -36,8 +37,9 @@ CASES = [
     (["counters", "--watch", "1", "-n", "2", "--json"] + NODEV, {1}, None),
     (["loopback", "--json"] + NODEV, {1}, None),
     (["qp-states", "--json"] + NODEV, {1}, None),
-    (["bench", "127.0.0.1", "-t", "1", "--json"] + NODEV, {1}, None),
-    (["bench", "127.0.0.1", "-t", "1", "--json", "--duration", "2", "--interval", "1"] + NODEV,
+    (["bench", "127.0.0.1", "--timeout", "1", "--json"] + NODEV, {1}, None),
+    (["bench", "127.0.0.1", "--timeout", "1", "--json", "--duration", "2", "--interval", "1"]
+     + NODEV,
      {1}, None),
     (["bench", "--server", "-w", "1", "--json"] + NODEV, {1}, None),
     (["bench", "--server", "--persist", "--json"] + NODEV, {1}, None),
@@ -45,7 +47,8 @@ CASES = [
     (["rc", "--server", "-w", "1", "--json"] + NODEV, {1}, None),
     (["rc", "127.0.0.1", "--cm", "-t", "1", "--json"] + NODEV, {1}, None),
     (["ping", "127.0.0.1", "-t", "1", "--json"] + NODEV, {1}, None),
-    (["ping", "--proto", "pingpong", "127.0.0.1", "-t", "1", "--json"] + NODEV, {1}, None),
+    (["ping", "--proto", "pingpong", "127.0.0.1", "--timeout", "1", "--json"] + NODEV, {1},
+     None),
     (["ping", "--proto", "rping", "-c", "-a", "127.0.0.1", "-C", "1", "--json"], {1}, None),
     (["ud", "127.0.0.1", "-t", "1", "--json"] + NODEV, {1}, None),
     (["share", "fork", "--json"] + NODEV, {1}, None),
@@ -54,7 +57,7 @@ CASES = [
     (["memserver", "--bind", FAR, "--json"], {1}, None),
     (["blk", "attach", FAR, "-s", "1M", "--json"], {1}, None),
     (["blk", "detach", "rkblk999999", "--json"], {1}, None),
-    (["mesh", "--json", "--bogus"], {1, 3}, None),
+    (["mesh", "--json", "--bogus"], {1, 2}, None),
     # usage errors: --json before the bad option, after it, or a check after the parse
     (["rc", "--json", "--bogus"], {2}, "EINVAL"),
     (["loopback", "--size", "0", "--json"], {2}, "EINVAL"),

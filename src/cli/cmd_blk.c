@@ -13,9 +13,9 @@
 #include "cli_json.h"
 
 static const char blk_usage[] =
-	"rdmakit blk attach HOST [-p PORT] --size SIZE [--queues N] [--queue-depth N]\n"
-	"                        [--reconnect-delay S] [--loss-timeout S] [--tclass N | --dscp N]\n"
-	"                        [--json]\n"
+	"rdmakit blk attach HOST [-p PORT] --size SIZE [--queues N]\n"
+	"                        [--queue-depth N] [--reconnect-delay S]\n"
+	"                        [--loss-timeout S] [--tclass N | --dscp N] [--json]\n"
 	"       rdmakit blk detach rkblkN [--json]\n"
 	"       rdmakit blk list [--json]";
 
@@ -202,7 +202,7 @@ int cmd_blk(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fprintf(argc < 2 ? stderr : stdout, "usage: %s\n\nAttach, detach and list rkblk "
-			"disks (kernel/rkblk.ko) served by rdmakit memserver.\n'rdmakit blk "
+			"disks (kernel/rkblk.ko) served by\nrdmakit memserver.\n'rdmakit blk "
 			"SUBCOMMAND --help' lists a subcommand's options.\n", blk_usage);
 		return argc < 2 ? CLI_USAGE : CLI_OK;
 	}

@@ -499,15 +499,17 @@ def check_markdown(root):
     return len(pages)
 
 
-def check_top_help(rdmakit):
-    """rdmakit --help, as the tables' (help_options()), fits HELP_WIDTH."""
+def check_top_help(argv):
+    """rdmakit --help, and a command's own --help where it is not a table's
+    (blk, share: their subcommands have the tables), fit HELP_WIDTH."""
     env = dict(os.environ)
     env.pop("RDMAKIT_HELP_WIDTH", None)
-    rc, out, err = run([rdmakit, "--help"], env=env)
+    rc, out, err = run(argv + ["--help"], env=env)
+    name = " ".join(os.path.basename(a) for a in argv)
     for n, line in enumerate(out.splitlines(), 1):
         if len(line) > HELP_WIDTH:
-            fail("rdmakit --help: line %d has %d columns, more than %d: %r" %
-                 (n, len(line), HELP_WIDTH, line))
+            fail("%s --help: line %d has %d columns, more than %d: %r" %
+                 (name, n, len(line), HELP_WIDTH, line))
 
 
 def listed_commands(rdmakit):
@@ -750,8 +752,10 @@ def main():
     check_letters(tables)
     check_versions(rdmakit, mesh, tables)
     check_library(docs, so)
-    check_top_help(rdmakit)
+    check_top_help([rdmakit])
     commands = listed_commands(rdmakit)
+    for c in commands:
+        check_top_help([rdmakit, c])
     examples = check_command_pages(src, commands, docs, rdmakit, mesh)
     md = check_markdown(src)
     print("%d tables, %d options, %d pages, %d command pages (%d examples run), %d markdown "

@@ -107,6 +107,17 @@ run 0 "$RDMAKIT" devices -d "$DEV" && has "$out" "transport      iWARP" &&
 # counters: siw has none, and says so.
 run 0 "$RDMAKIT" counters -d "$DEV"
 
+# A server's refusal over iWARP: siw reports the MPA reject as -ECONNRESET,
+# not IB's consumer-defined status; the client still reads the server's
+# reason in it and ends at once (it had taken it for no listener and tried
+# again until its timeout).
+PAIR_BOUND=15
+pair 1 1 "$RDMAKIT rc --server --cm -d $DEV --op read -p @PORT@ --wait 30" \
+	"$RDMAKIT rc $IP --cm -p @PORT@ --op write -t 20" "waiting for a client" &&
+	has "$cli_out" "this server serves only read" &&
+	has "$srv_out" "this server serves only read"
+PAIR_BOUND=
+
 # -d with RDMA CM: an address that resolves to another device is refused by
 # name, at once; a server with -d refuses requests through another device.
 if [ -n "$OTHER" ]; then

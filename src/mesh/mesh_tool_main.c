@@ -164,7 +164,13 @@ static int parse(struct mesh_opts *o, int argc, char **argv, bool quiet)
 	if (ret)
 		return -EINVAL;
 	if (first < argc) {
-		fprintf(stderr, "rdmakit-mesh: unexpected argument '%s'\n", argv[first]);
+		/* --json took a file before it was a flag (issue 16, 35) */
+		if (o->json_out)
+			fprintf(stderr, "rdmakit-mesh: unexpected argument '%s': '--json FILE' is "
+				"now --json-file FILE (--json alone is JSON on stdout)\n",
+				argv[first]);
+		else
+			fprintf(stderr, "rdmakit-mesh: unexpected argument '%s'\n", argv[first]);
 		return -EINVAL;
 	}
 	if (cli_traffic("mesh", &o->traffic_opts, &o->traffic))

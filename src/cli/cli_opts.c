@@ -394,9 +394,14 @@ static int help_width(FILE *out)
 {
 	const char *env = getenv("RDMAKIT_HELP_WIDTH");
 	struct winsize ws;
+	char err[128];
+	int64_t w;
 
-	if (env && atoi(env) >= 40)
-		return atoi(env);
+	if (env && *env) {
+		if (!rk_parse_i64(env, 40, 1000, &w, err, sizeof(err)))
+			return (int)w;
+		fprintf(stderr, "rdmakit: RDMAKIT_HELP_WIDTH ignored: %s\n", err);
+	}
 	if (cli_opts_help_tsv())
 		return 0;
 	if (isatty(fileno(out)) && !ioctl(fileno(out), TIOCGWINSZ, &ws) && ws.ws_col >= 40)

@@ -224,10 +224,10 @@ for cm in "" --cm; do
 	# (-t 60: each wait's bound; 32 MiB took 15 s in a guest on a loaded
 	# host, where rxe's retries also ran out: --retry 7, forever on rxe, over
 	# the TCP exchange, the only one that takes it)
-	retry=--retry
+	retry="--retry 7"
 	[ -n "$cm" ] && retry=
-	server "$RDMAKIT" rc --server --clients 2 $cm -p $P -s 32M --wait 60 -t 60 ${retry:+$retry 7}
-	clients 2 "$RDMAKIT" rc "$IP" $cm -p $P --op write -s 32M -t 60 ${retry:+$retry 7}
+	server "$RDMAKIT" rc --server --clients 2 $cm -p $P -s 32M --wait 60 -t 60 $retry
+	clients 2 "$RDMAKIT" rc "$IP" $cm -p $P --op write -s 32M -t 60 $retry
 	# both connected (they retry until the server listens) and writing; the
 	# third's 1 s is short beside their 32 MiB each (seconds on rxe in a guest)
 	wait_for "$dir/c1" "connected to" 60 && wait_for "$dir/c2" "connected to" 60

@@ -245,6 +245,11 @@ printf '%s\n' "${summary[@]}"
 echo "time by stage (they overlap; CPU includes their guests):"
 cat "$build/times.log"
 echo "  whole suite: $(($(date +%s) - suite_t0)) s wall"
+# The failed checks themselves, last: a CI page may show only the head of a
+# failing test's output (the check that failed is often further down).
+failed_checks=$(grep -H -E '^(FAIL|not ok)\b' "$build"/{unit,rdma,siw,beds,fabric,kernel,debian}.log \
+	"$asan"/{unit,rdma}.log 2>/dev/null | sed "s|^$root/||" | cut -c1-240 | head -40)
+[ -z "$failed_checks" ] || printf 'failed checks:\n%s\n' "$failed_checks"
 # One closing line for all runs, in the plain form CI reads.
 touch "$build/siw.log"
 cat "$build/examples.log" "$build/unit.log" "$build/rdma.log" "$build/siw.log" "$build/beds.log" "$build/fabric.log" "$build/kernel.log" "$build/debian.log" "$asan/examples.log" "$asan/unit.log" "$asan/rdma.log" "$build/fuzz.log" | awk '

@@ -102,8 +102,10 @@ assert d["gid"]["type"] == "RoCE v2", d.get("gid")
 	done
 }
 
-# Time bounds: three times as long under the sanitizers (RDMAKIT_SANITIZED),
-# where each process starts slowly in the emulated guest.
+# Time bounds: each is well under what the failure it rules out would take
+# (a wait for the whole timeout), not a speed test: a whole-suite run loads
+# the emulated guests 3-5 times, and a sanitized process start alone took
+# 7-11 s there; three times as long again under the sanitizers.
 slow=1
 [ "${RDMAKIT_SANITIZED:-0}" = 1 ] && slow=3
 
@@ -125,7 +127,7 @@ assert "Connection refused; gave up after" in d["error"], d
 		has "$cli_out" "port counters (" &&
 		has "$cli_out" "IBV_WC_REM_ACCESS_ERR: the peer's MR lacks the access flag" &&
 		has "$cli_out" "none of the counters that tell of it moved on"
-		[ "$took" -le $((15 * slow)) ] || { echo "FAIL: took ${took}s"; fails=$((fails + 1)); }
+		[ "$took" -le $((25 * slow)) ] || { echo "FAIL: took ${took}s"; fails=$((fails + 1)); }
 	done
 	# The server withholds the remote access flag: READ refused by its HCA.
 	rc_pair 1 1 "--inject no-access" "--op read" &&
@@ -176,7 +178,7 @@ assert "Connection refused; gave up after" in d["error"], d
 		run 1 "$RDMAKIT" rc "$IP" -p "$PORT" $conn -t 3
 		has "$err" "gave up"
 		took=$(($(date +%s) - start))
-		[ "$took" -le $((10 * slow)) ] ||
+		[ "$took" -le $((20 * slow)) ] ||
 			{ echo "FAIL: gave up after ${took}s"; fails=$((fails + 1)); }
 	done
 
@@ -191,13 +193,12 @@ assert "Connection refused; gave up after" in d["error"], d
 		PORT=$((PORT + 1))
 		start=$(date +%s)
 		# shellcheck disable=SC2086 # the words of the command
-		run 1 timeout 30 "$RDMAKIT" $cmd -p "$PORT" --timeout 20
+		run 1 timeout 90 "$RDMAKIT" $cmd -p "$PORT" --timeout 60
 		has "$err" "$what"
 		lacks "$out" "waiting for"
 		took=$(($(date +%s) - start))
-		# (sanitized: a process start alone took 7-11 s in a loaded guest;
-		# still under the 20 s a server that waited would take)
-		[ "$took" -le $((slow > 1 ? 15 : 3)) ] ||
+		# (well under the 60 s a server that waited would take)
+		[ "$took" -le $((slow > 1 ? 40 : 20)) ] ||
 			{ echo "FAIL: '$cmd' took ${took}s"; fails=$((fails + 1)); }
 	done
 

@@ -20,9 +20,12 @@ WIRE_PORT=19100
 # within WIRE_KILL_BOUND seconds of its WRITE's start, and exit within
 # WIRE_KILL_TOTAL of its own start (64 MiB setup included: that part is the
 # host's speed, 30 s in one loaded whole-suite run, not the transport's).
+# After the WRITE's start: 4.6 s in an idle guest, 15-22 s in four whole-suite
+# runs, 31 s in CI's; what matters is that it ends, with RETRY_EXC_ERR (rxe
+# at retry 7 never does), and the client's own timeout (-t 90) is longer.
 WIRE_KILL_PORT=19099
-WIRE_KILL_BOUND=30
-WIRE_KILL_TOTAL=120
+WIRE_KILL_BOUND=60
+WIRE_KILL_TOTAL=150
 # Mixed MTU over RDMA CM (last; guest2.sh puts its netdev at 9000, RoCE MTU
 # 4096, guest 1 stays at 1500, 1024). RoCE's CM gives the server the
 # client's MTU; rdmakit's two sides take the smaller instead, so its client

@@ -38,7 +38,7 @@ awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "wire: the traffic cases to
 # Also noted: when the WRITE started (stdout line-buffered, polled) and so how
 # long the error took after it.
 t0=$(date +%s)
-stdbuf -oL "$RDMAKIT" rc "$PEER" -p "$WIRE_KILL_PORT" -t 30 --op write -s 64M --retry 1 \
+stdbuf -oL "$RDMAKIT" rc "$PEER" -p "$WIRE_KILL_PORT" -t 90 --op write -s 64M --retry 1 \
 	>"$W/peer-killed.client" 2>&1 &
 cpid=$!
 tw=

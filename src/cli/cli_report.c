@@ -138,6 +138,20 @@ json_object *cli_troubles_json(const struct rk_counters_delta *d)
 	return a;
 }
 
+const char *cli_peer_qp_str(uint32_t qpn, char *buf, size_t len)
+{
+	if (qpn)
+		snprintf(buf, len, "peer QP 0x%x", qpn);
+	else
+		snprintf(buf, len, "peer QP not known (iWARP)");
+	return buf;
+}
+
+void cli_add_peer_qpn(json_object *o, const char *key, uint32_t qpn)
+{
+	json_object_object_add(o, key, qpn ? json_object_new_int64(qpn) : NULL);
+}
+
 void cli_add_seconds(json_object *o, const char *key, double sec)
 {
 	char text[32];

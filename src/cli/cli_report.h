@@ -5,6 +5,7 @@
 #define RDMAKIT_CLI_REPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <json-c/json.h>
 
@@ -30,6 +31,13 @@ void cli_troubles_text(const struct rk_counters_delta *d, const char *indent, bo
 
 /* The same as an array [{name, hint, counters: {name: N}}]. */
 json_object *cli_troubles_json(const struct rk_counters_delta *d);
+
+/* "peer QP 0x12", or "peer QP not known (iWARP)" where the connection setup
+ * carried no QP number: iWARP's MPA does not, and 0 is never an RC QP's. */
+const char *cli_peer_qp_str(uint32_t qpn, char *buf, size_t len);
+
+/* key: the peer's QP number, JSON null where it is not known (0, as above). */
+void cli_add_peer_qpn(json_object *o, const char *key, uint32_t qpn);
 
 /* key: sec as a JSON number printed with 3 decimals ("seconds": 1.002). */
 void cli_add_seconds(json_object *o, const char *key, double sec);

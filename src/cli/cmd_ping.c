@@ -92,18 +92,19 @@ static void print_round(const struct ping_view *v, const struct rk_ping_result *
 
 static void print_connected(const struct ping_view *v, const struct rk_ping_result *r)
 {
-	char t[128];
+	char t[128], peer[64];
 
 	cli_traffic_str(&v->o->traffic, t, sizeof(t));
+	cli_peer_qp_str(r->peer_qpn, peer, sizeof(peer));
 	if (v->proto == PROTO_NATIVE)
-		printf("%s: connected to %s (%s): QP 0x%x <-> peer QP 0x%x, path MTU %d%s; %" PRIu64
+		printf("%s: connected to %s (%s): QP 0x%x <-> %s, path MTU %d%s; %" PRIu64
 		       " pings of %u bytes%s\n",
-		       v->who, r->peer, r->cm ? "RDMA CM" : "TCP exchange", r->qpn, r->peer_qpn,
+		       v->who, r->peer, r->cm ? "RDMA CM" : "TCP exchange", r->qpn, peer,
 		       r->path_mtu, t, r->count, r->size, r->validate ? ", data checked" : "");
 	else if (v->proto == PROTO_RPING)
-		printf("%s: connected to %s (RDMA CM, rping protocol): QP 0x%x <-> peer QP 0x%x, "
+		printf("%s: connected to %s (RDMA CM, rping protocol): QP 0x%x <-> %s, "
 		       "path MTU %d%s\n",
-		       v->who, r->peer, r->qpn, r->peer_qpn, r->path_mtu, t);
+		       v->who, r->peer, r->qpn, peer, r->path_mtu, t);
 	else
 		printf("%s: %s QP 0x%x <-> peer QP 0x%x%s, path MTU %d%s; %" PRIu64
 		       " exchanges of %u bytes%s\n",
@@ -222,7 +223,7 @@ static void add_connection(json_object *doc, const struct rk_ping_result *r)
 	cli_add_str(doc, "device", r->device);
 	cli_add_str(doc, "peer", r->peer);
 	cli_add_int(doc, "qpn", r->qpn);
-	cli_add_int(doc, "peer_qpn", r->peer_qpn);
+	cli_add_peer_qpn(doc, "peer_qpn", r->peer_qpn);
 	cli_add_int(doc, "path_mtu", r->path_mtu);
 	if (r->has_gid)
 		json_object_object_add(doc, "gid", cli_gid_json(&r->gid));

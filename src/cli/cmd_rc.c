@@ -15,6 +15,7 @@
 #include "cli_cmdline.h"
 #include "cli_json.h"
 #include "cli_serve.h"
+#include "cli_report.h"
 #include "cli_srq.h"
 
 struct rc_opts {
@@ -58,7 +59,7 @@ static const char description[] =
 static void print_connected(const struct rc_opts *o, const struct rk_rcflow_result *r)
 {
 	const char *who = o->conn.server ? "server" : "client";
-	char gid[64], flags[128], traffic[128];
+	char gid[64], flags[128], traffic[128], peer[64];
 
 	printf("%s: %s port %u", who, r->device, r->port_num);
 	if (r->has_gid)
@@ -67,8 +68,9 @@ static void print_connected(const struct rc_opts *o, const struct rk_rcflow_resu
 	printf(" (%s)\n", r->cm ? "RDMA CM" : "TCP exchange");
 	if (r->has_gid && r->gid.why[0])
 		printf("  %s\n", r->gid.why);
-	printf("connected to %s: QP 0x%x <-> peer QP 0x%x, path MTU %d%s\n", r->peer, r->qpn,
-	       r->peer_qpn, r->path_mtu, cli_traffic_str(&o->traffic, traffic, sizeof(traffic)));
+	printf("connected to %s: QP 0x%x <-> %s, path MTU %d%s\n", r->peer, r->qpn,
+	       cli_peer_qp_str(r->peer_qpn, peer, sizeof(peer)), r->path_mtu,
+	       cli_traffic_str(&o->traffic, traffic, sizeof(traffic)));
 	if (r->mem_why[0])
 		printf("%s memory: %s\n", who, r->mem_why);
 	if (o->conn.server)
@@ -170,7 +172,7 @@ static json_object *report_json(const struct rc_opts *o, const struct rk_rcflow_
 		json_object_object_add(doc, "qpn", json_object_new_int64(r->qpn));
 		if (r->has_gid)
 			json_object_object_add(doc, "gid", cli_gid_json(&r->gid));
-		json_object_object_add(doc, "peer_qpn", json_object_new_int64(r->peer_qpn));
+		cli_add_peer_qpn(doc, "peer_qpn", r->peer_qpn);
 		json_object_object_add(doc, "path_mtu", json_object_new_int(r->path_mtu));
 		cli_mem_json(doc, r->mem, r->mem_why[0] != 0, r->mem_why, r->odp);
 		json_object_object_add(doc, "fell_back", json_object_new_boolean(r->fell_back));
@@ -275,11 +277,11 @@ static void client_text(const void *client, void *arg)
 	const struct rk_rcflow_client *c = client;
 	const struct rc_opts *o = arg;
 	const struct rk_rcflow_result *r = &c->result;
-	char flags[128];
+	char flags[128], peer[64];
 
 	if (!cli_client_text_head(&c->out, r->connected, "not connected"))
 		return;
-	printf("QP 0x%x <-> peer QP 0x%x", r->qpn, r->peer_qpn);
+	printf("QP 0x%x <-> %s", r->qpn, cli_peer_qp_str(r->peer_qpn, peer, sizeof(peer)));
 	printf(", its own %" PRIu64 " bytes of %s, rkey 0x%x, access %s; %s\n", o->size,
 	       cli_mem_text(r->mem), r->rkey,
 	       rk_access_str(r->access, flags, sizeof(flags)), rk_rcflow_op_name(r->op));

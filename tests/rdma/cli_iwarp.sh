@@ -42,7 +42,10 @@ if [ "$cm_dev" = "$DEV" ]; then
 		pair 0 0 "$RDMAKIT rc --server --cm -p @PORT@ --wait 30" \
 			"$RDMAKIT rc $IP --cm -p @PORT@ --op $op" &&
 			has "$cli_out" "every byte checked: OK" &&
-			has "$srv_out" "every byte checked: OK"
+			has "$srv_out" "every byte checked: OK" &&
+			# MPA carries no QP number: not known, not "0x0".
+			has "$cli_out" "peer QP not known (iWARP)" &&
+			lacks "$cli_out" "peer QP 0x0"
 	done
 	# A READ sink is one SGE on iWARP: --sge 3 still reads every byte.
 	pair 0 0 "$RDMAKIT rc --server --cm -p @PORT@ --wait 30" \

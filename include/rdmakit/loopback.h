@@ -77,7 +77,7 @@ struct rk_loopback_step {
 struct rk_loopback_result {
 	char device[64];
 	uint8_t port_num;
-	uint16_t lid;
+	uint16_t lid;        /* 0 with has_gid false: iWARP (no LID, no GID) */
 	bool has_gid;        /* RoCE (or an explicit index): gid is set */
 	struct rk_gid_choice gid;
 	bool connected;      /* the QP fields below are set */
@@ -89,10 +89,15 @@ struct rk_loopback_result {
 	struct rk_loopback_step steps[RK_LOOPBACK_STEPS];
 };
 
-/* Run the loopback as opts says. Returns 0 when every round of every step
- * was checked byte for byte, with *result_p filled; or a negative errno,
- * logged, with *result_p untouched: -EINVAL bad options (also more SGEs than
- * the device allows), the device-open errors of rk_port_open(), a setup
+/* Run the loopback as opts says. On iWARP, whose QPs connect only through
+ * RDMA CM, B listens on the first address of this host that RDMA CM binds to
+ * the device's port, A connects to it (A's buffer, a READ sink, then also
+ * takes remote writes, as iWARP's READ responses are, and is one SGE: siw
+ * writes only the first of more). Returns 0 when every
+ * round of every step was checked byte for byte, with *result_p filled; or a
+ * negative errno, logged, with *result_p untouched: -EINVAL bad options (also
+ * more SGEs than the device allows, a GID index on iWARP), the device-open
+ * errors of rk_port_open(), -ENODEV no address reaching an iWARP device, a setup
  * error, -ETIMEDOUT a completion that did not come within 5 s, -EIO bytes
  * that differ or a RECV of the wrong length, or a completion's error. The
  * callback (when set) sees the run as it goes, also the step that failed. */

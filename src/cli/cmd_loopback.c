@@ -75,8 +75,10 @@ static void cli_loopback_print_port(const struct rk_loopback_result *r)
 	if (r->has_gid)
 		printf(", GID %u %s (%s)\n  %s\n", r->gid.index, rk_gid_type_str(r->gid.type),
 		       rk_gid_str(&r->gid.gid, text, sizeof(text)), r->gid.why);
-	else
+	else if (r->lid)
 		printf(", LID %u\n", r->lid);
+	else
+		printf(", iWARP: the QPs connect through RDMA CM, to the device's own address\n");
 }
 
 static void cli_loopback_print_qps(const struct rk_loopback_result *r)

@@ -99,9 +99,20 @@ run 1 timeout 10 "$RDMAKIT" rc --server -d "$DEV" -p $P && has "$err" "$TCP_TEXT
 run 1 timeout 10 "$RDMAKIT" rc "$IP" -d "$DEV" -p $P --op write && has "$err" "$TCP_TEXT"
 run 1 timeout 10 "$RDMAKIT" ping --server -d "$DEV" -p $P && has "$err" "$TCP_TEXT"
 run 1 timeout 10 "$RDMAKIT" bench --server -d "$DEV" -p $P && has "$err" "$TCP_TEXT"
-run 1 timeout 10 "$RDMAKIT" loopback -d "$DEV" && has "$err" "$TCP_TEXT"
 run 1 timeout 10 "$RDMAKIT" ud --server -d "$DEV" -p $P &&
 	has "$err" "$DEV is an iWARP device: it has only RC QPs, no UD"
+
+# loopback: through RDMA CM to the device's own address (B listens, A
+# connects), SEND, WRITE and READ each checked byte for byte; several SGEs
+# (A's buffer, the READ sink, gathered in pieces too); a GID index refused.
+for sge in 1 3; do
+	run 0 timeout 60 "$RDMAKIT" loopback -d "$DEV" -s 8k -n 3 --sge $sge &&
+		has "$out" "iWARP: the QPs connect through RDMA CM, to the device's own address" &&
+		has "$out" "READ   QP A <- B's buffer by rkey: 3/3 checked, every byte matches" &&
+		has "$out" "SEND   QP A -> QP B, into a posted receive: 3/3 checked"
+done
+run 1 timeout 10 "$RDMAKIT" loopback -d "$DEV" -g 0 &&
+	has "$err" "$DEV is an iWARP device: it has no GID to choose"
 for f in "$err" "$out"; do lacks "$f" "on RoCE"; done
 
 # devices says iWARP, and no RoCE GID wording.

@@ -4,6 +4,7 @@
  * with its status, hint and the peer's reason. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <limits.h>
 #include <netdb.h>
 #include <poll.h>
@@ -773,6 +774,69 @@ int rk_cm_listen_ps(const char *bind_ip, uint16_t port, enum rdma_port_space ps,
 		    const struct rk_traffic *traffic, struct rk_cm **listener_p)
 {
 	return cm_listen(bind_ip, port, ps, traffic, listener_p);
+}
+
+/* Whether RDMA CM binds a to device's port: a quiet probe on an id of its
+ * own (rk_cm_bind_listen() would log every address that has no device). */
+static bool binds_to(const struct sockaddr *a, const char *device, uint8_t port_num)
+{
+	struct rdma_cm_id *id;
+	bool yes;
+
+	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP))
+		return false;
+	yes = !rdma_bind_addr(id, (struct sockaddr *)a) && id->verbs &&
+	      !strcmp(ibv_get_device_name(id->verbs->device), device) && id->port_num == port_num;
+	rdma_destroy_id(id);
+	return yes;
+}
+
+/* The first address (IPv4 before IPv6, no link-local) that binds to device's
+ * port into addr; false when none does. */
+static bool device_addr(const char *device, uint8_t port_num, char *addr, size_t len)
+{
+	static const int families[] = {AF_INET, AF_INET6};
+	struct ifaddrs *ifa, *i;
+	bool found = false;
+
+	if (getifaddrs(&ifa))
+		return false;
+	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]) && !found; f++) {
+		for (i = ifa; i && !found; i = i->ifa_next) {
+			const struct sockaddr *a = i->ifa_addr;
+
+			if (!a || a->sa_family != families[f])
+				continue;
+			if (a->sa_family == AF_INET6 &&
+			    IN6_IS_ADDR_LINKLOCAL(&((const struct sockaddr_in6 *)a)->sin6_addr))
+				continue;
+			found = binds_to(a, device, port_num) &&
+				!getnameinfo(a, a->sa_family == AF_INET ? sizeof(struct sockaddr_in) :
+					     sizeof(struct sockaddr_in6), addr, (socklen_t)len,
+					     NULL, 0, NI_NUMERICHOST);
+		}
+	}
+	freeifaddrs(ifa);
+	return found;
+}
+
+int rk_cm_listen_on_device(const char *device, uint8_t port_num, char *addr, size_t addr_len,
+			   uint16_t *port_p, struct rk_cm **listener_p)
+{
+	struct rk_cm *l;
+	int ret;
+
+	if (!device_addr(device, port_num, addr, addr_len)) {
+		rk_error("no address of this host reaches %s port %u through RDMA CM: its "
+			 "netdev needs an IP address (ip addr add ADDR dev NETDEV)", device, port_num);
+		return -ENODEV;
+	}
+	ret = rk_cm_listen(addr, 0, &l);
+	if (ret)
+		return ret;
+	*port_p = ntohs(rdma_get_src_port(l->id));
+	*listener_p = l;
+	return 0;
 }
 
 /* Encode an ERROR message with code and reason for a reject's private data. */

@@ -39,6 +39,14 @@ int rk_cm_reject_id(struct rdma_cm_id *id, int code, const char *peer, const cha
  * so, asks again one MTU lower. */
 int rk_cm_request_mtu_check(struct rdma_cm_id *id, char *why, size_t why_len);
 
+/* A listener on an address of this host that RDMA CM binds to device's
+ * port_num (the first such IPv4 address, else IPv6), on a port the kernel
+ * picks: for the device connected to itself (loopback on iWARP, whose QPs
+ * connect only through RDMA CM). The address into addr, the port into
+ * *port_p. -ENODEV (logged) when no address of this host binds to it. */
+int rk_cm_listen_on_device(const char *device, uint8_t port_num, char *addr, size_t addr_len,
+			   uint16_t *port_p, struct rk_cm **listener_p);
+
 #pragma GCC visibility pop
 
 #endif

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmakit: loopback, two RC QPs on one device connected to each other;
- * SEND/RECV, RDMA WRITE and RDMA READ, each checked byte for byte. */
+ * SEND/RECV, RDMA WRITE and RDMA READ, each checked byte for byte. On
+ * iWARP, whose QPs connect only through RDMA CM, B listens on the device's
+ * own address and A connects to it. */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
+#include <rdmakit/cm.h>
 #include <rdmakit/cq.h>
 #include <rdmakit/device.h>
 #include <rdmakit/log.h>
@@ -18,6 +22,7 @@
 #include <rdmakit/status.h>
 
 #include "base/clock.h"
+#include "conn/cm_int.h"
 
 #define WAIT_MS 5000
 
@@ -26,6 +31,12 @@ struct lb_run {
 	const struct rk_loopback_opts *o;
 	uint32_t sge;
 	struct rk_port_sel sel;
+	bool iwarp;
+	struct rk_device *dev;  /* PD, CQs, MRs and QPs: sel.dev, on iWARP the CM's */
+	struct rk_cm *listener; /* iWARP: B's, on addr:cm_port */
+	struct rk_cm *cm_a, *cm_b;
+	char addr[64];
+	uint16_t cm_port;
 	struct ibv_pd *pd;
 	struct rk_cq *cq_a, *cq_b;
 	struct rk_mr *mr_a, *mr_b;
@@ -88,6 +99,39 @@ static void lb_result_init(struct lb_run *lb)
 							 .bad_offset = -1};
 }
 
+/* The device port: with its GID chosen, or on iWARP (no GID: its QPs
+ * connect by IP address through RDMA CM) just ACTIVE. */
+static int lb_open_port(struct lb_run *lb)
+{
+	uint8_t port_num = lb->o->port_num ? lb->o->port_num : 1;
+	struct rk_device *dev;
+	int ret;
+
+	ret = rk_device_open(lb->o->device, &dev);
+	if (ret)
+		return ret;
+	if (!rk_device_is_iwarp(dev)) {
+		rk_device_close(dev);
+		return rk_port_open(lb->o->device, lb->o->port_num, lb->o->gid_index, NULL,
+				    &lb->sel);
+	}
+	if (lb->o->gid_index >= 0) {
+		rk_error("loopback: %s is an iWARP device: it has no GID to choose (its QPs "
+			 "connect by IP address through RDMA CM); leave out the GID index",
+			 dev->info.name);
+		ret = -EINVAL;
+	} else {
+		ret = rk_port_check_active(dev, port_num);
+	}
+	if (ret) {
+		rk_device_close(dev);
+		return ret;
+	}
+	lb->iwarp = true;
+	lb->sel = (struct rk_port_sel){.dev = dev, .port_num = port_num};
+	return 0;
+}
+
 /* The device port, its GID, and whether it can gather lb->sge pieces. */
 static int lb_open(struct lb_run *lb)
 {
@@ -95,7 +139,7 @@ static int lb_open(struct lb_run *lb)
 	const struct rk_port_info *pi;
 	int ret;
 
-	ret = rk_port_open(lb->o->device, lb->o->port_num, lb->o->gid_index, NULL, &lb->sel);
+	ret = lb_open_port(lb);
 	if (ret)
 		return ret;
 	snprintf(r->device, sizeof(r->device), "%s", lb->sel.dev->info.name);
@@ -112,7 +156,45 @@ static int lb_open(struct lb_run *lb)
 		rk_port_close(&lb->sel);
 		return -EINVAL;
 	}
+	lb->dev = lb->sel.dev;
 	return 0;
+}
+
+/* iWARP: B's listener on the device's own address and A's id resolved to
+ * it; PD, CQs and MRs then go on the device as RDMA CM opened it. */
+static int lb_cm_open(struct lb_run *lb)
+{
+	const char *name = lb->sel.dev->info.name;
+	int ret;
+
+	ret = rk_cm_listen_on_device(name, lb->sel.port_num, lb->addr, sizeof(lb->addr),
+				     &lb->cm_port, &lb->listener);
+	if (ret)
+		return ret;
+	ret = rk_cm_resolve(lb->addr, lb->cm_port, WAIT_MS, &lb->cm_a);
+	if (ret)
+		goto err_destroy_listener;
+	if (strcmp(lb->cm_a->dev->info.name, name)) {
+		rk_error("loopback: %s resolves to %s, not %s", lb->addr, lb->cm_a->dev->info.name,
+			 name);
+		ret = -EXDEV;
+		goto err_destroy_cm_a;
+	}
+	lb->dev = lb->cm_a->dev;
+	return 0;
+
+err_destroy_cm_a:
+	rk_cm_destroy(lb->cm_a);
+err_destroy_listener:
+	rk_cm_destroy(lb->listener);
+	return ret;
+}
+
+static void lb_cm_close(struct lb_run *lb)
+{
+	rk_cm_destroy(lb->cm_b);
+	rk_cm_destroy(lb->cm_a);
+	rk_cm_destroy(lb->listener);
 }
 
 /* One side's CQ and its buffer, which the other side may reach by access. */
@@ -122,7 +204,7 @@ static int lb_side_alloc(struct lb_run *lb, int access, struct rk_cq **cq_p, str
 	struct rk_mr *mr;
 	int ret;
 
-	ret = rk_cq_create(lb->sel.dev, 32, lb->o->events, &cq);
+	ret = rk_cq_create(lb->dev, 32, lb->o->events, &cq);
 	if (ret)
 		return ret;
 	ret = rk_mr_alloc(lb->pd, lb->o->size, access, &mr);
@@ -141,17 +223,19 @@ static void lb_side_free(struct rk_cq *cq, struct rk_mr *mr)
 	rk_cq_destroy(cq);
 }
 
-/* PD, CQs and buffers. A only sends and reads into its buffer; B is the
- * target of WRITE and READ. */
+/* PD, CQs and buffers. A only sends and reads into its buffer (a READ sink:
+ * on iWARP with remote write access, as iWARP's READ responses are written
+ * to it); B is the target of WRITE and READ. */
 static int lb_alloc(struct lb_run *lb)
 {
 	int remote = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	int sink = lb->iwarp ? IBV_ACCESS_REMOTE_WRITE : 0;
 	int ret;
 
-	ret = rk_pd_alloc(lb->sel.dev, &lb->pd);
+	ret = rk_pd_alloc(lb->dev, &lb->pd);
 	if (ret)
 		return ret;
-	ret = lb_side_alloc(lb, IBV_ACCESS_LOCAL_WRITE, &lb->cq_a, &lb->mr_a);
+	ret = lb_side_alloc(lb, IBV_ACCESS_LOCAL_WRITE | sink, &lb->cq_a, &lb->mr_a);
 	if (ret)
 		goto err_free_pd;
 	ret = lb_side_alloc(lb, IBV_ACCESS_LOCAL_WRITE | remote, &lb->cq_b, &lb->mr_b);
@@ -173,10 +257,9 @@ static void lb_free(struct lb_run *lb)
 	rk_pd_free(lb->pd);
 }
 
-/* The two QPs, connected to each other: B allows remote WRITE and READ. */
-static int lb_connect(struct lb_run *lb)
+static void lb_qp_attr(const struct lb_run *lb, struct rk_qp_init_attr *qa)
 {
-	struct rk_qp_init_attr qa = {
+	*qa = (struct rk_qp_init_attr){
 		.transport = RK_RC,
 		.max_send_wr = 16,
 		.max_recv_wr = 16,
@@ -185,15 +268,83 @@ static int lb_connect(struct lb_run *lb)
 		.port_num = lb->sel.port_num,
 		.gid = lb->sel.has_gid ? &lb->sel.gid : NULL,
 	};
+}
+
+/* iWARP, B's side: the request, QP B, the accept. In a thread of its own,
+ * as A's connect and B's accept each wait for the other. */
+struct lb_accept {
+	struct lb_run *lb;
+	int ret;
+};
+
+static void *lb_accept(void *arg)
+{
+	struct lb_accept *t = arg;
+	struct lb_run *lb = t->lb;
+	struct rk_wire_buf mine = {.addr = (uint64_t)(uintptr_t)lb->mr_b->buf,
+				   .len = lb->o->size,
+				   .rkey = lb->mr_b->mr->rkey};
+	struct rk_qp_init_attr qa;
+
+	lb_qp_attr(lb, &qa);
+	t->ret = rk_cm_get_request(lb->listener, WAIT_MS, &lb->cm_b);
+	if (!t->ret)
+		t->ret = rk_cm_create_qp(lb->cm_b, lb->pd, lb->cq_b, lb->cq_b, &qa, &lb->qp_b);
+	if (!t->ret)
+		t->ret = rk_cm_accept(lb->cm_b, lb->qp_b, &mine, WAIT_MS);
+	return NULL;
+}
+
+/* iWARP: A connects to B's listener while B accepts. */
+static int lb_cm_connect(struct lb_run *lb)
+{
+	struct rk_wire_buf mine = {.size = (uint32_t)lb->o->size};
+	struct lb_accept t = {.lb = lb};
+	struct rk_qp_init_attr qa;
+	pthread_t tid;
+	int ret;
+
+	lb_qp_attr(lb, &qa);
+	ret = rk_cm_create_qp(lb->cm_a, lb->pd, lb->cq_a, lb->cq_a, &qa, &lb->qp_a);
+	if (ret)
+		return ret;
+	ret = -pthread_create(&tid, NULL, lb_accept, &t);
+	if (ret) {
+		rk_error("loopback: start the accepting side: %s", strerror(-ret));
+		goto err_destroy_qp_a;
+	}
+	ret = rk_cm_connect(lb->cm_a, lb->qp_a, &mine, WAIT_MS);
+	pthread_join(tid, NULL);
+	if (!ret)
+		ret = t.ret;
+	if (ret)
+		goto err_destroy_qps;
+	lb->res.path_mtu = rk_mtu_bytes(lb->qp_a->path.path_mtu);
+	return 0;
+
+err_destroy_qps:
+	if (lb->qp_b)
+		rk_qp_destroy(lb->qp_b);
+	lb->qp_b = NULL;
+err_destroy_qp_a:
+	rk_qp_destroy(lb->qp_a);
+	return ret;
+}
+
+/* Without RDMA CM: each QP moved to RTS towards the other's endpoint. */
+static int lb_qp_connect(struct lb_run *lb)
+{
+	struct rk_qp_init_attr qa;
 	struct rk_endpoint ep_a, ep_b;
 	enum ibv_mtu mtu;
 	char why[160];
 	int ret;
 
-	ret = rk_qp_create(lb->pd, lb->sel.dev, lb->cq_a, lb->cq_a, &qa, &lb->qp_a);
+	lb_qp_attr(lb, &qa);
+	ret = rk_qp_create(lb->pd, lb->dev, lb->cq_a, lb->cq_a, &qa, &lb->qp_a);
 	if (ret)
 		return ret;
-	ret = rk_qp_create(lb->pd, lb->sel.dev, lb->cq_b, lb->cq_b, &qa, &lb->qp_b);
+	ret = rk_qp_create(lb->pd, lb->dev, lb->cq_b, lb->cq_b, &qa, &lb->qp_b);
 	if (ret)
 		goto err_destroy_qp_a;
 	rk_qp_local_endpoint(lb->qp_a, &ep_a);
@@ -210,9 +361,6 @@ static int lb_connect(struct lb_run *lb)
 			    NULL);
 	if (ret)
 		goto err_destroy_qp_b;
-	lb->res.connected = true;
-	lb->res.qpn_a = lb->qp_a->qp->qp_num;
-	lb->res.qpn_b = lb->qp_b->qp->qp_num;
 	lb->res.path_mtu = rk_mtu_bytes(mtu);
 	return 0;
 
@@ -221,6 +369,23 @@ err_destroy_qp_b:
 err_destroy_qp_a:
 	rk_qp_destroy(lb->qp_a);
 	return ret;
+}
+
+/* The two QPs, connected to each other: B allows remote WRITE and READ. */
+static int lb_connect(struct lb_run *lb)
+{
+	int ret;
+
+	if (lb->iwarp)
+		ret = lb_cm_connect(lb);
+	else
+		ret = lb_qp_connect(lb);
+	if (ret)
+		return ret;
+	lb->res.connected = true;
+	lb->res.qpn_a = lb->qp_a->qp->qp_num;
+	lb->res.qpn_b = lb->qp_b->qp->qp_num;
+	return 0;
 }
 
 /* Wait for one completion on cq and check its status. */
@@ -260,6 +425,12 @@ static int lb_move(struct lb_run *lb, struct rk_loopback_step *r, uint64_t round
 		wr.op = r->kind == RK_LOOPBACK_WRITE ? RK_OP_WRITE : RK_OP_READ;
 		wr.remote_addr = (uint64_t)(uintptr_t)lb->mr_b->buf;
 		wr.rkey = lb->mr_b->mr->rkey;
+		/* iWARP: a READ's sink is one SGE (siw: SIW_MAX_SGE_RD); siw takes
+		 * more without an error and writes only the first (seen: --sge 3). */
+		if (wr.op == RK_OP_READ && lb->iwarp && nsge > 1) {
+			rk_sge_split(lb->mr_a, 0, size, 1, sa);
+			wr.nsge = 1;
+		}
 	}
 	ret = rk_post(lb->qp_a, &wr);
 	if (ret)
@@ -340,9 +511,14 @@ int rk_loopback_run(const struct rk_loopback_opts *opts, struct rk_loopback_resu
 	ret = lb_open(&lb);
 	if (ret)
 		return ret;
+	if (lb.iwarp) {
+		ret = lb_cm_open(&lb);
+		if (ret)
+			goto err_close_port;
+	}
 	ret = lb_alloc(&lb);
 	if (ret)
-		goto err_close_port;
+		goto err_close_cm;
 	ret = lb_connect(&lb);
 	if (ret)
 		goto err_free;
@@ -353,10 +529,15 @@ int rk_loopback_run(const struct rk_loopback_opts *opts, struct rk_loopback_resu
 	*result_p = lb.res;
 	/* fall through: the run is over, everything is released */
 err_destroy_qps:
+	/* iWARP: A leaves, B answers (RDMA CM's ids go after their QPs). */
+	rk_cm_disconnect(lb.cm_a, 0);
+	rk_cm_disconnect(lb.cm_b, 1000);
 	rk_qp_destroy(lb.qp_b);
 	rk_qp_destroy(lb.qp_a);
 err_free:
 	lb_free(&lb);
+err_close_cm:
+	lb_cm_close(&lb);
 err_close_port:
 	rk_port_close(&lb.sel);
 	return ret;

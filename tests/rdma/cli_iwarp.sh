@@ -101,6 +101,22 @@ run 1 timeout 10 "$RDMAKIT" ping --server -d "$DEV" -p $P && has "$err" "$TCP_TE
 run 1 timeout 10 "$RDMAKIT" bench --server -d "$DEV" -p $P && has "$err" "$TCP_TEXT"
 run 1 timeout 10 "$RDMAKIT" ud --server -d "$DEV" -p $P &&
 	has "$err" "$DEV is an iWARP device: it has only RC QPs, no UD"
+# Those without --cm say what they do instead of suggesting it; share once,
+# before any of its processes starts.
+NOCM="$DEV is an iWARP device: its QPs connect only through RDMA CM; "
+for way in shm fork; do
+	run 1 timeout 20 "$RDMAKIT" share $way -d "$DEV" &&
+		has "$err" "${NOCM}share connects its processes' QPs without it" &&
+		if [ "$(grep -c 'error:' "$err")" != 1 ]; then
+			echo "FAIL: share $way: more than one error:"
+			show stderr "$err"
+			fails=$((fails + 1))
+		fi
+done
+run 1 timeout 20 "$RDMAKIT" qp-states -d "$DEV" &&
+	has "$err" "${NOCM}this command brings them up without it"
+run 1 timeout 10 "$RDMAKIT" ping --proto pingpong --server -d "$DEV" -p $P &&
+	has "$err" "${NOCM}the ibv_*_pingpong protocols swap addresses over TCP: use ping --cm or --proto rping"
 
 # loopback: through RDMA CM to the device's own address (B listens, A
 # connects), SEND, WRITE and READ each checked byte for byte; several SGEs

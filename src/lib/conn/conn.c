@@ -934,7 +934,7 @@ int rk_conn_establish(const struct rk_conn_opts *opts, struct rk_conn **conn_p)
 	 * refused here, not midway. (RDMA CM finds the device by address.) */
 	if (!o.cm) {
 		ret = rk_port_name_check(o.device, o.port_num, o.gid_index,
-					 rk_transport_str(o.transport));
+					 rk_transport_str(o.transport), "use --cm");
 		if (ret)
 			return ret;
 	}
@@ -1001,7 +1001,7 @@ int rk_conn_listen(const struct rk_conn_opts *opts, struct rk_conn_listener **l_
 	} else {
 		/* The device as rk_conn_establish() checks it, before listening. */
 		ret = rk_port_name_check(opts->device, opts->port_num, opts->gid_index,
-					 rk_transport_str(opts->transport));
+					 rk_transport_str(opts->transport), "use --cm");
 		if (!ret)
 			ret = rk_tcp_listen(opts->bind_ip, l->o.port, &l->listen_fd);
 	}

@@ -314,26 +314,27 @@ bool rk_device_is_iwarp(const struct rk_device *dev)
 		       (dev->ctx && dev->ctx->device->node_type == IBV_NODE_RNIC));
 }
 
-int rk_device_check_no_cm(const struct rk_device *dev)
+int rk_device_check_no_cm(const struct rk_device *dev, const char *hint)
 {
 	if (!rk_device_is_iwarp(dev))
 		return 0;
-	rk_error("%s is an iWARP device: its QPs connect only through RDMA CM; use --cm",
-		 dev->info.name);
+	rk_error("%s is an iWARP device: its QPs connect only through RDMA CM; %s",
+		 dev->info.name, hint ? hint : "this command brings them up without it");
 	return -EPROTONOSUPPORT;
 }
 
-int rk_device_check_no_cm_for(const struct rk_device *dev, const char *transport)
+int rk_device_check_no_cm_for(const struct rk_device *dev, const char *transport,
+			      const char *hint)
 {
 	if (transport && strcmp(transport, "RC") && rk_device_is_iwarp(dev)) {
 		rk_error("%s is an iWARP device: it has only RC QPs, no %s", dev->info.name,
 			 transport);
 		return -EOPNOTSUPP;
 	}
-	return rk_device_check_no_cm(dev);
+	return rk_device_check_no_cm(dev, hint);
 }
 
-int rk_device_name_check_no_cm(const char *name, const char *transport)
+int rk_device_name_check_no_cm(const char *name, const char *transport, const char *hint)
 {
 	struct rk_device *dev;
 	int ret;
@@ -341,7 +342,7 @@ int rk_device_name_check_no_cm(const char *name, const char *transport)
 	ret = rk_device_open(name, &dev);
 	if (ret)
 		return ret;
-	ret = rk_device_check_no_cm_for(dev, transport);
+	ret = rk_device_check_no_cm_for(dev, transport, hint);
 	rk_device_close(dev);
 	return ret;
 }

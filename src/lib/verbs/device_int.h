@@ -31,26 +31,30 @@ int rk_device_wrap(struct ibv_context *ctx, struct rk_device **dev_p);
  * dev; each reference is dropped by rk_device_close(). Thread-safe. */
 struct rk_device *rk_device_ref(struct rk_device *dev);
 
-/* For a QP brought up without RDMA CM (a GID swapped over TCP, loopback, the QP
- * state walk): 0, or on iWARP -EPROTONOSUPPORT, logged as "siw0 is an iWARP
- * device: its QPs connect only through RDMA CM; use --cm". */
-int rk_device_check_no_cm(const struct rk_device *dev);
+/* For a QP brought up without RDMA CM (a GID swapped over TCP, the QP state
+ * walk, processes sharing a device): 0, or on iWARP -EPROTONOSUPPORT, logged
+ * as "siw0 is an iWARP device: its QPs connect only through RDMA CM; HINT",
+ * hint being what the caller can do instead ("use --cm"; NULL: "this
+ * command brings them up without it"). */
+int rk_device_check_no_cm(const struct rk_device *dev, const char *hint);
 
 /* The same for the device called name (NULL: the first), opened and closed
  * again: for a check before listening or connecting. transport ("RC", "UD",
  * "UC"; NULL: RC) names the QPs wanted: UD and UC on iWARP are refused as
  * "siw0 is an iWARP device: it has only RC QPs, no UD" (-EOPNOTSUPP). */
-int rk_device_name_check_no_cm(const char *name, const char *transport);
+int rk_device_name_check_no_cm(const char *name, const char *transport, const char *hint);
 
 /* The same on dev, open. */
-int rk_device_check_no_cm_for(const struct rk_device *dev, const char *transport);
+int rk_device_check_no_cm_for(const struct rk_device *dev, const char *transport,
+			      const char *hint);
 
 /* (port.c) The same check, and then what rk_port_open() will need once the peer is
  * known: port_num (0: 1) ACTIVE and, on RoCE or with gid_index >= 0, a GID
  * to choose. For a server or client without RDMA CM, before it listens or
  * connects: a host without a (usable) device fails at once, by the device's
- * name, not after waiting for a peer. Errors logged. */
-int rk_port_name_check(const char *name, uint8_t port_num, int gid_index, const char *transport);
+ * name, not after waiting for a peer. Errors logged; hint as there. */
+int rk_port_name_check(const char *name, uint8_t port_num, int gid_index, const char *transport,
+		       const char *hint);
 
 /* (gid.c) rk_gid_select() without telling the choice: whether a GID fits want
  * (errors logged, as rk_gid_select() logs them). */

@@ -17,7 +17,7 @@ int rk_port_open(const char *device, uint8_t port_num, int gid_index, const char
 	if (ret)
 		return ret;
 	/* Its users bring QPs up from a GID (over TCP, or to themselves). */
-	ret = rk_device_check_no_cm(sel.dev);
+	ret = rk_device_check_no_cm(sel.dev, NULL);
 	if (ret)
 		goto err_close_dev;
 	ret = rk_port_check_active(sel.dev, sel.port_num);
@@ -37,7 +37,8 @@ err_close_dev:
 	return ret;
 }
 
-int rk_port_name_check(const char *name, uint8_t port_num, int gid_index, const char *transport)
+int rk_port_name_check(const char *name, uint8_t port_num, int gid_index, const char *transport,
+		       const char *hint)
 {
 	struct rk_gid_want want = {.index = gid_index};
 	struct rk_device *dev;
@@ -48,7 +49,7 @@ int rk_port_name_check(const char *name, uint8_t port_num, int gid_index, const 
 		return ret;
 	if (!port_num)
 		port_num = 1;
-	ret = rk_device_check_no_cm_for(dev, transport);
+	ret = rk_device_check_no_cm_for(dev, transport, hint);
 	if (!ret)
 		ret = rk_port_check_active(dev, port_num);
 	/* As rk_port_open() chooses, the address the peer talks to not yet known. */

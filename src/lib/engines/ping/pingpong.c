@@ -549,7 +549,9 @@ int rk_pingpong_run(const struct rk_ping_opts *opts, struct rk_ping_result *resu
 	 * and a GID are checked (iWARP refused) before listening or connecting. */
 	if (!ret)
 		ret = rk_port_name_check(opts->device, opts->port_num, opts->gid_index,
-					 rk_transport_str(opts->transport));
+					 rk_transport_str(opts->transport),
+					 "the ibv_*_pingpong protocols swap addresses over TCP: "
+					 "use ping --cm or --proto rping");
 	if (ret)
 		return ping_finish(&r, ret);
 	if (opts->srq_qps)

@@ -1066,8 +1066,8 @@ int rk_ud_run(const struct rk_ud_opts *opts, struct rk_ud_result *result)
 		return rk_srq_xrc_refuse("ud", opts->device);
 	/* iWARP (siw creates only RC QPs): refused before listening or connecting;
 	 * without RDMA CM, the port and a GID checked too. */
-	ret = opts->cm ? rk_device_name_check_no_cm(opts->device, "UD") :
-			 rk_port_name_check(opts->device, opts->port_num, opts->gid_index, "UD");
+	ret = opts->cm ? rk_device_name_check_no_cm(opts->device, "UD", NULL) :
+			 rk_port_name_check(opts->device, opts->port_num, opts->gid_index, "UD", NULL);
 	if (ret)
 		return ret;
 	u.port = opts->port ? opts->port : opts->cm ? RK_UD_CM_PORT : RK_DEFAULT_PORT;

@@ -15,6 +15,7 @@
 #include <rdmakit/status.h>
 
 #include "base/error_int.h"
+#include "verbs/device_int.h"
 #include "engines/share/share_int.h"
 
 static const char *const way_names[] = {
@@ -407,6 +408,11 @@ int rk_share_run(const struct rk_share_opts *o, struct rk_share_result *res)
 	res->procs = o->procs;
 	res->size = o->size;
 	ret = check_opts(o);
+	if (ret)
+		return ret;
+	/* Once, before any process starts: each would refuse iWARP on its own. */
+	ret = rk_port_name_check(o->device, o->port_num, o->gid_index, "RC",
+				 "share connects its processes' QPs without it");
 	if (ret)
 		return ret;
 	if (o->way == RK_SHARE_IMPORT)

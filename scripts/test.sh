@@ -106,10 +106,12 @@ device_tests() {
 	local dir=$1 log=$2 skip=$3
 	shift 3
 	if [ $native = 1 ]; then
-		(cd "$dir" && env "$@" ctest -L rdma ${skip:+-E "$skip"} --output-on-failure) >"$log" 2>&1
+		(cd "$dir" && env "$@" ctest -L rdma ${skip:+-E "$skip"} --output-on-failure \
+			--output-junit "$log.xml") >"$log" 2>&1
 	else
 		(cd "$dir" && "$root/scripts/softroce" run --cpus 1 --timeout 3600 -- env "$@" \
-			sh -c "rdma link show; ctest -L rdma ${skip:+-E '$skip'} --output-on-failure") >"$log" 2>&1
+			sh -c "rdma link show; ctest -L rdma ${skip:+-E '$skip'} --output-on-failure \
+				--output-junit '$log.xml'") >"$log" 2>&1
 	fi
 }
 
@@ -208,7 +210,8 @@ if [ $native = 0 ]; then
 	echo "== iWARP device tests (Soft-iWARP guest: siw0 on 198.18.0.1)"
 	"$root/scripts/softroce" --provider siw setup >/dev/null
 	timed "iWARP device" "$root/scripts/softroce" --provider siw run --cpus 1 -- \
-		sh -c "rdma link show; ctest -L rdma -R '$siw_tests' --output-on-failure" |
+		sh -c "rdma link show; ctest -L rdma -R '$siw_tests' --output-on-failure \
+			--output-junit '$build/siw.log.xml'" |
 		tee "$build/siw.log" || status=1
 	tally "iWARP device (siw0)" "$build/siw.log"
 fi
@@ -253,6 +256,27 @@ echo "  whole suite: $(($(date +%s) - suite_t0)) s wall"
 failed_checks=$(grep -H -E '^(FAIL|not ok)\b' "$build"/{unit,rdma,siw,beds,fabric,kernel,debian}.log \
 	"$asan"/{unit,rdma}.log 2>/dev/null | sed "s|^$root/||" | cut -c1-240 | head -40)
 [ -z "$failed_checks" ] || printf 'failed checks:\n%s\n' "$failed_checks"
+# The device tests that skipped (exit 77: the device lacks the feature) and
+# why, from the first line of each one's output that says SKIP.
+skips=$(/usr/bin/python3 - "device=$build/rdma.log.xml" "iWARP device=$build/siw.log.xml" \
+	"device, ASan/UBSan=$asan/rdma.log.xml" <<'PY'
+import sys
+import xml.etree.ElementTree as ET
+for arg in sys.argv[1:]:
+    stage, path = arg.split("=", 1)
+    try:
+        cases = ET.parse(path).getroot().iter("testcase")
+    except (OSError, ET.ParseError):
+        continue
+    for tc in cases:
+        if tc.find("skipped") is None:
+            continue
+        out = (tc.findtext("system-out") or "").splitlines()
+        why = next((l.strip() for l in out if "SKIP" in l), "(it printed no SKIP line)")
+        print(f"  {tc.get('name')} ({stage}): {why[:200]}")
+PY
+)
+[ -z "$skips" ] || printf 'skipped (exit 77), and why:\n%s\n' "$skips"
 # One closing line for all runs, in the plain form CI reads.
 touch "$build/siw.log"
 cat "$build/examples.log" "$build/unit.log" "$build/rdma.log" "$build/siw.log" "$build/beds.log" "$build/fabric.log" "$build/kernel.log" "$build/debian.log" "$asan/examples.log" "$asan/unit.log" "$asan/rdma.log" "$build/fuzz.log" | awk '

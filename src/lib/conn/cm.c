@@ -1651,7 +1651,12 @@ static int raw_send(struct rk_cm *cm, struct rk_qp *qp, const void *data, size_t
 	}
 	if (ret) {
 		ret = errno ? -errno : -EIO;
-		rk_error("%s: %m", what);
+		/* iWARP connects its TCP stream here: no listener (yet) is
+		 * ECONNREFUSED at once, which a client retries on while its
+		 * server starts (info, as for IB's REJECTED: the caller says it
+		 * gave up, if it does). */
+		rk_log(!accept && ret == -ECONNREFUSED ? RK_LOG_INFO : RK_LOG_ERROR, "%s: %s", what,
+		       rk_strerror(ret));
 		return ret;
 	}
 	if (accept)

@@ -544,6 +544,19 @@ static int cm_client_try(void *arg)
 	return ret;
 }
 
+/* Completions left in cq by a QP that is gone: iWARP moves the QP of a
+ * failed connect to ERR, flushing the control channel's receives, which
+ * the next try's channel (same wr_ids, same CQ) would take for its peer
+ * leaving. */
+static void drain_cq(struct rk_cq *cq)
+{
+	struct ibv_wc wc[16];
+	int n;
+
+	while (!rk_cq_poll(cq, wc, 16, 0, &n))
+		rk_debug("dropped %d completion%s of a failed connect try", n, n > 1 ? "s" : "");
+}
+
 /* A fresh id for the next try; resolved before the old one goes, so
  * librdmacm keeps the device context our PD lives on. */
 static int cm_client_reset(void *arg)
@@ -560,6 +573,7 @@ static int cm_client_reset(void *arg)
 	/* The channel and the QP were the old id's. */
 	rk_ctl_close(c->ctl);
 	rk_qp_destroy(c->qp);
+	drain_cq(c->cq);
 	c->ctl = NULL;
 	c->qp = NULL;
 	rk_cm_destroy(c->cm);

@@ -56,10 +56,13 @@ cnt=/sys/class/infiniband/rxe0/ports/1/hw_counters/rcvd_pkts
 before=$($x 3 "cat $cnt")
 $x 3 'rping -s -a 198.18.0.3 -C 3 -v' >"$dir/srv.out" 2>&1 &
 srv=$!
+# rping does not retry: again until guest 3's server listens, for up to
+# 150 s (under a whole-suite load starting it on guest 3 took over 30 s).
 i=0
+end=$(($(date +%s) + 150))
 until rping -c -a 198.18.0.3 -C 3 -v >"$dir/cli.out" 2>&1; do
 	i=$((i + 1))
-	[ $i -lt 30 ] || break
+	[ "$(date +%s)" -lt $end ] || break
 	sleep 1
 done
 echo "rping client tries=$((i + 1)) data=$(grep -c 'ping data' "$dir/cli.out")"

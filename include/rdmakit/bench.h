@@ -309,6 +309,10 @@ struct rk_bench_info {
 	bool odp;                 /* registered with on-demand paging */
 	uint32_t qpn[RK_BENCH_MAX_QPS];
 	uint32_t peer_qpn[RK_BENCH_MAX_QPS];
+	/* iWARP (cm): each data QP connected through RDMA CM on a connection of
+	 * its own; retransmission is TCP's (ack_timeout, retry_cnt and
+	 * rnr_retry do not apply), and no immediate data is used. */
+	bool cm_per_qp;
 };
 
 /* One round: one size, a number of iterations per QP or a duration. */

@@ -71,7 +71,8 @@ static void print_header(const struct cli_bench_report *rp)
 	       in->mode == RK_BENCH_BW ? "bandwidth" : "latency", rk_transport_str(in->transport),
 	       in->qps, in->qps > 1 ? "s" : "", threads, in->bidir ? ", bidirectional" : "",
 	       in->server ? "server for" : "client of", in->peer,
-	       in->cm ? "RDMA CM" : "TCP exchange");
+	       in->cm_per_qp ? "RDMA CM, a connection per QP" : in->cm ? "RDMA CM" :
+	       "TCP exchange");
 	printf("  device %s port %u", in->device, in->port_num);
 	if (in->has_gid)
 		printf(", GID %u %s", in->gid_index, in->gid);
@@ -91,7 +92,10 @@ static void print_header(const struct cli_bench_report *rp)
 		printf("  in flight at most %" PRIu64 " KiB per QP (fewer outstanding requests for "
 		       "large messages), %u outstanding READs/atomics\n", in->inflight / 1024,
 		       in->max_rd_atomic);
-	if (in->transport == RK_RC) {
+	if (in->cm_per_qp) {
+		printf("  timeout   TCP's (iWARP: each data QP's RDMA CM connection runs over "
+		       "TCP)\n");
+	} else if (in->transport == RK_RC) {
 		if (in->ack_timeout)
 			printf("  timeout   local ACK timeout %.3g ms (4.096 us x 2^%u), %u "
 			       "retries\n", 4.096e-3 * (double)(1ull << in->ack_timeout),
@@ -107,7 +111,7 @@ static void print_header(const struct cli_bench_report *rp)
 		       " - no: never refilled (--srq-no-refill)" : "");
 	else if (in->srq_why[0])
 		printf("  receives  --srq not used here: %s\n", in->srq_why);
-	if (in->transport == RK_RC && in->rnr_retry != 7)
+	if (in->transport == RK_RC && in->rnr_retry != 7 && !in->cm_per_qp)
 		printf("  RNR       %u retries (an empty receive queue at the peer fails a SEND "
 		       "after them)\n", in->rnr_retry);
 	printf("  memory    %s%s%s%s\n", cli_mem_text(in->mem), in->odp ? ", on-demand paging" : "",
@@ -282,6 +286,7 @@ static json_object *info_json(const struct rk_bench_info *in,
 	json_object_object_add(j, "bidirectional", json_object_new_boolean(in->bidir));
 	json_object_object_add(j, "connection",
 			       json_object_new_string(in->cm ? "rdma_cm" : "tcp"));
+	json_object_object_add(j, "cm_per_qp", json_object_new_boolean(in->cm_per_qp));
 	json_object_object_add(j, "peer", json_object_new_string(in->peer));
 	json_object_object_add(j, "device", json_object_new_string(in->device));
 	json_object_object_add(j, "port", json_object_new_int(in->port_num));

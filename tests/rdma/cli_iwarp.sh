@@ -144,6 +144,22 @@ assert 0 < l['min'] <= l['median'] <= l['p99'] <= l['max'], l"
 		has "$srv_out" "received 300 of 300 SENDs, last message's 256 bytes match"
 	bench_pair "" "--op read --qps 2 -s 4k -n 100" && bench_iters 100
 	bench_pair "" "--op send --bidir --qps 2 -s 256 -n 100" && bench_iters 100
+	# A client started before its server tries again until the server
+	# listens: siw flushed the failed try's receives into the CQ the next
+	# try's QP (the same QPN) used, and its control channel ended at once.
+	for cmd in "bench $IP --cm -o write -n 100 --timeout 60 --json" \
+		"rc $IP --cm --op write -t 60"; do
+		PORT=$((PORT + 1))
+		# shellcheck disable=SC2086
+		"$RDMAKIT" $cmd -p $PORT >"$out" 2>"$err" &
+		cpid=$!
+		sleep 3
+		# shellcheck disable=SC2086
+		"$RDMAKIT" ${cmd%% *} --server --cm -p $PORT --wait 60 >"$srv_out" 2>&1
+		exit_is "${cmd%% *} server after its client" $? 0 "$srv_out"
+		wait $cpid
+		exit_is "${cmd%% *} client started before its server" $? 0 "$out" "$err"
+	done
 	# SRQ: the server's receives from one shared queue, each checked.
 	bench_pair "--srq" "--op send --qps 2 -s 1024 -n 100" && bench_iters 100 &&
 		has "$srv_out" "every message's 1024 bytes match"

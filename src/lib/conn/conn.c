@@ -544,6 +544,22 @@ static int cm_client_try(void *arg)
 	return ret;
 }
 
+/* Completions left on cq by a QP that is gone: siw flushes a destroyed QP's
+ * posted receives into its CQ, and the next try's QP (often with the same
+ * QPN) took them for its own and ended its control channel at once, flushed
+ * (a client started before its server failed on iWARP). */
+static void cq_drop_stale(struct rk_cq *cq)
+{
+	struct ibv_wc wc[16];
+	int n, dropped = 0;
+
+	while (!rk_cq_poll(cq, wc, 16, 0, &n))
+		dropped += n;
+	if (dropped)
+		rk_debug("dropped %d completion%s of the QP of the failed try", dropped,
+			 dropped > 1 ? "s" : "");
+}
+
 /* A fresh id for the next try; resolved before the old one goes, so
  * librdmacm keeps the device context our PD lives on. */
 static int cm_client_reset(void *arg)
@@ -562,6 +578,7 @@ static int cm_client_reset(void *arg)
 	rk_qp_destroy(c->qp);
 	c->ctl = NULL;
 	c->qp = NULL;
+	cq_drop_stale(c->cq);
 	rk_cm_destroy(c->cm);
 	c->cm = next;
 	if (next->id->verbs != c->dev->ctx) {

@@ -309,6 +309,10 @@ struct rk_bench_info {
 	bool odp;                 /* registered with on-demand paging */
 	uint32_t qpn[RK_BENCH_MAX_QPS];
 	uint32_t peer_qpn[RK_BENCH_MAX_QPS];
+	/* (cm on an iWARP device: each data QP had an RDMA CM connection of its
+	 * own; retransmission is TCP's, so ack_timeout, retry_cnt and rnr_retry
+	 * do not apply, and no immediate data is used. No member says so: the
+	 * struct's layout is ABI, see docs/library.md.) */
 };
 
 /* One round: one size, a number of iterations per QP or a duration. */

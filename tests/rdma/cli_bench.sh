@@ -20,20 +20,6 @@ bench_pair() {
 		"$RDMAKIT bench $IP -p @PORT@ --timeout 60 --json $2"
 }
 
-# iters N [NRESULTS]: every result ran N iterations per QP, the peer's check passed.
-iters() {
-	json "
-n = $1
-rs = d['results']
-assert d['ok'] is True, 'ok is %r' % d['ok']
-assert len(rs) == ${2:-1}, 'expected ${2:-1} results, got %d' % len(rs)
-for r in rs:
-    assert r['iterations'] == n, 'size %d: expected %d iterations, got %d' % (r['size'], n, r['iterations'])
-    assert r['messages'] == n * d['qps'], 'expected %d messages, got %d' % (n * d['qps'], r['messages'])
-    assert r['peer_check'] == 'passed', 'peer check: %r' % r['peer_check']
-"
-}
-
 # units_passed SIZE: a --units Gb --expect-bw 0.01MiB run: the figures in Gb/s
 # beside the raw bytes/s and MiB/s; rxe's link rate is made up from its
 # netdev, so no share of it; the one threshold met.
@@ -204,24 +190,24 @@ fi
 N=100
 plain_only || echo "# sanitized run: the cases marked plain_only are left to the plain run"
 # Bandwidth, RC: each operation, the target side's verdict.
-bench_pair "" "--op write -s 64 -n $N" && iters $N &&
+bench_pair "" "--op write -s 64 -n $N" && bench_iters $N &&
 	has "$srv_out" "last WRITE's 64 bytes written match the pattern"
-bench_pair "" "--op send -s 4k -n $N" && iters $N &&
+bench_pair "" "--op send -s 4k -n $N" && bench_iters $N &&
 	has "$srv_out" "received $N of $N SENDs, last message's 4096 bytes match"
-bench_pair "" "--op read -s 4k -n $N" && iters $N &&
+bench_pair "" "--op read -s 4k -n $N" && bench_iters $N &&
 	json "assert d['results'][0]['check'] == '4096 bytes read match the peer\\'s pattern', d['results'][0]['check']"
-bench_pair "" "--op fetch-add -n $N" && iters $N &&
+bench_pair "" "--op fetch-add -n $N" && bench_iters $N &&
 	has "$srv_out" "word = $N after $N FETCH_ADD, as due" &&
 	json "assert d['results'][0]['check'] == 'every FETCH_ADD returned the value due', d['results'][0]['check']"
 # (the server's report as CSV this time)
-bench_pair "--csv" "--op cmp-swap -n $N" && iters $N &&
+bench_pair "--csv" "--op cmp-swap -n $N" && bench_iters $N &&
 	has "$srv_out" "cmp-swap,bw,RC,1,8,$N,$N," &&
 	has "$srv_out" "word = $N after $N CMP_SWAP, as due"
 # Multi-packet messages (rxe's MTU is 1024) and an inline-sized one in one sweep.
-plain_only && bench_pair "" "--op write --size 256..1k -n 20" && iters 20 3 &&
+plain_only && bench_pair "" "--op write --size 256..1k -n 20" && bench_iters 20 3 &&
 	has "$srv_out" "last WRITE's 1024 bytes written match the pattern" &&
 	has "$srv_out" "last WRITE's 256 bytes written match the pattern"
-bench_pair "" "--op send --size 2,1000,64k -n 20" && iters 20 3 &&
+bench_pair "" "--op send --size 2,1000,64k -n 20" && bench_iters 20 3 &&
 	has "$srv_out" "received 20 of 20 SENDs, last message's 65536 bytes match"
 
 # Latency: samples = iterations, the ponger answered every ping.
@@ -229,7 +215,7 @@ bench_pair "" "--op send --size 2,1000,64k -n 20" && iters 20 3 &&
 lat_tests="send write read fetch-add"
 plain_only || lat_tests="read fetch-add"
 for t in $lat_tests; do
-	bench_pair "" "--op $t --mode lat -n 50" && iters 50 &&
+	bench_pair "" "--op $t --mode lat -n 50" && bench_iters 50 &&
 		json "
 l = d['results'][0]['latency_us']
 assert l['samples'] == 50, 'samples %d' % l['samples']
@@ -238,15 +224,15 @@ done
 has "$srv_out" "word = 50 after 50 FETCH_ADD, as due"
 
 # UC and UD.
-plain_only && bench_pair "" "--transport uc --op write -s 4k -n $N" && iters $N &&
+plain_only && bench_pair "" "--transport uc --op write -s 4k -n $N" && bench_iters $N &&
 	has "$srv_out" "last WRITE's 4096 bytes written match the pattern"
-plain_only && bench_pair "" "--transport uc --op send -s 4k -n $N" && iters $N &&
+plain_only && bench_pair "" "--transport uc --op send -s 4k -n $N" && bench_iters $N &&
 	has "$srv_out" "SENDs, last message's 4096 bytes match"
-bench_pair "" "--transport ud --op send -s 1k -n $N" && iters $N &&
+bench_pair "" "--transport ud --op send -s 1k -n $N" && bench_iters $N &&
 	has "$srv_out" "received $N of $N SENDs"
-bench_pair "" "--transport ud --op send --mode lat -n 50" && iters 50
+bench_pair "" "--transport ud --op send --mode lat -n 50" && bench_iters 50
 # (with a latency p99 threshold far above rxe's: met, exit 0)
-bench_pair "" "--transport uc --op write --mode lat -n 50 --max-lat-p99 10000000" && iters 50 &&
+bench_pair "" "--transport uc --op write --mode lat -n 50 --max-lat-p99 10000000" && bench_iters 50 &&
 	json "
 g = d['gates']
 assert d['gates_passed'] is True and len(g) == 1, d
@@ -254,35 +240,35 @@ assert g[0]['name'] == 'max-lat-p99' and g[0]['graded'] and g[0]['passed'] and g
 assert g[0]['figure'] == d['results'][0]['latency_us']['p99'] and g[0]['limit'] == 10000000, g"
 
 # Several QPs, both directions, RDMA CM, a duration, CSV.
-plain_only && bench_pair "" "--op fetch-add --qps 2 -n $N" && iters $N &&
+plain_only && bench_pair "" "--op fetch-add --qps 2 -n $N" && bench_iters $N &&
 	has "$srv_out" "words (per QP), total = $((2 * N)) after $((2 * N)) FETCH_ADD"
-plain_only && bench_pair "" "--op send --qps 2 -s 256 -n $N" && iters $N &&
+plain_only && bench_pair "" "--op send --qps 2 -s 256 -n $N" && bench_iters $N &&
 	has "$srv_out" "received $((2 * N)) of $((2 * N)) SENDs"
-plain_only && bench_pair "" "--op send --bidir -s 256 -n $N" && iters $N &&
+plain_only && bench_pair "" "--op send --bidir -s 256 -n $N" && bench_iters $N &&
 	has "$srv_out" "received $N of $N SENDs" &&
 	json "r = d['results'][0]; assert r['received'] == $N and r['peer_messages'] == $N, r"
-bench_pair "" "--op write --bidir --qps 2 -s 1k -n $N" && iters $N &&
+bench_pair "" "--op write --bidir --qps 2 -s 1k -n $N" && bench_iters $N &&
 	has "$srv_out" "last WRITE's 1024 bytes written match the pattern"
 # 128 QPs (as ib_write_bw -q 128): each QP's depths shrink so that all fit the
 # CQs of the device's max_cqe; every QP's messages counted and checked.
-bench_pair "--qps 128" "--op write --qps 128 -s 64 -n 20" && iters 20 &&
+bench_pair "--qps 128" "--op write --qps 128 -s 64 -n 20" && bench_iters 20 &&
 	has "$srv_out" "last WRITE's 64 bytes written match the pattern" &&
 	json "assert d['qps'] == 128 and len(d['results']) == 1, d"
-plain_only && bench_pair "" "--op send --qps 128 --threads 2 -s 64 -n 20" && iters 20 &&
+plain_only && bench_pair "" "--op send --qps 128 --threads 2 -s 64 -n 20" && bench_iters 20 &&
 	has "$srv_out" "received 2560 of 2560 SENDs"
 # Threads, each driving its own QPs and CQs: every QP's messages counted.
-plain_only && bench_pair "" "--op write --qps 4 --threads 2 -s 4k -n $N" && iters $N &&
+plain_only && bench_pair "" "--op write --qps 4 --threads 2 -s 4k -n $N" && bench_iters $N &&
 	has "$srv_out" "last WRITE's 4096 bytes written match the pattern" &&
 	json "assert d['threads'] == 2 and d['qps'] == 4, d"
-plain_only && bench_pair "" "--op send --qps 2 --threads 2 -s 256 -n $N" && iters $N &&
+plain_only && bench_pair "" "--op send --qps 2 --threads 2 -s 256 -n $N" && bench_iters $N &&
 	has "$srv_out" "received $((2 * N)) of $((2 * N)) SENDs"
-bench_pair "" "--op fetch-add --qps 3 --threads 3 -n $N" && iters $N &&
+bench_pair "" "--op fetch-add --qps 3 --threads 3 -n $N" && bench_iters $N &&
 	has "$srv_out" "words (per QP), total = $((3 * N)) after $((3 * N)) FETCH_ADD"
 bench_pair "" "--op read --qps 2 --threads 2 -s 1k --duration 1" &&
 	json "
 r = d['results'][0]
 assert r['iterations'] > 0 and r['messages'] >= 2 * r['iterations'] and r['peer_check'] == 'passed', r"
-bench_pair "--cm" "--cm --op write -s 4k -n $N" && iters $N &&
+bench_pair "--cm" "--cm --op write -s 4k -n $N" && bench_iters $N &&
 	json "assert d['connection'] == 'rdma_cm', d['connection']" &&
 	has "$srv_out" "last WRITE's 4096 bytes written match the pattern"
 # (in Gb/s, with a rate far under rxe's: met, exit 0; see "Units and thresholds")
@@ -292,11 +278,11 @@ r = d['results'][0]
 assert r['iterations'] > 0 and r['duration_ms'] == 1000 and r['peer_check'] == 'passed', r
 assert 0.9 < r['seconds'] < 5, r['seconds']" && units_passed 64
 bench_pair "" "--op write -s 64 --wr-api off --inline 0 -n 50 --post-list 4 --signal-every 8 --ack-timeout 18" &&
-	iters 50 && json "fp = d['fast_path']; assert fp['wr_api'] is False and fp['inline_granted'] == 0 and fp['post_list'] == 4 and fp['ack_timeout'] == 18, fp"
+	bench_iters 50 && json "fp = d['fast_path']; assert fp['wr_api'] is False and fp['inline_granted'] == 0 and fp['post_list'] == 4 and fp['ack_timeout'] == 18, fp"
 # A run that worked still names the trouble its counters show: with a local
 # ACK timeout of 33.6 ms (--ack-timeout 13) rxe resends 64 KiB WRITEs here
 # (at the default 14 too, less often), and both sides say so in a note.
-bench_pair "" "--op write -s 65536 -n 300 --ack-timeout 13" && iters 300 &&
+bench_pair "" "--op write -s 65536 -n 300 --ack-timeout 13" && bench_iters 300 &&
 	json "
 t = d['results'][0]['counters']['troubles']
 assert [x['name'] for x in t][:1] == ['retransmissions'], t
@@ -331,7 +317,7 @@ assert mib > 0 and abs(gb * 1e9 / 8 / 1048576 - mib) <= 0.05 * mib + 0.6, (gb, m
 # A latency p99 far under rxe's: missed, in the JSON.
 pair 0 3 "$RDMAKIT bench --server -p @PORT@ --wait 60 --timeout 60" \
 	"$RDMAKIT bench $IP -p @PORT@ --timeout 60 --json --op write --mode lat -n 50 --max-lat-p99 0.001" &&
-	iters 50 && json "
+	bench_iters 50 && json "
 g = d['gates']
 assert d['gates_passed'] is False and len(g) == 1, d
 assert g[0]['name'] == 'max-lat-p99' and g[0]['graded'] and not g[0]['passed'] and g[0]['limit'] == 0.001, g
@@ -341,9 +327,9 @@ assert g[0]['figure'] == d['results'][0]['latency_us']['p99'] > 0.001 and g[0]['
 # as ever; one given otherwise refuses the client by name, on both sides
 # (the client exits 1, the server of one client too).
 bench_pair "--op write -s 4k -n $N --qps 2 --threads 2 --mode bw --transport rc" \
-	"--op write -s 4k -n $N --qps 2 --threads 2" && iters $N
+	"--op write -s 4k -n $N --qps 2 --threads 2" && bench_iters $N
 plain_only && bench_pair "--op send --transport uc --bidir --size 64,1k -n 20" \
-	"--op send --transport uc --bidir --size 64,1k -n 20" && iters 20 2
+	"--op send --transport uc --bidir --size 64,1k -n 20" && bench_iters 20 2
 plain_only && bench_pair "--op read --size 64..256 --duration 1" \
 	"--op read --size 64..256 --duration 1" && json "assert d['ok'] and len(d['results']) == 3, d"
 # refused WHAT "SERVER ARGS" "CLIENT ARGS": both exit 1, both name WHAT.

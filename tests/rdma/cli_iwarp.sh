@@ -27,6 +27,32 @@ echo "iWARP device: $DEV${OTHER:+, beside $OTHER}"
 TCP_TEXT="$DEV is an iWARP device: its QPs connect only through RDMA CM; use --cm"
 PAIR_TIMEOUT=60
 
+# quick WANT CMD...: run, and within 15 s (a refusal, not a wait).
+quick() {
+	t0=$(date +%s)
+	run "$@" || return 1
+	took=$(($(date +%s) - t0))
+	if [ "$took" -gt 15 ]; then
+		echo "FAIL: '$*' took ${took}s (a refusal is due within 15 s)"
+		fails=$((fails + 1))
+		return 1
+	fi
+}
+
+# bench_pair "SERVER ARGS" "CLIENT ARGS": bench over RDMA CM, the client's
+# JSON in $out, started once the server listens (a client that comes first
+# on iWARP may meet its control connection reset: see providers.md); checked
+# with bench_iters (lib.sh).
+bench_pair() {
+	co=$cli_out ce=${cli_err:-}
+	cli_out=$out cli_err=$err
+	pair 0 0 "$RDMAKIT bench --server --cm -p @PORT@ --wait 60 --timeout 60 $1" \
+		"$RDMAKIT bench $IP --cm -p @PORT@ --timeout 60 --json $2" "waiting for a client"
+	r=$?
+	cli_out=$co cli_err=$ce
+	return $r
+}
+
 # Which device RDMA CM picks for $IP: with a RoCE device on the same netdev
 # it may be that one, and the runs that need $DEV then cannot run here.
 cm_dev=$DEV
@@ -107,14 +133,61 @@ if [ "$cm_dev" = "$DEV" ]; then
 		"$PY" -c 'import json,sys; print(json.load(sys.stdin)["devices"][0]["max_sge"])')
 	run 1 "$RDMAKIT" rc "$IP" --cm -p $P --op write --sge $((max_sge + 1)) -t 2 &&
 		has "$err" "--sge $((max_sge + 1)): $DEV takes at most $max_sge SGEs"
+	# bench: what iWARP cannot run is refused before connecting, within
+	# 15 s although the client would wait 30 s for a server (none runs).
 	for tr in ud uc; do
-		run 1 "$RDMAKIT" bench "$IP" --cm -p $P -T $tr -o send --timeout 2 &&
+		quick 1 "$RDMAKIT" bench "$IP" --cm -p $P -T $tr -o send --timeout 30 &&
 			has "$err" "$DEV is an iWARP device: it has only RC QPs, no $(echo $tr | tr a-z A-Z)"
 	done
-	run 1 "$RDMAKIT" bench "$IP" --cm -p $P -o fetch-add --timeout 2 &&
-		has "$err" "$DEV has no atomics (atomic_cap none; iWARP)"
-	run 1 "$RDMAKIT" bench "$IP" --cm -p $P -o write --timeout 2 &&
-		has "$err" "$DEV is an iWARP device: bench connects its data QPs"
+	for op in fetch-add cmp-swap; do
+		quick 1 "$RDMAKIT" bench "$IP" --cm -p $P -o $op --timeout 30 &&
+			has "$err" "$DEV has no atomics (atomic_cap none; iWARP)"
+	done
+	for f in "$err" "$out"; do lacks "$f" "on RoCE"; done
+
+	# bench over RDMA CM: each data QP on an RDMA CM connection of its own
+	# (the header says so), every mode with its check on both sides.
+	bench_pair "" "--op send -s 4k -n 200" && bench_iters 200 &&
+		has "$srv_out" "received 200 of 200 SENDs, last message's 4096 bytes match" &&
+		has "$srv_out" "RDMA CM, a connection per QP" && json "assert d['cm_per_qp'] is True, d"
+	bench_pair "" "--op write -s 64k -n 200" && bench_iters 200 &&
+		has "$srv_out" "last WRITE's 65536 bytes written match the pattern"
+	bench_pair "" "--op read -s 4k -n 200" && bench_iters 200 &&
+		json "assert d['results'][0]['check'] == '4096 bytes read match the peer\\'s pattern', d['results'][0]['check']"
+	# Sizes around the end-of-round SEND's (the round's bytes and 4 more).
+	bench_pair "" "--op send --size 1,4,8,1000,64k -n 20" && bench_iters 20 5 &&
+		has "$srv_out" "received 20 of 20 SENDs, last message's 1 bytes match" &&
+		has "$srv_out" "received 20 of 20 SENDs, last message's 65536 bytes match"
+	for t in send write read; do
+		bench_pair "" "--op $t --mode lat -n 50" && bench_iters 50 &&
+			json "
+l = d['results'][0]['latency_us']
+assert l['samples'] == 50, 'samples %d' % l['samples']
+assert 0 < l['min'] <= l['median'] <= l['p99'] <= l['max'], l"
+	done
+	# Several QPs (each its own CM connection), threads, both directions.
+	bench_pair "" "--op write --qps 4 -s 1k -n 100" && bench_iters 100 &&
+		has "$srv_out" "last WRITE's 1024 bytes written match the pattern"
+	bench_pair "" "--op send --qps 3 --threads 2 -s 256 -n 100" && bench_iters 100 &&
+		has "$srv_out" "received 300 of 300 SENDs, last message's 256 bytes match"
+	bench_pair "" "--op read --qps 2 -s 4k -n 100" && bench_iters 100
+	bench_pair "" "--op send --bidir --qps 2 -s 256 -n 100" && bench_iters 100
+	# bench's client started before its server, as rc's and ping's above.
+	for cmd in "bench $IP --cm -o write -n 100 --timeout 60 --json"; do
+		PORT=$((PORT + 1))
+		# shellcheck disable=SC2086
+		"$RDMAKIT" $cmd -p $PORT >"$out" 2>"$err" &
+		cpid=$!
+		sleep 3
+		# shellcheck disable=SC2086
+		"$RDMAKIT" ${cmd%% *} --server --cm -p $PORT --wait 60 >"$srv_out" 2>&1
+		exit_is "${cmd%% *} server after its client" $? 0 "$srv_out"
+		wait $cpid
+		exit_is "${cmd%% *} client started before its server" $? 0 "$out" "$err"
+	done
+	# SRQ: the server's receives from one shared queue, each checked.
+	bench_pair "--srq" "--op send --qps 2 -s 1024 -n 100" && bench_iters 100 &&
+		has "$srv_out" "every message's 1024 bytes match"
 fi
 
 # The TCP exchange and the commands that bring QPs up from a GID: refused
@@ -124,6 +197,7 @@ run 1 timeout 10 "$RDMAKIT" rc --server -d "$DEV" -p $P && has "$err" "$TCP_TEXT
 run 1 timeout 10 "$RDMAKIT" rc "$IP" -d "$DEV" -p $P --op write && has "$err" "$TCP_TEXT"
 run 1 timeout 10 "$RDMAKIT" ping --server -d "$DEV" -p $P && has "$err" "$TCP_TEXT"
 run 1 timeout 10 "$RDMAKIT" bench --server -d "$DEV" -p $P && has "$err" "$TCP_TEXT"
+quick 1 "$RDMAKIT" bench "$IP" -d "$DEV" -p $P -o write --timeout 30 && has "$err" "$TCP_TEXT"
 run 1 timeout 10 "$RDMAKIT" ud --server -d "$DEV" -p $P &&
 	has "$err" "$DEV is an iWARP device: it has only RC QPs, no UD"
 # Those without --cm say what they do instead of suggesting it; share once,

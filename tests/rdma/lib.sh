@@ -202,6 +202,21 @@ plain_only() {
 	[ "${RDMAKIT_SANITIZED:-0}" != 1 ]
 }
 
+# bench_iters N [NRESULTS]: every result of the bench client's JSON in $out
+# ran N iterations per QP (messages: N per QP), and the peer's check passed.
+bench_iters() {
+	json "
+n = $1
+rs = d['results']
+assert d['ok'] is True, 'ok is %r' % d['ok']
+assert len(rs) == ${2:-1}, 'expected ${2:-1} results, got %d' % len(rs)
+for r in rs:
+    assert r['iterations'] == n, 'size %d: expected %d iterations, got %d' % (r['size'], n, r['iterations'])
+    assert r['messages'] == n * d['qps'], 'expected %d messages, got %d' % (n * d['qps'], r['messages'])
+    assert r['peer_check'] == 'passed', 'peer check: %r' % r['peer_check']
+"
+}
+
 finish() {
 	json_flush
 	if [ "$fails" -ne 0 ]; then

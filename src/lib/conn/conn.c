@@ -544,17 +544,20 @@ static int cm_client_try(void *arg)
 	return ret;
 }
 
-/* Completions left in cq by a QP that is gone: iWARP moves the QP of a
- * failed connect to ERR, flushing the control channel's receives, which
- * the next try's channel (same wr_ids, same CQ) would take for its peer
- * leaving. */
-static void drain_cq(struct rk_cq *cq)
+/* Completions left on cq by a QP that is gone: siw flushes a destroyed QP's
+ * posted receives into its CQ, and the next try's QP (often with the same
+ * QPN) took them for its own and ended its control channel at once, flushed
+ * (a client started before its server failed on iWARP). */
+static void cq_drop_stale(struct rk_cq *cq)
 {
 	struct ibv_wc wc[16];
-	int n;
+	int n, dropped = 0;
 
 	while (!rk_cq_poll(cq, wc, 16, 0, &n))
-		rk_debug("dropped %d completion%s of a failed connect try", n, n > 1 ? "s" : "");
+		dropped += n;
+	if (dropped)
+		rk_debug("dropped %d completion%s of the QP of the failed try", dropped,
+			 dropped > 1 ? "s" : "");
 }
 
 /* A fresh id for the next try; resolved before the old one goes, so
@@ -573,9 +576,9 @@ static int cm_client_reset(void *arg)
 	/* The channel and the QP were the old id's. */
 	rk_ctl_close(c->ctl);
 	rk_qp_destroy(c->qp);
-	drain_cq(c->cq);
 	c->ctl = NULL;
 	c->qp = NULL;
+	cq_drop_stale(c->cq);
 	rk_cm_destroy(c->cm);
 	c->cm = next;
 	if (next->id->verbs != c->dev->ctx) {

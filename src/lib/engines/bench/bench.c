@@ -3,11 +3,14 @@
  * one round (what runs, the start, the loops, the checks), closing. The
  * steps live in bench_setup.c, bench_post.c, bench_bw.c, bench_lat.c and
  * bench_check.c (bench_int.h). */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
@@ -160,24 +163,21 @@ static int client_params(struct rk_bench *b, const struct rk_bench_opts *opts, c
 
 /* What bench cannot do on an iWARP device, known once the control connection
  * has its device and before it connects: 0, or -EOPNOTSUPP with why. The
- * data QPs are brought up from addresses swapped on the control connection,
- * which iWARP cannot do (each would need an RDMA CM connection of its own). */
-static int bench_iwarp_refusal(const struct rk_bench *b, const struct rk_device *dev, char *why,
-			       size_t why_len)
+ * client knows the run from its options; the server learns it from the
+ * client's first SETUP (bench_setup.c) and asks again then. */
+int bench_iwarp_refusal(const struct rk_bench_info *in, const struct rk_device *dev, char *why,
+			size_t why_len)
 {
 	if (!rk_device_is_iwarp(dev))
 		return 0;
-	if (b && !b->info.server && b->info.transport != RK_RC)
+	if (in->transport != RK_RC)
 		snprintf(why, why_len, "%s is an iWARP device: it has only RC QPs, no %s",
-			 dev->info.name, rk_transport_str(b->info.transport));
-	else if (b && !b->info.server && is_atomic(b->info.test) &&
-		 dev->info.atomic_cap == IBV_ATOMIC_NONE)
+			 dev->info.name, rk_transport_str(in->transport));
+	else if (is_atomic(in->test) && dev->info.atomic_cap == IBV_ATOMIC_NONE)
 		snprintf(why, why_len, "%s has no atomics (atomic_cap %s; iWARP)", dev->info.name,
 			 rk_atomic_cap_str(dev->info.atomic_cap));
 	else
-		snprintf(why, why_len, "%s is an iWARP device: bench connects its data QPs from "
-			 "addresses swapped on its control connection, which iWARP cannot do; "
-			 "bench on iWARP is not implemented yet", dev->info.name);
+		return 0;
 	return -EOPNOTSUPP;
 }
 
@@ -187,15 +187,61 @@ static int bench_iwarp_refusal(const struct rk_bench *b, const struct rk_device 
 static int bench_request(struct rk_conn *conn, struct rk_wire_buf *request, int *qp_access,
 			 char *why, size_t why_len, void *arg)
 {
+	struct rk_bench *b = arg;
 	int ret;
 
-	ret = bench_iwarp_refusal(arg, conn->dev, why, why_len);
+	ret = bench_iwarp_refusal(&b->info, conn->dev, why, why_len);
 	if (ret)
 		return ret;
 	memset(request, 0, sizeof(*request));
 	request->op = RK_WIRE_OP_BENCH;
 	*qp_access = 0;
 	return 0;
+}
+
+/* Server on iWARP: a listener for this session's data QPs, each of which
+ * connects through RDMA CM (as perftest -R connects each of its QPs), on a
+ * port the kernel picks on the control connection's own address; the reply
+ * names it (offset) with a token (addr) the data requests must echo. */
+static int data_listen(struct rk_bench *b, struct rk_conn *conn, struct rk_wire_buf *reply,
+		       char *reason, size_t reason_len)
+{
+	char host[NI_MAXHOST];
+	struct sockaddr *sa = rdma_get_local_addr(conn->cm->id);
+	socklen_t len = sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+						    sizeof(struct sockaddr_in);
+	int ret;
+
+	if (getnameinfo(sa, len, host, sizeof(host), NULL, 0, NI_NUMERICHOST) ||
+	    getrandom(&b->data_token, sizeof(b->data_token), 0) != sizeof(b->data_token)) {
+		snprintf(reason, reason_len, "the server could not set up a listener for the "
+			 "data QPs");
+		rk_error("bench: a listener for %s's data QPs: no local address or token",
+			 conn->peer);
+		return -EIO;
+	}
+	ret = rk_cm_listen_ps(host, 0, RDMA_PS_TCP, &b->o.conn.traffic, &b->data_listener);
+	if (ret) {
+		snprintf(reason, reason_len, "the server could not listen for the data QPs: %s",
+			 rk_strerror(ret));
+		return ret;
+	}
+	b->data_port = ntohs(rdma_get_src_port(b->data_listener->id));
+	b->cm_data = true;
+	reply->offset = b->data_port;
+	reply->addr = b->data_token;
+	rk_debug("bench: data QPs of %s connect to port %u", conn->peer, b->data_port);
+	return 0;
+}
+
+/* The data listener goes with the connection (also when its setup fails). */
+static void bench_release(struct rk_conn *conn, void *arg)
+{
+	struct rk_bench *b = arg;
+
+	(void)conn;
+	rk_cm_destroy(b->data_listener);
+	b->data_listener = NULL;
 }
 
 /* The connection's callbacks share one arg, bench's own: the caller's
@@ -211,18 +257,15 @@ static int bench_judge(struct rk_conn *conn, const struct rk_wire_buf *request,
 		       struct rk_wire_buf *reply, int *qp_access, char *reason, size_t reason_len,
 		       void *arg)
 {
-	int ret;
-
 	/* 0: a bench client from before bench had its code */
 	if (request->op != RK_WIRE_OP_BENCH && request->op != 0) {
 		rk_wire_op_refusal("bench", request->op, reason, reason_len);
 		return -EPROTO;
 	}
-	ret = bench_iwarp_refusal(arg, conn->dev, reason, reason_len);
-	if (ret)
-		return ret;
 	memset(reply, 0, sizeof(*reply));
 	*qp_access = 0;
+	if (conn->cm_mode && rk_device_is_iwarp(conn->dev))
+		return data_listen(arg, conn, reply, reason, reason_len);
 	return 0;
 }
 
@@ -266,6 +309,7 @@ static int bench_connect(const struct rk_bench_opts *opts, struct rk_conn *pendi
 	b->o.conn.ctl_keep_receives = 2; /* the data QPs are others */
 	b->o.conn.prepare = bench_request;
 	b->o.conn.on_request = bench_judge;
+	b->o.conn.release = bench_release;
 	b->caller_listening = opts->conn.on_listening;
 	b->caller_arg = opts->conn.arg;
 	b->o.conn.on_listening = opts->conn.on_listening ? bench_listening : NULL;
@@ -618,7 +662,10 @@ void rk_bench_close(struct rk_bench *b)
 		for (uint32_t i = 0; i < b->info.qps; i++) {
 			if (b->q[i].ah)
 				ibv_destroy_ah(b->q[i].ah);
+			/* cm_data: the QP to ERR and the connection closed first */
+			rk_cm_disconnect(b->q[i].cm, 1000);
 			rk_qp_destroy(b->q[i].qp);
+			rk_cm_destroy(b->q[i].cm);
 		}
 	}
 	rk_srq_destroy(b->srq);

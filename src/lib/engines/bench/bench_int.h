@@ -21,6 +21,7 @@
 #endif
 
 #include <rdmakit/bench.h>
+#include <rdmakit/cm.h>
 #include <rdmakit/mem.h>
 
 #include "base/clock.h"
@@ -31,6 +32,7 @@
 #define STEP_SETUP 0xB000u
 #define STEP_START 0xB100u
 #define STEP_CHECK 0xB200u
+#define STEP_CM_DATA 0xB300u /* cm_data: the server took the plan */
 
 #define UD_GRH 40
 #define MAX_POST_LIST 64
@@ -56,6 +58,7 @@
 
 struct bqp {
 	struct rk_qp *qp;
+	struct rk_cm *cm;      /* cm_data: the QP's own RDMA CM connection */
 	struct ibv_qp_ex *qpx; /* the ibv_wr_* API, when used */
 	struct ibv_ah *ah;     /* UD */
 	struct rk_endpoint remote;
@@ -162,7 +165,21 @@ struct rk_bench {
 				 completion names its QP by wc.qp_num */
 	uint32_t round_size;  /* this round's size and pattern seed, for the SRQ */
 	uint32_t round_seed;  /* receives' check as they arrive */
+	/* iWARP (--cm): each data QP has an RDMA CM connection of its own, to
+	 * the server's data listener (a port of this session's, which the
+	 * server's reply to the control connection names with a token the
+	 * client's data requests echo); and no immediate data, so the
+	 * end-of-round SEND carries its count after the round's bytes. */
+	bool cm_data;
+	bool no_imm;
+	struct rk_cm *data_listener; /* server */
+	uint16_t data_port;
+	uint64_t data_token;
 };
+
+/* no_imm: the end-of-round SEND is round_size + SENTINEL_COUNT_LEN bytes,
+ * the count (big-endian) after the round's pattern. */
+#define SENTINEL_COUNT_LEN 4
 
 /* Nothing completed for this long with the port down: the round ends. */
 #define PORT_DOWN_GRACE_NS 1000000000ull
@@ -242,6 +259,11 @@ static inline uint32_t seed_of(uint32_t round, uint32_t size)
  * (rk_conn_accept()); closes pending on failure. */
 int bench_connect_accepted(struct rk_conn *pending, const struct rk_bench_opts *opts,
 			   struct rk_bench **bench_p);
+
+/* bench.c: what an iWARP device cannot run of in's test and transport: 0,
+ * or -EOPNOTSUPP with why naming the device. */
+int bench_iwarp_refusal(const struct rk_bench_info *in, const struct rk_device *dev, char *why,
+			size_t why_len);
 
 /* bench_setup.c: after the control connection, agree with the peer on what
  * runs (the server learns it from the client's first SETUP), create the

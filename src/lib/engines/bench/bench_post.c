@@ -101,7 +101,9 @@ int bench_post_batch(struct rk_bench *b, uint32_t i, uint32_t n, uint32_t size, 
 }
 
 /* The SEND with immediate that ends a SEND round on QP i: its immediate is
- * the number of messages sent, so the receiver knows what to expect. */
+ * the number of messages sent, so the receiver knows what to expect. On
+ * iWARP (no_imm) a plain SEND of the round's bytes and the count after them:
+ * no data message has that length. */
 int bench_post_sentinel(struct rk_bench *b, uint32_t i)
 {
 	struct bqp *q = &b->q[i];
@@ -109,7 +111,20 @@ int bench_post_sentinel(struct rk_bench *b, uint32_t i)
 	uint64_t id = WRID_SENTINEL | (uint64_t)i << 48;
 	int ret;
 
-	if (q->qpx) {
+	if (b->no_imm) {
+		struct ibv_send_wr w = q->wr[0], *bad;
+		struct ibv_sge sge = q->sge[0];
+
+		/* The out-slot's bytes past the round's are no message's. */
+		memcpy(out_slot(b, i) + b->round_size, &imm, SENTINEL_COUNT_LEN);
+		sge.length = b->round_size + SENTINEL_COUNT_LEN;
+		w.sg_list = &sge;
+		w.next = NULL;
+		w.wr_id = id;
+		w.opcode = IBV_WR_SEND;
+		w.send_flags = IBV_SEND_SIGNALED;
+		ret = ibv_post_send(q->qp->qp, &w, &bad);
+	} else if (q->qpx) {
 		ibv_wr_start(q->qpx);
 		q->qpx->wr_id = id;
 		q->qpx->wr_flags = IBV_SEND_SIGNALED;
@@ -282,10 +297,32 @@ static int64_t qp_index(const struct rk_bench *b, uint32_t qpn)
 	return -1;
 }
 
+/* Whether a received message (its bytes at buf) is the peer's end-of-round
+ * SEND, and then the count it carries into *count_p. */
+static inline bool sentinel_of(const struct rk_bench *b, const struct ibv_wc *wc,
+			       const uint8_t *buf, uint32_t *count_p)
+{
+	uint32_t n;
+
+	if (!b->no_imm) {
+		if (!(wc->wc_flags & IBV_WC_WITH_IMM))
+			return false;
+		*count_p = ntohl(wc->imm_data);
+		return true;
+	}
+	if (wc->byte_len != b->round_size + SENTINEL_COUNT_LEN)
+		return false;
+	memcpy(&n, buf + b->round_size, SENTINEL_COUNT_LEN);
+	*count_p = ntohl(n);
+	return true;
+}
+
 /* A receive from the SRQ: which QP it came to, and its bytes checked now
- * (the slot goes back to the SRQ at once). Returns the QP's index or a
- * negative errno. */
-static int64_t srq_received(struct rk_bench *b, const struct ibv_wc *wc)
+ * (the slot goes back to the SRQ at once); an end-of-round SEND's count
+ * into *count_p (*sentinel_p true). Returns the QP's index or a negative
+ * errno. */
+static int64_t srq_received(struct rk_bench *b, const struct ibv_wc *wc, bool *sentinel_p,
+			    uint32_t *count_p)
 {
 	uint32_t off = b->info.transport == RK_UD ? UD_GRH : 0;
 	const uint8_t *buf;
@@ -302,7 +339,8 @@ static int64_t srq_received(struct rk_bench *b, const struct ibv_wc *wc)
 	if (ret)
 		return ret;
 	q = &b->q[i];
-	if (!(wc->wc_flags & IBV_WC_WITH_IMM)) {
+	*sentinel_p = sentinel_of(b, wc, buf + off, count_p);
+	if (!*sentinel_p) {
 		ssize_t bad = -1;
 
 		if (wc->byte_len != b->round_size + off)
@@ -323,9 +361,11 @@ static int64_t srq_received(struct rk_bench *b, const struct ibv_wc *wc)
 static inline int recv_done(struct rk_bench *b, const struct ibv_wc *wc)
 {
 	struct bqp *q;
+	uint32_t count = 0;
+	bool sentinel = false;
 
 	if (b->srq) {
-		int64_t i = srq_received(b, wc);
+		int64_t i = srq_received(b, wc, &sentinel, &count);
 
 		if (i < 0)
 			return (int)i;
@@ -336,10 +376,11 @@ static inline int recv_done(struct rk_bench *b, const struct ibv_wc *wc)
 	} else {
 		q = &b->q[wc->wr_id];
 		q->rq_out--;
+		sentinel = sentinel_of(b, wc, in_slot(b, (uint32_t)wc->wr_id), &count);
 	}
-	if (wc->wc_flags & IBV_WC_WITH_IMM) {
+	if (sentinel) {
 		q->got_sentinel = true;
-		q->expected = ntohl(wc->imm_data);
+		q->expected = count;
 	} else {
 		q->received++;
 	}

@@ -173,7 +173,16 @@ static int choose_fast_path(struct rk_bench *b)
 
 	b->ops_flags = tests[in->test].ops_flags;
 	in->wr_api = false;
-	if (b->o.tuning.wr_api != 0) {
+	if (b->cm_data) {
+		/* rk_cm_create_qp() makes ibv_create_qp()'s QPs */
+		if (b->o.tuning.wr_api > 0) {
+			rk_error("bench: no ibv_wr_* API on %s: its data QPs are made for their "
+				 "RDMA CM connections (iWARP)", di->name);
+			return -EOPNOTSUPP;
+		}
+		snprintf(in->wr_api_why, sizeof(in->wr_api_why), "ibv_post_send: the data QPs "
+			 "are made for their RDMA CM connections (iWARP)");
+	} else if (b->o.tuning.wr_api != 0) {
 		ret = probe_qp(b, b->ops_flags, 0, NULL);
 		if (!ret) {
 			in->wr_api = true;
@@ -259,7 +268,7 @@ static int create_buffer(struct rk_bench *b)
 {
 	struct rk_bench_info *in = &b->info;
 	struct rk_region_opts ro = b->o.mem;
-	int ret;
+	int ret, sink = 0;
 
 	ro.no_dm = true;
 	ro.odp_rc = odp_ops(in->test);
@@ -268,8 +277,12 @@ static int create_buffer(struct rk_bench *b)
 			 rk_transport_str(in->transport));
 		return -EOPNOTSUPP;
 	}
+	/* iWARP: a READ's sink is written by the READ response as by a WRITE,
+	 * so it needs remote write (as perftest and rc register it). */
+	if (in->test == RK_BENCH_READ && rk_device_is_iwarp(b->conn->dev))
+		sink = IBV_ACCESS_REMOTE_WRITE;
 	ret = rk_region_alloc(b->conn->dev, b->conn->pd, 2 * in->qps * b->stride,
-			      IBV_ACCESS_LOCAL_WRITE | b->access, &ro, &b->region);
+			      IBV_ACCESS_LOCAL_WRITE | b->access | sink, &ro, &b->region);
 	if (ret)
 		return ret;
 	b->mr = b->region->host;
@@ -337,6 +350,50 @@ static int create_srq(struct rk_bench *b)
 	return b->qpn_sorted ? 0 : -ENOMEM;
 }
 
+/* The data QPs' attributes. */
+static void qp_attr(const struct rk_bench *b, struct rk_qp_init_attr *qa)
+{
+	const struct rk_bench_info *in = &b->info;
+
+	memset(qa, 0, sizeof(*qa));
+	qa->transport = in->transport;
+	qa->port_num = b->conn->port_num;
+	qa->max_send_wr = in->tx_depth;
+	qa->max_recv_wr = in->rx_depth;
+	qa->max_inline_data = in->inline_granted;
+	qa->gid = b->conn->has_gid ? &b->conn->gid : NULL;
+	qa->srq = b->srq ? rk_srq_verbs(b->srq) : NULL;
+}
+
+/* The worker whose CQs QP i uses. */
+static struct bworker *worker_of(struct rk_bench *b, uint32_t i)
+{
+	uint32_t k = 0;
+
+	while (i >= b->w[k].first + b->w[k].count)
+		k++;
+	return &b->w[k];
+}
+
+/* Data QP i exists: what the provider granted it, and its QPN (the SRQ's
+ * map, sorted once QP end-1 is made). */
+static void qp_created(struct rk_bench *b, uint32_t i, uint32_t end)
+{
+	struct rk_bench_info *in = &b->info;
+	struct bqp *q = &b->q[i];
+
+	if (in->wr_api)
+		q->qpx = ibv_qp_to_qp_ex(q->qp->qp);
+	/* What the provider granted this QP, not what was asked. */
+	if (q->qp->cap.max_inline_data < in->inline_granted)
+		in->inline_granted = q->qp->cap.max_inline_data;
+	in->qpn[i] = q->qp->qp->qp_num;
+	if (b->qpn_sorted)
+		b->qpn_sorted[i] = (uint64_t)in->qpn[i] << 32 | i;
+	if (b->qpn_sorted && i + 1 == end && end == in->qps)
+		qsort(b->qpn_sorted, in->qps, sizeof(*b->qpn_sorted), qpn_cmp);
+}
+
 /* Data QPs first..end-1, each on its worker's CQs (and the SRQ, info.srq). */
 static int create_qps(struct rk_bench *b, uint32_t first, uint32_t end)
 {
@@ -345,21 +402,10 @@ static int create_qps(struct rk_bench *b, uint32_t first, uint32_t end)
 	struct rk_qp_init_attr qa;
 	int ret;
 
-	memset(&qa, 0, sizeof(qa));
-	qa.transport = in->transport;
-	qa.port_num = b->conn->port_num;
-	qa.max_send_wr = in->tx_depth;
-	qa.max_recv_wr = in->rx_depth;
-	qa.max_inline_data = in->inline_granted;
-	qa.gid = b->conn->has_gid ? &b->conn->gid : NULL;
-	qa.srq = b->srq ? rk_srq_verbs(b->srq) : NULL;
-	for (uint32_t i = first, k = 0; i < end; i++) {
+	qp_attr(b, &qa);
+	for (uint32_t i = first; i < end; i++) {
 		struct bqp *q = &b->q[i];
-		struct bworker *w;
-
-		while (i >= b->w[k].first + b->w[k].count)
-			k++;
-		w = &b->w[k];
+		struct bworker *w = worker_of(b, i);
 		if (in->wr_api)
 			ret = rk_qp_create_ex(b->conn->pd, dev, w->scq, w->rcq, &qa, b->ops_flags,
 					      &q->qp);
@@ -367,17 +413,8 @@ static int create_qps(struct rk_bench *b, uint32_t first, uint32_t end)
 			ret = rk_qp_create(b->conn->pd, dev, w->scq, w->rcq, &qa, &q->qp);
 		if (ret)
 			return ret;
-		if (in->wr_api)
-			q->qpx = ibv_qp_to_qp_ex(q->qp->qp);
-		/* What the provider granted this QP, not what was asked. */
-		if (q->qp->cap.max_inline_data < in->inline_granted)
-			in->inline_granted = q->qp->cap.max_inline_data;
-		in->qpn[i] = q->qp->qp->qp_num;
-		if (b->qpn_sorted)
-			b->qpn_sorted[i] = (uint64_t)in->qpn[i] << 32 | i;
+		qp_created(b, i, end);
 	}
-	if (b->qpn_sorted && end == in->qps)
-		qsort(b->qpn_sorted, in->qps, sizeof(*b->qpn_sorted), qpn_cmp);
 	return 0;
 }
 
@@ -401,6 +438,20 @@ static int create_local(struct rk_bench *b)
 		return -E2BIG;
 	}
 	srq_choice(b);
+	/* iWARP: no immediate data; with --cm (the only way it connects) a
+	 * CM connection per data QP, to the port the server's reply names. */
+	b->no_imm = rk_device_is_iwarp(dev);
+	if (!in->server && b->conn->cm_mode && b->no_imm) {
+		if (!b->conn->reply.offset || b->conn->reply.offset > UINT16_MAX) {
+			rk_error("bench: %s names no port for the data QPs' RDMA CM connections, "
+				 "which %s (iWARP) needs: is it an older rdmakit?", b->conn->peer,
+				 dev->info.name);
+			return -EPROTO;
+		}
+		b->cm_data = true;
+		b->data_port = (uint16_t)b->conn->reply.offset;
+		b->data_token = b->conn->reply.addr;
+	}
 	in->has_gid = b->conn->has_gid;
 	if (in->has_gid) {
 		in->gid_index = b->conn->gid.index;
@@ -511,6 +562,8 @@ static int learn_setup(struct rk_bench *b, const struct rk_msg *m, char *why, si
 	in->max_size = s->max_size;
 	if (match_plan(b, s, why, why_len))
 		return -EINVAL;
+	if (bench_iwarp_refusal(in, b->conn->dev, why, why_len))
+		return -EOPNOTSUPP;
 	if (qps_over_device(b, why, why_len))
 		return -E2BIG;
 	if ((uint64_t)in->qps * stride_for(in->max_size) > RK_BENCH_MAX_MEM / 2) {
@@ -544,6 +597,12 @@ static int take_peer_setup(struct rk_bench *b, uint32_t i, const struct rk_msg *
 			 b->info.max_size);
 		return -EPROTO;
 	}
+	if (b->cm_data) {
+		/* RDMA CM connected the QP: nothing of the endpoint to use */
+		mtu = b->q[i].qp->path.path_mtu;
+		b->info.path_mtu = mtu ? rk_mtu_bytes(mtu) : 0;
+		goto buffer;
+	}
 	rk_qp_local_endpoint(b->q[i].qp, &local);
 	ret = rk_endpoint_check(&local, &s->ep, why, why_len);
 	if (ret)
@@ -557,6 +616,7 @@ static int take_peer_setup(struct rk_bench *b, uint32_t i, const struct rk_msg *
 			 "%d", b->info.max_size, b->info.path_mtu);
 		return -EMSGSIZE;
 	}
+buffer:
 	b->q[i].remote = s->ep;
 	b->q[i].raddr = s->buf_addr + (uint64_t)i * b->stride;
 	b->q[i].rkey = s->rkey;
@@ -774,6 +834,152 @@ static int server_first_setup(struct rk_bench *b, struct rk_msg *first)
 	return ret;
 }
 
+/* cm_data: data QP i on its own RDMA CM connection, made but not yet
+ * connected. The client resolves the server's data port; the server takes
+ * the request for QP i from its data listener (it must echo the token of
+ * the server's reply and name QP i). */
+static int cm_data_qp(struct rk_bench *b, uint32_t i)
+{
+	struct bqp *q = &b->q[i];
+	struct bworker *w = worker_of(b, i);
+	struct rk_qp_init_attr qa;
+	char reason[RK_WIRE_ERROR_TEXT];
+	int ret;
+
+	if (!b->info.server) {
+		ret = rk_cm_resolve_ps(b->o.conn.host, b->data_port, RDMA_PS_TCP,
+				       &b->o.conn.traffic, b->wait_ms, &q->cm);
+		if (ret)
+			return ret;
+		if (q->cm->id->verbs != b->conn->dev->ctx) {
+			rk_error("bench: %s port %u (data QP %u) resolves to %s, not %s",
+				 b->o.conn.host, b->data_port, i, q->cm->dev->info.name,
+				 b->conn->dev->info.name);
+			return -ENODEV;
+		}
+	} else {
+		ret = rk_cm_get_request(b->data_listener, b->wait_ms, &q->cm);
+		if (ret)
+			return ret;
+		if (q->cm->peer.op != RK_WIRE_OP_BENCH || q->cm->peer.offset != i ||
+		    q->cm->peer.addr != b->data_token) {
+			snprintf(reason, sizeof(reason), "a request for bench's data QP %u of this "
+				 "session was due (op 0x%x, QP %" PRIu64 "%s)", i, q->cm->peer.op,
+				 q->cm->peer.offset,
+				 q->cm->peer.addr != b->data_token ? ", another session's token" :
+				 "");
+			rk_error("bench: refusing %s: %s", q->cm->peer_addr, reason);
+			rk_cm_reject(q->cm, reason);
+			return -EPROTO;
+		}
+	}
+	qp_attr(b, &qa);
+	ret = rk_cm_create_qp(q->cm, b->conn->pd, w->scq, w->rcq, &qa, &q->qp);
+	if (ret) {
+		if (b->info.server)
+			rk_cm_reject(q->cm, "the server could not create the data QP");
+		return ret;
+	}
+	qp_created(b, i, b->info.qps);
+	return 0;
+}
+
+/* cm_data: connect (client) or accept (server) data QP i. */
+static int cm_data_connect(struct rk_bench *b, uint32_t i)
+{
+	struct bqp *q = &b->q[i];
+	struct rk_wire_buf mine;
+
+	memset(&mine, 0, sizeof(mine));
+	mine.op = RK_WIRE_OP_BENCH;
+	if (b->info.server)
+		return rk_cm_accept(q->cm, q->qp, &mine, b->wait_ms);
+	mine.offset = i;
+	mine.addr = b->data_token;
+	return rk_cm_connect(q->cm, q->qp, &mine, b->wait_ms);
+}
+
+/* cm_data, after the exchange: each QP's access and fixed requests, and
+ * what RDMA CM chose for its path (the tuning options do not apply). */
+static int cm_data_finish(struct rk_bench *b)
+{
+	struct rk_ctl *ctl = b->conn->ctl;
+	int ret;
+
+	for (uint32_t i = 0; i < b->info.qps; i++) {
+		struct bqp *q = &b->q[i];
+
+		ret = rk_qp_set_access(q->qp, b->access);
+		if (ret) {
+			rk_ctl_send_error(ctl, ret, "the %s could not set up its QP 0x%x",
+					  b->info.server ? "server" : "client", b->info.qpn[i]);
+			return ret;
+		}
+		prebuild(b, i);
+	}
+	b->info.max_rd_atomic = b->q[0].qp->path.max_rd_atomic;
+	b->info.rnr_retry = b->q[0].qp->path.rnr_retry;
+	b->info.ack_timeout = b->q[0].qp->path.timeout;
+	b->info.retry_cnt = b->q[0].qp->path.retry_cnt;
+	return rk_ctl_sync(ctl, STEP_SETUP, 0, b->wait_ms);
+}
+
+/* cm_data: QP by QP, the client makes it, sends its SETUP, connects it
+ * through RDMA CM and takes the server's SETUP; the server takes the SETUP,
+ * the QP's connect request (the QP is made on it), accepts and answers with
+ * its SETUP. Before the first connect the server says it took the plan (a
+ * refusal reaches the client as a message, not as a rejected connect). */
+static int cm_data_exchange(struct rk_bench *b, const struct rk_msg *first)
+{
+	struct rk_ctl *ctl = b->conn->ctl;
+	char why[200] = "";
+	struct rk_msg m;
+	int ret = 0;
+
+	if (b->info.server) {
+		ret = rk_ctl_sync(ctl, STEP_CM_DATA, 0, b->wait_ms);
+		if (ret)
+			return ret;
+	}
+	for (uint32_t i = 0; i < b->info.qps && !ret; i++) {
+		if (!b->info.server) {
+			ret = cm_data_qp(b, i);
+			if (ret) {
+				setup_failed(b, ret);
+				break;
+			}
+			setup_msg(b, i, &m);
+			ret = rk_ctl_send(ctl, &m);
+			if (!ret && i == 0)
+				ret = rk_ctl_sync(ctl, STEP_CM_DATA, 0, b->wait_ms);
+			if (!ret)
+				ret = cm_data_connect(b, i);
+			if (!ret)
+				ret = recv_setup(b, i, why, sizeof(why));
+			continue;
+		}
+		if (i == 0)
+			m = *first;
+		else
+			ret = rk_ctl_expect(ctl, RK_MSG_BENCH_SETUP, b->wait_ms, &m);
+		if (!ret)
+			ret = cm_data_qp(b, i);
+		if (!ret)
+			ret = cm_data_connect(b, i);
+		if (!ret)
+			ret = take_peer_setup(b, i, &m, why, sizeof(why));
+		if (!ret) {
+			setup_msg(b, i, &m);
+			ret = rk_ctl_send(ctl, &m);
+		}
+	}
+	if (ret && why[0]) {
+		rk_error("bench setup with %s: %s", b->conn->peer, why);
+		rk_ctl_send_error(ctl, ret, "%s", why);
+	}
+	return ret ? ret : cm_data_finish(b);
+}
+
 int bench_setup(struct rk_bench *b)
 {
 	struct rk_msg first;
@@ -788,12 +994,14 @@ int bench_setup(struct rk_bench *b)
 	/* The client creates one QP before its first SETUP and the rest while
 	 * the server creates its own (the server waits for that SETUP). */
 	ret = create_local(b);
-	if (!ret)
+	if (!ret && !b->cm_data)
 		ret = create_qps(b, 0, b->info.server ? b->info.qps : 1);
 	if (ret) {
 		setup_failed(b, ret);
 		return ret;
 	}
+	if (b->cm_data)
+		return cm_data_exchange(b, &first);
 	if (b->info.server) {
 		ret = take_peer_setup(b, 0, &first, why, sizeof(why));
 		if (ret) {

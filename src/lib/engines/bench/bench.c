@@ -238,10 +238,11 @@ static int data_listen(struct rk_bench *b, struct rk_conn *conn, struct rk_wire_
 static void bench_release(struct rk_conn *conn, void *arg)
 {
 	struct rk_bench *b = arg;
+	struct rk_cm *listener = b->data_listener;
 
 	(void)conn;
-	rk_cm_destroy(b->data_listener);
 	b->data_listener = NULL;
+	rk_cm_destroy(listener);
 }
 
 /* The connection's callbacks share one arg, bench's own: the caller's

@@ -161,7 +161,8 @@ static int lb_open(struct lb_run *lb)
 }
 
 /* iWARP: B's listener on the device's own address and A's id resolved to
- * it; PD, CQs and MRs then go on the device as RDMA CM opened it. */
+ * it; PD, CQs and MRs then go on the device as RDMA CM opened it. What it
+ * made, also on an error, lb_cm_close() destroys. */
 static int lb_cm_open(struct lb_run *lb)
 {
 	const char *name = lb->sel.dev->info.name;
@@ -169,27 +170,20 @@ static int lb_cm_open(struct lb_run *lb)
 
 	ret = rk_cm_listen_on_device(name, lb->sel.port_num, lb->addr, sizeof(lb->addr),
 				     &lb->cm_port, &lb->listener);
+	if (!ret)
+		ret = rk_cm_resolve(lb->addr, lb->cm_port, WAIT_MS, &lb->cm_a);
 	if (ret)
 		return ret;
-	ret = rk_cm_resolve(lb->addr, lb->cm_port, WAIT_MS, &lb->cm_a);
-	if (ret)
-		goto err_destroy_listener;
 	if (strcmp(lb->cm_a->dev->info.name, name)) {
 		rk_error("loopback: %s resolves to %s, not %s", lb->addr, lb->cm_a->dev->info.name,
 			 name);
-		ret = -EXDEV;
-		goto err_destroy_cm_a;
+		return -EXDEV;
 	}
 	lb->dev = lb->cm_a->dev;
 	return 0;
-
-err_destroy_cm_a:
-	rk_cm_destroy(lb->cm_a);
-err_destroy_listener:
-	rk_cm_destroy(lb->listener);
-	return ret;
 }
 
+/* Undo lb_cm_open() and B's accept: ids NULL or made. */
 static void lb_cm_close(struct lb_run *lb)
 {
 	rk_cm_destroy(lb->cm_b);
@@ -511,12 +505,9 @@ int rk_loopback_run(const struct rk_loopback_opts *opts, struct rk_loopback_resu
 	ret = lb_open(&lb);
 	if (ret)
 		return ret;
-	if (lb.iwarp) {
-		ret = lb_cm_open(&lb);
-		if (ret)
-			goto err_close_port;
-	}
-	ret = lb_alloc(&lb);
+	ret = lb.iwarp ? lb_cm_open(&lb) : 0;
+	if (!ret)
+		ret = lb_alloc(&lb);
 	if (ret)
 		goto err_close_cm;
 	ret = lb_connect(&lb);
@@ -538,7 +529,6 @@ err_free:
 	lb_free(&lb);
 err_close_cm:
 	lb_cm_close(&lb);
-err_close_port:
 	rk_port_close(&lb.sel);
 	return ret;
 }

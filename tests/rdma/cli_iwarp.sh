@@ -152,6 +152,9 @@ if [ "$cm_dev" = "$DEV" ]; then
 		has "$srv_out" "RDMA CM, a connection per QP" && json "assert d['cm_per_qp'] is True, d"
 	bench_pair "" "--op write -s 64k -n 200" && bench_iters 200 &&
 		has "$srv_out" "last WRITE's 65536 bytes written match the pattern"
+	# The RC retry settings do not apply to TCP: said, not dropped silently.
+	bench_pair "" "--op write -s 4k -n 20 --ack-timeout 18 --rnr-retry 3" && bench_iters 20 &&
+		has "$err" "$DEV is an iWARP device: its QPs run over TCP, which retransmits by itself; --ack-timeout and --rnr-retry do not apply there"
 	bench_pair "" "--op read -s 4k -n 200" && bench_iters 200 &&
 		json "assert d['results'][0]['check'] == '4096 bytes read match the peer\\'s pattern', d['results'][0]['check']"
 	# Sizes around the end-of-round SEND's (the round's bytes and 4 more).

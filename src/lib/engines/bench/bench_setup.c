@@ -441,6 +441,11 @@ static int create_local(struct rk_bench *b)
 	/* iWARP: no immediate data; with --cm (the only way it connects) a
 	 * CM connection per data QP, to the port the server's reply names. */
 	b->no_imm = rk_device_is_iwarp(dev);
+	/* Said, not dropped in silence: TCP retransmits an iWARP QP's data. */
+	if (b->no_imm && (b->o.tuning.ack_timeout >= 0 || b->o.tuning.rnr_retry >= 0))
+		rk_warn("bench: %s is an iWARP device: its QPs run over TCP, which retransmits "
+			"by itself; --ack-timeout and --rnr-retry do not apply there",
+			dev->info.name);
 	if (!in->server && b->conn->cm_mode && b->no_imm) {
 		if (!b->conn->reply.offset || b->conn->reply.offset > UINT16_MAX) {
 			rk_error("bench: %s names no port for the data QPs' RDMA CM connections, "

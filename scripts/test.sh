@@ -96,31 +96,24 @@ collect() {
 	tally "$3" "$4"
 }
 
-# device_tests DIR LOG SKIP ONLY [ENV...]: every device test (label rdma) of
-# the build in DIR but those SKIP (a ctest -E regex, or empty) names, and of
-# those only what ONLY (a ctest -R regex, or empty: all) names, natively or in
-# a Soft-RoCE guest of its own, output into LOG. Guests
+# device_tests DIR LOG SKIP [ENV...]: every device test (label rdma) of the
+# build in DIR but those SKIP (a ctest -E regex, or empty) names, natively or
+# in a Soft-RoCE guest of its own, output into LOG. Guests
 # with one CPU, except the kernel tests' (their disks have a queue per CPU):
 # each emulated CPU costs host CPU, and this 2-core machine runs several guests
 # at once (measured: a third less CPU for the same device tests).
 device_tests() {
-	local dir=$1 log=$2 skip=$3 only=$4
-	shift 4
+	local dir=$1 log=$2 skip=$3
+	shift 3
 	if [ $native = 1 ]; then
-		(cd "$dir" && env "$@" ctest -L rdma ${skip:+-E "$skip"} ${only:+-R "$only"} \
-			--output-on-failure --output-junit "$log.xml") >"$log" 2>&1
+		(cd "$dir" && env "$@" ctest -L rdma ${skip:+-E "$skip"} --output-on-failure \
+			--output-junit "$log.xml") >"$log" 2>&1
 	else
 		(cd "$dir" && "$root/scripts/softroce" run --cpus 1 --timeout 3600 -- env "$@" \
-			sh -c "rdma link show; ctest -L rdma ${skip:+-E '$skip'} ${only:+-R '$only'} \
-				--output-on-failure --output-junit '$log.xml'") >"$log" 2>&1
+			sh -c "rdma link show; ctest -L rdma ${skip:+-E '$skip'} --output-on-failure \
+				--output-junit '$log.xml'") >"$log" 2>&1
 	fi
 }
-
-# In Soft-RoCE the plain device tests run in two guests at once: these six,
-# the longest (about half of the stage's time), in one, the rest in the
-# other. In one guest their chain was the suite's longest path (2,829 s of a
-# 3,189 s run, the host's two cores then busy 1.15 on average).
-device_heavy='^(cli_counters|cli_ping|cli_rc_faults|cli_bench|mesh_smoke|faults)$'
 
 # The kernel tests (label "kernel", tests/kernel): the rkblk module, built
 # by scripts/kmod.sh against the guest kernel's headers, against rdmakit
@@ -150,14 +143,11 @@ debian_pid=$!
 echo "== the examples against the installed library (host)"
 ctest -R '^examples_build$' --output-on-failure | tee "$build/examples.log" || status=1
 tally "examples build" "$build/examples.log"
-: >"$build/rdma2.log" # (natively: one run, rdma.log)
 t0=$(date +%s)
 if [ $native = 0 ]; then
-	echo "== device tests (two Soft-RoCE guests: rxe0 on 198.18.0.1 in each), in the background"
-	(timed device device_tests "$build" "$build/rdma.log" "$device_heavy" "") &
+	echo "== device tests (Soft-RoCE guest: rxe0 on 198.18.0.1), in the background"
+	(timed device device_tests "$build" "$build/rdma.log" "") &
 	device_pid=$!
-	(timed "device, the longest" device_tests "$build" "$build/rdma2.log" "" "$device_heavy") &
-	device2_pid=$!
 fi
 
 echo "== unit tests (host), each also under valgrind memcheck (label valgrind)"
@@ -166,7 +156,7 @@ tally unit "$build/unit.log"
 
 if [ $native = 1 ]; then
 	echo "== device tests (native: $(ls /sys/class/infiniband | tr '\n' ' '))"
-	device_tests "$build" "$build/rdma.log" "" "" || status=1
+	device_tests "$build" "$build/rdma.log" "" || status=1
 	cat "$build/rdma.log"
 fi
 
@@ -187,7 +177,7 @@ echo "== the examples against the installed library, ASan/UBSan (host)"
 tally "examples build, ASan/UBSan" "$asan/examples.log"
 if [ $native = 0 ]; then
 	echo "== device tests, ASan/UBSan${asan_skip:+ (all but: $asan_skip)}, in a second guest beside the first"
-	(timed "device, ASan/UBSan" device_tests "$asan" "$asan/rdma.log" "$asan_skip" "" "${san_env[@]}") &
+	(timed "device, ASan/UBSan" device_tests "$asan" "$asan/rdma.log" "$asan_skip" "${san_env[@]}") &
 	asan_device_pid=$!
 fi
 echo "== unit tests, ASan/UBSan (host)"
@@ -196,7 +186,7 @@ echo "== unit tests, ASan/UBSan (host)"
 tally "unit, ASan/UBSan" "$asan/unit.log"
 if [ $native = 1 ]; then
 	echo "== device tests, ASan/UBSan${asan_skip:+ (all but: $asan_skip)}"
-	device_tests "$asan" "$asan/rdma.log" "$asan_skip" "" "${san_env[@]}" || status=1
+	device_tests "$asan" "$asan/rdma.log" "$asan_skip" "${san_env[@]}" || status=1
 	cat "$asan/rdma.log"
 fi
 
@@ -228,8 +218,6 @@ fi
 
 if [ $native = 0 ]; then
 	collect "device tests (started $(($(date +%s) - t0)) s ago)" "$device_pid" device "$build/rdma.log"
-	collect "device tests, the longest (started $(($(date +%s) - t0)) s ago, beside the others)" \
-		"$device2_pid" "device, the longest" "$build/rdma2.log"
 else
 	tally device "$build/rdma.log"
 fi
@@ -265,13 +253,12 @@ cat "$build/times.log"
 echo "  whole suite: $(($(date +%s) - suite_t0)) s wall"
 # The failed checks themselves, last: a CI page may show only the head of a
 # failing test's output (the check that failed is often further down).
-failed_checks=$(grep -H -E '^(FAIL|not ok)\b' "$build"/{unit,rdma,rdma2,siw,beds,fabric,kernel,debian}.log \
+failed_checks=$(grep -H -E '^(FAIL|not ok)\b' "$build"/{unit,rdma,siw,beds,fabric,kernel,debian}.log \
 	"$asan"/{unit,rdma}.log 2>/dev/null | sed "s|^$root/||" | cut -c1-240 | head -40)
 [ -z "$failed_checks" ] || printf 'failed checks:\n%s\n' "$failed_checks"
 # The device tests that skipped (exit 77: the device lacks the feature) and
 # why, from the first line of each one's output that says SKIP.
-skips=$(/usr/bin/python3 - "device=$build/rdma.log.xml" "device=$build/rdma2.log.xml" \
-	"iWARP device=$build/siw.log.xml" \
+skips=$(/usr/bin/python3 - "device=$build/rdma.log.xml" "iWARP device=$build/siw.log.xml" \
 	"device, ASan/UBSan=$asan/rdma.log.xml" <<'PY'
 import sys
 import xml.etree.ElementTree as ET
@@ -291,8 +278,8 @@ PY
 )
 [ -z "$skips" ] || printf 'skipped (exit 77), and why:\n%s\n' "$skips"
 # One closing line for all runs, in the plain form CI reads.
-touch "$build/siw.log" "$build/rdma2.log"
-cat "$build/examples.log" "$build/unit.log" "$build/rdma.log" "$build/rdma2.log" "$build/siw.log" "$build/beds.log" "$build/fabric.log" "$build/kernel.log" "$build/debian.log" "$asan/examples.log" "$asan/unit.log" "$asan/rdma.log" "$build/fuzz.log" | awk '
+touch "$build/siw.log"
+cat "$build/examples.log" "$build/unit.log" "$build/rdma.log" "$build/siw.log" "$build/beds.log" "$build/fabric.log" "$build/kernel.log" "$build/debian.log" "$asan/examples.log" "$asan/unit.log" "$asan/rdma.log" "$build/fuzz.log" | awk '
 	/tests passed, [0-9]+ tests failed out of/ {
 		for (i = 1; i <= NF; i++) if ($i == "failed") f += $(i - 2); t += $NF
 	}

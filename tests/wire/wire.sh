@@ -7,9 +7,11 @@
 # (one per PSN), those the server's side answered with, and the AETH
 # syndrome (ACK, or the NAK for a remote access error). Last, the mixed-MTU
 # cases over RDMA CM (not captured).
-# Usage: wire.sh SOFTROCE RDMAKIT WORKDIR   (WORKDIR inside the project tree)
-# Needs tshark on the host (scripts/softroce setup installs it).
-SOFTROCE=$1 RDMAKIT=$2 W=$3
+# With MODE iwarp, the same between two Soft-iWARP (siw) guests: the iWARP
+# cases of cases.sh over RDMA CM, checked by iwarp.sh from the TCP capture.
+# Usage: wire.sh SOFTROCE RDMAKIT WORKDIR [roce|iwarp]   (WORKDIR inside the
+# project tree). Needs tshark on the host (scripts/softroce setup installs it).
+SOFTROCE=$1 RDMAKIT=$2 W=$3 MODE=${4:-roce}
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/cases.sh"
 fails=0
@@ -40,13 +42,19 @@ else
 	rm -rf "$W" && mkdir -p "$W" || exit 1
 	W=$(cd "$W" && pwd -P)
 	t0=$(date +%s)
-	"$SOFTROCE" run2 --timeout "${WIRE_TIMEOUT:-400}" -- \
-		sh "$HERE/guest1.sh" "$RDMAKIT" "$W" -- sh "$HERE/guest2.sh" "$RDMAKIT" "$W"
+	provider=rxe
+	[ "$MODE" = iwarp ] && provider=siw
+	"$SOFTROCE" run2 --provider $provider --timeout "${WIRE_TIMEOUT:-400}" -- \
+		sh "$HERE/guest1.sh" "$RDMAKIT" "$W" "$MODE" -- sh "$HERE/guest2.sh" "$RDMAKIT" "$W" "$MODE"
 	rc=$?
 	echo "wire: both guests done in $(($(date +%s) - t0)) s (run2 exit $rc)"
 	[ $rc -eq 0 ] || fail run2 "scripts/softroce run2 exited $rc, expected 0"
 fi
 [ -s "$W/capture.pcapng" ] || { fail capture "no capture file $W/capture.pcapng"; exit 1; }
+if [ "$MODE" = iwarp ]; then
+	. "$HERE/iwarp.sh"
+	exit
+fi
 
 # One line per RoCE packet: source, dest QP, PSN, opcode, AETH syndrome,
 # RETH DMA length, the IP header's DSCP and TTL.

@@ -65,8 +65,9 @@ no-access-write|-s 64 --inject no-access|--op write -s 64|fail|10|17|0x62|IBV_WC
 # says for a WRITE to an MR without remote write access). rdmakit's own SYNC
 # messages (untagged Sends before and after each step) are left out.
 # no-access-read: siw serves a READ of an MR registered without remote read
-# access (seen, Linux 6.1; rxe refuses it, see WIRE_CASES); the case records
-# that. The refused WRITE: the client's WRITE completes (iWARP WRITEs are not
+# access (seen, Linux 6.1: its transmit path checks a READ Response's source
+# with no permission, siw_check_sgl_tx(qp->pd, wqe, 0) in siw_qp_tx.c; rxe
+# refuses it, see WIRE_CASES); the case records that. The refused WRITE: the client's WRITE completes (iWARP WRITEs are not
 # acknowledged), the server's QP gets IBV_EVENT_QP_ACCESS_ERR, sends the
 # Terminate and the connection is reset; both sides fail.
 WIRE_IWARP_PORT=19200
@@ -85,10 +86,10 @@ no-access-write|-s 64 --inject no-access|--op write -s 64|fail|write/T/1/64|term
 # traffic cases) and FILTER (dumpcap's capture filter).
 wire_mode() {
 	if [ "$1" = iwarp ]; then
-		CASES=$WIRE_IWARP_CASES PORT=$WIRE_IWARP_PORT CM=--cm TRAFFIC=
+		CASES=$WIRE_IWARP_CASES PORT=$WIRE_IWARP_PORT CM=--cm TRAFFIC=''
 		FILTER="tcp portrange $((PORT + 1))-$((PORT + 99))"
 	else
-		CASES=$WIRE_CASES PORT=$WIRE_PORT CM= TRAFFIC=$WIRE_TRAFFIC_CASES
+		CASES=$WIRE_CASES PORT=$WIRE_PORT CM='' TRAFFIC=$WIRE_TRAFFIC_CASES
 		FILTER='udp port 4791'
 	fi
 }

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# shellcheck shell=sh disable=SC2154 # fail, same, exits (crc, src), W, HERE: wire.sh
 # The iWARP checks of the wire test: sourced by wire.sh (MODE iwarp) once the
 # two siw guests are done and the capture of the cases' TCP streams is there
 # (fail, same, W and HERE come from wire.sh). tshark finds MPA by itself on
@@ -126,22 +127,7 @@ echo "$CASES" | {
 		i=$((i + 1))
 		port=$((PORT + i))
 		ok=1
-		crc=$(cat "$W/$name.client.rc" 2>/dev/null || echo none)
-		src=$(cat "$W/$name.server.rc" 2>/dev/null || echo none)
-		case $outcome in
-		ok)
-			[ "$crc" = 0 ] || { fail "$name" "client exited $crc, expected 0"; ok=0; }
-			[ "$src" = 0 ] || { fail "$name" "server exited $src, expected 0"; ok=0; }
-			;;
-		fail)
-			[ "$crc" != 0 ] && [ "$crc" != none ] ||
-				{ fail "$name" "client exited $crc, expected a failure"; ok=0; }
-			[ "$src" != 0 ] && [ "$src" != none ] ||
-				{ fail "$name" "server exited $src, expected a failure"; ok=0; }
-			;;
-		esac
-		grep -qF -- "$text" "$W/$name.client" 2>/dev/null ||
-			{ fail "$name" "expected '$text' in the client's output"; ok=0; }
+		exits "$name" "$outcome" "$text" || ok=0
 		got_mpa=$(mpa $port)
 		same "$name" "MPA (port $port)" "req rev 2 pd $pdlen rej 0, rep rev 2 pd $pdlen rej 0" \
 			"$got_mpa" || ok=0

@@ -58,9 +58,10 @@ no-access-write|-s 64 --inject no-access|--op write -s 64|fail|10|17|0x62|IBV_WC
 # readreq (RDMA Read Request), readresp (RDMA Read Response) or terminate;
 # DDP buffer model T (tagged: placed by STag and offset) or U (untagged: a
 # queue); SEGMENTS 1 (one DDP segment, its last flag set) or n (more than
-# one, the last flag on the last only; 1424 bytes each at most here, MSS
-# 1448); BYTES after the DDP/RDMAP headers (a READ Request is 28: sink STag
-# and offset, size, source STag and offset), for a terminate its layer, error
+# one, the last flag on the last only; here, MSS 1448, at most 1424 bytes
+# each untagged, 1428 tagged: 4096 bytes are 3); BYTES after the DDP/RDMAP
+# headers (a READ Request is 28: sink STag and offset, size, source STag and
+# offset), for a terminate its layer, error
 # type and code: 1.1.0 is DDP, tagged buffer error, invalid STag (what siw
 # says for a WRITE to an MR without remote write access). rdmakit's own SYNC
 # messages (untagged Sends before and after each step) are left out.

@@ -82,7 +82,7 @@ mpa() {
 }
 # messages PORT DIR: DIR's RDMAP messages on PORT's stream in order, each
 # OPCODE/MODEL/SEGMENTS/BYTES (a terminate: /LAYER.TYPE.CODE for BYTES),
-# SEGMENTS written n when more than one; the SYNC messages (untagged Sends
+# SEGMENTS as counted; the SYNC messages (untagged Sends
 # of one segment, RK_WIRE_SYNC_LEN bytes) left out.
 messages() {
 	awk -F'|' -v p="$1" -v d="$2" -v sync="$sync" '
@@ -97,12 +97,17 @@ messages() {
 		sum += bytes
 		if ($11 == "1" || $11 == "True") {
 			op = ($9 in name) ? name[$9] : "opcode-" $9
-			out = out " " op "/" (tagged ? "T" : "U") "/" (seg > 1 ? "n" : 1) "/" \
+			out = out " " op "/" (tagged ? "T" : "U") "/" seg "/" \
 			      (op == "terminate" ? $19 : sum)
 			seg = 0
 			sum = 0
 		}
 	} END { if (seg) out = out " unfinished"; sub(/^ /, "", out); print out }' "$W/fpdus.csv"
+}
+# segs_n MESSAGES: MESSAGES with each segment count above 1 written n, as
+# cases.sh does (the count itself follows the MSS).
+segs_n() {
+	echo "$1" | sed 's#/\([2-9]\|[1-9][0-9][0-9]*\)/#/n/#g'
 }
 # field PORT DIR OPCODE COLUMN: the distinct values of COLUMN of DIR's FPDUs
 # of that RDMAP opcode on PORT's stream.
@@ -133,8 +138,8 @@ echo "$CASES" | {
 			"$got_mpa" || ok=0
 		got_c2s=$(messages $port c2s)
 		got_s2c=$(messages $port s2c)
-		same "$name" "client -> server RDMAP messages" "$c2s" "$got_c2s" || ok=0
-		same "$name" "server -> client RDMAP messages" "$s2c" "$got_s2c" || ok=0
+		same "$name" "client -> server RDMAP messages" "$c2s" "$(segs_n "$got_c2s")" || ok=0
+		same "$name" "server -> client RDMAP messages" "$s2c" "$(segs_n "$got_s2c")" || ok=0
 		# The server's rkey and address, as the client heard them.
 		rkey=$(sed -n 's/^exposing .*, rkey \(0x[0-9a-f]*\),.*/\1/p' "$W/$name.server" 2>/dev/null)
 		addr=$(sed -n 's/^server exposes .* at \(0x[0-9a-f]*\), rkey.*/\1/p' "$W/$name.client" 2>/dev/null)
@@ -168,7 +173,7 @@ echo "$CASES" | {
 			sed 's/^/  server| /' "$W/$name.server" 2>/dev/null | tail -6
 		fi
 	done
-	exit $fails
+	exit "$fails"
 }
 fails=$?
 if [ $fails -ne 0 ]; then

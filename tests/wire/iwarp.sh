@@ -17,7 +17,10 @@ wire_mode iwarp
 hdr=$HERE/../../include/rdmakit/wire.h
 hello=$(sed -n 's/^#define RK_WIRE_CM_HELLO_LEN \([0-9]*\).*/\1/p' "$hdr")
 sync=$(sed -n 's/^#define RK_WIRE_SYNC_LEN \([0-9]*\).*/\1/p' "$hdr")
-[ -n "$hello" ] && [ -n "$sync" ] || { fail header "no RK_WIRE_CM_HELLO_LEN or RK_WIRE_SYNC_LEN in $hdr"; exit 1; }
+if [ -z "$hello" ] || [ -z "$sync" ]; then
+	fail header "no RK_WIRE_CM_HELLO_LEN or RK_WIRE_SYNC_LEN in $hdr"
+	exit 1
+fi
 # MPA revision 2 (RFC 6581, which siw speaks) puts its 4 bytes (IRD, ORD)
 # ahead of the ULP's private data: rdmakit's CM_HELLO.
 pdlen=$((hello + 4))
@@ -167,7 +170,8 @@ echo "$CASES" | {
 			;;
 		esac
 		if [ $ok = 1 ]; then
-			echo "ok [$name]: client $crc, server $src, MPA $got_mpa, client -> server [$got_c2s], server -> client [$got_s2c]${stags:+, $stags}"
+			echo "ok [$name]: client $crc, server $src, MPA $got_mpa," \
+				"client -> server [$got_c2s], server -> client [$got_s2c]${stags:+, $stags}"
 		else
 			sed 's/^/  client| /' "$W/$name.client" 2>/dev/null | tail -6
 			sed 's/^/  server| /' "$W/$name.server" 2>/dev/null | tail -6

@@ -49,6 +49,52 @@ no-access-read|-s 64 --inject no-access|--op read -s 64|fail|12|17|0x62|IBV_WC_R
 no-access-write|-s 64 --inject no-access|--op write -s 64|fail|10|17|0x62|IBV_WC_REM_ACCESS_ERR
 '
 
+# The iWARP cases (MODE iwarp: two siw guests, every case over RDMA CM, the
+# capture on their TCP ports, checked from tshark's iWARP dissectors). One
+# line per case, fields separated by '|':
+#   name | server options | client options | client outcome (ok|fail) |
+#   client -> server messages | server -> client messages | client text
+# A message is OPCODE/MODEL/SEGMENTS/BYTES: RDMAP opcode send, write,
+# readreq (RDMA Read Request), readresp (RDMA Read Response) or terminate;
+# DDP buffer model T (tagged: placed by STag and offset) or U (untagged: a
+# queue); SEGMENTS 1 (one DDP segment, its last flag set) or n (more than
+# one, the last flag on the last only; here, MSS 1448, at most 1424 bytes
+# each untagged, 1428 tagged: 4096 bytes are 3); BYTES after the DDP/RDMAP
+# headers (a READ Request is 28: sink STag and offset, size, source STag and
+# offset), for a terminate its layer, error
+# type and code: 1.1.0 is DDP, tagged buffer error, invalid STag (what siw
+# says for a WRITE to an MR without remote write access). rdmakit's own SYNC
+# messages (untagged Sends before and after each step) are left out.
+# no-access-read: siw serves a READ of an MR registered without remote read
+# access (seen, Linux 6.1: its transmit path checks a READ Response's source
+# with no permission, siw_check_sgl_tx(qp->pd, wqe, 0) in siw_qp_tx.c; rxe
+# refuses it, see WIRE_CASES); the case records that. The refused WRITE: the client's WRITE completes (iWARP WRITEs are not
+# acknowledged), the server's QP gets IBV_EVENT_QP_ACCESS_ERR, sends the
+# Terminate and the connection is reset; both sides fail.
+WIRE_IWARP_PORT=19200
+WIRE_IWARP_CASES='
+send-small|-s 64|--op send -s 64|ok|send/U/1/64||step 1/1 SEND
+send-multi-segment|-s 4096|--op send -s 4096|ok|send/U/n/4096||step 1/1 SEND
+write|-s 64|--op write -s 64|ok|write/T/1/64||step 1/1 WRITE
+write-multi-segment|-s 4096|--op write -s 4096|ok|write/T/n/4096||step 1/1 WRITE
+read|-s 64|--op read -s 64|ok|readreq/U/1/28|readresp/T/1/64|step 1/1 READ
+read-multi-segment|-s 4096|--op read -s 4096|ok|readreq/U/1/28|readresp/T/n/4096|step 1/1 READ
+no-access-read|-s 64 --inject no-access|--op read -s 64|ok|readreq/U/1/28|readresp/T/1/64|every byte checked: OK
+no-access-write|-s 64 --inject no-access|--op write -s 64|fail|write/T/1/64|terminate/U/1/1.1.0|64 bytes: FAILED
+'
+# wire_mode MODE: for roce (the RoCE cases) or iwarp, set CASES, PORT (the
+# first case's port less 1), CM (the rc option both sides add), TRAFFIC (the
+# traffic cases) and FILTER (dumpcap's capture filter).
+wire_mode() {
+	if [ "$1" = iwarp ]; then
+		CASES=$WIRE_IWARP_CASES PORT=$WIRE_IWARP_PORT CM=--cm TRAFFIC=''
+		FILTER="tcp portrange $((PORT + 1))-$((PORT + 99))"
+	else
+		CASES=$WIRE_CASES PORT=$WIRE_PORT CM='' TRAFFIC=$WIRE_TRAFFIC_CASES
+		FILTER='udp port 4791'
+	fi
+}
+
 # The traffic cases (after those above, captured with them): `rdmakit rc`
 # with --tclass/--dscp/--hop-limit, over the TCP exchange and RDMA CM; the
 # check is the IP header of every packet of the two data QPs, each way. One

@@ -3,11 +3,14 @@
 # Guest 1 (198.18.0.1) of the wire test: capture RoCE v2 (UDP 4791) on the
 # wire with dumpcap (tshark's capture engine), and serve each case of
 # cases.sh, one `rdmakit rc --server` per case on its own port.
-# Usage (inside `scripts/softroce run2`): guest1.sh RDMAKIT WORKDIR
+# With MODE iwarp (two siw guests): the iWARP cases of cases.sh instead,
+# servers over RDMA CM, the capture on their TCP ports, and nothing after it.
+# Usage (inside `scripts/softroce run2`): guest1.sh RDMAKIT WORKDIR [roce|iwarp]
 # Writes WORKDIR/capture.pcapng and WORKDIR/CASE.server{,.rc}.
-RDMAKIT=$1 W=$2
+RDMAKIT=$1 W=$2 MODE=${3:-roce}
 . "$(dirname "$0")/cases.sh"
 DEV=${RDMAKIT_SOFTROCE_NETDEV:-eth0}
+wire_mode "$MODE"
 
 # await PID FILE TEXT WHAT: until FILE shows TEXT (up to 60 s) while process
 # PID lives; else say WHAT went wrong, show FILE, end PID and the script.
@@ -25,14 +28,14 @@ await() {
 	done
 }
 
-dumpcap -q -i "$DEV" -f 'udp port 4791' -w "$W/capture.pcapng" 2>"$W/dumpcap.err" &
+dumpcap -q -i "$DEV" -f "$FILTER" -w "$W/capture.pcapng" 2>"$W/dumpcap.err" &
 cap=$!
 # Serve nothing until the capture runs: dumpcap says so on stderr.
 await "$cap" "$W/dumpcap.err" 'Capturing on' "dumpcap did not start capturing on $DEV within 60 s"
-echo "wire: capturing udp port 4791 on $DEV into $W/capture.pcapng"
+echo "wire: capturing $FILTER on $DEV into $W/capture.pcapng"
 
 # The traffic cases' servers, started now too (their clients come last).
-echo "$WIRE_TRAFFIC_CASES" | {
+echo "$TRAFFIC" | {
 	j=0
 	while IFS="|" read -r name sargs _; do
 		[ -n "$name" ] || continue
@@ -50,13 +53,13 @@ traffic=$!
 # All servers at once, each on its own port (the clients come one by one and
 # need not wait for a server to start); each records its exit status.
 i=0
-echo "$WIRE_CASES" | {
+echo "$CASES" | {
 	while IFS="|" read -r name sargs _; do
 		[ -n "$name" ] || continue
 		i=$((i + 1))
 		(
 			# shellcheck disable=SC2086 # sargs is a word list by design
-			"$RDMAKIT" rc --server -p $((WIRE_PORT + i)) --wait 120 -t 20 $sargs >"$W/$name.server" 2>&1
+			"$RDMAKIT" rc --server -p $((PORT + i)) --wait 120 -t 20 $CM $sargs >"$W/$name.server" 2>&1
 			rc=$?
 			echo $rc >"$W/$name.server.rc"
 			echo "wire: server for $name exited $rc"
@@ -75,6 +78,7 @@ kill -INT "$cap"
 wait "$cap"
 rc=$?
 echo "wire: dumpcap exited $rc"
+[ "$MODE" = roce ] || exit 0
 
 # The peer killed mid-transfer (not captured: 64 MiB is 65536 packets): the
 # server process is killed with SIGKILL while the client's WRITE is running.

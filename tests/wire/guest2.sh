@@ -3,23 +3,26 @@
 # Guest 2 (198.18.0.2) of the wire test: one `rdmakit rc` client per case of
 # cases.sh against guest 1, one after another. Each client keeps retrying
 # until its server listens (the servers start once the capture runs).
-# Usage (inside `scripts/softroce run2`): guest2.sh RDMAKIT WORKDIR
+# With MODE iwarp: the iWARP cases over RDMA CM, and nothing after them.
+# Usage (inside `scripts/softroce run2`): guest2.sh RDMAKIT WORKDIR [roce|iwarp]
 # Writes WORKDIR/CASE.client{,.rc}.
-RDMAKIT=$1 W=$2
+RDMAKIT=$1 W=$2 MODE=${3:-roce}
 . "$(dirname "$0")/cases.sh"
 PEER=${RDMAKIT_SOFTROCE_PEER:-198.18.0.1}
+wire_mode "$MODE"
 
 i=0
-echo "$WIRE_CASES" | while IFS="|" read -r name _ cargs _; do
+echo "$CASES" | while IFS="|" read -r name _ cargs _; do
 	[ -n "$name" ] || continue
 	i=$((i + 1))
 	# The first client also waits for the guest 1 boot and capture start.
 	# shellcheck disable=SC2086 # cargs is a word list by design
-	"$RDMAKIT" rc "$PEER" -p $((WIRE_PORT + i)) -t 60 $cargs >"$W/$name.client" 2>&1
+	"$RDMAKIT" rc "$PEER" -p $((PORT + i)) -t 60 $CM $cargs >"$W/$name.client" 2>&1
 	rc=$?
 	echo $rc >"$W/$name.client.rc"
 	echo "wire: client for $name exited $rc"
 done
+[ "$MODE" = roce ] || exit 0
 
 # The traffic cases, one after another (their time noted for the record).
 t0=$(date +%s.%N)

@@ -7,9 +7,11 @@
 # (one per PSN), those the server's side answered with, and the AETH
 # syndrome (ACK, or the NAK for a remote access error). Last, the mixed-MTU
 # cases over RDMA CM (not captured).
-# Usage: wire.sh SOFTROCE RDMAKIT WORKDIR   (WORKDIR inside the project tree)
-# Needs tshark on the host (scripts/softroce setup installs it).
-SOFTROCE=$1 RDMAKIT=$2 W=$3
+# With MODE iwarp, the same between two Soft-iWARP (siw) guests: the iWARP
+# cases of cases.sh over RDMA CM, checked by iwarp.sh from the TCP capture.
+# Usage: wire.sh SOFTROCE RDMAKIT WORKDIR [roce|iwarp]   (WORKDIR inside the
+# project tree). Needs tshark on the host (scripts/softroce setup installs it).
+SOFTROCE=$1 RDMAKIT=$2 W=$3 MODE=${4:-roce}
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/cases.sh"
 fails=0
@@ -32,6 +34,31 @@ qps_of() {
 	cqp=$(printf '0x%06x' "$1") sqp=$(printf '0x%06x' "$2")
 }
 
+# exits NAME OUTCOME TEXT: case NAME's client and server exited as OUTCOME
+# says (ok: both 0; fail: both a failure: the server hears the step failed)
+# and the client printed TEXT; sets crc and src, their exit statuses. False,
+# after saying what differed, when not.
+exits() {
+	crc=$(cat "$W/$1.client.rc" 2>/dev/null || echo none)
+	src=$(cat "$W/$1.server.rc" 2>/dev/null || echo none)
+	exits_ok=1
+	case $2 in
+	ok)
+		[ "$crc" = 0 ] || { fail "$1" "client exited $crc, expected 0"; exits_ok=0; }
+		[ "$src" = 0 ] || { fail "$1" "server exited $src, expected 0"; exits_ok=0; }
+		;;
+	fail)
+		[ "$crc" != 0 ] && [ "$crc" != none ] ||
+			{ fail "$1" "client exited $crc, expected a failure"; exits_ok=0; }
+		[ "$src" != 0 ] && [ "$src" != none ] ||
+			{ fail "$1" "server exited $src, expected a failure (it hears the step failed)"; exits_ok=0; }
+		;;
+	esac
+	grep -qF -- "$3" "$W/$1.client" 2>/dev/null ||
+		{ fail "$1" "expected '$3' in the client's output"; exits_ok=0; }
+	[ $exits_ok = 1 ]
+}
+
 command -v tshark >/dev/null || { echo "FAIL: tshark not found on the host (run scripts/softroce setup)"; exit 1; }
 if [ "${WIRE_RECHECK:-0}" = 1 ]; then
 	# Check an earlier run's results again without booting (for debugging).
@@ -40,13 +67,19 @@ else
 	rm -rf "$W" && mkdir -p "$W" || exit 1
 	W=$(cd "$W" && pwd -P)
 	t0=$(date +%s)
-	"$SOFTROCE" run2 --timeout "${WIRE_TIMEOUT:-400}" -- \
-		sh "$HERE/guest1.sh" "$RDMAKIT" "$W" -- sh "$HERE/guest2.sh" "$RDMAKIT" "$W"
+	provider=rxe
+	[ "$MODE" = iwarp ] && provider=siw
+	"$SOFTROCE" run2 --provider $provider --timeout "${WIRE_TIMEOUT:-400}" -- \
+		sh "$HERE/guest1.sh" "$RDMAKIT" "$W" "$MODE" -- sh "$HERE/guest2.sh" "$RDMAKIT" "$W" "$MODE"
 	rc=$?
 	echo "wire: both guests done in $(($(date +%s) - t0)) s (run2 exit $rc)"
 	[ $rc -eq 0 ] || fail run2 "scripts/softroce run2 exited $rc, expected 0"
 fi
 [ -s "$W/capture.pcapng" ] || { fail capture "no capture file $W/capture.pcapng"; exit 1; }
+if [ "$MODE" = iwarp ]; then
+	. "$HERE/iwarp.sh"
+	exit
+fi
 
 # One line per RoCE packet: source, dest QP, PSN, opcode, AETH syndrome,
 # RETH DMA length, the IP header's DSCP and TTL.
@@ -96,22 +129,7 @@ echo "$WIRE_CASES" | {
 	while IFS="|" read -r name _ _ outcome req resp syn text; do
 		[ -n "$name" ] || continue
 		ok=1
-		crc=$(cat "$W/$name.client.rc" 2>/dev/null || echo none)
-		src=$(cat "$W/$name.server.rc" 2>/dev/null || echo none)
-		case $outcome in
-		ok)
-			[ "$crc" = 0 ] || { fail "$name" "client exited $crc, expected 0"; ok=0; }
-			[ "$src" = 0 ] || { fail "$name" "server exited $src, expected 0"; ok=0; }
-			;;
-		fail)
-			[ "$crc" != 0 ] && [ "$crc" != none ] ||
-				{ fail "$name" "client exited $crc, expected a failure"; ok=0; }
-			[ "$src" != 0 ] && [ "$src" != none ] ||
-				{ fail "$name" "server exited $src, expected a failure (it hears the step failed)"; ok=0; }
-			;;
-		esac
-		grep -qF -- "$text" "$W/$name.client" 2>/dev/null ||
-			{ fail "$name" "expected '$text' in the client's output"; ok=0; }
+		exits "$name" "$outcome" "$text" || ok=0
 		if ! qps_of "$name"; then
 			fail "$name" "the client never connected"
 			sed 's/^/  client| /' "$W/$name.client" 2>/dev/null | tail -8

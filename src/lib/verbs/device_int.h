@@ -10,6 +10,7 @@
 #include <infiniband/verbs.h>
 #include <rdmakit/device.h>
 #include <rdmakit/gid.h>
+#include <rdmakit/port.h>
 
 #pragma GCC visibility push(hidden)
 
@@ -47,6 +48,11 @@ int rk_device_name_check_no_cm(const char *name, const char *transport, const ch
 /* The same on dev, open. */
 int rk_device_check_no_cm_for(const struct rk_device *dev, const char *transport,
 			      const char *hint);
+
+/* (port.c) rk_port_open() for a caller that connects an iWARP device's QPs
+ * through RDMA CM itself: such a device is taken (port ACTIVE, no GID chosen,
+ * whatever gid_index says), where rk_port_open() refuses it. */
+int rk_port_open_cm(const char *device, uint8_t port_num, int gid_index, struct rk_port_sel *sel_p);
 
 /* (port.c) The same check, and then what rk_port_open() will need once the peer is
  * known: port_num (0: 1) ACTIVE and, on RoCE or with gid_index >= 0, a GID

@@ -6,24 +6,28 @@
 
 #include "verbs/device_int.h"
 
-int rk_port_open(const char *device, uint8_t port_num, int gid_index, const char *local_ip,
-		 struct rk_port_sel *sel_p)
+/* rk_port_open(); with cm_ok an iWARP device is taken too, without a GID. */
+static int port_open(const char *device, uint8_t port_num, int gid_index, const char *local_ip,
+		     bool cm_ok, struct rk_port_sel *sel_p)
 {
 	struct rk_gid_want want = {.index = gid_index, .ip = local_ip};
 	struct rk_port_sel sel = {.port_num = port_num ? port_num : 1};
+	bool iwarp;
 	int ret;
 
 	ret = rk_device_open(device, &sel.dev);
 	if (ret)
 		return ret;
-	/* Its users bring QPs up from a GID (over TCP, or to themselves). */
-	ret = rk_device_check_no_cm(sel.dev, NULL);
+	/* rk_port_open()'s users bring QPs up from a GID (over TCP, or to
+	 * themselves). */
+	iwarp = rk_device_is_iwarp(sel.dev);
+	ret = cm_ok ? 0 : rk_device_check_no_cm(sel.dev, NULL);
 	if (ret)
 		goto err_close_dev;
 	ret = rk_port_check_active(sel.dev, sel.port_num);
 	if (ret)
 		goto err_close_dev;
-	if (rk_port_is_roce(sel.dev, sel.port_num) || gid_index >= 0) {
+	if (!iwarp && (rk_port_is_roce(sel.dev, sel.port_num) || gid_index >= 0)) {
 		ret = rk_gid_select(sel.dev, sel.port_num, &want, &sel.gid);
 		if (ret)
 			goto err_close_dev;
@@ -35,6 +39,17 @@ int rk_port_open(const char *device, uint8_t port_num, int gid_index, const char
 err_close_dev:
 	rk_device_close(sel.dev);
 	return ret;
+}
+
+int rk_port_open(const char *device, uint8_t port_num, int gid_index, const char *local_ip,
+		 struct rk_port_sel *sel_p)
+{
+	return port_open(device, port_num, gid_index, local_ip, false, sel_p);
+}
+
+int rk_port_open_cm(const char *device, uint8_t port_num, int gid_index, struct rk_port_sel *sel_p)
+{
+	return port_open(device, port_num, gid_index, NULL, true, sel_p);
 }
 
 int rk_port_name_check(const char *name, uint8_t port_num, int gid_index, const char *transport,

@@ -23,6 +23,7 @@
 
 #include "base/clock.h"
 #include "conn/cm_int.h"
+#include "verbs/device_int.h"
 
 #define WAIT_MS 5000
 
@@ -103,32 +104,19 @@ static void lb_result_init(struct lb_run *lb)
  * connect by IP address through RDMA CM) just ACTIVE. */
 static int lb_open_port(struct lb_run *lb)
 {
-	uint8_t port_num = lb->o->port_num ? lb->o->port_num : 1;
-	struct rk_device *dev;
 	int ret;
 
-	ret = rk_device_open(lb->o->device, &dev);
+	ret = rk_port_open_cm(lb->o->device, lb->o->port_num, lb->o->gid_index, &lb->sel);
 	if (ret)
 		return ret;
-	if (!rk_device_is_iwarp(dev)) {
-		rk_device_close(dev);
-		return rk_port_open(lb->o->device, lb->o->port_num, lb->o->gid_index, NULL,
-				    &lb->sel);
-	}
-	if (lb->o->gid_index >= 0) {
+	lb->iwarp = rk_device_is_iwarp(lb->sel.dev);
+	if (lb->iwarp && lb->o->gid_index >= 0) {
 		rk_error("loopback: %s is an iWARP device: it has no GID to choose (its QPs "
 			 "connect by IP address through RDMA CM); leave out the GID index",
-			 dev->info.name);
-		ret = -EINVAL;
-	} else {
-		ret = rk_port_check_active(dev, port_num);
+			 lb->sel.dev->info.name);
+		rk_port_close(&lb->sel);
+		return -EINVAL;
 	}
-	if (ret) {
-		rk_device_close(dev);
-		return ret;
-	}
-	lb->iwarp = true;
-	lb->sel = (struct rk_port_sel){.dev = dev, .port_num = port_num};
 	return 0;
 }
 

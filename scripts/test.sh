@@ -251,41 +251,6 @@ printf '%s\n' "${summary[@]}"
 echo "time by stage (they overlap; CPU includes their guests):"
 cat "$build/times.log"
 echo "  whole suite: $(($(date +%s) - suite_t0)) s wall"
-# The failed checks themselves, last: a CI page may show only the head of a
-# failing test's output (the check that failed is often further down).
-failed_checks=$(grep -H -E '^(FAIL|not ok)\b' "$build"/{unit,rdma,siw,beds,fabric,kernel,debian}.log \
-	"$asan"/{unit,rdma}.log 2>/dev/null | sed "s|^$root/||" | cut -c1-240 | head -40)
-[ -z "$failed_checks" ] || printf 'failed checks:\n%s\n' "$failed_checks"
-# The device tests that skipped (exit 77: the device lacks the feature) and
-# why, from the first line of each one's output that says SKIP.
-skips=$(/usr/bin/python3 - "device=$build/rdma.log.xml" "iWARP device=$build/siw.log.xml" \
-	"device, ASan/UBSan=$asan/rdma.log.xml" <<'PY'
-import sys
-import xml.etree.ElementTree as ET
-for arg in sys.argv[1:]:
-    stage, path = arg.split("=", 1)
-    try:
-        cases = ET.parse(path).getroot().iter("testcase")
-    except (OSError, ET.ParseError):
-        continue
-    for tc in cases:
-        if tc.find("skipped") is None:
-            continue
-        out = (tc.findtext("system-out") or "").splitlines()
-        why = next((l.strip() for l in out if "SKIP" in l), "(it printed no SKIP line)")
-        print(f"  {tc.get('name')} ({stage}): {why[:200]}")
-PY
-)
-[ -z "$skips" ] || printf 'skipped (exit 77), and why:\n%s\n' "$skips"
-# One closing line for all runs, in the plain form CI reads.
-touch "$build/siw.log"
-cat "$build/examples.log" "$build/unit.log" "$build/rdma.log" "$build/siw.log" "$build/beds.log" "$build/fabric.log" "$build/kernel.log" "$build/debian.log" "$asan/examples.log" "$asan/unit.log" "$asan/rdma.log" "$build/fuzz.log" | awk '
-	/tests passed, [0-9]+ tests failed out of/ {
-		for (i = 1; i <= NF; i++) if ($i == "failed") f += $(i - 2); t += $NF
-	}
-	/^fuzz_[a-z]+: no crash$/ { t++ }
-	/^FAIL: fuzz/ { t++; f++ }
-	/\*\*\*Skipped/ { s++ }
-	END { printf "%d passed, %d failed, %d skipped\n", t - f - s, f, s; exit (f > 0 || t == 0) }
-' || status=1
+# The failed checks, the skips and why, and the closing line CI reads.
+"$root/scripts/test-verdict.sh" "$build" "$asan" || status=1
 exit $status

@@ -46,5 +46,6 @@
 #include <rdmakit/rcflow.h>
 #include <rdmakit/mesh.h>
 #include <rdmakit/mesh_link.h>
+#include <rdmakit/doctor.h>
 
 #endif

@@ -22,6 +22,6 @@ typedef int cli_cmd_fn(int argc, char **argv);
 /* The subcommands (cmd_mesh execs rdmakit-mesh, next to this binary or in
  * PATH, with the arguments). */
 cli_cmd_fn cmd_devices, cmd_counters, cmd_loopback, cmd_mesh, cmd_rc, cmd_bench, cmd_ping,
-	cmd_ud, cmd_qp_states, cmd_share, cmd_memserver, cmd_blk;
+	cmd_ud, cmd_qp_states, cmd_share, cmd_memserver, cmd_blk, cmd_doctor;
 
 #endif

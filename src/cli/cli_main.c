@@ -33,6 +33,7 @@ static const struct variant blk_variants[] = {
 
 static const struct command commands[] = {
 	{"devices", cmd_devices, "devices, ports, GID tables (type and IP), device memory, caps"},
+	{"doctor", cmd_doctor, "why RDMA does not work here: each check PASS/WARN/FAIL and its fix"},
 	{"counters", cmd_counters, "a port's counters and hw_counters; --watch shows deltas"},
 	{"loopback", cmd_loopback, "two RC QPs on one device: SEND, WRITE and READ, checked"},
 	{"rc", cmd_rc, "RC client/server over TCP exchange or RDMA CM: every operation"},

@@ -249,13 +249,20 @@ def self_test(include_dir, lib, map_path, symbols_path):
         syms, nodes, _ = read_map(map_path)
         assert "rk_version" in syms and "rk_strerror" in syms, "the self-test's symbols moved"
         first = nodes[0]
-        kept = sorted(s for s in syms if s not in ("rk_version", "rk_strerror"))
+        kept = sorted(s for s in syms
+                      if syms[s] == first and s not in ("rk_version", "rk_strerror"))
         kept = sorted(kept + ["rk_planted_gone"])
         planted_map = os.path.join(tmp, "planted.map")
         with open(planted_map, "w") as fh:
             fh.write(f"{first} {{\n\tglobal:\n")
             fh.write("".join(f"\t\t{s};\n" for s in kept))
-            fh.write(f"\tlocal: *;\n}};\n\nRDMAKIT_9.9 {{\n\tglobal:\n\t\trk_strerror;\n}} {first};\n")
+            fh.write("\tlocal: *;\n};\n")
+            # The later nodes as they are, each inheriting the one before.
+            for prev, node in zip(nodes, nodes[1:]):
+                fh.write(f"\n{node} {{\n\tglobal:\n")
+                fh.write("".join(f"\t\t{s};\n" for s in sorted(syms) if syms[s] == node))
+                fh.write(f"}} {prev};\n")
+            fh.write(f"\nRDMAKIT_9.9 {{\n\tglobal:\n\t\trk_strerror;\n}} {nodes[-1]};\n")
         planted_sym = os.path.join(tmp, "planted.symbols")
         with open(symbols_path) as fh:
             lines = [l for l in fh.read().splitlines() if not l.startswith(" rk_version@")]

@@ -37,6 +37,7 @@ CASES = [
     (["counters", "--watch", "1", "-n", "2", "--json"] + NODEV, {1}, None),
     (["loopback", "--json"] + NODEV, {1}, None),
     (["qp-states", "--json"] + NODEV, {1}, None),
+    (["doctor", "--json"] + NODEV, {1}, None),
     (["bench", "127.0.0.1", "--timeout", "1", "--json"] + NODEV, {1}, None),
     (["bench", "127.0.0.1", "--timeout", "1", "--json", "--duration", "2", "--interval", "1"]
      + NODEV,
@@ -65,6 +66,7 @@ CASES = [
     (["rc", "--server", "1.2.3.4", "--json"], {2}, "EINVAL"),
     (["bench", "--json", "--csv", "127.0.0.1"], {2}, "EINVAL"),
     (["counters", "-n", "3", "--json"], {2}, "EINVAL"),
+    (["doctor", "--json", "somehost"], {2}, "EINVAL"),
     (["share", "--json"], {2}, "EINVAL"),
     (["memserver", "--json", "extra"], {2}, "EINVAL"),
     (["blk", "list", "--json", "extra"], {2}, "EINVAL"),

@@ -199,9 +199,16 @@ void doc_check_dev_files(struct doc *d)
 	doc_begin(&c, "dev_files", NULL, 0, "/dev/infiniband access");
 	doc_path(d, path, sizeof(path), "/dev/infiniband");
 	n = scandir(path, &names, NULL, alphasort);
-	if (n < 0 && !d->uverbs_loaded) {
+	for (int i = 0; i < n; i++)
+		nverbs += !strncmp(names[i]->d_name, "uverbs", 6);
+	if (!nverbs && !d->uverbs_loaded) {
+		for (int i = 0; i < n; i++)
+			free(names[i]);
+		if (n >= 0)
+			free(names);
 		doc_status(&c, RK_DOCTOR_SKIP, 0);
-		doc_seen(&c, "no /dev/infiniband: ib_uverbs is not loaded (see kernel RDMA modules)");
+		doc_seen(&c, "no /dev/infiniband/uverbs*: ib_uverbs is not loaded (see kernel RDMA "
+			 "modules)");
 		doc_emit(d, &c);
 		return;
 	}
@@ -210,7 +217,6 @@ void doc_check_dev_files(struct doc *d)
 		char ibdev[64] = "", what[80] = "";
 
 		if (!strncmp(name, "uverbs", 6)) {
-			nverbs++;
 			if (doc_read(d, ibdev, sizeof(ibdev), "/sys/class/infiniband_verbs/%s/ibdev",
 				     name) > 0)
 				snprintf(what, sizeof(what), " (%s)", ibdev);
@@ -370,13 +376,14 @@ static const char *limit_text(uint64_t v, char *buf, size_t len)
 void rk_doctor_memlock(uint64_t limit, bool cap_ipc_lock, uint64_t need,
 		       struct rk_doctor_check *c)
 {
-	char lim[32], nd[32];
+	char lim_buf[32], nd_buf[32];
+	const char *lim, *nd;
 
 	doc_begin(c, "memlock", NULL, 0, "locked-memory limit");
 	if (!need)
 		need = RK_DOCTOR_MEMLOCK_TYPICAL;
-	limit_text(limit, lim, sizeof(lim));
-	limit_text(need, nd, sizeof(nd));
+	lim = limit_text(limit, lim_buf, sizeof(lim_buf));
+	nd = limit_text(need, nd_buf, sizeof(nd_buf));
 	if (cap_ipc_lock) {
 		doc_status(c, RK_DOCTOR_PASS, 0);
 		doc_seen(c, "ulimit -l is %s, but this process holds CAP_IPC_LOCK: memory "

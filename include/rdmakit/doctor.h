@@ -44,17 +44,17 @@ enum rk_doctor_status {
 
 /* One check's result. */
 struct rk_doctor_check {
-	const char *id; /* what was checked, stable for scripts: "kernel_modules",
-			   "dev_files", "devices", "provider", "port_state", "netdev",
-			   "addresses", "roce_gids", "mtu", "ib_lid_sm", "memlock",
-			   "hugepages", "firewall", "error_counters", "software_device" */
+	const char *id;	 /* what was checked, stable for scripts: "kernel_modules",
+			    "dev_files", "devices", "provider", "port_state", "netdev",
+			    "addresses", "roce_gids", "mtu", "ib_lid_sm", "memlock",
+			    "hugepages", "firewall", "error_counters", "software_device" */
 	char title[96];	 /* "kernel RDMA modules", "rxe0 port 1 netdev" */
 	char device[64]; /* the device it is about, "" for the host */
 	uint8_t port;	 /* its port, 0 for none */
 	enum rk_doctor_status status;
-	int err;	/* WARN, FAIL: a negative errno of the kind of trouble
-			   (-ENOENT missing, -EACCES no access, -ENETDOWN down,
-			   -EADDRNOTAVAIL no address, -ENOMEM memory); else 0 */
+	int err;	 /* WARN, FAIL: a negative errno of the kind of trouble
+			    (-ENOENT missing, -EACCES no access, -ENETDOWN down,
+			    -EADDRNOTAVAIL no address, -ENOMEM memory); else 0 */
 	char seen[1024]; /* what was seen, or for SKIP why it was not checked */
 	char fix[1024];	 /* WARN, FAIL: the command or setting that fixes it; "" else */
 };
@@ -111,8 +111,7 @@ void rk_doctor_firewall_iptables(const char *text, struct rk_doctor_check *c);
 
 /* The locked-memory check: soft limit (RLIM_INFINITY for none) against need,
  * with or without CAP_IPC_LOCK (which lifts the limit for registration). */
-void rk_doctor_memlock(uint64_t limit, bool cap_ipc_lock, uint64_t need,
-		       struct rk_doctor_check *c);
+void rk_doctor_memlock(uint64_t limit, bool cap_ipc_lock, uint64_t need, struct rk_doctor_check *c);
 
 #pragma GCC visibility pop
 

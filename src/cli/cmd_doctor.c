@@ -75,8 +75,8 @@ int cmd_doctor(int argc, char **argv)
 {
 	struct doctor_opts o = {0};
 	const struct cli_opt opts[] = {
-		{"device", 'd', CLI_OPT_STRING, &o.device, 0, 0, "DEV",
-		 "only this device", .def = "every device"},
+		{"device", 'd', CLI_OPT_STRING, &o.device, 0, 0, "DEV", "only this device",
+		 .def = "every device"},
 		CLI_JSON_OPT(&o.json),
 		CLI_OPT_END,
 	};
@@ -91,8 +91,10 @@ int cmd_doctor(int argc, char **argv)
 	if (ret >= 0)
 		return ret;
 	if (first < argc) {
-		fprintf(stderr, "rdmakit doctor: unexpected argument '%s' (the local checks take "
-			"none)\n", argv[first]);
+		fprintf(stderr,
+			"rdmakit doctor: unexpected argument '%s' (the local checks take "
+			"none)\n",
+			argv[first]);
 		return CLI_USAGE;
 	}
 	dopts.device = o.device;
@@ -108,8 +110,8 @@ int cmd_doctor(int argc, char **argv)
 	snprintf(why, sizeof(why), "%d check%s failed, the first: %s", out.nfail,
 		 out.nfail == 1 ? "" : "s", out.first_fail);
 	if (!o.json) {
-		printf("doctor: %d passed, %d warning%s, %d failed, %d skipped\n", sum.pass, sum.warn,
-		       sum.warn == 1 ? "" : "s", sum.fail, sum.skip);
+		printf("doctor: %d passed, %d warning%s, %d failed, %d skipped\n", sum.pass,
+		       sum.warn, sum.warn == 1 ? "" : "s", sum.fail, sum.skip);
 	} else {
 		doc = json_object_new_object();
 		if (o.device)
@@ -125,7 +127,8 @@ int cmd_doctor(int argc, char **argv)
 		cli_add_str(doc, "result", sum.fail ? "failed" : "ok");
 		if (sum.fail) {
 			cli_add_str(doc, "error", why);
-			cli_add_str(doc, "errno", cli_errno_name(out.first_err ? out.first_err : -EIO));
+			cli_add_str(doc, "errno",
+				    cli_errno_name(out.first_err ? out.first_err : -EIO));
 		}
 		cli_json_print(doc);
 	}

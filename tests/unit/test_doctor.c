@@ -79,6 +79,48 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 /* A healthy host: the modules loaded, the device files, mlx5_9 (RoCE on
  * eth9, 198.18.0.1 with its RoCE v2 GID at index 1), ib9 (InfiniBand with
  * an SM), rxe9 (a software device), huge pages, CAP_IPC_LOCK. */
+static const char *const healthy[][2] = {
+	{"/proc/sys/kernel/osrelease", "6.1.0-test\n"},
+	{"/proc/modules", "ib_core 1 0 - Live 0x0\nib_uverbs 1 0 - Live 0x0\n"
+			  "rdma_ucm 1 0 - Live 0x0\nmlx5_ib 1 0 - Live 0x0\n"
+			  "rdma_rxe 1 0 - Live 0x0\n"},
+	{"/lib/modules/6.1.0-test/modules.dep", "kernel/drivers/infiniband/core/ib_core.ko.xz:\n"
+						"kernel/drivers/infiniband/core/ib_uverbs.ko.xz: "
+						"kernel/drivers/infiniband/core/ib_core.ko.xz\n"
+						"kernel/drivers/infiniband/core/rdma_ucm.ko.xz: "
+						"kernel/drivers/infiniband/core/ib_core.ko.xz\n"},
+	{"/proc/meminfo", "MemTotal: 100 kB\nHugePages_Total:      16\nHugePages_Free:       16\n"
+			  "Hugepagesize:       2048 kB\n"},
+	{"/proc/self/status", "Name:\tx\nCapEff:\t0000000000004000\n"},
+	{"/dev/infiniband/uverbs0", ""},
+	{"/dev/infiniband/rdma_cm", ""},
+	{"/sys/class/infiniband_verbs/uverbs0/ibdev", "mlx5_9\n"},
+	{"/sys/class/infiniband/mlx5_9/node_type", "1: CA\n"},
+	{"/sys/class/infiniband/mlx5_9/device/driver/.keep", ""},
+	{PORT "/state", "4: ACTIVE\n"},
+	{PORT "/phys_state", "5: LinkUp\n"},
+	{PORT "/link_layer", "Ethernet\n"},
+	{PORT "/gid_attrs/ndevs/0", "eth9\n"},
+	{PORT "/gids/0", "fe80:0000:0000:0000:0000:00ff:fe00:0001\n"},
+	{PORT "/gid_attrs/types/0", "RoCE v2\n"},
+	{PORT "/gids/1", "0000:0000:0000:0000:0000:ffff:c612:0001\n"},
+	{PORT "/gid_attrs/types/1", "RoCE v2\n"},
+	{PORT "/gids/2", "0000:0000:0000:0000:0000:0000:0000:0000\n"},
+	{PORT "/hw_counters/out_of_sequence", "0\n"},
+	{PORT "/hw_counters/rx_write_requests", "12\n"},
+	{"/sys/class/net/eth9/flags", "0x1003\n"},
+	{"/sys/class/net/eth9/operstate", "up\n"},
+	{"/sys/class/net/eth9/mtu", "1500\n"},
+	{"/sys/class/infiniband/ib9/node_type", "1: CA\n"},
+	{IB "/state", "4: ACTIVE\n"},
+	{IB "/phys_state", "5: LinkUp\n"},
+	{IB "/link_layer", "InfiniBand\n"},
+	{IB "/lid", "0x5\n"},
+	{IB "/sm_lid", "0x1\n"},
+	{"/sys/class/infiniband/rxe9/node_type", "1: CA\n"},
+	{"/sys/class/infiniband/rxe9/parent", "eth9\n"},
+};
+
 static int setup(void **state)
 {
 	char link[1024];
@@ -86,49 +128,10 @@ static int setup(void **state)
 	(void)state;
 	strcpy(root, "/tmp/rk_doctor_XXXXXX");
 	assert_non_null(mkdtemp(root));
-	put("/proc/sys/kernel/osrelease", "6.1.0-test\n");
-	put("/proc/modules", "ib_core 1 0 - Live 0x0\nib_uverbs 1 0 - Live 0x0\n"
-			     "rdma_ucm 1 0 - Live 0x0\nmlx5_ib 1 0 - Live 0x0\n"
-			     "rdma_rxe 1 0 - Live 0x0\n");
-	put("/lib/modules/6.1.0-test/modules.dep",
-	    "kernel/drivers/infiniband/core/ib_core.ko.xz:\n"
-	    "kernel/drivers/infiniband/core/ib_uverbs.ko.xz: kernel/drivers/infiniband/core/ib_core.ko.xz\n"
-	    "kernel/drivers/infiniband/core/rdma_ucm.ko.xz: kernel/drivers/infiniband/core/ib_core.ko.xz\n");
-	put("/proc/meminfo", "MemTotal: 100 kB\nHugePages_Total:      16\nHugePages_Free:       16\n"
-			     "Hugepagesize:       2048 kB\n");
-	put("/proc/self/status", "Name:\tx\nCapEff:\t0000000000004000\n");
-	put("/dev/infiniband/uverbs0", "");
-	put("/dev/infiniband/rdma_cm", "");
-	put("/sys/class/infiniband_verbs/uverbs0/ibdev", "mlx5_9\n");
-
-	put("/sys/class/infiniband/mlx5_9/node_type", "1: CA\n");
-	put("/sys/class/infiniband/mlx5_9/device/driver/.keep", "");
+	for (size_t i = 0; i < ARRAY_SIZE(healthy); i++)
+		put(healthy[i][0], healthy[i][1]);
 	snprintf(link, sizeof(link), "%s/sys/class/infiniband/mlx5_9/device/driver/module", root);
 	assert_int_equal(symlink("../../../../module/mlx5_ib", link), 0);
-	put(PORT "/state", "4: ACTIVE\n");
-	put(PORT "/phys_state", "5: LinkUp\n");
-	put(PORT "/link_layer", "Ethernet\n");
-	put(PORT "/gid_attrs/ndevs/0", "eth9\n");
-	put(PORT "/gids/0", "fe80:0000:0000:0000:0000:00ff:fe00:0001\n");
-	put(PORT "/gid_attrs/types/0", "RoCE v2\n");
-	put(PORT "/gids/1", "0000:0000:0000:0000:0000:ffff:c612:0001\n");
-	put(PORT "/gid_attrs/types/1", "RoCE v2\n");
-	put(PORT "/gids/2", "0000:0000:0000:0000:0000:0000:0000:0000\n");
-	put(PORT "/hw_counters/out_of_sequence", "0\n");
-	put(PORT "/hw_counters/rx_write_requests", "12\n");
-	put("/sys/class/net/eth9/flags", "0x1003\n");
-	put("/sys/class/net/eth9/operstate", "up\n");
-	put("/sys/class/net/eth9/mtu", "1500\n");
-
-	put("/sys/class/infiniband/ib9/node_type", "1: CA\n");
-	put(IB "/state", "4: ACTIVE\n");
-	put(IB "/phys_state", "5: LinkUp\n");
-	put(IB "/link_layer", "InfiniBand\n");
-	put(IB "/lid", "0x5\n");
-	put(IB "/sm_lid", "0x1\n");
-
-	put("/sys/class/infiniband/rxe9/node_type", "1: CA\n");
-	put("/sys/class/infiniband/rxe9/parent", "eth9\n");
 	addrs[0] = "198.18.0.1";
 	addrs[1] = "fe80::ff:fe00:1";
 	addrs[2] = NULL;
@@ -159,8 +162,8 @@ static const char nft_accept[] = "table inet filter { # handle 1\n"
 static struct seen *run(const char *device)
 {
 	static struct seen s;
-	struct rk_doctor_opts o = {.device = device, .root = root, .addrs = fake_addrs,
-				   .nft_text = nft_accept};
+	struct rk_doctor_opts o = {
+		.device = device, .root = root, .addrs = fake_addrs, .nft_text = nft_accept};
 	struct rk_doctor_summary sum;
 
 	memset(&s, 0, sizeof(s));
@@ -170,8 +173,7 @@ static struct seen *run(const char *device)
 }
 
 /* The check id about device (NULL: any), failing the test when none. */
-static const struct rk_doctor_check *find(const struct seen *s, const char *id,
-					  const char *device)
+static const struct rk_doctor_check *find(const struct seen *s, const char *id, const char *device)
 {
 	for (int i = 0; i < s->n; i++)
 		if (!strcmp(s->v[i].id, id) && (!device || !strcmp(s->v[i].device, device)))
@@ -180,14 +182,27 @@ static const struct rk_doctor_check *find(const struct seen *s, const char *id,
 	return NULL;
 }
 
-#define assert_status(c, st)                                                                      \
+#define assert_status(c, st)                                                                       \
 	do {                                                                                       \
 		const struct rk_doctor_check *c_ = (c);                                            \
 		if (c_->status != (st))                                                            \
 			fail_msg("%s: %s, expected %s: %s; fix: %s", c_->title,                    \
-				 rk_doctor_status_str(c_->status), rk_doctor_status_str(st),        \
+				 rk_doctor_status_str(c_->status), rk_doctor_status_str(st),       \
 				 c_->seen, c_->fix);                                               \
 	} while (0)
+
+/* c says status, with err (WARN, FAIL), seen and fix holding the texts
+ * given (NULL: not looked at). */
+static void expect(const struct rk_doctor_check *c, enum rk_doctor_status status, int err,
+		   const char *seen, const char *fix)
+{
+	assert_status(c, status);
+	assert_int_equal(c->err, err);
+	if (seen)
+		assert_contains(c->seen, seen);
+	if (fix)
+		assert_contains(c->fix, fix);
+}
 
 static void test_healthy(void **state)
 {
@@ -233,7 +248,8 @@ static void test_healthy(void **state)
 	assert_contains(c->seen, "Soft-RoCE");
 	assert_int_equal(c->err, -EOPNOTSUPP);
 	for (int i = 0; i < s->n; i++)
-		assert_true(strcmp(s->v[i].id, "software_device") || !strcmp(s->v[i].device, "rxe9"));
+		assert_true(strcmp(s->v[i].id, "software_device") ||
+			    !strcmp(s->v[i].device, "rxe9"));
 }
 
 static void test_modules(void **state)
@@ -245,15 +261,13 @@ static void test_modules(void **state)
 	put("/proc/modules", "ib_core 1 0 - Live 0x0\nmlx5_ib 1 0 - Live 0x0\n"
 			     "rdma_rxe 1 0 - Live 0x0\n");
 	s = run(NULL);
-	c = find(s, "kernel_modules", NULL);
-	assert_status(c, RK_DOCTOR_FAIL);
-	assert_int_equal(c->err, -ENOENT);
-	assert_contains(c->seen, "not loaded: ib_uverbs rdma_ucm");
-	assert_contains(c->fix, "modprobe -a ib_uverbs rdma_ucm");
+	expect(find(s, "kernel_modules", NULL), RK_DOCTOR_FAIL, -ENOENT,
+	       "not loaded: ib_uverbs rdma_ucm", "modprobe -a ib_uverbs rdma_ucm");
 
 	/* Built in: as good as loaded. */
-	put("/lib/modules/6.1.0-test/modules.builtin", "kernel/drivers/infiniband/core/ib_uverbs.ko\n"
-						       "kernel/drivers/infiniband/core/rdma_ucm.ko\n");
+	put("/lib/modules/6.1.0-test/modules.builtin",
+	    "kernel/drivers/infiniband/core/ib_uverbs.ko\n"
+	    "kernel/drivers/infiniband/core/rdma_ucm.ko\n");
 	assert_status(find(run(NULL), "kernel_modules", NULL), RK_DOCTOR_PASS);
 	rm("/lib/modules/6.1.0-test/modules.builtin");
 
@@ -265,10 +279,7 @@ static void test_modules(void **state)
 	rm("/sys/class/infiniband/mlx5_9/device/driver/module");
 	s = run(NULL);
 	c = find(s, "kernel_modules", NULL);
-	assert_status(c, RK_DOCTOR_FAIL);
-	assert_int_equal(c->err, -ENOSYS);
-	assert_contains(c->seen, "ib_core, ib_uverbs, rdma_ucm");
-	assert_contains(c->fix, "CONFIG_INFINIBAND");
+	expect(c, RK_DOCTOR_FAIL, -ENOSYS, "ib_core, ib_uverbs, rdma_ucm", "CONFIG_INFINIBAND");
 	assert_contains(c->fix, "modprobe -a ib_core ib_uverbs rdma_ucm");
 	/* What follows from it is skipped, saying why. */
 	c = find(s, "dev_files", NULL);
@@ -281,15 +292,11 @@ static void test_modules(void **state)
 
 static void test_dev_files(void **state)
 {
-	const struct rk_doctor_check *c;
 
 	(void)state;
 	rm("/dev/infiniband/rdma_cm");
-	c = find(run(NULL), "dev_files", NULL);
-	assert_status(c, RK_DOCTOR_FAIL);
-	assert_int_equal(c->err, -ENOENT);
-	assert_contains(c->seen, "/dev/infiniband/rdma_cm (RDMA CM) is missing");
-	assert_contains(c->fix, "modprobe rdma_ucm");
+	expect(find(run(NULL), "dev_files", NULL), RK_DOCTOR_FAIL, -ENOENT,
+	       "/dev/infiniband/rdma_cm (RDMA CM) is missing", "modprobe rdma_ucm");
 }
 
 static void test_netdev_down(void **state)
@@ -307,10 +314,8 @@ static void test_netdev_down(void **state)
 	assert_status(c, RK_DOCTOR_FAIL);
 	assert_string_equal(c->seen, "DOWN, physical state Disabled (RoCE)");
 	assert_string_equal(c->fix, "ip link set eth9 up");
-	c = find(s, "netdev", "mlx5_9");
-	assert_status(c, RK_DOCTOR_FAIL);
-	assert_int_equal(c->err, -ENETDOWN);
-	assert_string_equal(c->fix, "ip link set eth9 up");
+	expect(find(s, "netdev", "mlx5_9"), RK_DOCTOR_FAIL, -ENETDOWN,
+	       "eth9 is down (operstate down)", "ip link set eth9 up");
 
 	/* Up, but no carrier. */
 	put("/sys/class/net/eth9/flags", "0x1003\n");
@@ -327,11 +332,8 @@ static void test_addresses(void **state)
 	(void)state;
 	addrs[0] = NULL;
 	s = run(NULL);
-	c = find(s, "addresses", "mlx5_9");
-	assert_status(c, RK_DOCTOR_FAIL);
-	assert_int_equal(c->err, -EADDRNOTAVAIL);
-	assert_contains(c->seen, "eth9 has no IP address");
-	assert_contains(c->fix, "ip addr add ADDRESS/PREFIX dev eth9");
+	expect(find(s, "addresses", "mlx5_9"), RK_DOCTOR_FAIL, -EADDRNOTAVAIL,
+	       "eth9 has no IP address", "ip addr add ADDRESS/PREFIX dev eth9");
 	assert_status(find(s, "roce_gids", "mlx5_9"), RK_DOCTOR_SKIP);
 
 	/* Only link-local: a peer off the link cannot reach it. */
@@ -361,10 +363,8 @@ static void test_ib_no_sm(void **state)
 	put(IB "/lid", "0x0\n");
 	put(IB "/sm_lid", "0x0\n");
 	put(IB "/state", "2: INIT\n");
-	c = find(run(NULL), "ib_lid_sm", "ib9");
-	assert_status(c, RK_DOCTOR_FAIL);
-	assert_contains(c->seen, "no LID");
-	assert_contains(c->fix, "opensm");
+	expect(find(run(NULL), "ib_lid_sm", "ib9"), RK_DOCTOR_FAIL, -ENETUNREACH, "no LID",
+	       "opensm");
 	c = find(run(NULL), "port_state", "ib9");
 	assert_status(c, RK_DOCTOR_FAIL);
 	assert_contains(c->fix, "no subnet manager");
@@ -378,8 +378,7 @@ static void test_counters(void **state)
 	put(PORT "/hw_counters/out_of_sequence", "3\n");
 	put(PORT "/hw_counters/link_downed", "1\n");
 	c = find(run(NULL), "error_counters", "mlx5_9");
-	assert_status(c, RK_DOCTOR_WARN);
-	assert_contains(c->seen, "link_downed 1 (the link went down)");
+	expect(c, RK_DOCTOR_WARN, -EIO, "link_downed 1 (the link went down)", NULL);
 	assert_contains(c->seen, "out_of_sequence 3 (packets received out of sequence");
 	assert_not_contains(c->seen, "rx_write_requests");
 	assert_contains(c->fix, "rdmakit counters -d mlx5_9 -i 1 --watch 1");
@@ -392,10 +391,8 @@ static void test_memlock(void **state)
 
 	(void)state;
 	rk_doctor_memlock(64 << 10, false, 0, &c);
-	assert_status(&c, RK_DOCTOR_FAIL);
-	assert_int_equal(c.err, -ENOMEM);
-	assert_contains(c.seen, "ulimit -l is 64 KiB, below the 64 MiB");
-	assert_contains(c.fix, "ulimit -l unlimited");
+	expect(&c, RK_DOCTOR_FAIL, -ENOMEM, "ulimit -l is 64 KiB, below the 64 MiB",
+	       "ulimit -l unlimited");
 	rk_doctor_memlock(8 << 20, false, 0, &c);
 	assert_status(&c, RK_DOCTOR_WARN);
 	rk_doctor_memlock(8 << 20, false, 4 << 20, &c);
@@ -422,28 +419,23 @@ static void test_memlock(void **state)
 
 static void test_hugepages(void **state)
 {
-	const struct rk_doctor_check *c;
 
 	(void)state;
-	put("/proc/meminfo", "MemTotal: 100 kB\nHugePages_Total:       0\nHugePages_Free:        0\n"
-			     "Hugepagesize:       2048 kB\n");
-	c = find(run(NULL), "hugepages", NULL);
-	assert_status(c, RK_DOCTOR_WARN);
-	assert_contains(c->seen, "no huge pages reserved");
-	assert_contains(c->fix, "sysctl vm.nr_hugepages=64");
+	put("/proc/meminfo",
+	    "MemTotal: 100 kB\nHugePages_Total:       0\nHugePages_Free:        0\n"
+	    "Hugepagesize:       2048 kB\n");
+	expect(find(run(NULL), "hugepages", NULL), RK_DOCTOR_WARN, -ENOMEM,
+	       "no huge pages reserved", "sysctl vm.nr_hugepages=64");
 }
 
 static void test_device_named(void **state)
 {
-	const struct rk_doctor_check *c;
 	struct seen *s;
 
 	(void)state;
 	s = run("nosuch9");
-	c = find(s, "devices", NULL);
-	assert_status(c, RK_DOCTOR_FAIL);
-	assert_int_equal(c->err, -ENODEV);
-	assert_contains(c->seen, "no RDMA device named 'nosuch9' (3 others are there)");
+	expect(find(s, "devices", NULL), RK_DOCTOR_FAIL, -ENODEV,
+	       "no RDMA device named 'nosuch9' (3 others are there)", NULL);
 	for (int i = 0; i < s->n; i++)
 		assert_true(strcmp(s->v[i].id, "port_state"));
 	/* -d one: the others' ports are left out. */
@@ -455,19 +447,25 @@ static void test_device_named(void **state)
 
 /* ---- the firewall's text ---- */
 
-static void ipt(const char *text, enum rk_doctor_status want, const char *fix)
+/* What parse made of text: want, with a fix holding fix (NULL: none). */
+static void rules(void (*parse)(const char *text, struct rk_doctor_check *c), const char *text,
+		  enum rk_doctor_status want, const char *fix)
 {
 	struct rk_doctor_check c;
 
-	rk_doctor_firewall_iptables(text, &c);
+	parse(text, &c);
 	assert_string_equal(c.id, "firewall");
 	if (c.status != want)
-		fail_msg("iptables rules\n%s\ngave %s: %s", text, rk_doctor_status_str(c.status),
-			 c.seen);
+		fail_msg("rules\n%s\ngave %s: %s", text, rk_doctor_status_str(c.status), c.seen);
 	if (fix)
 		assert_contains(c.fix, fix);
 	else
 		assert_string_equal(c.fix, "");
+}
+
+static void ipt(const char *text, enum rk_doctor_status want, const char *fix)
+{
+	rules(rk_doctor_firewall_iptables, text, want, fix);
 }
 
 static void test_iptables(void **state)
@@ -507,29 +505,22 @@ static void test_iptables(void **state)
 	ipt("", RK_DOCTOR_PASS, NULL);
 }
 
-static void nft(const char *rules, const char *policy, enum rk_doctor_status want,
-		const char *fix)
+/* The rules of chain input (policy policy) in a ruleset. */
+static void nft(const char *chain, const char *policy, enum rk_doctor_status want, const char *fix)
 {
 	char text[2048];
-	struct rk_doctor_check c;
 
 	snprintf(text, sizeof(text),
 		 "table inet filter { # handle 1\n"
-		 "\tset blocked { # handle 3\n\t\ttype ipv4_addr\n\t\telements = { 192.0.2.1 }\n\t}\n"
+		 "\tset blocked { # handle 3\n\t\ttype ipv4_addr\n\t\telements = { 192.0.2.1 "
+		 "}\n\t}\n"
 		 "\tchain input { # handle 1\n"
 		 "\t\ttype filter hook input priority filter; policy %s;\n%s"
 		 "\t}\n"
 		 "\tchain helper { # handle 2\n\t\tudp dport 4791 drop # handle 9\n\t}\n"
 		 "}\n",
-		 policy, rules);
-	rk_doctor_firewall_nft(text, &c);
-	if (c.status != want)
-		fail_msg("nft ruleset\n%s\ngave %s: %s", text, rk_doctor_status_str(c.status),
-			 c.seen);
-	if (fix)
-		assert_contains(c.fix, fix);
-	else
-		assert_string_equal(c.fix, "");
+		 policy, chain);
+	rules(rk_doctor_firewall_nft, text, want, fix);
 }
 
 static void test_nft(void **state)
@@ -541,8 +532,8 @@ static void test_nft(void **state)
 	    "nft delete rule inet filter input handle 4");
 	nft("\t\tudp dport { 53, 4791 } counter packets 0 bytes 0 drop # handle 7\n", "accept",
 	    RK_DOCTOR_FAIL, "nft delete rule inet filter input handle 7");
-	nft("\t\tudp dport 4000-5000 reject with icmp type port-unreachable # handle 8\n",
-	    "accept", RK_DOCTOR_FAIL, "nft delete rule inet filter input handle 8");
+	nft("\t\tudp dport 4000-5000 reject with icmp type port-unreachable # handle 8\n", "accept",
+	    RK_DOCTOR_FAIL, "nft delete rule inet filter input handle 8");
 	nft("\t\tmeta l4proto udp drop # handle 5\n", "accept", RK_DOCTOR_FAIL,
 	    "nft delete rule inet filter input handle 5");
 	nft("\t\tudp dport 4791 accept # handle 4\n\t\tdrop # handle 5\n", "accept", RK_DOCTOR_FAIL,
@@ -552,8 +543,8 @@ static void test_nft(void **state)
 	    "accept", RK_DOCTOR_PASS, NULL);
 	nft("\t\ttcp dport 22 accept # handle 4\n", "drop", RK_DOCTOR_FAIL,
 	    "nft insert rule inet filter input udp dport 4791 accept");
-	nft("\t\tudp dport 4791 accept # handle 4\n\t\ttcp dport 18515 accept # handle 5\n",
-	    "drop", RK_DOCTOR_PASS, NULL);
+	nft("\t\tudp dport 4791 accept # handle 4\n\t\ttcp dport 18515 accept # handle 5\n", "drop",
+	    RK_DOCTOR_PASS, NULL);
 	nft("\t\tjump helper # handle 4\n", "accept", RK_DOCTOR_PASS, NULL);
 }
 

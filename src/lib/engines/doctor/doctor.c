@@ -14,18 +14,11 @@
 
 #include "engines/doctor/doctor_int.h"
 
-static const char *const status_names[] = {
-	[RK_DOCTOR_PASS] = "PASS",
-	[RK_DOCTOR_WARN] = "WARN",
-	[RK_DOCTOR_FAIL] = "FAIL",
-	[RK_DOCTOR_SKIP] = "SKIP",
-};
-
 const char *rk_doctor_status_str(enum rk_doctor_status status)
 {
-	if ((unsigned int)status < sizeof(status_names) / sizeof(status_names[0]))
-		return status_names[status];
-	return "UNKNOWN";
+	static const char *const names[] = {"PASS", "WARN", "FAIL", "SKIP"};
+
+	return (unsigned int)status < 4 ? names[status] : "UNKNOWN";
 }
 
 int rk_doctor_exit_status(const struct rk_doctor_summary *sum)
@@ -69,12 +62,10 @@ void doc_add(char *buf, size_t len, const char *fmt, ...)
 
 void doc_emit(struct doc *d, const struct rk_doctor_check *c)
 {
-	switch (c->status) {
-	case RK_DOCTOR_PASS: d->sum.pass++; break;
-	case RK_DOCTOR_WARN: d->sum.warn++; break;
-	case RK_DOCTOR_FAIL: d->sum.fail++; break;
-	case RK_DOCTOR_SKIP: d->sum.skip++; break;
-	}
+	int *const counts[] = {&d->sum.pass, &d->sum.warn, &d->sum.fail, &d->sum.skip};
+
+	if ((unsigned int)c->status < 4)
+		(*counts[c->status])++;
 	if (d->fn)
 		d->fn(c, d->arg);
 }
@@ -206,7 +197,8 @@ static void list_devices(struct doc *d)
 		if (e->d_name[0] == '.')
 			continue;
 		d->nall++;
-		if (d->ndevs == DOC_MAX_DEVICES || (d->o->device && strcmp(d->o->device, e->d_name)))
+		if (d->ndevs == DOC_MAX_DEVICES ||
+		    (d->o->device && strcmp(d->o->device, e->d_name)))
 			continue;
 		snprintf(d->devs[d->ndevs].name, sizeof(d->devs[0].name), "%.63s", e->d_name);
 		dev_module(d, &d->devs[d->ndevs]);
@@ -215,6 +207,13 @@ static void list_devices(struct doc *d)
 	closedir(dir);
 	qsort(d->devs, (size_t)d->ndevs, sizeof(d->devs[0]), name_cmp);
 }
+
+/* The checks in the order they are made. */
+static doc_check_fn *const checks[] = {
+	doc_check_modules,  doc_check_dev_files, doc_check_devices,
+	doc_check_ports,    doc_check_memlock,	 doc_check_hugepages,
+	doc_check_firewall, doc_check_counters,	 doc_check_software,
+};
 
 int rk_doctor_run(const struct rk_doctor_opts *opts, rk_doctor_fn fn, void *arg,
 		  struct rk_doctor_summary *sum_p)
@@ -232,15 +231,8 @@ int rk_doctor_run(const struct rk_doctor_opts *opts, rk_doctor_fn fn, void *arg,
 	d->arg = arg;
 	list_devices(d);
 
-	doc_check_modules(d);
-	doc_check_dev_files(d);
-	doc_check_devices(d);
-	doc_check_ports(d);
-	doc_check_memlock(d);
-	doc_check_hugepages(d);
-	doc_check_firewall(d);
-	doc_check_counters(d);
-	doc_check_software(d);
+	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
+		checks[i](d);
 
 	for (int i = 0; i < d->ndevs; i++)
 		if (d->devs[i].dev) {

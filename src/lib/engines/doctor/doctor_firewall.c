@@ -56,8 +56,10 @@ static void firewall_end(struct rk_doctor_check *c, int chains)
 	}
 	doc_status(c, RK_DOCTOR_PASS, 0);
 	if (chains)
-		doc_seen(c, "no rule of the %d input and output chain%s drops UDP 4791 or TCP "
-			 "18515", chains, chains == 1 ? "" : "s");
+		doc_seen(c,
+			 "no rule of the %d input and output chain%s drops UDP 4791 or TCP "
+			 "18515",
+			 chains, chains == 1 ? "" : "s");
 	else
 		doc_seen(c, "no input or output chain: nothing is filtered");
 }
@@ -118,7 +120,8 @@ static enum verdict ipt_rule(char *words[], int n, const char *proto, int port)
 			else
 				return V_NONE;
 			i++;
-			if (!strcmp(arg, "REJECT") && i + 1 < n && !strcmp(words[i + 1], "--reject-with"))
+			if (!strcmp(arg, "REJECT") && i + 1 < n &&
+			    !strcmp(words[i + 1], "--reject-with"))
 				i += 2;
 		} else {
 			return V_NONE; /* any other match: the rule is partial */
@@ -159,7 +162,8 @@ void rk_doctor_firewall_iptables(const char *text, struct rk_doctor_check *c)
 
 				snprintf(orig, sizeof(orig), "%s", line);
 				n = split(line, words, 64);
-				if (n >= 3 && !strcmp(words[0], "-P") && !strcmp(words[1], chains[ch])) {
+				if (n >= 3 && !strcmp(words[0], "-P") &&
+				    !strcmp(words[1], chains[ch])) {
 					snprintf(policy, sizeof(policy), "%s", words[2]);
 					seen_chain = true;
 				}
@@ -174,8 +178,9 @@ void rk_doctor_firewall_iptables(const char *text, struct rk_doctor_check *c)
 			}
 			if (v == V_NONE && strcmp(policy, "ACCEPT")) {
 				snprintf(orig, sizeof(orig), "-P %s %s", chains[ch], policy);
-				snprintf(fix, sizeof(fix), "iptables -I %s -p %s --dport %d -j ACCEPT",
-					 chains[ch], packets[pk].proto, packets[pk].port);
+				snprintf(fix, sizeof(fix),
+					 "iptables -I %s -p %s --dport %d -j ACCEPT", chains[ch],
+					 packets[pk].proto, packets[pk].port);
 				found_drop(c, pk, orig, fix);
 			}
 			free(copy);
@@ -287,14 +292,17 @@ void rk_doctor_firewall_nft(const char *text, struct rk_doctor_check *c)
 		if (l[0] == '}') {
 			if (depth == 2 && in_chain && ch.base) {
 				nchains++;
-				for (size_t k = 0; k < NPACKETS && strcmp(ch.policy, "accept"); k++) {
+				for (size_t k = 0; k < NPACKETS && strcmp(ch.policy, "accept");
+				     k++) {
 					if (v[k] != V_NONE)
 						continue;
 					snprintf(rule, sizeof(rule), "chain %s %s %s policy %s",
 						 ch.family, ch.table, ch.name, ch.policy);
-					snprintf(fix, sizeof(fix), "nft insert rule %s %s %s %s dport "
-						 "%d accept", ch.family, ch.table, ch.name,
-						 packets[k].proto, packets[k].port);
+					snprintf(fix, sizeof(fix),
+						 "nft insert rule %s %s %s %s dport "
+						 "%d accept",
+						 ch.family, ch.table, ch.name, packets[k].proto,
+						 packets[k].port);
 					found_drop(c, k, rule, fix);
 				}
 			}
@@ -334,11 +342,14 @@ void rk_doctor_firewall_nft(const char *text, struct rk_doctor_check *c)
 				 ch.table, ch.name);
 			if (handle)
 				snprintf(fix, sizeof(fix), "nft delete rule %s %s %s handle %ld",
-					 ch.family, ch.table, ch.name, strtol(handle + 9, NULL, 10));
+					 ch.family, ch.table, ch.name,
+					 strtol(handle + 9, NULL, 10));
 			else
-				snprintf(fix, sizeof(fix), "nft -a list chain %s %s %s shows the "
+				snprintf(fix, sizeof(fix),
+					 "nft -a list chain %s %s %s shows the "
 					 "rule's handle; nft delete rule %s %s %s handle N",
-					 ch.family, ch.table, ch.name, ch.family, ch.table, ch.name);
+					 ch.family, ch.table, ch.name, ch.family, ch.table,
+					 ch.name);
 			found_drop(c, k, rule, fix);
 		}
 	}
@@ -389,56 +400,52 @@ static char *run_tool(const char *path, const char *args)
 	return text;
 }
 
+/* The tools, the arguments that print their rules, and their parsers. */
+static const struct {
+	const char *tool, *args;
+	void (*parse)(const char *text, struct rk_doctor_check *c);
+} tools[] = {
+	{"nft", "-a list ruleset", rk_doctor_firewall_nft},
+	{"iptables", "-S", rk_doctor_firewall_iptables},
+};
+#define NTOOLS (sizeof(tools) / sizeof(tools[0]))
+
 void doc_check_firewall(struct doc *d)
 {
-	char nft[PATH_MAX], ipt[PATH_MAX], *text;
+	const char *given[NTOOLS] = {d->o->nft_text, d->o->iptables_text};
+	char path[NTOOLS][PATH_MAX], *text;
+	bool has[NTOOLS], any = false;
 	struct rk_doctor_check c;
-	bool has_nft, has_ipt;
 
-	if (d->o->nft_text || d->o->iptables_text) {
-		if (d->o->nft_text) {
-			rk_doctor_firewall_nft(d->o->nft_text, &c);
-			doc_emit(d, &c);
-		}
-		if (d->o->iptables_text) {
-			rk_doctor_firewall_iptables(d->o->iptables_text, &c);
-			doc_emit(d, &c);
-		}
-		return;
+	for (size_t i = 0; i < NTOOLS; i++) {
+		has[i] = given[0] || given[1] ? given[i] != NULL
+					      : find_tool(tools[i].tool, path[i], sizeof(path[i]));
+		any |= has[i];
 	}
-	has_nft = find_tool("nft", nft, sizeof(nft));
-	has_ipt = find_tool("iptables", ipt, sizeof(ipt));
 	doc_begin(&c, "firewall", NULL, 0, "firewall");
 	doc_status(&c, RK_DOCTOR_SKIP, 0);
-	if (!has_nft && !has_ipt) {
+	if (!any) {
 		doc_seen(&c, "neither nft nor iptables is installed: no rules to read (rules set "
-			 "by other means are not seen)");
-		doc_emit(d, &c);
-		return;
-	}
-	if (geteuid()) {
+			     "by other means are not seen)");
+	} else if (geteuid() && !given[0] && !given[1]) {
 		doc_seen(&c, "reading the rules takes root: run rdmakit doctor as root to check "
-			 "them");
+			     "them");
+	}
+	if (c.seen[0]) {
 		doc_emit(d, &c);
 		return;
 	}
-	if (has_nft) {
-		text = run_tool(nft, "-a list ruleset");
-		if (text)
-			rk_doctor_firewall_nft(text, &c);
-		else
-			doc_seen(&c, "nft -a list ruleset failed");
-		free(text);
-		doc_emit(d, &c);
-	}
-	if (has_ipt) {
+	for (size_t i = 0; i < NTOOLS; i++) {
+		if (!has[i])
+			continue;
 		doc_begin(&c, "firewall", NULL, 0, "firewall");
 		doc_status(&c, RK_DOCTOR_SKIP, 0);
-		text = run_tool(ipt, "-S");
-		if (text)
-			rk_doctor_firewall_iptables(text, &c);
+		text = given[i] ? NULL : run_tool(path[i], tools[i].args);
+		if (given[i] || text)
+			tools[i].parse(given[i] ? given[i] : text, &c);
 		else
-			doc_seen(&c, "iptables -S failed (its kernel module may be missing)");
+			doc_seen(&c, "%s %s failed (as root; its kernel support may be missing)",
+				 tools[i].tool, tools[i].args);
 		free(text);
 		doc_emit(d, &c);
 	}

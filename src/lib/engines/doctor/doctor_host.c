@@ -130,13 +130,16 @@ void doc_check_modules(struct doc *d)
 		doc_seen(&c, "loaded:%s (Linux %s)", want, rel);
 	} else if (any_gone) {
 		doc_status(&c, RK_DOCTOR_FAIL, -ENOSYS);
-		doc_seen(&c, "not loaded:%s; Linux %s has no module to load for %s (nothing "
+		doc_seen(&c,
+			 "not loaded:%s; Linux %s has no module to load for %s (nothing "
 			 "under /lib/modules/%s lists them: a kernel built without "
 			 "CONFIG_INFINIBAND, or its modules package is missing)",
 			 missing, rel, gone, rel);
-		doc_fix(&c, "boot a kernel with RDMA support (CONFIG_INFINIBAND, "
+		doc_fix(&c,
+			"boot a kernel with RDMA support (CONFIG_INFINIBAND, "
 			"CONFIG_INFINIBAND_USER_ACCESS; a distribution's kernel has them, "
-			"Ubuntu's in linux-modules-extra-%s), then: modprobe -a%s", rel, missing);
+			"Ubuntu's in linux-modules-extra-%s), then: modprobe -a%s",
+			rel, missing);
 	} else {
 		doc_status(&c, RK_DOCTOR_FAIL, -ENOENT);
 		doc_seen(&c, "not loaded:%s (Linux %s has them)", missing, rel);
@@ -168,16 +171,19 @@ static bool dev_file_ok(const struct doc *d, const char *name, const char *what,
 		doc_seen(c, "%s/dev/infiniband/%s%s is missing", c->seen[0] ? "; " : "", name,
 			 what);
 		doc_fix(c, "%s%s", c->fix[0] ? "; " : "",
-			!strcmp(name, "rdma_cm") ? "modprobe rdma_ucm" :
-						   "udevadm trigger --subsystem-match=infiniband_verbs");
+			!strcmp(name, "rdma_cm")
+				? "modprobe rdma_ucm"
+				: "udevadm trigger --subsystem-match=infiniband_verbs");
 		return false;
 	}
 	if (!faccessat(AT_FDCWD, path, R_OK | W_OK, AT_EACCESS))
 		return true;
 	user_text(user, sizeof(user));
 	gr = getgrgid(st.st_gid);
-	doc_seen(c, "%s/dev/infiniband/%s%s is mode %04o, group %s: not readable and writable "
-		 "by %s", c->seen[0] ? "; " : "", name, what, (unsigned int)(st.st_mode & 07777),
+	doc_seen(c,
+		 "%s/dev/infiniband/%s%s is mode %04o, group %s: not readable and writable "
+		 "by %s",
+		 c->seen[0] ? "; " : "", name, what, (unsigned int)(st.st_mode & 07777),
 		 gr ? gr->gr_name : "?", user);
 	if (!c->fix[0]) {
 		if (gr && st.st_gid && (st.st_mode & 0060) == 0060)
@@ -208,7 +214,7 @@ void doc_check_dev_files(struct doc *d)
 			free(names);
 		doc_status(&c, RK_DOCTOR_SKIP, 0);
 		doc_seen(&c, "no /dev/infiniband/uverbs*: ib_uverbs is not loaded (see kernel RDMA "
-			 "modules)");
+			     "modules)");
 		doc_emit(d, &c);
 		return;
 	}
@@ -217,8 +223,8 @@ void doc_check_dev_files(struct doc *d)
 		char ibdev[64] = "", what[80] = "";
 
 		if (!strncmp(name, "uverbs", 6)) {
-			if (doc_read(d, ibdev, sizeof(ibdev), "/sys/class/infiniband_verbs/%s/ibdev",
-				     name) > 0)
+			if (doc_read(d, ibdev, sizeof(ibdev),
+				     "/sys/class/infiniband_verbs/%s/ibdev", name) > 0)
 				snprintf(what, sizeof(what), " (%s)", ibdev);
 			if (dev_file_ok(d, name, what, &c))
 				doc_add(ok, sizeof(ok), "%s%s%s", ok[0] ? ", " : "", name, what);
@@ -236,13 +242,16 @@ void doc_check_dev_files(struct doc *d)
 	if (!nverbs && d->nall) {
 		doc_seen(&c, "%sno /dev/infiniband/uverbs* though %d RDMA device(s) exist",
 			 c.seen[0] ? "; " : "", d->nall);
-		doc_fix(&c, "%sudevadm trigger --subsystem-match=infiniband_verbs (or mount "
-			"devtmpfs on /dev)", c.fix[0] ? "; " : "");
+		doc_fix(&c,
+			"%sudevadm trigger --subsystem-match=infiniband_verbs (or mount "
+			"devtmpfs on /dev)",
+			c.fix[0] ? "; " : "");
 		bad++;
 	}
 	user_text(user, sizeof(user));
 	if (bad) {
-		doc_status(&c, RK_DOCTOR_FAIL, c.fix[0] == 'c' || c.fix[0] == 'u' ? -EACCES : -ENOENT);
+		doc_status(&c, RK_DOCTOR_FAIL,
+			   c.fix[0] == 'c' || c.fix[0] == 'u' ? -EACCES : -ENOENT);
 		if (strstr(c.seen, "not readable"))
 			c.err = -EACCES;
 	} else {
@@ -273,14 +282,15 @@ static void check_provider(struct doc *d, struct doc_dev *dd, struct ibv_device 
 	doc_begin(&c, "provider", dd->name, 0, "%s user-space provider", dd->name);
 	if (!vd) {
 		doc_status(&c, RK_DOCTOR_FAIL, -ENOENT);
-		doc_seen(&c, "the kernel has %s (driver %s), but libibverbs %s: no user-space "
-			 "provider for it", dd->name, mod,
-			 list ? "does not list it" : "lists no device");
+		doc_seen(&c,
+			 "the kernel has %s (driver %s), but libibverbs %s: no user-space "
+			 "provider for it",
+			 dd->name, mod, list ? "does not list it" : "lists no device");
 		if (!list)
 			doc_seen(&c, " (%s)", rk_strerror(list_err));
 		doc_fix(&c, "install rdma-core's providers (Debian, Ubuntu: apt install "
-			"ibverbs-providers; Fedora, RHEL: dnf install libibverbs); a provider "
-			"installed elsewhere needs its driver file in /etc/libibverbs.d");
+			    "ibverbs-providers; Fedora, RHEL: dnf install libibverbs); a provider "
+			    "installed elsewhere needs its driver file in /etc/libibverbs.d");
 		doc_emit(d, &c);
 		return;
 	}
@@ -291,10 +301,13 @@ static void check_provider(struct doc *d, struct doc_dev *dd, struct ibv_device 
 		doc_status(&c, RK_DOCTOR_FAIL, err);
 		doc_seen(&c, "libibverbs lists %s but cannot open it: %s", dd->name,
 			 rk_strerror(err));
-		doc_fix(&c, err == -EACCES || err == -EPERM ?
-				    "give this user access to /dev/infiniband (see /dev/infiniband access)" :
-				    "see dmesg for the driver's message; reload it: modprobe -r %s; "
-				    "modprobe %s", mod, mod);
+		doc_fix(&c,
+			err == -EACCES || err == -EPERM
+				? "give this user access to /dev/infiniband (see /dev/infiniband "
+				  "access)"
+				: "see dmesg for the driver's message; reload it: modprobe -r %s; "
+				  "modprobe %s",
+			mod, mod);
 		doc_emit(d, &c);
 		return;
 	}
@@ -326,17 +339,19 @@ void doc_check_devices(struct doc *d)
 		if (!d->core_loaded && !d->nall) {
 			doc_status(&c, RK_DOCTOR_SKIP, 0);
 			doc_seen(&c, "no RDMA device can exist: ib_core is not loaded (see kernel "
-				 "RDMA modules)");
+				     "RDMA modules)");
 		} else if (!d->nall) {
 			doc_status(&c, RK_DOCTOR_FAIL, -ENODEV);
 			doc_seen(&c, "no RDMA device in /sys/class/infiniband: no provider driver "
-				 "made one");
-			doc_fix(&c, "load the RNIC's driver (mlx5_ib, irdma, bnxt_re, ...: "
-				"modprobe DRIVER); %s", rk_hint_no_device());
+				     "made one");
+			doc_fix(&c,
+				"load the RNIC's driver (mlx5_ib, irdma, bnxt_re, ...: "
+				"modprobe DRIVER); %s",
+				rk_hint_no_device());
 		} else {
 			doc_status(&c, RK_DOCTOR_FAIL, -ENODEV);
-			doc_seen(&c, "no RDMA device named '%s' (%d other%s there)",
-				 d->o->device, d->nall, d->nall == 1 ? " is" : "s are");
+			doc_seen(&c, "no RDMA device named '%s' (%d other%s there)", d->o->device,
+				 d->nall, d->nall == 1 ? " is" : "s are");
 			doc_fix(&c, "name one of them with -d (rdma link show lists them)");
 		}
 		doc_emit(d, &c);
@@ -373,8 +388,7 @@ static const char *limit_text(uint64_t v, char *buf, size_t len)
 	return buf;
 }
 
-void rk_doctor_memlock(uint64_t limit, bool cap_ipc_lock, uint64_t need,
-		       struct rk_doctor_check *c)
+void rk_doctor_memlock(uint64_t limit, bool cap_ipc_lock, uint64_t need, struct rk_doctor_check *c)
 {
 	char lim_buf[32], nd_buf[32];
 	const char *lim, *nd;
@@ -386,23 +400,29 @@ void rk_doctor_memlock(uint64_t limit, bool cap_ipc_lock, uint64_t need,
 	nd = limit_text(need, nd_buf, sizeof(nd_buf));
 	if (cap_ipc_lock) {
 		doc_status(c, RK_DOCTOR_PASS, 0);
-		doc_seen(c, "ulimit -l is %s, but this process holds CAP_IPC_LOCK: memory "
-			 "registration ignores the limit", lim);
+		doc_seen(c,
+			 "ulimit -l is %s, but this process holds CAP_IPC_LOCK: memory "
+			 "registration ignores the limit",
+			 lim);
 		return;
 	}
 	if (limit == (uint64_t)RLIM_INFINITY || limit >= need) {
 		doc_status(c, RK_DOCTOR_PASS, 0);
-		doc_seen(c, "ulimit -l is %s, at least the %s a typical run pins (buffers of a "
-			 "benchmark and the queues of a few QPs)", lim, nd);
+		doc_seen(c,
+			 "ulimit -l is %s, at least the %s a typical run pins (buffers of a "
+			 "benchmark and the queues of a few QPs)",
+			 lim, nd);
 		return;
 	}
 	doc_status(c, limit < RK_DOCTOR_MEMLOCK_MIN ? RK_DOCTOR_FAIL : RK_DOCTOR_WARN, -ENOMEM);
-	doc_seen(c, "ulimit -l is %s, below the %s a typical run pins (buffers of a benchmark "
-		 "and the queues of a few QPs)%s", lim, nd,
-		 limit < RK_DOCTOR_MEMLOCK_MIN ?
-			 ": even one small QP and buffer may fail to register (ENOMEM from "
-			 "ibv_reg_mr or ibv_create_qp)" :
-			 ": larger runs fail to register memory (ENOMEM)");
+	doc_seen(c,
+		 "ulimit -l is %s, below the %s a typical run pins (buffers of a benchmark "
+		 "and the queues of a few QPs)%s",
+		 lim, nd,
+		 limit < RK_DOCTOR_MEMLOCK_MIN
+			 ? ": even one small QP and buffer may fail to register (ENOMEM from "
+			   "ibv_reg_mr or ibv_create_qp)"
+			 : ": larger runs fail to register memory (ENOMEM)");
 	doc_fix(c, "ulimit -l unlimited (in this shell, up to the hard limit); for good "
 		   "'USER - memlock unlimited' in /etc/security/limits.d/rdma.conf (then log in "
 		   "again), LimitMEMLOCK=infinity for a systemd service, --ulimit memlock=-1 for a "
@@ -453,7 +473,8 @@ void doc_check_hugepages(struct doc *d)
 	if (doc_read(d, text, sizeof(text), "/proc/meminfo") < 0 ||
 	    (total = meminfo(text, "HugePages_Total:")) < 0) {
 		doc_status(&c, RK_DOCTOR_SKIP, 0);
-		doc_seen(&c, "/proc/meminfo shows no HugePages_Total: this kernel has no huge pages");
+		doc_seen(&c,
+			 "/proc/meminfo shows no HugePages_Total: this kernel has no huge pages");
 		doc_emit(d, &c);
 		return;
 	}
@@ -461,8 +482,8 @@ void doc_check_hugepages(struct doc *d)
 	kb = meminfo(text, "Hugepagesize:");
 	if (total > 0 && free_pages > 0) {
 		doc_status(&c, RK_DOCTOR_PASS, 0);
-		doc_seen(&c, "%ld of %ld huge pages of %ld kB free (for --mem hugepage)", free_pages,
-			 total, kb);
+		doc_seen(&c, "%ld of %ld huge pages of %ld kB free (for --mem hugepage)",
+			 free_pages, total, kb);
 	} else {
 		doc_status(&c, RK_DOCTOR_WARN, -ENOMEM);
 		if (total)
@@ -470,9 +491,10 @@ void doc_check_hugepages(struct doc *d)
 		else
 			doc_seen(&c, "no huge pages reserved");
 		doc_seen(&c, ": --mem hugepage fails (the rest works without)");
-		doc_fix(&c, "sysctl vm.nr_hugepages=%ld (%ld MiB of %ld kB pages; for good in "
-			"/etc/sysctl.d/)", total + 64, (total + 64) * (kb > 0 ? kb : 2048) / 1024,
-			kb > 0 ? kb : 2048);
+		doc_fix(&c,
+			"sysctl vm.nr_hugepages=%ld (%ld MiB of %ld kB pages; for good in "
+			"/etc/sysctl.d/)",
+			total + 64, (total + 64) * (kb > 0 ? kb : 2048) / 1024, kb > 0 ? kb : 2048);
 	}
 	doc_emit(d, &c);
 }

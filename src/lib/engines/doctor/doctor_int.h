@@ -19,8 +19,8 @@
 /* A device as sysfs shows it, and libibverbs' view of it when it opens. */
 struct doc_dev {
 	char name[64];
-	char module[64];	/* its kernel driver ("mlx5_ib", "rdma_rxe", "siw"), "" unknown */
-	struct rk_device *dev;	/* opened through libibverbs, NULL when not */
+	char module[64];       /* its kernel driver ("mlx5_ib", "rdma_rxe", "siw"), "" unknown */
+	struct rk_device *dev; /* opened through libibverbs, NULL when not */
 };
 
 struct doc {
@@ -32,8 +32,8 @@ struct doc {
 	bool core_loaded;   /* ib_core */
 	bool uverbs_loaded; /* ib_uverbs */
 	struct doc_dev devs[DOC_MAX_DEVICES];
-	int ndevs;	/* those checked (-d: the one) */
-	int nall;	/* all there are in sysfs */
+	int ndevs; /* those checked (-d: the one) */
+	int nall;  /* all there are in sysfs */
 };
 
 /* Start a check: cleared, with its id, device, port and title. */
@@ -62,18 +62,12 @@ int doc_read_num(const struct doc *d, long *v_p, const char *fmt, ...)
 /* Whether a file or directory exists under the root. */
 bool doc_exists(const struct doc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* doctor_host.c: the checks before the ports and after them. */
-void doc_check_modules(struct doc *d);
-void doc_check_dev_files(struct doc *d);
-void doc_check_devices(struct doc *d);
-void doc_check_memlock(struct doc *d);
-void doc_check_hugepages(struct doc *d);
-/* doctor_port.c */
-void doc_check_ports(struct doc *d);
-void doc_check_counters(struct doc *d);
-void doc_check_software(struct doc *d);
-/* doctor_firewall.c */
-void doc_check_firewall(struct doc *d);
+/* A check (or the checks of each port) made and handed on: doctor_host.c's
+ * before and after the ports, doctor_port.c's, doctor_firewall.c's. */
+typedef void doc_check_fn(struct doc *d);
+doc_check_fn doc_check_modules, doc_check_dev_files, doc_check_devices, doc_check_memlock,
+	doc_check_hugepages, doc_check_ports, doc_check_counters, doc_check_software,
+	doc_check_firewall;
 
 #pragma GCC visibility pop
 

@@ -19,8 +19,8 @@
 
 #include "engines/doctor/doctor_int.h"
 
-#define SYS_IB	     "/sys/class/infiniband"
-#define MAX_ADDRS    32
+#define SYS_IB	  "/sys/class/infiniband"
+#define MAX_ADDRS 32
 /* What RoCE v2 puts around a packet's payload at most (IPv6 40, UDP 8, BTH
  * 12, RETH 16, ICRC 4): rxe's RXE_MAX_HDR_LENGTH, which it subtracts from
  * the netdev's MTU to choose the port's. */
@@ -37,7 +37,7 @@ struct doc_port {
 	char state_text[32], phys_text[32];
 	bool roce;
 	char netdev[IFNAMSIZ + 1];
-	bool netdev_up;	  /* IFF_UP */
+	bool netdev_up; /* IFF_UP */
 	char operstate[32];
 	char addrs[MAX_ADDRS][INET6_ADDRSTRLEN];
 	int naddrs;
@@ -113,19 +113,20 @@ static void port_read(const struct doc *d, struct doc_port *p)
 	state_text(d, p, "state", p->state_text, sizeof(p->state_text));
 	state_text(d, p, "phys_state", p->phys_text, sizeof(p->phys_text));
 	p->roce = doc_read(d, text, sizeof(text), SYS_IB "/%s/ports/%u/link_layer", p->dd->name,
-			   p->num) > 0 && !strcmp(text, "Ethernet");
+			   p->num) > 0 &&
+		  !strcmp(text, "Ethernet");
 	if (!p->roce)
 		return;
 	port_netdev(d, p);
 	if (!p->netdev[0])
 		return;
-	p->netdev_up = !doc_read_num(d, &flags, "/sys/class/net/%s/flags", p->netdev) &&
-		       (flags & IFF_UP);
+	p->netdev_up =
+		!doc_read_num(d, &flags, "/sys/class/net/%s/flags", p->netdev) && (flags & IFF_UP);
 	if (doc_read(d, p->operstate, sizeof(p->operstate), "/sys/class/net/%s/operstate",
 		     p->netdev) < 0)
 		snprintf(p->operstate, sizeof(p->operstate), "unknown");
-	n = d->o->addrs ? d->o->addrs(p->netdev, p->addrs, MAX_ADDRS, d->o->addrs_arg) :
-			  ifaddrs_of(p->netdev, p->addrs, MAX_ADDRS);
+	n = d->o->addrs ? d->o->addrs(p->netdev, p->addrs, MAX_ADDRS, d->o->addrs_arg)
+			: ifaddrs_of(p->netdev, p->addrs, MAX_ADDRS);
 	p->naddrs = n > 0 ? n : 0;
 }
 
@@ -141,23 +142,27 @@ static void check_state(struct doc *d, const struct doc_port *p)
 	} else if (p->roce) {
 		doc_status(&c, RK_DOCTOR_FAIL, -ENETDOWN);
 		if (!p->netdev[0])
-			doc_fix(&c, "the port has no netdev: rdma link show; re-create a software "
+			doc_fix(&c,
+				"the port has no netdev: rdma link show; re-create a software "
 				"device on its netdev (rdma link add %s type rxe netdev IFACE)",
 				p->dd->name);
 		else if (!p->netdev_up)
 			doc_fix(&c, "ip link set %s up", p->netdev);
 		else
-			doc_fix(&c, "%s is up but has no link (operstate %s): check its cable and "
-				"switch port (ethtool %s)", p->netdev, p->operstate, p->netdev);
+			doc_fix(&c,
+				"%s is up but has no link (operstate %s): check its cable and "
+				"switch port (ethtool %s)",
+				p->netdev, p->operstate, p->netdev);
 	} else {
 		doc_status(&c, RK_DOCTOR_FAIL, -ENETDOWN);
 		if (p->phys == PHYS_LINKUP)
-			doc_fix(&c, "the link is up but no subnet manager brought the port up: run "
+			doc_fix(&c,
+				"the link is up but no subnet manager brought the port up: run "
 				"one on a node of the fabric (systemctl start opensm) or enable "
 				"the switch's");
 		else if (p->phys == PHYS_DISABLED)
 			doc_fix(&c, "the port is disabled: enable it (ibportstate, or on the "
-				"switch)");
+				    "switch)");
 		else
 			doc_fix(&c, "no link: check the cable and the switch port (ibstat %s %u)",
 				p->dd->name, p->num);
@@ -173,7 +178,8 @@ static void check_netdev(struct doc *d, const struct doc_port *p)
 	if (!p->netdev[0]) {
 		doc_status(&c, RK_DOCTOR_FAIL, -ENODEV);
 		doc_seen(&c, "the RoCE port names no netdev (its GID table has no ndev)");
-		doc_fix(&c, "rdma link show; re-create a software device on its netdev (rdma "
+		doc_fix(&c,
+			"rdma link show; re-create a software device on its netdev (rdma "
 			"link add %s type rxe netdev IFACE), or reload the NIC's driver",
 			p->dd->name);
 	} else if (!p->netdev_up) {
@@ -220,8 +226,10 @@ static void check_addrs(struct doc *d, const struct doc_port *p)
 			 list);
 	else
 		doc_seen(&c, "%s has no IP address", p->netdev);
-	doc_seen(&c, " (RoCE v2 GIDs are made from a netdev's addresses: none a peer off this "
-		 "link reaches, and RDMA CM cannot resolve an address to %s)", p->dd->name);
+	doc_seen(&c,
+		 " (RoCE v2 GIDs are made from a netdev's addresses: none a peer off this "
+		 "link reaches, and RDMA CM cannot resolve an address to %s)",
+		 p->dd->name);
 	doc_fix(&c, "ip addr add ADDRESS/PREFIX dev %s (the address peers reach this host at)",
 		p->netdev);
 	doc_emit(d, &c);
@@ -286,7 +294,8 @@ static void check_gids(struct doc *d, const struct doc_port *p)
 	doc_status(&c, RK_DOCTOR_FAIL, -ENOENT);
 	doc_seen(&c, "no RoCE v2 GID carries %s of %s%s%s", missing, p->netdev,
 		 found[0] ? "; these have one: " : "", found);
-	doc_fix(&c, "the GID table follows %s's addresses: check rdma link show puts %s on %s "
+	doc_fix(&c,
+		"the GID table follows %s's addresses: check rdma link show puts %s on %s "
 		"(not on a bridge or VLAN above it), then re-add the address (ip addr del "
 		"ADDRESS dev %s; ip addr add ADDRESS/PREFIX dev %s)",
 		p->netdev, p->dd->name, p->netdev, p->netdev, p->netdev);
@@ -316,18 +325,22 @@ static void check_mtu(struct doc *d, const struct doc_port *p)
 	doc_seen(&c, "%s MTU %ld, the port's active MTU %d (max %d)", p->netdev, mtu, active, max);
 	if (active + ROCE_HEADERS > mtu) {
 		doc_status(&c, RK_DOCTOR_FAIL, -EMSGSIZE);
-		doc_seen(&c, ": a full %d-byte packet and its %d bytes of RoCE v2 headers do not "
-			 "fit %s's %ld: such packets are dropped", active, ROCE_HEADERS, p->netdev,
-			 mtu);
-		doc_fix(&c, "ip link set %s mtu %d (on every host and switch on the path), or "
-			"give the QPs a path MTU of %d", p->netdev, active + ROCE_HEADERS,
-			best ? best : 256);
+		doc_seen(&c,
+			 ": a full %d-byte packet and its %d bytes of RoCE v2 headers do not "
+			 "fit %s's %ld: such packets are dropped",
+			 active, ROCE_HEADERS, p->netdev, mtu);
+		doc_fix(&c,
+			"ip link set %s mtu %d (on every host and switch on the path), or "
+			"give the QPs a path MTU of %d",
+			p->netdev, active + ROCE_HEADERS, best ? best : 256);
 	} else if (best > active) {
 		doc_status(&c, RK_DOCTOR_WARN, -EMSGSIZE);
 		doc_seen(&c, ": %s carries %d-byte packets, the port uses %d", p->netdev, best,
 			 active);
-		doc_fix(&c, "the port did not follow %s's MTU: reload the driver or re-create "
-			"the link (rdma link delete %s; rdma link add ...)", p->netdev, p->dd->name);
+		doc_fix(&c,
+			"the port did not follow %s's MTU: reload the driver or re-create "
+			"the link (rdma link delete %s; rdma link add ...)",
+			p->netdev, p->dd->name);
 	} else {
 		doc_status(&c, RK_DOCTOR_PASS, 0);
 		doc_seen(&c, ": %d bytes and %d of headers fit", active, ROCE_HEADERS);
@@ -354,10 +367,10 @@ static void check_ib(struct doc *d, const struct doc_port *p)
 		doc_status(&c, RK_DOCTOR_PASS, 0);
 	} else {
 		doc_status(&c, RK_DOCTOR_FAIL, -ENETUNREACH);
-		doc_seen(&c, lid ? ": no subnet manager is known" :
-				   ": no LID, so no subnet manager has configured the port");
+		doc_seen(&c, lid ? ": no subnet manager is known"
+				 : ": no LID, so no subnet manager has configured the port");
 		doc_fix(&c, "run a subnet manager on one node of the fabric (systemctl start "
-			"opensm; package opensm) or enable the switch's; sminfo shows one");
+			    "opensm; package opensm) or enable the switch's; sminfo shows one");
 	}
 	doc_emit(d, &c);
 }
@@ -470,14 +483,16 @@ static void counters_port(struct doc *d, struct doc_port *p)
 		for (size_t k = 0; k < sizeof(error_counters) / sizeof(error_counters[0]); k++)
 			if (snap->v[i].value && !strcmp(snap->v[i].name, error_counters[k].name))
 				doc_seen(&c, "%s%s %" PRIu64 " (%s)", moved++ ? ", " : "",
-					 snap->v[i].name, snap->v[i].value, error_counters[k].meaning);
+					 snap->v[i].name, snap->v[i].value,
+					 error_counters[k].meaning);
 	if (moved) {
 		doc_status(&c, RK_DOCTOR_WARN, -EIO);
 		doc_seen(&c, ": counted since boot or since %s was made, maybe long ago",
 			 p->dd->name);
-		doc_fix(&c, "watch them while the trouble happens: rdmakit counters -d %s -i %u "
-			"--watch 1 (a counter that rises then is live trouble)", p->dd->name,
-			p->num);
+		doc_fix(&c,
+			"watch them while the trouble happens: rdmakit counters -d %s -i %u "
+			"--watch 1 (a counter that rises then is live trouble)",
+			p->dd->name, p->num);
 	} else {
 		doc_status(&c, RK_DOCTOR_PASS, 0);
 		doc_seen(&c, "none of the %d counters that count errors moved", snap->n);
@@ -504,11 +519,12 @@ void doc_check_software(struct doc *d)
 		doc_begin(&c, "software_device", d->devs[i].name, 0, "%s software device",
 			  d->devs[i].name);
 		doc_status(&c, RK_DOCTOR_WARN, -EOPNOTSUPP);
-		doc_seen(&c, "%s is %s, emulated by the kernel on its netdev's CPU time: no line "
+		doc_seen(&c,
+			 "%s is %s, emulated by the kernel on its netdev's CPU time: no line "
 			 "rate to expect (tens to hundreds of MB/s, latency in tens of us)",
 			 d->devs[i].name, rxe ? "Soft-RoCE (rdma_rxe)" : "Soft-iWARP (siw)");
 		doc_fix(&c, "none for testing function; measure performance on an RNIC (its "
-			"hardware provider, not rxe or siw)");
+			    "hardware provider, not rxe or siw)");
 		doc_emit(d, &c);
 	}
 }

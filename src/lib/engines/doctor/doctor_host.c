@@ -185,7 +185,8 @@ static bool dev_file_ok(const struct doc *d, const char *name, const char *what,
 		 "by %s",
 		 c->seen[0] ? "; " : "", name, what, (unsigned int)(st.st_mode & 07777),
 		 gr ? gr->gr_name : "?", user);
-	if (!c->fix[0]) {
+	if (!strstr(c->fix, "chmod 0666")) {
+		doc_fix(c, "%s", c->fix[0] ? "; " : "");
 		if (gr && st.st_gid && (st.st_mode & 0060) == 0060)
 			doc_fix(c, "usermod -aG %s USER (then log in again); or ", gr->gr_name);
 		doc_fix(c, "chmod 0666 /dev/infiniband/uverbs* /dev/infiniband/rdma_cm (until "
@@ -250,10 +251,7 @@ void doc_check_dev_files(struct doc *d)
 	}
 	user_text(user, sizeof(user));
 	if (bad) {
-		doc_status(&c, RK_DOCTOR_FAIL,
-			   c.fix[0] == 'c' || c.fix[0] == 'u' ? -EACCES : -ENOENT);
-		if (strstr(c.seen, "not readable"))
-			c.err = -EACCES;
+		doc_status(&c, RK_DOCTOR_FAIL, strstr(c.seen, "not readable") ? -EACCES : -ENOENT);
 	} else {
 		doc_status(&c, RK_DOCTOR_PASS, 0);
 		doc_seen(&c, "%s: readable and writable by %s%s", ok, user,

@@ -12,7 +12,17 @@ if [ -z "$dev" ]; then
 	dev=$(ibv_devices 2>/dev/null | awk 'NR > 2 { print $1; exit }')
 	[ -n "$dev" ] || { echo "vs-perftest.sh: no RDMA device" >&2; exit 1; }
 fi
-case $dev in rxe*) gid=${gid:-1}; ip=${ip:-198.18.0.1} ;; esac
+case $dev in
+rxe*) gid=${gid:-1}; ip=${ip:-198.18.0.1} ;;
+siw*) ip=${ip:-198.18.0.1} ;;
+esac
+# iWARP (vs-perftest.sh set iwarp from the device): every run through RDMA CM,
+# no GID (an iWARP port has none to choose).
+[ "$iwarp" = 1 ] && gid=""
+# How long a server through RDMA CM gets to listen: perftest's -R client does
+# not retry, and on a loaded bed siw's took more than 1 s.
+cm_wait=1
+[ "$iwarp" = 1 ] && cm_wait=2
 ip=${ip:-127.0.0.1}
 pt_gid="" rk_gid=""
 [ -n "$gid" ] && pt_gid="-x $gid" && rk_gid="-g $gid"
@@ -52,13 +62,14 @@ reap() {
 
 # serve CM SERVER-CMD...: start a server on $port, in the background, and
 # wait until it listens (CM=1: RDMA CM listens where /proc/net/tcp cannot
-# see it; 1 s then). Sets spid.
+# see it; $cm_wait s then). Sets spid.
 serve() {
 	_cm=$1
 	shift
 	"$@" >"$tmp/srv" 2>&1 &
 	spid=$!
-	if [ "$_cm" = 1 ]; then sleep 1; else wait_listen "$port"; fi
+	# (siw's listening socket is the kernel's: /proc/net/tcp does not show it)
+	if [ "$_cm" = 1 ]; then sleep "$cm_wait"; else wait_listen "$port"; fi
 }
 
 # client CMD...: run the client (300 s at most) into $tmp/out; sets wall_ms.
@@ -77,6 +88,7 @@ client() {
 rdmakit() {
 	_cm=$1 _metric=$2
 	shift 2
+	[ "$iwarp" = 1 ] && _cm=1
 	_c=""
 	[ "$_cm" = 1 ] && _c=--cm
 	# shellcheck disable=SC2086
@@ -105,6 +117,10 @@ rdmakit() {
 perftest() {
 	_cm=$1 _metric=$2 _tool=$3
 	shift 3
+	if [ "$iwarp" = 1 ] && [ "$_cm" = 0 ]; then
+		_cm=1
+		set -- "$@" -R
+	fi
 	# shellcheck disable=SC2086
 	serve "$_cm" "$_tool" -d "$dev" $pt_gid -F -p "$port" "$@"
 	# shellcheck disable=SC2086
@@ -132,17 +148,22 @@ ucx() {
 }
 
 iters_text() {
-	if [ "$iters" = auto ]; then echo "20000 up to 64 B, 5000 up to 4 KiB, 2000 above"; else echo "$iters"; fi
+	if [ "$iters" != auto ]; then echo "$iters"
+	elif [ "$iwarp" = 1 ]; then echo "2000 up to 64 B, 500 up to 4 KiB, 200 above"
+	else echo "20000 up to 64 B, 5000 up to 4 KiB, 2000 above"
+	fi
 }
 
 # bw_iters SIZE: the bandwidth iterations of a row of SIZE bytes (--iters, or
 # by size, about a second a run on rxe; on the TCG bed ten times longer runs
 # narrowed a pair's spread only from 0.29 to 0.26: the noise is the bed's).
 bw_iters() {
+	_t=1
+	[ "$iwarp" = 1 ] && _t=10 # siw over TCP in the guest: ~1,500 small messages/s
 	if [ "$iters" != auto ]; then echo "$iters"
-	elif [ "$1" -le 64 ]; then echo 20000
-	elif [ "$1" -le 4096 ]; then echo 5000
-	else echo 2000
+	elif [ "$1" -le 64 ]; then echo $((20000 / _t))
+	elif [ "$1" -le 4096 ]; then echo $((5000 / _t))
+	else echo $((2000 / _t))
 	fi
 }
 
@@ -313,6 +334,13 @@ bo=""
 	echo
 	$STATS report "$raw" --min-reps "$reps" --target "$target" $bo
 	echo
+	if [ "$iwarp" = 1 ]; then
+		echo "$dev is iWARP: every run connected through RDMA CM (bench --cm, perftest -R). Left out, as"
+		echo "iWARP has none of them: atomics (fetch_add_*), UD (ud_send_bw_64), the TCP-exchange setup rows"
+		echo "(setup_qN: an iWARP QP connects only through RDMA CM; cm_setup_q1 is the setup row) and UCX"
+		echo "(its verbs transports rc_verbs/ud_verbs need InfiniBand or RoCE)."
+		echo
+	fi
 	echo "Mpps: message rate, higher is better (ahead: CI above 1.0); us and ms: latency and setup time,"
 	echo "lower is better (ahead: CI below 1.0). write_bw_64 is the 1-QP message-rate row; write_bibw"
 	echo "counts both directions; setup_qN: wall time of the client less its reported transfer time."

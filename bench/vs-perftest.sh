@@ -15,9 +15,14 @@
 #                             [--lat-iters N] [--setup-iters N] [--bw-sizes LIST]
 #                             [--lat-sizes LIST] [--target F] [--cases REGEX]
 #                             [--list] [--out DIR] [--no-ucx] [--device DEV]
-#                             [--gid IDX] [--ip ADDR] [--build DIR]
+#                             [--gid IDX] [--ip ADDR] [--build DIR] [--provider rxe|siw]
 #   default        everything inside ONE Soft-RoCE guest boot (scripts/softroce),
 #                  rxe0, GID index 1 (RoCE v2, 198.18.0.1)
+#   --provider P   the guest's provider: rxe (default) or siw (Soft-iWARP's siw0 on
+#                  198.18.0.1). On an iWARP device (siw, or --native on one) every
+#                  run connects through RDMA CM (bench --cm | perftest -R), and the
+#                  rows iWARP does not have are left out, by name: atomics, UD, the
+#                  TCP-exchange setup rows, UCX (its verbs transports need IB or RoCE)
 #   --native       on this host's RDMA device (first of ibv_devices unless --device)
 #   --budget MIN   time budget of the repetitions (default 60); the first two
 #                  repetitions of every case always run
@@ -26,8 +31,10 @@
 #   --target F     converged: interval half-width / ratio <= F (default 0.05)
 #   --iters N      bandwidth iterations, every size (default by size: 20000 up to
 #                  64 B, 5000 up to 4 KiB, 2000 above, so that a run lasts about a
-#                  second on rxe; per QP: N / QPs, 100 at least)
-#   --lat-iters N  latency iterations (default 5000)
+#                  second on rxe; per QP: N / QPs, 100 at least; on iWARP a tenth:
+#                  siw over TCP in the guest moves about 1,500 small messages a second)
+#   --lat-iters N  latency iterations (default 5000; on iWARP 500: a round trip
+#                  of siw in the guest takes about 4 ms)
 #   --setup-iters N  iterations per QP of the setup rows' one round (default 20)
 #   --bw-sizes L   sizes of the send/write/read bandwidth rows (default 64,4096,65536)
 #   --lat-sizes L  sizes of the send/write/read latency rows (default 2,64,4096)
@@ -66,9 +73,9 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-native=0 inner=0 reps=5 budget=60 target=0.05 iters=auto lat_iters=5000 setup_iters=20
+native=0 inner=0 reps=5 budget=60 target=0.05 iters=auto lat_iters=auto setup_iters=20
 bw_sizes=64,4096,65536 lat_sizes=2,64,4096 dev="" gid="" ip="" build="" cases="" out=""
-ucx=1 list=0
+ucx=1 list=0 provider=rxe iwarp=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--native) native=1 ;;
@@ -76,7 +83,7 @@ while [ $# -gt 0 ]; do
 	--list) list=1 ;;
 	--no-ucx) ucx=0 ;;
 	--budget | --reps | --iters | --lat-iters | --setup-iters | --bw-sizes | --lat-sizes | \
-		--target | --device | --gid | --ip | --build | --cases | --out)
+		--target | --device | --gid | --ip | --build | --cases | --out | --provider)
 		[ $# -ge 2 ] || { echo "vs-perftest.sh: $1 needs a value" >&2; exit 2; }
 		v=$2
 		case $1 in
@@ -84,17 +91,33 @@ while [ $# -gt 0 ]; do
 		--lat-iters) lat_iters=$v ;; --setup-iters) setup_iters=$v ;;
 		--bw-sizes) bw_sizes=$v ;; --lat-sizes) lat_sizes=$v ;; --target) target=$v ;;
 		--device) dev=$v ;; --gid) gid=$v ;; --ip) ip=$v ;; --build) build=$v ;;
-		--cases) cases=$v ;; --out) out=$v ;;
+		--cases) cases=$v ;; --out) out=$v ;; --provider) provider=$v ;;
 		esac
 		shift ;;
-	-h | --help) sed -n '2,61p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,71p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "vs-perftest.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
 done
+case $provider in
+rxe) ;;
+siw) iwarp=1 ;;
+*) echo "vs-perftest.sh: --provider: '$provider' is not rxe or siw" >&2; exit 2 ;;
+esac
+# Natively (and in the guest, where the outer script passes --provider) the
+# device itself says whether it is iWARP.
+if [ "$native" = 1 ] || [ "$inner" = 1 ]; then
+	_d=$dev
+	[ -n "$_d" ] || _d=$(ibv_devices 2>/dev/null | awk 'NR > 2 { print $1; exit }')
+	[ -n "$_d" ] && ibv_devinfo -d "$_d" 2>/dev/null | grep -q 'transport:.*iWARP' && iwarp=1
+fi
 [ "$iters" = auto ] || case $iters in
 	'' | *[!0-9]* | 0) echo "vs-perftest.sh: --iters: '$iters' is not a positive count" >&2; exit 2 ;;
 	esac
+if [ "$lat_iters" = auto ]; then
+	lat_iters=5000
+	[ "$iwarp" = 1 ] && lat_iters=500
+fi
 for o in "reps $reps" "lat-iters $lat_iters" "setup-iters $setup_iters" "budget $budget"; do
 	case ${o#* } in
 	'' | *[!0-9]* | 0) echo "vs-perftest.sh: --${o%% *}: '${o#* }' is not a positive count" >&2; exit 2 ;;
@@ -124,12 +147,14 @@ case_list() {
 	echo "msgrate_64_q2 rate Mpps"
 	for s in 64 65536; do for q in 8 64; do echo "write_bw_${s}_q$q rate Mpps"; done; done
 	echo "write_bibw_65536 rate Mpps"
-	echo "fetch_add_bw_8 rate Mpps"
-	echo "fetch_add_lat_8 time us"
-	echo "ud_send_bw_64 rate Mpps"
-	for q in 1 16 128; do echo "setup_q$q time ms"; done
+	if [ "$iwarp" = 0 ]; then
+		echo "fetch_add_bw_8 rate Mpps"
+		echo "fetch_add_lat_8 time us"
+		echo "ud_send_bw_64 rate Mpps"
+		for q in 1 16 128; do echo "setup_q$q time ms"; done
+	fi
 	echo "cm_setup_q1 time ms"
-	if [ "$ucx" = 1 ]; then
+	if [ "$ucx" = 1 ] && [ "$iwarp" = 0 ]; then
 		echo "ucx_write_bw_64 rate Mpps"
 		echo "ucx_write_bw_65536 rate Mpps"
 		echo "ucx_write_lat_2 time us"
@@ -163,7 +188,7 @@ if [ "$inner" = 0 ]; then
 	out=$(cd "$out" && pwd)
 	set -- --inner --budget "$budget" --reps "$reps" --target "$target" --iters "$iters" \
 		--lat-iters "$lat_iters" --setup-iters "$setup_iters" --bw-sizes "$bw_sizes" \
-		--lat-sizes "$lat_sizes" --build "$build" --out "$out"
+		--lat-sizes "$lat_sizes" --build "$build" --out "$out" --provider "$provider"
 	[ "$ucx" = 0 ] && set -- "$@" --no-ucx
 	[ -n "$dev" ] && set -- "$@" --device "$dev"
 	[ -n "$gid" ] && set -- "$@" --gid "$gid"
@@ -172,7 +197,7 @@ if [ "$inner" = 0 ]; then
 	[ "$native" = 1 ] && exec sh "$0" "$@"
 	# The guest is killed after the budget, the first two repetitions (which
 	# always run: 4 minutes a case allowed) and 10 minutes more.
-	exec "$root/scripts/softroce" run --timeout $((budget * 60 + $(selected | wc -l) * 240 + 600)) -- sh "$0" "$@"
+	exec "$root/scripts/softroce" --provider "$provider" run --timeout $((budget * 60 + $(selected | wc -l) * 240 + 600)) -- sh "$0" "$@"
 fi
 
 # ---- the comparison (in the guest, or natively) ----

@@ -215,8 +215,41 @@ for way in shm fork; do
 			fails=$((fails + 1))
 		fi
 done
-run 1 timeout 20 "$RDMAKIT" qp-states -d "$DEV" &&
-	has "$err" "${NOCM}this command brings them up without it"
+# qp-states: what needs no connection is walked for real (one QP, not
+# connected), what needs RDMA CM named; exit 1, the walk being partial.
+run 1 timeout 120 "$RDMAKIT" qp-states -d "$DEV" --json &&
+	has "$err" "${NOCM}qp-states walked one QP unconnected" &&
+	has "$err" "not walked: RTS with a peer, SQD and recovery" &&
+	json '
+rows = {r["label"]: r for r in d["rows"]}
+labels = [r["label"] for r in d["rows"]]
+assert labels == ["RESET", "INIT", "RTR", "RTS", "ERR", "RESET (from ERR)"], labels
+assert d["connected"] is False and d["result"] == "failed", d
+assert "qp-states walked one QP unconnected" in d["error"], d["error"]
+# RTS without the CM (no TCP stream, no MPA): refused.
+assert rows["RTS"]["entered"] is False and rows["RTS"]["enter_ret"] == -22, rows["RTS"]
+for s in ("RESET", "INIT", "RTR"):
+    r, snd = rows[s]["recv"], rows[s]["send"]
+    # receives wait, and ERR flushes them
+    assert r["accepted"] and r.get("status") == "WR_FLUSH_ERR", (s, r)
+    assert r.get("completed_in") == "ERR", (s, r)
+    # no send runs before RTS (accepted or not)
+    assert not snd["delivered"] and not snd.get("status") == "SUCCESS", (s, snd)
+assert rows["RESET"]["send"]["post_errno"] == "ENOTCONN", rows["RESET"]["send"]
+t = {(x["from"], x["to"]): x for x in d["transitions"]}
+for a, b in (("RESET", "INIT"), ("INIT", "RTR"), ("ERR", "RESET")):
+    assert t[(a, b)]["accepted"], t[(a, b)]
+for a in ("RESET", "INIT", "RTR"):
+    assert t[(a, "RTS")]["errno"] == "EINVAL", t[(a, "RTS")]
+assert not [x for x in d["transitions"] if x["from"] in ("RTS", "SQD")], d["transitions"]
+assert d["sqe"] == [], d["sqe"]'
+run 1 timeout 120 "$RDMAKIT" qp-states -d "$DEV" &&
+	has "$out" "qp-states on $DEV: QP" &&
+	has "$out" "could not be entered: Invalid argument (EINVAL)" &&
+	has "$err" "${NOCM}qp-states walked one QP unconnected" &&
+	lacks "$err" "the walk stopped"
+run 1 timeout 10 "$RDMAKIT" qp-states -d "$DEV" -g 0 &&
+	has "$err" "$DEV is an iWARP device: it has no GID to choose"
 run 1 timeout 10 "$RDMAKIT" ping --proto pingpong --server -d "$DEV" -p $P &&
 	has "$err" "${NOCM}the ibv_*_pingpong protocols swap addresses over TCP: use ping --cm or --proto rping"
 
@@ -236,8 +269,13 @@ for f in "$err" "$out"; do lacks "$f" "on RoCE"; done
 # devices says iWARP, and no RoCE GID wording.
 run 0 "$RDMAKIT" devices -d "$DEV" && has "$out" "transport      iWARP" &&
 	lacks "$out" "no GID to choose"
-# counters: siw has none, and says so.
-run 0 "$RDMAKIT" counters -d "$DEV"
+# counters: siw has none (no counters/, no hw_counters/), and says so.
+NOCOUNT="$DEV port 1 exposes no counters (no ports/1/counters or ports/1/hw_counters in sysfs)"
+run 0 "$RDMAKIT" counters -d "$DEV" && has "$out" "$NOCOUNT"
+run 0 "$RDMAKIT" counters -d "$DEV" --json && has "$out" "$NOCOUNT" &&
+	json 'assert d["groups"] == {} and d["result"] == "ok", d'
+run 0 timeout 20 "$RDMAKIT" counters -d "$DEV" --watch 1 -n 2 &&
+	has "$out" "$NOCOUNT: nothing to watch"
 
 # A server's refusal over iWARP: siw reports the MPA reject as -ECONNRESET,
 # not IB's consumer-defined status; the client still reads the server's

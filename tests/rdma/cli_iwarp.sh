@@ -203,18 +203,32 @@ run 1 timeout 10 "$RDMAKIT" bench --server -d "$DEV" -p $P && has "$err" "$TCP_T
 quick 1 "$RDMAKIT" bench "$IP" -d "$DEV" -p $P -o write --timeout 30 && has "$err" "$TCP_TEXT"
 run 1 timeout 10 "$RDMAKIT" ud --server -d "$DEV" -p $P &&
 	has "$err" "$DEV is an iWARP device: it has only RC QPs, no UD"
-# Those without --cm say what they do instead of suggesting it; share once,
-# before any of its processes starts.
-NOCM="$DEV is an iWARP device: its QPs connect only through RDMA CM; "
+# share shm and fork: the processes' QPs connect through RDMA CM (the peer
+# listens on the device's address), every byte checked as on rxe.
 for way in shm fork; do
-	run 1 timeout 20 "$RDMAKIT" share $way -d "$DEV" &&
-		has "$err" "${NOCM}share connects its processes' QPs without it" &&
-		if [ "$(grep -c 'error:' "$err")" != 1 ]; then
-			echo "FAIL: share $way: more than one error:"
-			show stderr "$err"
-			fails=$((fails + 1))
-		fi
+	run 0 timeout 180 "$RDMAKIT" share $way -d "$DEV" -P 2 -s 8k --json &&
+		json "
+st = d['steps']
+assert d['result'] == 'ok', d
+assert all(s['ok'] for s in st), [s for s in st if not s['ok']]
+assert [s['step'] for s in st].count('connect') == 2, st
+assert [s['step'] for s in st].count('see') >= 2, st"
+	run 0 timeout 180 "$RDMAKIT" share $way -d "$DEV" -P 3 &&
+		has "$out" "share $way: 3 processes, every byte checked: OK" &&
+		has "$out" "connected through RDMA CM (iWARP)"
 done
+# Those without --cm say what they do instead of suggesting it; share
+# import once, before any of its processes starts.
+NOCM="$DEV is an iWARP device: its QPs connect only through RDMA CM; "
+run 1 timeout 20 "$RDMAKIT" share import -d "$DEV" &&
+	has "$err" "${NOCM}share import connects its users' QPs without it" &&
+	if [ "$(grep -c 'error:' "$err")" != 1 ]; then
+		echo "FAIL: share import: more than one error:"
+		show stderr "$err"
+		fails=$((fails + 1))
+	fi
+run 1 timeout 20 "$RDMAKIT" share shm -d "$DEV" -g 0 &&
+	has "$err" "$DEV is an iWARP device: it has no GID to choose"
 # qp-states: what needs no connection is walked for real (one QP, not
 # connected), what needs RDMA CM named; exit 1, the walk being partial.
 run 1 timeout 120 "$RDMAKIT" qp-states -d "$DEV" --json &&

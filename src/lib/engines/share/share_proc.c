@@ -217,6 +217,15 @@ struct worker {
 	uint32_t peer_rkey;
 };
 
+/* The worker's QP is connected: the peer's rkey kept, READY sent. */
+static int worker_ready(struct worker *w, int sock, uint32_t peer_rkey)
+{
+	struct sh_msg m = {.type = SH_READY};
+
+	w->peer_rkey = peer_rkey;
+	return sh_send(sock, &m);
+}
+
 /* Connect the worker's QP to the peer's, trading HELLOs. */
 static int worker_connect(struct worker *w, int sock)
 {
@@ -235,10 +244,7 @@ static int worker_connect(struct worker *w, int sock)
 			    NULL);
 	if (ret)
 		return ret;
-	w->peer_rkey = r.rkey;
-	memset(&m, 0, sizeof(m));
-	m.type = SH_READY;
-	return sh_send(sock, &m);
+	return worker_ready(w, sock, r.rkey);
 }
 
 /* iWARP: the peer's HELLO first (its listener's address), then this
@@ -285,10 +291,7 @@ static int worker_connect_cm(struct worker *w, int sock, const char *device)
 		ret = rk_cm_connect(cm, w->n.qp[0], &mine, SH_MSG_WAIT_MS);
 	if (ret)
 		return ret;
-	w->peer_rkey = r.rkey;
-	memset(&m, 0, sizeof(m));
-	m.type = SH_READY;
-	return sh_send(sock, &m);
+	return worker_ready(w, sock, r.rkey);
 }
 
 static void worker_check(struct worker *w, const struct sh_msg *r, struct sh_msg *m)

@@ -124,7 +124,10 @@ struct rk_qps_report {
  * and fill *rep. Takes a few seconds: the peer's retransmissions and the
  * waits that show nothing arriving are real time. Returns 0 when the walk
  * could run to the end (whatever the device did), or a negative errno when
- * setting it up failed (logged). */
+ * setting it up failed (logged). On iWARP (gid NULL), whose QPs reach RTS
+ * only through RDMA CM, one QP is walked unconnected (RESET, INIT, RTR, RTS
+ * tried, ERR, RESET) and the transitions from RESET, INIT, RTR and ERR are
+ * tried; then -EPROTONOSUPPORT, logged naming what was not walked. */
 int rk_qps_observe(struct rk_device *dev, uint8_t port, const struct rk_gid_choice *gid,
 		   struct rk_qps_report *rep);
 

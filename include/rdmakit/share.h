@@ -189,7 +189,10 @@ struct rk_share_result {
 const char *rk_share_way_str(enum rk_share_way way);
 int rk_share_way_parse(const char *name, enum rk_share_way *way_p);
 
-/* Run one way. *res is filled as far as the run went, also on failure.
+/* Run one way. *res is filled as far as the run went, also on failure. On
+ * iWARP, shm and fork connect the processes' QPs through RDMA CM (the peer
+ * listens on the device's address); import is refused there before any
+ * process starts (-EPROTONOSUPPORT, logged).
  * Returns 0 when every step was ok; -EINVAL for bad options (logged, naming
  * the option); -EOPNOTSUPP for import on a provider without it; -EIO when a
  * step failed or a process exited with an error; another negative errno when

@@ -23,7 +23,9 @@ static const char description[] =
 	"the raw verbs and show what the device answered, what arrived while the QP was in that\n"
 	"state and what became of the requests later; the peer sends to it in INIT, RTR, RTS\n"
 	"and SQD. Then try transitions the spec forbids, and a send-queue error on UD and UC\n"
-	"QPs (where the spec's SQE state would appear). Takes a few seconds.";
+	"QPs (where the spec's SQE state would appear). Takes a few seconds. On iWARP, whose QPs\n"
+	"reach RTS only through RDMA CM, one QP is walked unconnected (RTS tried) and what\n"
+	"needs a connection is named as not walked (exit 1).";
 
 static const char *short_status(enum ibv_wc_status st)
 {
@@ -167,7 +169,7 @@ static void add_list(json_object *doc, const char *key, const struct rk_qps_repo
 	json_object_object_add(doc, key, a);
 }
 
-static json_object *report_json(const struct rk_qps_report *rep, int result)
+static json_object *report_json(const struct rk_qps_report *rep, bool iwarp, int result)
 {
 	json_object *doc = json_object_new_object(), *diffs = json_object_new_array();
 	struct rk_qps_diff d[RK_QPS_MAX_DIFFS];
@@ -176,6 +178,8 @@ static json_object *report_json(const struct rk_qps_report *rep, int result)
 	cli_add_str(doc, "device", rep->device);
 	cli_add_int(doc, "subject_qpn", rep->subject_qpn);
 	cli_add_int(doc, "peer_qpn", rep->peer_qpn);
+	/* iWARP: the QPs are not connected (only RDMA CM could), the walk partial. */
+	cli_add_bool(doc, "connected", !iwarp);
 	add_list(doc, "rows", rep, rep->nrows, row_json);
 	add_list(doc, "sqe", rep, rep->nsqe, sqe_json);
 	add_list(doc, "transitions", rep, rep->ntransitions, transition_json);
@@ -183,7 +187,7 @@ static json_object *report_json(const struct rk_qps_report *rep, int result)
 	for (int i = 0; i < nd && i < RK_QPS_MAX_DIFFS; i++)
 		json_object_array_add(diffs, json_object_new_string(d[i].text));
 	json_object_object_add(doc, "differences", diffs);
-	cli_add_str(doc, "result", result ? "failed" : "ok");
+	cli_add_result(doc, result);
 	return doc;
 }
 
@@ -287,12 +291,18 @@ static void print_differences(const struct rk_qps_report *rep)
 		printf("  none\n");
 }
 
-static void print_text(const struct rk_qps_report *rep)
+static void print_text(const struct rk_qps_report *rep, bool iwarp)
 {
 	char a[160], b[160], c[160];
 
-	printf("qp-states on %s: subject QP 0x%x, peer QP 0x%x (RC, connected to each other)\n",
-	       rep->device, rep->subject_qpn, rep->peer_qpn);
+	if (iwarp)
+		printf("qp-states on %s: QP 0x%x (RC), not connected: %s is an iWARP device, "
+		       "whose QPs reach RTS only through RDMA CM\n",
+		       rep->device, rep->subject_qpn, rep->device);
+	else
+		printf("qp-states on %s: subject QP 0x%x, peer QP 0x%x (RC, connected to each "
+		       "other)\n",
+		       rep->device, rep->subject_qpn, rep->peer_qpn);
 	printf("Posts are the raw ibv_post_recv/ibv_post_send: what the device itself does.\n\n");
 	printf("%-17s %-34s %-34s %s\n", "STATE", "RECV POSTED HERE", "SEND POSTED HERE",
 	       "PEER'S SEND POSTED HERE");
@@ -300,8 +310,8 @@ static void print_text(const struct rk_qps_report *rep)
 		const struct rk_qps_row *row = &rep->rows[i];
 
 		if (row->modify_ret) {
-			printf("%-17s could not be entered: %s\n", row->label,
-			       rk_strerror(row->modify_ret));
+			printf("%-17s could not be entered: %s (%s)\n", row->label,
+			       rk_strerror(row->modify_ret), rk_qps_errno_name(row->modify_ret));
 			continue;
 		}
 		if (row->recv_wr < 0 && row->send_wr < 0)
@@ -319,6 +329,13 @@ static void print_text(const struct rk_qps_report *rep)
 			       "WR_FLUSH_ERR\n",
 			       "", row->nqueued, count_status(rep, row, IBV_WC_WR_FLUSH_ERR));
 	}
+	for (int i = 0; i < rep->nrows; i++)
+		if (rep->rows[i].queried == IBV_QPS_UNKNOWN) {
+			printf("%-17s ibv_query_qp() names no state on %s%s: UNKNOWN in the "
+			       "transitions below\n",
+			       "", rep->device, iwarp ? " (siw leaves it out)" : "");
+			break;
+		}
 	printf("\nWhat the IB spec says:\n");
 	for (int i = 0; i < rep->nrows; i++)
 		if (rep->rows[i].recv_wr >= 0 && rep->rows[i].state != IBV_QPS_RTS)
@@ -331,6 +348,40 @@ static void print_text(const struct rk_qps_report *rep)
 	print_differences(rep);
 }
 
+/* The port, its GID chosen; an iWARP device is taken without one (the walk
+ * does there what needs no connection). */
+static int open_port(const struct qp_states_opts *o, struct rk_port_sel *d, bool *iwarp_p)
+{
+	struct rk_device *dev;
+	uint8_t port = o->dev.port ? (uint8_t)o->dev.port : 1;
+	int ret;
+
+	ret = rk_device_open(o->dev.device, &dev);
+	if (ret)
+		return ret;
+	*iwarp_p = rk_device_is_iwarp(dev);
+	if (!*iwarp_p) {
+		rk_device_close(dev);
+		return rk_port_open(o->dev.device, (uint8_t)o->dev.port, (int)o->dev.gid_index,
+				    NULL, d);
+	}
+	ret = -EINVAL;
+	if (o->dev.gid_index >= 0)
+		fprintf(stderr, "rdmakit qp-states: %s is an iWARP device: it has no GID to choose "
+				"(its QPs are addressed by IP through RDMA CM); leave out -g\n",
+			dev->info.name);
+	else
+		ret = rk_port_check_active(dev, port);
+	if (ret) {
+		rk_device_close(dev);
+		return ret;
+	}
+	d->dev = dev;
+	d->port_num = port;
+	d->has_gid = false;
+	return 0;
+}
+
 int cmd_qp_states(int argc, char **argv)
 {
 	struct qp_states_opts o = {.dev = CLI_DEV_OPTS_DEFAULT};
@@ -340,21 +391,23 @@ int cmd_qp_states(int argc, char **argv)
 		CLI_OPT_END,
 	};
 	static struct rk_qps_report rep;
-	struct rk_port_sel d;
+	struct rk_port_sel d = {0};
+	bool iwarp;
 	int ret;
 
 	ret = cli_parse_noargs("qp-states", usage_text, description, opts, argc, argv);
 	if (ret >= 0)
 		return ret;
-	ret = rk_port_open(o.dev.device, (uint8_t)o.dev.port, (int)o.dev.gid_index, NULL, &d);
+	ret = open_port(&o, &d, &iwarp);
 	if (ret)
 		return cli_fail(ret);
 	ret = rk_qps_observe(d.dev, d.port_num, d.has_gid ? &d.gid : NULL, &rep);
 	if (o.json)
-		cli_json_print(report_json(&rep, ret));
+		cli_json_print(report_json(&rep, iwarp, ret));
 	else if (rep.nrows)
-		print_text(&rep);
-	if (ret)
+		print_text(&rep, iwarp);
+	/* iWARP: the engine has named what it could not walk, and why. */
+	if (ret && !(iwarp && ret == -EPROTONOSUPPORT))
 		fprintf(stderr, "rdmakit qp-states: the walk stopped: %s\n", rk_strerror(ret));
 	rk_port_close(&d);
 	return ret ? cli_fail(ret) : CLI_OK;

@@ -203,20 +203,67 @@ run 1 timeout 10 "$RDMAKIT" bench --server -d "$DEV" -p $P && has "$err" "$TCP_T
 quick 1 "$RDMAKIT" bench "$IP" -d "$DEV" -p $P -o write --timeout 30 && has "$err" "$TCP_TEXT"
 run 1 timeout 10 "$RDMAKIT" ud --server -d "$DEV" -p $P &&
 	has "$err" "$DEV is an iWARP device: it has only RC QPs, no UD"
-# Those without --cm say what they do instead of suggesting it; share once,
-# before any of its processes starts.
-NOCM="$DEV is an iWARP device: its QPs connect only through RDMA CM; "
+# share shm and fork: the processes' QPs connect through RDMA CM (the peer
+# listens on the device's address), every byte checked as on rxe.
 for way in shm fork; do
-	run 1 timeout 20 "$RDMAKIT" share $way -d "$DEV" &&
-		has "$err" "${NOCM}share connects its processes' QPs without it" &&
-		if [ "$(grep -c 'error:' "$err")" != 1 ]; then
-			echo "FAIL: share $way: more than one error:"
-			show stderr "$err"
-			fails=$((fails + 1))
-		fi
+	run 0 timeout 180 "$RDMAKIT" share $way -d "$DEV" -P 2 -s 8k --json &&
+		json "
+st = d['steps']
+assert d['result'] == 'ok', d
+assert all(s['ok'] for s in st), [s for s in st if not s['ok']]
+assert [s['step'] for s in st].count('connect') == 2, st
+assert [s['step'] for s in st].count('see') >= 2, st"
+	run 0 timeout 180 "$RDMAKIT" share $way -d "$DEV" -P 3 &&
+		has "$out" "share $way: 3 processes, every byte checked: OK" &&
+		has "$out" "connected through RDMA CM (iWARP)"
 done
-run 1 timeout 20 "$RDMAKIT" qp-states -d "$DEV" &&
-	has "$err" "${NOCM}this command brings them up without it"
+# Those without --cm say what they do instead of suggesting it; share
+# import once, before any of its processes starts.
+NOCM="$DEV is an iWARP device: its QPs connect only through RDMA CM; "
+run 1 timeout 20 "$RDMAKIT" share import -d "$DEV" &&
+	has "$err" "${NOCM}share import connects its users' QPs without it" &&
+	if [ "$(grep -c 'error:' "$err")" != 1 ]; then
+		echo "FAIL: share import: more than one error:"
+		show stderr "$err"
+		fails=$((fails + 1))
+	fi
+run 1 timeout 20 "$RDMAKIT" share shm -d "$DEV" -g 0 &&
+	has "$err" "$DEV is an iWARP device: it has no GID to choose"
+# qp-states: what needs no connection is walked for real (one QP, not
+# connected), what needs RDMA CM named; exit 1, the walk being partial.
+run 1 timeout 120 "$RDMAKIT" qp-states -d "$DEV" --json &&
+	has "$err" "${NOCM}qp-states walked one QP unconnected" &&
+	has "$err" "not walked: RTS with a peer, SQD and recovery" &&
+	json '
+rows = {r["label"]: r for r in d["rows"]}
+labels = [r["label"] for r in d["rows"]]
+assert labels == ["RESET", "INIT", "RTR", "RTS", "ERR", "RESET (from ERR)"], labels
+assert d["connected"] is False and d["result"] == "failed", d
+assert "qp-states walked one QP unconnected" in d["error"], d["error"]
+# RTS without the CM (no TCP stream, no MPA): refused.
+assert rows["RTS"]["entered"] is False and rows["RTS"]["enter_ret"] == -22, rows["RTS"]
+for s in ("RESET", "INIT", "RTR"):
+    r, snd = rows[s]["recv"], rows[s]["send"]
+    # receives wait, and ERR flushes them
+    assert r["accepted"] and r.get("status") == "WR_FLUSH_ERR", (s, r)
+    assert r.get("completed_in") == "ERR", (s, r)
+    # no send runs before RTS (accepted or not)
+    assert not snd["delivered"] and not snd.get("status") == "SUCCESS", (s, snd)
+assert rows["RESET"]["send"]["post_errno"] == "ENOTCONN", rows["RESET"]["send"]
+t = {(x["from"], x["to"]): x for x in d["transitions"]}
+for a, b in (("RESET", "INIT"), ("INIT", "RTR"), ("ERR", "RESET")):
+    assert t[(a, b)]["accepted"], t[(a, b)]
+for a in ("RESET", "INIT", "RTR"):
+    assert t[(a, "RTS")]["errno"] == "EINVAL", t[(a, "RTS")]
+assert not [x for x in d["transitions"] if x["from"] in ("RTS", "SQD")], d["transitions"]
+assert d["sqe"] == [], d["sqe"]'
+run 1 timeout 120 "$RDMAKIT" qp-states -d "$DEV" &&
+	has "$out" "qp-states on $DEV: QP" &&
+	has "$out" "could not be entered: Invalid argument (EINVAL)" &&
+	has "$err" "${NOCM}qp-states walked one QP unconnected" &&
+	lacks "$err" "the walk stopped"
+run 1 timeout 10 "$RDMAKIT" qp-states -d "$DEV" -g 0 &&
+	has "$err" "$DEV is an iWARP device: it has no GID to choose"
 run 1 timeout 10 "$RDMAKIT" ping --proto pingpong --server -d "$DEV" -p $P &&
 	has "$err" "${NOCM}the ibv_*_pingpong protocols swap addresses over TCP: use ping --cm or --proto rping"
 
@@ -236,8 +283,13 @@ for f in "$err" "$out"; do lacks "$f" "on RoCE"; done
 # devices says iWARP, and no RoCE GID wording.
 run 0 "$RDMAKIT" devices -d "$DEV" && has "$out" "transport      iWARP" &&
 	lacks "$out" "no GID to choose"
-# counters: siw has none, and says so.
-run 0 "$RDMAKIT" counters -d "$DEV"
+# counters: siw has none (no counters/, no hw_counters/), and says so.
+NOCOUNT="$DEV port 1 exposes no counters (no ports/1/counters or ports/1/hw_counters in sysfs)"
+run 0 "$RDMAKIT" counters -d "$DEV" && has "$out" "$NOCOUNT"
+run 0 "$RDMAKIT" counters -d "$DEV" --json && has "$out" "$NOCOUNT" &&
+	json 'assert d["groups"] == {} and d["result"] == "ok", d'
+run 0 timeout 20 "$RDMAKIT" counters -d "$DEV" --watch 1 -n 2 &&
+	has "$out" "$NOCOUNT: nothing to watch"
 
 # A server's refusal over iWARP: siw reports the MPA reject as -ECONNRESET,
 # not IB's consumer-defined status; the client still reads the server's

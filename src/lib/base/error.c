@@ -52,6 +52,8 @@ const char *errno_name(int ret)
 		return "ENOSPC";
 	case EBUSY:
 		return "EBUSY";
+	case ENOTCONN: /* siw's answer to a send posted before RTS */
+		return "ENOTCONN";
 	}
 	snprintf(other, sizeof(other), "errno %d", -ret);
 	return other;

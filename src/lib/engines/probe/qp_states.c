@@ -18,6 +18,7 @@
 
 #include "base/clock.h"
 #include "base/error_int.h"
+#include "verbs/device_int.h"
 
 #define TAG_MAGIC 0x51505354u /* "QPST": first word of every payload the walk sends */
 
@@ -49,6 +50,7 @@ struct walk {
 	struct rk_qp *s, *p;
 	const struct rk_gid_choice *gid;
 	uint8_t port;
+	bool iwarp; /* no connection: QPs reach RTS only through RDMA CM */
 	struct rk_path_attr path;
 	int row;
 	enum ibv_qp_state cur;			 /* the subject's state as the walk put it */
@@ -289,11 +291,27 @@ static int post_send(struct walk *w, bool on_peer, bool raw, const char *what, u
 
 /* ---- rows ---- */
 
+/* The state the device reports for qp. siw's query leaves it out (0, which
+ * reads as RESET): on iWARP that is UNKNOWN, not rdmakit's own belief. */
+static enum ibv_qp_state query_state(const struct walk *w, struct rk_qp *qp)
+{
+	enum ibv_qp_state q = IBV_QPS_UNKNOWN;
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+
+	if (!w->iwarp) {
+		rk_qp_query_state(qp, &q);
+		return q;
+	}
+	if (ibv_query_qp(qp->qp, &a, IBV_QP_STATE, &ia) == 0 && a.qp_state != IBV_QPS_RESET)
+		q = a.qp_state;
+	return q;
+}
+
 static struct rk_qps_row *begin_row(struct walk *w, enum ibv_qp_state state, const char *label,
 				    int modify_ret)
 {
 	struct rk_qps_row *row;
-	enum ibv_qp_state q = IBV_QPS_UNKNOWN;
 
 	w->row = w->rep->nrows++;
 	row = &w->rep->rows[w->row];
@@ -303,8 +321,7 @@ static struct rk_qps_row *begin_row(struct walk *w, enum ibv_qp_state state, con
 	row->spec = spec_text[state];
 	row->modify_ret = modify_ret;
 	row->recv_wr = row->send_wr = row->incoming_wr = row->kick_wr = -1;
-	if (rk_qp_query_state(w->s, &q) == 0)
-		row->queried = q;
+	row->queried = query_state(w, w->s);
 	if (!modify_ret)
 		w->cur = state;
 	return row;
@@ -378,11 +395,14 @@ static int walk_setup(struct walk *w)
 	w->path.rnr_retry = 7;
 	rk_qp_local_endpoint(w->s, &es);
 	rk_qp_local_endpoint(w->p, &ep);
+	w->rep->subject_qpn = w->s->qp->qp_num;
+	w->rep->peer_qpn = w->p->qp->qp_num;
+	/* iWARP: no connection without RDMA CM; the peer stays as created. */
+	if (w->iwarp)
+		return 0;
 	ret = rk_qp_connect(w->p, 0, &es, &w->path);
 	if (ret)
 		return ret;
-	w->rep->subject_qpn = w->s->qp->qp_num;
-	w->rep->peer_qpn = w->p->qp->qp_num;
 	for (int k = 0; k < PEER_RECVS; k++) {
 		ret = post_recv(w, true, false, "peer recv");
 		if (ret < 0)
@@ -579,6 +599,42 @@ static const struct {
 	{IBV_QPS_ERR, IBV_QPS_RTS, false},
 };
 
+static int attrs_for(struct walk *w, struct rk_qp *qp, enum ibv_qp_state from, enum ibv_qp_state to,
+		     struct ibv_qp_attr *a);
+
+/* ibv_modify_qp() from -> to with what the target usually needs: the
+ * device's own answer, no rdmakit check in between. */
+static int raw_modify(struct walk *w, struct rk_qp *qp, enum ibv_qp_state from,
+		      enum ibv_qp_state to)
+{
+	struct ibv_qp_attr a;
+	int mask = attrs_for(w, qp, from, to, &a);
+
+	return rk_verbs_err(ibv_modify_qp(qp->qp, &a, mask));
+}
+
+/* fresh_qp_in() on iWARP: every step raw (rdmakit's own steps bring a QP up
+ * from a GID); RTS and SQD are refused by the device without a connection. */
+static int fresh_qp_in_raw(struct walk *w, struct rk_qp *qp, enum ibv_qp_state s)
+{
+	static const enum ibv_qp_state path[] = {IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS,
+						 IBV_QPS_SQD};
+	enum ibv_qp_state cur = IBV_QPS_RESET;
+	int ret = 0;
+
+	if (s == IBV_QPS_RESET)
+		return 0;
+	for (size_t k = 0; k < sizeof(path) / sizeof(path[0]) && !ret && cur != s; k++) {
+		if (s == IBV_QPS_ERR && cur == IBV_QPS_INIT)
+			break;
+		ret = raw_modify(w, qp, cur, path[k]);
+		cur = path[k];
+	}
+	if (!ret && s == IBV_QPS_ERR)
+		ret = raw_modify(w, qp, cur, IBV_QPS_ERR);
+	return ret;
+}
+
 /* Bring a fresh RC QP, connected to itself, to state s. */
 static int fresh_qp_in(struct walk *w, enum ibv_qp_state s, struct rk_qp **qp_p)
 {
@@ -590,6 +646,10 @@ static int fresh_qp_in(struct walk *w, enum ibv_qp_state s, struct rk_qp **qp_p)
 	ret = rk_qp_create(w->pd, w->dev, w->cq_x, w->cq_x, &qa, &qp);
 	if (ret)
 		return ret;
+	if (w->iwarp) {
+		ret = fresh_qp_in_raw(w, qp, s);
+		goto out;
+	}
 	rk_qp_local_endpoint(qp, &self);
 	if (s != IBV_QPS_RESET && (ret = rk_qp_to_init(qp, 0)))
 		goto err_destroy;
@@ -675,6 +735,10 @@ static int walk_transitions(struct walk *w)
 		int mask, ret;
 
 		ret = fresh_qp_in(w, tried[i].from, &qp);
+		/* iWARP: a state the device cannot reach unconnected (RTS, SQD) is
+		 * left out; rk_qps_observe() names it. */
+		if (ret && w->iwarp)
+			continue;
 		if (ret)
 			return ret;
 		t->from = tried[i].from;
@@ -682,8 +746,7 @@ static int walk_transitions(struct walk *w)
 		t->spec_allows = tried[i].allowed;
 		mask = attrs_for(w, qp, t->from, t->to, &a);
 		t->ret = rk_verbs_err(ibv_modify_qp(qp->qp, &a, mask));
-		t->after = IBV_QPS_UNKNOWN;
-		rk_qp_query_state(qp, &t->after);
+		t->after = query_state(w, qp);
 		rk_qp_destroy(qp);
 		rep->ntransitions++;
 	}
@@ -774,9 +837,67 @@ static int walk_sqe(struct walk *w)
 	return 0;
 }
 
+/* ---- iWARP: the walk without a connection ---- */
+
+/* A row entered with the raw verb from the state the walk is in, with a
+ * receive and a send posted once in it. */
+static struct rk_qps_row *enter_raw(struct walk *w, enum ibv_qp_state state, const char *label)
+{
+	struct rk_qps_row *row = begin_row(w, state, label, raw_modify(w, w->s, w->cur, state));
+
+	if (!row->modify_ret)
+		post_pair(w, row);
+	drain(w, 300, NULL, NULL);
+	return row;
+}
+
+/* RESET, INIT, RTR, RTS tried, then ERR and RESET from ERR: what each state
+ * does with posts on an iWARP QP that RDMA CM has not connected (the device
+ * refuses RTS without the CM's TCP stream and MPA; no peer sends to it). */
+static int walk_unconnected(struct walk *w)
+{
+	struct rk_qps_report *rep = w->rep;
+	struct rk_qps_row *row;
+	int list[9], n = 0;
+
+	row = begin_row(w, IBV_QPS_RESET, "RESET", 0);
+	post_pair(w, row);
+	drain(w, 300, NULL, NULL);
+	enter_raw(w, IBV_QPS_INIT, "INIT");
+	enter_raw(w, IBV_QPS_RTR, "RTR");
+	enter_raw(w, IBV_QPS_RTS, "RTS");
+
+	/* ERR: what was accepted and has not completed is outstanding. */
+	row = begin_row(w, IBV_QPS_ERR, "ERR", raw_modify(w, w->s, w->cur, IBV_QPS_ERR));
+	for (int i = 0; i < rep->nwrs && n < (int)(sizeof(row->queued) / sizeof(row->queued[0]));
+	     i++)
+		if (!rep->wrs[i].on_peer && !rep->wrs[i].post_ret && !rep->wrs[i].completed)
+			row->queued[n++] = i;
+	row->nqueued = n;
+	if (row->modify_ret)
+		return 0;
+	memcpy(list, row->queued, sizeof(int) * (size_t)n);
+	list[n] = -1;
+	drain(w, 2000, all_completed, list);
+	drain(w, 300, NULL, NULL);
+	post_pair(w, row);
+	drain(w, 1000, NULL, NULL);
+	begin_row(w, IBV_QPS_RESET, "RESET (from ERR)",
+		  raw_modify(w, w->s, IBV_QPS_ERR, IBV_QPS_RESET));
+	drain(w, 300, NULL, NULL);
+	return 0;
+}
+
 /* The walk, in order: the first part that fails ends it. */
 static int (*const walk_parts[])(struct walk *w) = {
 	walk_setup, walk_to_rts, walk_sqd, walk_err, walk_recovered, walk_transitions, walk_sqe,
+};
+
+/* iWARP: what needs no connection; SQE needs UD or UC, which iWARP has not. */
+static int (*const walk_parts_iwarp[])(struct walk *w) = {
+	walk_setup,
+	walk_unconnected,
+	walk_transitions,
 };
 
 int rk_qps_observe(struct rk_device *dev, uint8_t port, const struct rk_gid_choice *gid,
@@ -791,10 +912,23 @@ int rk_qps_observe(struct rk_device *dev, uint8_t port, const struct rk_gid_choi
 	w.rep = rep;
 	w.port = port;
 	w.gid = gid;
+	w.iwarp = rk_device_is_iwarp(dev);
 	snprintf(rep->device, sizeof(rep->device), "%s", dev->info.name);
-	for (size_t i = 0; i < sizeof(walk_parts) / sizeof(walk_parts[0]) && !ret; i++)
-		ret = walk_parts[i](&w);
+	if (w.iwarp)
+		for (size_t i = 0; i < sizeof(walk_parts_iwarp) / sizeof(walk_parts_iwarp[0]) && !ret;
+		     i++)
+			ret = walk_parts_iwarp[i](&w);
+	else
+		for (size_t i = 0; i < sizeof(walk_parts) / sizeof(walk_parts[0]) && !ret; i++)
+			ret = walk_parts[i](&w);
 	walk_teardown(&w);
+	if (!ret && w.iwarp)
+		ret = rk_device_check_no_cm(
+			dev, "qp-states walked one QP unconnected (RESET, INIT, RTR, RTS tried, ERR) "
+			     "and the transitions from RESET, INIT, RTR and ERR; not walked: RTS "
+			     "with a peer, SQD and recovery (they need a QP connected through RDMA "
+			     "CM), the transitions from RTS and SQD, and SQE (UD, UC: iWARP has "
+			     "only RC QPs)");
 	return ret;
 }
 

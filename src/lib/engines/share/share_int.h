@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <rdmakit/cm.h>
 #include <rdmakit/cq.h>
 #include <rdmakit/mem.h>
 #include <rdmakit/ops.h>
@@ -37,6 +38,8 @@ struct sh_msg {
 	uint32_t rseed;	       /* GO: what the READ must bring */
 	int32_t fork_status;
 	struct rk_endpoint ep;
+	char cm_addr[64]; /* HELLO from the peer on iWARP: its listener's address */
+	uint16_t cm_port; /* and port */
 	char text[160];
 };
 
@@ -48,6 +51,10 @@ struct sh_node {
 	struct rk_mr *mr;
 	struct rk_qp *qp[RK_SHARE_MAX_PROCS];
 	int nqp;
+	/* iWARP: the QPs connect through RDMA CM, one id each (the peer's from
+	 * its listener); PD, CQ and MR are then on the CM's device context. */
+	struct rk_cm *listener;
+	struct rk_cm *cm[RK_SHARE_MAX_PROCS];
 };
 
 /* A child process as its parent sees it. */
@@ -64,6 +71,11 @@ int sh_recv(int sock, uint32_t want, struct sh_msg *m, const char *from);
 /* Open the device, PD, CQ, an MR over buf and nqp RC QPs. sh_node_close()
  * undoes it, also after a failure part way. */
 int sh_node_open(struct sh_node *n, const struct rk_share_opts *o, void *buf, size_t len, int nqp);
+/* iWARP: PD, CQ and the MR over buf on dev (an RDMA CM id's); no QPs yet
+ * (the caller makes them on its CM ids). */
+int sh_node_open_on(struct sh_node *n, struct rk_device *dev, void *buf, size_t len);
+/* Whether o's device is iWARP; its name in name (len bytes). */
+int sh_device_iwarp(const struct rk_share_opts *o, bool *iwarp_p, char *name, size_t len);
 void sh_node_close(struct sh_node *n);
 
 /* Post a signaled WRITE or READ of len bytes between local and remote. */

@@ -17,6 +17,7 @@
 #include <rdmakit/pattern.h>
 #include <rdmakit/status.h>
 
+#include "conn/cm_int.h"
 #include "engines/share/share_int.h"
 
 /* ---- messages ---- */
@@ -54,12 +55,8 @@ int sh_node_open(struct sh_node *n, const struct rk_share_opts *o, void *buf, si
 	ret = rk_port_open(o->device, o->port_num, o->gid_index, NULL, &n->sel);
 	if (ret)
 		return ret;
-	if ((ret = rk_pd_alloc(n->sel.dev, &n->pd)) ||
-	    (ret = rk_cq_create(n->sel.dev, 64, false, &n->cq)) ||
-	    (ret = rk_mr_reg(n->pd, buf, len,
-			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				     IBV_ACCESS_REMOTE_READ,
-			     &n->mr)))
+	ret = sh_node_open_on(n, n->sel.dev, buf, len);
+	if (ret)
 		return ret;
 	qa.port_num = n->sel.port_num;
 	qa.gid = n->sel.has_gid ? &n->sel.gid : NULL;
@@ -71,14 +68,42 @@ int sh_node_open(struct sh_node *n, const struct rk_share_opts *o, void *buf, si
 	return 0;
 }
 
+int sh_node_open_on(struct sh_node *n, struct rk_device *dev, void *buf, size_t len)
+{
+	int ret;
+
+	if ((ret = rk_pd_alloc(dev, &n->pd)) || (ret = rk_cq_create(dev, 64, false, &n->cq)))
+		return ret;
+	return rk_mr_reg(n->pd, buf, len,
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+			 &n->mr);
+}
+
 void sh_node_close(struct sh_node *n)
 {
 	for (int i = 0; i < n->nqp; i++)
 		rk_qp_destroy(n->qp[i]);
+	for (int i = 0; i < RK_SHARE_MAX_PROCS; i++)
+		rk_cm_destroy(n->cm[i]);
+	rk_cm_destroy(n->listener);
 	rk_mr_free(n->mr);
 	rk_cq_destroy(n->cq);
 	rk_pd_free(n->pd);
 	rk_port_close(&n->sel);
+}
+
+int sh_device_iwarp(const struct rk_share_opts *o, bool *iwarp_p, char *name, size_t len)
+{
+	struct rk_device *dev;
+	int ret;
+
+	ret = rk_device_open(o->device, &dev);
+	if (ret)
+		return ret;
+	*iwarp_p = rk_device_is_iwarp(dev);
+	snprintf(name, len, "%s", dev->info.name);
+	rk_device_close(dev);
+	return 0;
 }
 
 int sh_rdma(struct rk_qp *qp, struct rk_mr *mr, enum rk_op op, uint64_t wr_id, void *local,
@@ -192,6 +217,15 @@ struct worker {
 	uint32_t peer_rkey;
 };
 
+/* The worker's QP is connected: the peer's rkey kept, READY sent. */
+static int worker_ready(struct worker *w, int sock, uint32_t peer_rkey)
+{
+	struct sh_msg m = {.type = SH_READY};
+
+	w->peer_rkey = peer_rkey;
+	return sh_send(sock, &m);
+}
+
 /* Connect the worker's QP to the peer's, trading HELLOs. */
 static int worker_connect(struct worker *w, int sock)
 {
@@ -210,10 +244,54 @@ static int worker_connect(struct worker *w, int sock)
 			    NULL);
 	if (ret)
 		return ret;
-	w->peer_rkey = r.rkey;
-	memset(&m, 0, sizeof(m));
-	m.type = SH_READY;
-	return sh_send(sock, &m);
+	return worker_ready(w, sock, r.rkey);
+}
+
+/* iWARP: the peer's HELLO first (its listener's address), then this
+ * worker's node on the device RDMA CM resolved that to, its HELLO, and the
+ * QP connected through RDMA CM. */
+static int worker_connect_cm(struct worker *w, int sock, const char *device)
+{
+	struct rk_qp_init_attr qa = {.transport = RK_RC, .max_send_wr = 16, .max_recv_wr = 16};
+	struct rk_wire_buf mine = {.addr = (uint64_t)(uintptr_t)w->buf, .len = w->len};
+	struct sh_msg m = {.type = SH_HELLO}, r;
+	struct rk_cm *cm;
+	char who[32];
+	int ret;
+
+	snprintf(who, sizeof(who), "the peer (to worker %d)", w->idx);
+	ret = sh_recv(sock, SH_HELLO, &r, who);
+	if (ret)
+		return ret;
+	r.cm_addr[sizeof(r.cm_addr) - 1] = '\0';
+	ret = rk_cm_resolve(r.cm_addr, r.cm_port, SH_MSG_WAIT_MS, &w->n.cm[0]);
+	if (ret)
+		return ret;
+	cm = w->n.cm[0];
+	if (strcmp(cm->dev->info.name, device)) {
+		rk_error("worker %d: %s resolves to %s, not %s", w->idx, r.cm_addr,
+			 cm->dev->info.name, device);
+		return -EXDEV;
+	}
+	ret = sh_node_open_on(&w->n, cm->dev, w->buf, w->len);
+	if (ret)
+		return ret;
+	qa.port_num = cm->port_num;
+	ret = rk_cm_create_qp(cm, w->n.pd, w->n.cq, w->n.cq, &qa, &w->n.qp[0]);
+	if (ret)
+		return ret;
+	w->n.nqp = 1;
+	mine.rkey = w->n.mr->mr->rkey;
+	m.addr = mine.addr;
+	m.len = w->len;
+	m.rkey = mine.rkey;
+	m.ep.qpn = w->n.qp[0]->qp->qp_num;
+	ret = sh_send(sock, &m);
+	if (!ret)
+		ret = rk_cm_connect(cm, w->n.qp[0], &mine, SH_MSG_WAIT_MS);
+	if (ret)
+		return ret;
+	return worker_ready(w, sock, r.rkey);
 }
 
 static void worker_check(struct worker *w, const struct sh_msg *r, struct sh_msg *m)
@@ -289,6 +367,8 @@ struct worker_arg {
 	const struct rk_share_opts *o;
 	int shm_fd; /* shm: the memory file; fork: -1 */
 	size_t len;
+	bool iwarp;	  /* the QPs connect through RDMA CM */
+	char device[64]; /* the device's name */
 };
 
 static int worker_main(int idx, int sock, void *argp)
@@ -309,9 +389,13 @@ static int worker_main(int idx, int sock, void *argp)
 		memset(buf, 0, a->len);
 	}
 	w.buf = buf;
-	ret = sh_node_open(&w.n, a->o, buf, a->len, 1);
-	if (!ret)
-		ret = worker_connect(&w, sock);
+	if (a->iwarp) {
+		ret = worker_connect_cm(&w, sock, a->device);
+	} else {
+		ret = sh_node_open(&w.n, a->o, buf, a->len, 1);
+		if (!ret)
+			ret = worker_connect(&w, sock);
+	}
 	if (!ret)
 		ret = worker_loop(&w, sock);
 	sh_node_close(&w.n);
@@ -333,7 +417,48 @@ struct peer {
 	uint8_t *buf;
 	size_t len;
 	struct sh_node n;
+	const struct worker_arg *a;
 };
+
+/* iWARP: the peer's listener on the device's address, and its node on the
+ * listener's device context; then for each worker in turn: HELLO (with the
+ * listener's address) and the worker's, its request, a QP, the accept. */
+static int peer_connect_cm(struct peer *pe)
+{
+	struct rk_qp_init_attr qa = {.transport = RK_RC, .max_send_wr = 16, .max_recv_wr = 16};
+	struct rk_wire_buf mine = {.addr = (uint64_t)(uintptr_t)pe->buf, .len = pe->len};
+	struct sh_msg m = {.type = SH_HELLO};
+	struct sh_proc *p = pe->p;
+	char who[32];
+	int ret;
+
+	memset(&pe->n, 0, sizeof(pe->n));
+	ret = rk_cm_listen_on_device(pe->a->device, pe->o->port_num ? pe->o->port_num : 1,
+				     m.cm_addr, sizeof(m.cm_addr), &m.cm_port, &pe->n.listener);
+	if (!ret)
+		ret = sh_node_open_on(&pe->n, pe->n.listener->dev, pe->buf, pe->len);
+	if (ret)
+		return ret;
+	mine.rkey = pe->n.mr->mr->rkey;
+	qa.port_num = pe->n.listener->port_num;
+	m.addr = mine.addr;
+	m.len = pe->len;
+	m.rkey = mine.rkey;
+	for (int i = 0; i < pe->np; i++) {
+		snprintf(who, sizeof(who), "worker %d", i);
+		if ((ret = sh_send(p[i].sock, &m)) ||
+		    (ret = sh_recv(p[i].sock, SH_HELLO, &p[i].hello, who)) ||
+		    (ret = rk_cm_get_request(pe->n.listener, SH_MSG_WAIT_MS, &pe->n.cm[i])) ||
+		    (ret = rk_cm_create_qp(pe->n.cm[i], pe->n.pd, pe->n.cq, pe->n.cq, &qa,
+					   &pe->n.qp[i])))
+			return ret;
+		pe->n.nqp++;
+		ret = rk_cm_accept(pe->n.cm[i], pe->n.qp[i], &mine, SH_MSG_WAIT_MS);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
 
 /* One QP per worker, connected. */
 static int peer_connect(struct peer *pe)
@@ -342,10 +467,13 @@ static int peer_connect(struct peer *pe)
 	char who[32];
 	int ret;
 
-	ret = sh_node_open(&pe->n, pe->o, pe->buf, pe->len, pe->np);
+	if (pe->a->iwarp)
+		ret = peer_connect_cm(pe);
+	else
+		ret = sh_node_open(&pe->n, pe->o, pe->buf, pe->len, pe->np);
 	if (ret)
 		return ret;
-	for (int i = 0; i < pe->np; i++) {
+	for (int i = 0; i < pe->np && !pe->a->iwarp; i++) {
 		struct sh_msg m = {.type = SH_HELLO};
 
 		snprintf(who, sizeof(who), "worker %d", i);
@@ -372,11 +500,12 @@ static int peer_connect(struct peer *pe)
 			return ret;
 		sh_step(pe->o, pe->res, "connect", i, true,
 			"worker pid %d: its own context, PD, MR over %s at %p (rkey 0x%x), QP 0x%x "
-			"<-> peer QP 0x%x",
+			"<-> peer QP 0x%x%s",
 			(int)p[i].pid,
 			pe->shared ? "its own mapping of the memfd" : "its own buffer",
 			(void *)(uintptr_t)p[i].hello.addr, p[i].hello.rkey, p[i].hello.ep.qpn,
-			pe->n.qp[i]->qp->qp_num);
+			pe->n.qp[i]->qp->qp_num,
+			pe->a->iwarp ? ", connected through RDMA CM (iWARP)" : "");
 	}
 	return 0;
 }
@@ -549,7 +678,13 @@ int sh_run_workers(const struct rk_share_opts *o, int shm_fd, struct rk_share_re
 	pe->np = (int)o->procs;
 	pe->shared = shm_fd >= 0;
 	pe->len = a.len = 3 * (size_t)pe->np * o->size;
+	pe->a = &a;
 	sh_procs_init(pe->p, RK_SHARE_MAX_PROCS);
+	ret = sh_device_iwarp(o, &a.iwarp, a.device, sizeof(a.device));
+	if (ret) {
+		free(pe);
+		return ret;
+	}
 	pe->buf = aligned_alloc(4096, pe->len);
 	if (!pe->buf) {
 		free(pe);

@@ -97,7 +97,8 @@ static int late_main(int idx, int sock, void *argp)
 	int ret;
 
 	(void)idx;
-	ret = rk_port_open(o->device, o->port_num, o->gid_index, NULL, &sel);
+	/* No QP here: an iWARP device is taken too. */
+	ret = rk_port_open_cm(o->device, o->port_num, o->gid_index, &sel);
 	if (ret)
 		return ret;
 	ret = rk_pd_alloc(sel.dev, &pd);
@@ -399,6 +400,29 @@ static int check_opts(const struct rk_share_opts *o)
 	return 0;
 }
 
+/* shm and fork on an iWARP device: its port ACTIVE, no GID index (iWARP has
+ * none); 1 for any other device (rk_port_name_check() judges it). */
+static int share_cm_check(const struct rk_share_opts *o)
+{
+	struct rk_device *dev;
+	int ret;
+
+	ret = rk_device_open(o->device, &dev);
+	if (ret)
+		return ret;
+	ret = 1;
+	if (rk_device_is_iwarp(dev) && o->gid_index >= 0) {
+		rk_error("share: %s is an iWARP device: it has no GID to choose (its QPs connect "
+			 "by IP address through RDMA CM); leave out the GID index",
+			 dev->info.name);
+		ret = -EINVAL;
+	} else if (rk_device_is_iwarp(dev)) {
+		ret = rk_port_check_active(dev, o->port_num ? o->port_num : 1);
+	}
+	rk_device_close(dev);
+	return ret;
+}
+
 int rk_share_run(const struct rk_share_opts *o, struct rk_share_result *res)
 {
 	int ret;
@@ -410,9 +434,13 @@ int rk_share_run(const struct rk_share_opts *o, struct rk_share_result *res)
 	ret = check_opts(o);
 	if (ret)
 		return ret;
-	/* Once, before any process starts: each would refuse iWARP on its own. */
-	ret = rk_port_name_check(o->device, o->port_num, o->gid_index, "RC",
-				 "share connects its processes' QPs without it");
+	/* Once, before any process starts. On iWARP shm and fork connect their
+	 * processes' QPs through RDMA CM; import's users connect theirs to
+	 * each other without it. */
+	ret = o->way == RK_SHARE_IMPORT ? 1 : share_cm_check(o);
+	if (ret > 0)
+		ret = rk_port_name_check(o->device, o->port_num, o->gid_index, "RC",
+					 "share import connects its users' QPs without it");
 	if (ret)
 		return ret;
 	if (o->way == RK_SHARE_IMPORT)

@@ -640,6 +640,25 @@ void rkblk_stop_ctrl(struct rkblk_ctrl *ctrl)
 	ctrl->ibdev = NULL;
 }
 
+/*
+ * A connect that failed without a reject. On iWARP the connection is TCP:
+ * no listener answers the SYN with a reset (-ECONNREFUSED), and an MPA
+ * reply that does not come within siw's 10 s resets it (-ECONNRESET).
+ */
+static const char *rkblk_connect_err(int ret)
+{
+	switch (ret) {
+	case -ETIMEDOUT:
+		return "timed out";
+	case -ECONNREFUSED:
+		return "refused (nothing listens there)";
+	case -ECONNRESET:
+		return "reset";
+	default:
+		return "failed";
+	}
+}
+
 /* Resolve, create the QP with the receive posted, connect, get the region. */
 static int rkblk_connect_queue(struct rkblk_queue *q, char *err, size_t len)
 {
@@ -694,9 +713,9 @@ static int rkblk_connect_queue(struct rkblk_queue *q, char *err, size_t len)
 		if (q->reject_code)
 			snprintf(err, len, "%s", q->reject_text);
 		else
-			snprintf(err, len, "connecting to %s: %s (%d)",
-				 ctrl->server, ret == -ETIMEDOUT ?
-				 "timed out" : "failed", ret);
+			snprintf(err, len, "queue %d: connecting to %s: %s (%d)",
+				 q->idx, ctrl->server, rkblk_connect_err(ret),
+				 ret);
 		return ret;
 	}
 	ret = rkblk_check_region(q, err, len);

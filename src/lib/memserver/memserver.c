@@ -442,7 +442,6 @@ static void on_established(struct rk_memserver *srv, struct ms_conn *c)
 	c->established = true;
 	if (c->fail) {
 		struct rk_msg m;
-
 		int len;
 
 		rk_msg_error(&m, c->fail, "%s", c->why);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <rdmakit/cm.h>
@@ -739,23 +740,47 @@ static int new_listener(struct rk_memserver *srv, struct rdma_cm_id **id_p)
 	return 0;
 }
 
+/* Whether this kernel has IPv6 at all. */
+static bool have_ipv6(void)
+{
+	int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 /* Every address: [::] IPv6-only and 0.0.0.0 on their own ids. A dual-stack
  * [::] listener does not serve IPv4 on iWARP: the provider's TCP listener
  * hands the kernel's RDMA CM a v4-mapped address, which it finds on no
- * device, and the connection is reset before any request reaches us. */
+ * device, and the connection is reset before any request reaches us. Where
+ * an iWARP device is, rk_cm_bind_listen()'s wildcard is 0.0.0.0 alone, so
+ * [::] is named here (without it siw refused every IPv6 client: the TCP
+ * connect was reset, -ECONNREFUSED in rkblk). */
 static int listen_any(struct rk_memserver *srv, struct rdma_cm_id *id)
 {
 	int one = 1, ret;
+	bool v6;
 
 	if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &one, sizeof(one)))
 		return rk_cm_bind_listen(id, NULL, srv->port, MS_BACKLOG);
 	ret = rk_cm_bind_listen(id, NULL, srv->port, MS_BACKLOG);
-	if (ret || rdma_get_local_addr(id)->sa_family != AF_INET6)
+	if (ret)
 		return ret;
+	v6 = rdma_get_local_addr(id)->sa_family == AF_INET6;
+	if (!v6 && !have_ipv6())
+		return 0;
 	ret = new_listener(srv, &id);
 	if (ret)
 		return ret;
-	return rk_cm_bind_listen(id, "0.0.0.0", srv->port, MS_BACKLOG);
+	if (v6)
+		return rk_cm_bind_listen(id, "0.0.0.0", srv->port, MS_BACKLOG);
+	if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &one, sizeof(one))) {
+		rk_error("listen on [::]:%u IPv6-only: %m", srv->port);
+		return errno ? -errno : -EINVAL;
+	}
+	return rk_cm_bind_listen(id, "::", srv->port, MS_BACKLOG);
 }
 
 static int setup_listener(struct rk_memserver *srv)

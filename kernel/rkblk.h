@@ -37,13 +37,18 @@
 	((RKBLK_MAX_HW_SECTORS >> (PAGE_SHIFT - SECTOR_SHIFT)) + 1)
 /* RDMA READs of the region probe (rkblk_probe_region). */
 #define RKBLK_PROBES 2
-/* Bound of each connection step (resolve, connect, region message). */
+/* Bound of each connection step (resolve, connect, region probe). */
 #define RKBLK_STEP_TIMEOUT_MS 10000
-/*
- * Connecting waits longer: the server makes and registers the region
- * (zeroed, pinned) before it accepts a new session.
+/* Connecting waits longer: a server older than memproto.h's step 3 makes
+ * and registers the region before it accepts a new session.
  */
 #define RKBLK_CONNECT_TIMEOUT_MS 30000
+/*
+ * The region message waits longest: the server allocates and registers a
+ * new session's region (zeroed, pinned) after the accept, which takes
+ * seconds for a large region on an emulated machine.
+ */
+#define RKBLK_REGION_TIMEOUT_MS 60000
 #define RKBLK_ERR_LEN 200
 /*
  * Times a request is re-issued after failed completions, as nvme's
@@ -63,6 +68,15 @@ enum rkblk_state {
 
 /* rkblk_queue.flags bits */
 #define RKBLK_Q_LIVE 0		/* connected, the region known: I/O may be posted */
+
+/*
+ * What the server SENDs on each queue (memproto.h step 4): the region, or
+ * why it could not make it (the ERROR message a reject carries).
+ */
+union rkblk_region_msg {
+	struct rk_mem_region region;
+	struct rk_mem_reject reject;
+};
 
 /* One READ of the region probe: 8 bytes into the queue's rbuf. */
 struct rkblk_probe {
@@ -95,13 +109,13 @@ struct rkblk_queue {
 
 	/* recv_remote_memory_region: the receive posted before connecting. */
 	struct ib_cqe recv_cqe;
-	struct rk_mem_region *rbuf;	/* from rkblk_region_cache */
+	union rkblk_region_msg *rbuf;	/* from rkblk_region_cache */
 	u64 rbuf_dma;
 	bool rbuf_mapped;
 	struct completion region_done;
 	int region_status;		/* 0 or -EIO (failed completion) */
 	u32 region_len;			/* bytes received */
-	struct rk_mem_region region;	/* copy, after unmapping */
+	union rkblk_region_msg region;	/* copy, after unmapping */
 
 	/* rkblk_probe_region: two RDMA READs into rbuf through rdma_rw. */
 	struct rkblk_probe probe[RKBLK_PROBES];

@@ -152,6 +152,42 @@ static int recv_remote_memory_region(struct rkblk_queue *q)
 	return ret;
 }
 
+static void rkblk_copy_text(char *dst, size_t dstlen, const char *src,
+			    size_t srclen)
+{
+	size_t i, n = min(dstlen - 1, srclen);
+
+	for (i = 0; i < n && src[i]; i++)
+		dst[i] = isprint(src[i]) ? src[i] : '?';
+	dst[i] = '\0';
+}
+
+/*
+ * The server's ERROR message, a REJ's private data or the SEND in place of
+ * the region: its code into q->reject_code and the reason into
+ * q->reject_text. False when @rej is not one.
+ */
+static bool rkblk_reject_msg(struct rkblk_queue *q,
+			     const struct rk_mem_reject *rej, u32 len,
+			     const char *when)
+{
+	char text[RK_MEM_REJECT_TEXT + 1];
+	int code;
+
+	if (!rej || len < RK_MEM_REJECT_LEN ||
+	    be32_to_cpu(rej->magic) != RK_MEM_REJECT_MAGIC ||
+	    be16_to_cpu(rej->type) != RK_MEM_REJECT_TYPE)
+		return false;
+	code = (s32)be32_to_cpu(rej->code);
+	if (code >= 0 || code < -MAX_ERRNO)
+		code = -ECONNREFUSED;
+	rkblk_copy_text(text, sizeof(text), rej->text, RK_MEM_REJECT_TEXT);
+	snprintf(q->reject_text, sizeof(q->reject_text),
+		 "rejected by %s%s: %s (%d)", q->ctrl->server, when, text, code);
+	q->reject_code = code;
+	return true;
+}
+
 /*
  * Step two: wait for the region SEND and check every field of it against
  * what this queue asked for.
@@ -159,19 +195,25 @@ static int recv_remote_memory_region(struct rkblk_queue *q)
 static int rkblk_check_region(struct rkblk_queue *q, char *err, size_t len)
 {
 	struct rkblk_ctrl *ctrl = q->ctrl;
-	const struct rk_mem_region *r = &q->region;
+	const struct rk_mem_region *r = &q->region.region;
 	u64 session, addr, length;
 	u32 flags, want;
 
 	if (!wait_for_completion_timeout(&q->region_done,
-				msecs_to_jiffies(RKBLK_STEP_TIMEOUT_MS))) {
+				msecs_to_jiffies(RKBLK_REGION_TIMEOUT_MS))) {
 		snprintf(err, len, "no region message from %s within %d ms",
-			 ctrl->server, RKBLK_STEP_TIMEOUT_MS);
+			 ctrl->server, RKBLK_REGION_TIMEOUT_MS);
 		return -ETIMEDOUT;
 	}
 	if (q->region_status) {
 		snprintf(err, len, "region message: receive failed");
 		return q->region_status;
+	}
+	/* The server could not make the region after accepting (step 4). */
+	if (rkblk_reject_msg(q, &q->region.reject, q->region_len,
+			     " after accepting")) {
+		snprintf(err, len, "%s", q->reject_text);
+		return q->reject_code;
 	}
 	if (q->region_len != RK_MEM_REGION_LEN) {
 		snprintf(err, len, "region message: %u bytes, expected %u",
@@ -306,22 +348,10 @@ static void rkblk_cm_step(struct rkblk_queue *q, int error)
 	complete(&q->cm_done);
 }
 
-static void rkblk_copy_text(char *dst, size_t dstlen, const char *src,
-			    size_t srclen)
-{
-	size_t i, n = min(dstlen - 1, srclen);
-
-	for (i = 0; i < n && src[i]; i++)
-		dst[i] = isprint(src[i]) ? src[i] : '?';
-	dst[i] = '\0';
-}
-
 static void rkblk_cm_rejected(struct rkblk_queue *q, struct rdma_cm_event *ev)
 {
 	const struct rk_mem_reject *rej;
 	u8 len = 0;
-	int code = -ECONNREFUSED;
-	char text[RK_MEM_REJECT_TEXT + 1];
 
 	rej = rdma_consumer_reject_data(q->cm_id, ev, &len);
 	/*
@@ -332,23 +362,13 @@ static void rkblk_cm_rejected(struct rkblk_queue *q, struct rdma_cm_event *ev)
 		rej = ev->param.conn.private_data;
 		len = ev->param.conn.private_data_len;
 	}
-	if (rej && len >= RK_MEM_REJECT_LEN &&
-	    be32_to_cpu(rej->magic) == RK_MEM_REJECT_MAGIC &&
-	    be16_to_cpu(rej->type) == RK_MEM_REJECT_TYPE) {
-		code = (s32)be32_to_cpu(rej->code);
-		if (code >= 0 || code < -MAX_ERRNO)
-			code = -ECONNREFUSED;
-		rkblk_copy_text(text, sizeof(text), rej->text,
-				RK_MEM_REJECT_TEXT);
-		snprintf(q->reject_text, sizeof(q->reject_text),
-			 "rejected by %s: %s (%d)", q->ctrl->server, text, code);
-	} else {
+	if (!rkblk_reject_msg(q, rej, len, "")) {
 		snprintf(q->reject_text, sizeof(q->reject_text),
 			 "rejected by %s: %s", q->ctrl->server,
 			 rdma_reject_msg(q->cm_id, ev->status));
+		q->reject_code = -ECONNREFUSED;
 	}
-	q->reject_code = code;
-	rkblk_cm_step(q, code);
+	rkblk_cm_step(q, q->reject_code);
 }
 
 /* Route known: connect (as nvme-rdma does, from the handler). */
@@ -620,6 +640,25 @@ void rkblk_stop_ctrl(struct rkblk_ctrl *ctrl)
 	ctrl->ibdev = NULL;
 }
 
+/*
+ * A connect that failed without a reject. On iWARP the connection is TCP:
+ * no listener answers the SYN with a reset (-ECONNREFUSED), and an MPA
+ * reply that does not come within siw's 10 s resets it (-ECONNRESET).
+ */
+static const char *rkblk_connect_err(int ret)
+{
+	switch (ret) {
+	case -ETIMEDOUT:
+		return "timed out";
+	case -ECONNREFUSED:
+		return "refused (nothing listens there)";
+	case -ECONNRESET:
+		return "reset";
+	default:
+		return "failed";
+	}
+}
+
 /* Resolve, create the QP with the receive posted, connect, get the region. */
 static int rkblk_connect_queue(struct rkblk_queue *q, char *err, size_t len)
 {
@@ -674,9 +713,9 @@ static int rkblk_connect_queue(struct rkblk_queue *q, char *err, size_t len)
 		if (q->reject_code)
 			snprintf(err, len, "%s", q->reject_text);
 		else
-			snprintf(err, len, "connecting to %s: %s (%d)",
-				 ctrl->server, ret == -ETIMEDOUT ?
-				 "timed out" : "failed", ret);
+			snprintf(err, len, "queue %d: connecting to %s: %s (%d)",
+				 q->idx, ctrl->server, rkblk_connect_err(ret),
+				 ret);
 		return ret;
 	}
 	ret = rkblk_check_region(q, err, len);

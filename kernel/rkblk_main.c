@@ -503,7 +503,7 @@ static int __init rkblk_init(void)
 
 	/* The region messages the queues receive (one per connection). */
 	rkblk_region_cache = kmem_cache_create("rkblk_region",
-					       sizeof(struct rk_mem_region), 0,
+					       sizeof(union rkblk_region_msg), 0,
 					       SLAB_HWCACHE_ALIGN, NULL);
 	if (!rkblk_region_cache)
 		return -ENOMEM;

@@ -9,19 +9,29 @@
  * One client session is one region of server memory, made of one or more
  * queues, each an RC connection through RDMA CM (port space TCP):
  *
- *  1. For each queue the client posts a receive for a struct rk_mem_region,
- *     then connects with a struct rk_mem_req as the CM private data
- *     (session 0 and queue 0 ask for a new session; later queues, and every
- *     queue of a reconnect, name the session the server gave).
+ *  1. For each queue the client posts a receive of RK_MEM_REJECT_LEN bytes
+ *     (room for a struct rk_mem_region or a struct rk_mem_reject), then
+ *     connects with a struct rk_mem_req as the CM private data (session 0
+ *     and queue 0 ask for a new session; later queues, and every queue of a
+ *     reconnect, name the session the server gave).
  *  2. The server checks the request (magic, version, sizes, --allow, its
  *     limits) and either rejects it with an rdmakit ERROR wire message as the
  *     REJ private data (struct rk_mem_reject: a negative errno and a reason
- *     text), or accepts it (no private data) and, once the connection is
- *     ESTABLISHED, SENDs one struct rk_mem_region: where the session's
- *     region is, its length and rkey. The client never sends; the server
- *     never relies on RNR retry (the client's receive is posted before it
- *     connects).
- *  3. The client moves data with RDMA READ and RDMA WRITE at region.addr +
+ *     text), or accepts it (no private data).
+ *  3. After the accept, not before, the server allocates the region of a
+ *     new session and registers it (a resumed session's is registered
+ *     already, unless its device went away): registering a large region
+ *     takes seconds, and iWARP gives a connect request only a few (siw: 10 s)
+ *     to be accepted before the peer resets it.
+ *  4. Once the connection is ESTABLISHED and the region is registered, the
+ *     server SENDs one struct rk_mem_region: where the session's region is,
+ *     its length and rkey. When step 3 failed it SENDs instead a struct
+ *     rk_mem_reject (the same bytes a REJ would carry: the reason and its
+ *     code, e.g. -ENOSPC), then disconnects; the client tells the two apart
+ *     by length and magic and reports the second as a reject. The client
+ *     never sends; the server never relies on RNR retry (the client's
+ *     receive is posted before it connects).
+ *  5. The client moves data with RDMA READ and RDMA WRITE at region.addr +
  *     offset, offset < region.length. All queues of a session share the one
  *     region; a session outlives its connections for the server's --keep.
  *
@@ -33,9 +43,11 @@
  *                     a reconnecting client fails its I/O for good
  *   -EINVAL           a size or queue field out of range, or a resume whose
  *                     size differs from the session's
- *   -ENOSPC           larger than --max-size, or no memory for it
+ *   -ENOSPC           larger than --max-size, or (step 4) no memory for it
+ *                     or no registration of it
  *   -EUSERS           --max-clients sessions exist already
  *   -EEXIST           that queue of that session is connected already
+ *   -EXDEV            the session's region is registered on another device
  *   -EMSGSIZE         the REQ's path MTU is above the server port's active
  *                     MTU (RDMA CM over RoCE hands the server the client's):
  *                     rkblk connects again asking one MTU lower
@@ -87,8 +99,9 @@ struct rk_mem_region {
 
 #define RK_MEM_REGION_LEN 40
 
-/* A reject's private data: rdmakit's ERROR wire message (wire.h), so that
- * every rdmakit client prints the reason the same way (128 bytes). */
+/* A reject's private data, and the SEND of step 4 when the region could not
+ * be made: rdmakit's ERROR wire message (wire.h), so that every rdmakit
+ * client prints the reason the same way (128 bytes). */
 #define RK_MEM_REJECT_MAGIC 0x52444b54u /* RK_WIRE_MAGIC, "RDKT" */
 #define RK_MEM_REJECT_VERSION 1         /* RK_WIRE_VERSION */
 #define RK_MEM_REJECT_TYPE 4            /* RK_MSG_ERROR */

@@ -80,7 +80,7 @@ int rk_mem_reject_decode(const void *data, size_t len, int *code_p, char *text,
 struct rk_memserver;
 
 /* Faults for tests of clients (the rkblk module): what every established
- * queue's region message gets wrong. */
+ * queue's region message (or the region behind it) gets wrong. */
 enum rk_memserver_inject {
 	RK_MS_INJECT_NONE,
 	RK_MS_INJECT_REGION_MAGIC,  /* a magic that is not RK_MEM_MAGIC */
@@ -89,9 +89,10 @@ enum rk_memserver_inject {
 	RK_MS_INJECT_REGION_WRAP,   /* an address where address + length wraps */
 	RK_MS_INJECT_WRONG_RKEY,    /* a well-formed message whose rkey is not the MR's */
 	RK_MS_INJECT_READ_ONLY,     /* the region registered without REMOTE_WRITE */
+	RK_MS_INJECT_REGISTER_FAIL, /* the registration after the accept fails (-ENOSPC) */
 };
 
-/* "region-magic", ... "wrong-rkey", "read-only" into *inject_p; -EINVAL for another name. */
+/* "region-magic", ... "wrong-rkey", "read-only", "register-fail" into *inject_p; -EINVAL for another name. */
 int rk_memserver_inject_parse(const char *name, enum rk_memserver_inject *inject_p);
 
 struct rk_memserver_opts {

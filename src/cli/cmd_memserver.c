@@ -231,7 +231,8 @@ static int parse_allow(const struct cli_opt_list *l, struct rk_cidr *out)
 
 /* --inject's values (rk_memserver_inject_parse()). */
 static const char *const faults[] = {"region-magic", "region-length", "region-short",
-				     "region-wrap", "wrong-rkey", "read-only", NULL};
+				     "region-wrap", "wrong-rkey", "read-only", "register-fail",
+				     NULL};
 
 int cmd_memserver(int argc, char **argv)
 {

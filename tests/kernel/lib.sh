@@ -83,6 +83,9 @@ attach_disk() {
 		*efused* | *ECONNREFUSED* | *nreachable* | *imed\ out*) [ $_i -lt 15 ] && { sleep 1; continue; } ;;
 		esac
 		echo "  rdmakit blk attach $*: exit $_rc: $ATTACH_OUT"
+		# What both kernels said about it (guest 1: the server's).
+		dmesg | grep -E 'rkblk|siw|iw_|rdma' | tail -n 8 | sed 's/^/  | /'
+		remote 30 "dmesg | grep -E 'siw|iw_|rdma' | tail -n 8"
 		return 1
 	done
 }

@@ -5,7 +5,8 @@
 # write and read through /dev/rkblkN, refusals (ours naming the option, the
 # module's answer line with the server's reject text), detach; a faulty
 # server (memserver --inject): each bad region message or rkey refused by
-# name, a read-only region's WRITE failing with EIO after its retries.
+# name, a registration failing after the accept refused with the server's
+# reason, a read-only region's WRITE failing with EIO after its retries.
 # Usage: cli_blk.sh RDMAKIT RKBLK_KO
 RDMAKIT=$1 KO=$2
 PORT_BASE=20000
@@ -101,7 +102,8 @@ for f in "region-magic:region message: bad magic 0x524b4dac" \
 	"region-length:region message: length 16781312, expected 16777216" \
 	"region-short:region message: 20 bytes, expected 40" \
 	"region-wrap:region message: address 0xffffffffffffefff + length wraps" \
-	"wrong-rkey:fails an RDMA READ of its first or last bytes: remote access error"; do
+	"wrong-rkey:fails an RDMA READ of its first or last bytes: remote access error" \
+	"register-fail:after accepting: the server cannot register 16777216 bytes (--inject register-fail) (-28)"; do
 	faulty "${f%%:*}"
 	run 1 "$RDMAKIT" blk attach "$IP" -p "$PORT" --size 16M --queues 1 && has "$err" "${f#*:}"
 	kill -TERM "$fpid"

@@ -6,7 +6,8 @@
  * Checked: a new session is zeroed; a second queue and a reconnect within
  * --keep see the same bytes; two sessions are apart; an expired session is
  * -ENOENT; malformed requests, --allow, --max-clients and a queue connected
- * twice are refused with their code and reason; --state-dir survives a
+ * twice are refused with their code and reason; a registration failing
+ * after the accept is told in place of the region; --state-dir survives a
  * server restart; sessions in huge pages, and the empty pool refused. */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -87,7 +88,7 @@ struct client {
 	char text[RK_MEM_REJECT_TEXT + 1];
 };
 
-#define MSG_OFF (BUF_LEN - 64)
+#define MSG_OFF (BUF_LEN - RK_MEM_REJECT_LEN)
 
 static struct rk_mem_req make_req(uint16_t queue, uint16_t queues, uint64_t session,
 				  uint64_t size)
@@ -180,7 +181,9 @@ static int poll_one(struct client *c, struct ibv_wc *wc)
 	return -ETIMEDOUT;
 }
 
-static void take_region(struct client *c)
+/* The server's SEND: the region, 0; or why it could not make it
+ * (memproto.h step 4), its code with the text in c->text. */
+static int take_region(struct client *c)
 {
 	const struct rk_mem_region *m = (const void *)(c->buf + MSG_OFF);
 	struct ibv_wc wc;
@@ -188,6 +191,13 @@ static void take_region(struct client *c)
 	assert_int_equal(poll_one(c, &wc), 0);
 	assert_int_equal(wc.status, IBV_WC_SUCCESS);
 	assert_int_equal(wc.opcode, IBV_WC_RECV);
+	if (wc.byte_len == RK_MEM_REJECT_LEN) {
+		assert_int_equal(rk_mem_reject_decode(m, wc.byte_len, &c->code, c->text,
+						      sizeof(c->text)), 0);
+		fprintf(stderr, "# no region: code %d, \"%s\"\n", c->code, c->text);
+		assert_true(c->code < 0);
+		return c->code;
+	}
 	assert_int_equal(wc.byte_len, RK_MEM_REGION_LEN);
 	assert_int_equal(be32toh(m->magic), RK_MEM_MAGIC);
 	assert_int_equal(be16toh(m->version), RK_MEM_VERSION);
@@ -198,12 +208,13 @@ static void take_region(struct client *c)
 	c->region.rkey = be32toh(m->rkey);
 	c->region.flags = be32toh(m->flags);
 	assert_true(c->region.session != 0);
+	return 0;
 }
 
 /* Connect with len bytes of data; 0, or the reject's code (text in c->text). */
 static int client_connect_raw(struct client *c, uint16_t port, const void *data, uint8_t len)
 {
-	struct ibv_sge sge = {.length = 64};
+	struct ibv_sge sge = {.length = RK_MEM_REJECT_LEN};
 	struct ibv_recv_wr wr = {.wr_id = 1, .sg_list = &sge, .num_sge = 1}, *bad;
 	struct rdma_conn_param p = {.private_data = data, .private_data_len = len,
 				    .responder_resources = 0, .retry_count = 6,
@@ -233,8 +244,7 @@ static int client_connect_raw(struct client *c, uint16_t port, const void *data,
 		return c->code;
 	}
 	rdma_ack_cm_event(e);
-	take_region(c);
-	return 0;
+	return take_region(c);
 }
 
 static int client_connect(struct client *c, uint16_t port, uint16_t queue, uint16_t queues,
@@ -640,6 +650,34 @@ static void test_hugepage(void **state)
 	pool_set(saved);
 }
 
+/* A region that cannot be registered after the accept (--inject
+ * register-fail): the client is told why in place of the region, then
+ * disconnected, and the new session is gone: with --max-clients 1 the next
+ * request is accepted again (not -EUSERS). */
+static void test_register_fail(void **state)
+{
+	struct server s = {.o = {.keep_s = 30, .max_clients = 1,
+				 .inject = RK_MS_INJECT_REGISTER_FAIL}};
+	struct client a;
+	int ret, tries = 0;
+
+	(void)state;
+	server_start(&s);
+	for (int i = 0; i < 2; i++) {
+		/* The server frees the session on its own DISCONNECTED event. */
+		while ((ret = client_connect(&a, s.o.port, 0, 1, 0, SIZE)) == -EUSERS &&
+		       ++tries < 50) {
+			client_close(&a);
+			usleep(100000);
+		}
+		assert_int_equal(ret, -ENOSPC);
+		assert_non_null(strstr(a.text, "the server cannot register"));
+		assert_int_equal(wait_event(&a, RDMA_CM_EVENT_DISCONNECTED, NULL), 0);
+		client_close(&a);
+	}
+	server_stop(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -648,6 +686,7 @@ int main(void)
 		cmocka_unit_test(test_bad_requests),
 		cmocka_unit_test(test_allow),
 		cmocka_unit_test(test_max_clients),
+		cmocka_unit_test(test_register_fail),
 		cmocka_unit_test(test_state_dir),
 		cmocka_unit_test(test_hugepage),
 	};

@@ -17,12 +17,14 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <rdmakit/cm.h>
 #include <rdmakit/error.h>
 #include <rdmakit/log.h>
 #include <rdmakit/status.h>
+#include <rdmakit/wire.h>
 
 #include "base/clock.h"
 #include "memserver/memserver_int.h"
@@ -142,6 +144,9 @@ static void conn_free(struct rk_memserver *srv, struct ms_conn *c, const char *w
 	if (c->cq)
 		ibv_destroy_cq(c->cq);
 	ms_session_detach(srv, c->sess, c->queue);
+	/* A new session whose region could not be made holds nothing to keep. */
+	if (c->fail && c->new_session && !c->sess->nconn)
+		ms_session_free(srv, c->sess, true);
 	free(c);
 }
 
@@ -285,8 +290,7 @@ static struct ms_conn *conn_new(struct rk_memserver *srv, struct rdma_cm_id *id,
 	c->dev = dev_get(srv, id->verbs);
 	if (!c->dev)
 		goto err_free;
-	v->code = ms_session_register(s, c->dev, srv->o.inject == RK_MS_INJECT_READ_ONLY, v->why,
-				      sizeof(v->why));
+	v->code = ms_session_check_dev(s, c->dev, v->why, sizeof(v->why));
 	if (v->code)
 		goto err_free;
 	v->code = conn_verbs(c);
@@ -306,6 +310,35 @@ err_free:
 		ibv_destroy_cq(c->cq);
 	free(c);
 	return NULL;
+}
+
+/* After the accept (memproto.h step 3): the session's memory, allocated if
+ * new, registered on the connection's device. A failure is kept in c for
+ * the SEND on ESTABLISHED. The registration blocks the event loop for as
+ * long as it takes (seconds for a large region on an emulated machine);
+ * rkblk connects a session's next queue only after this one's region came,
+ * so no request for the same session waits behind it. */
+static void conn_region(struct rk_memserver *srv, struct ms_conn *c)
+{
+	struct ms_session *s = c->sess;
+	int64_t t0 = now_ms();
+
+	if (srv->o.inject == RK_MS_INJECT_REGISTER_FAIL) {
+		c->fail = -ENOSPC;
+		snprintf(c->why, sizeof(c->why), "the server cannot register %" PRIu64 " bytes "
+			 "(--inject register-fail)", s->size);
+	} else {
+		c->fail = ms_session_register(srv, s, c->dev,
+					      srv->o.inject == RK_MS_INJECT_READ_ONLY, c->why,
+					      sizeof(c->why));
+	}
+	if (c->fail)
+		rk_info("queue %u of session %016" PRIx64 " from %s: %s (%s): telling the client, "
+			"then disconnecting", c->queue, s->id, c->peer, c->why,
+			rk_strerror(c->fail));
+	else
+		rk_debug("session %016" PRIx64 ": region ready in %" PRId64 " ms", s->id,
+			 now_ms() - t0);
 }
 
 static void on_request(struct rk_memserver *srv, const struct ms_event *ev)
@@ -356,12 +389,14 @@ static void on_request(struct rk_memserver *srv, const struct ms_event *ev)
 	rk_info("accepted queue %u/%u of %s session %016" PRIx64 " (%" PRIu64 " bytes) from %s: "
 		"QP 0x%x", r.queue, r.queues, r.session ? "existing" : "new", s->id, s->size, peer,
 		ev->id->qp->qp_num);
+	conn_region(srv, c);
 }
 
 static const char *const inject_names[] = {
 	[RK_MS_INJECT_REGION_MAGIC] = "region-magic", [RK_MS_INJECT_REGION_LENGTH] = "region-length",
 	[RK_MS_INJECT_REGION_SHORT] = "region-short", [RK_MS_INJECT_REGION_WRAP] = "region-wrap",
 	[RK_MS_INJECT_WRONG_RKEY] = "wrong-rkey", [RK_MS_INJECT_READ_ONLY] = "read-only",
+	[RK_MS_INJECT_REGISTER_FAIL] = "register-fail",
 };
 #define NINJECT (sizeof(inject_names) / sizeof(inject_names[0]))
 
@@ -406,10 +441,20 @@ static void on_established(struct rk_memserver *srv, struct ms_conn *c)
 	struct ibv_sge sge;
 
 	c->established = true;
-	rk_mem_region_encode(c->queue, s->id, (uint64_t)(uintptr_t)s->mem, s->size, s->mr->rkey,
-			     c->new_session ? RK_MEM_REGION_NEW : RK_MEM_REGION_RESUMED, &c->msg);
+	if (c->fail) {
+		struct rk_msg m;
+		int len;
+
+		rk_msg_error(&m, c->fail, "%s", c->why);
+		len = rk_wire_encode(&m, c->msg.error, sizeof(c->msg.error));
+		sge.length = len > 0 ? (uint32_t)len : 0;
+	} else {
+		rk_mem_region_encode(c->queue, s->id, (uint64_t)(uintptr_t)s->mem, s->size,
+				     s->mr->rkey, c->new_session ? RK_MEM_REGION_NEW :
+				     RK_MEM_REGION_RESUMED, &c->msg.region);
+		sge.length = inject_region(srv->o.inject, &c->msg.region);
+	}
 	sge.addr = (uintptr_t)&c->msg;
-	sge.length = inject_region(srv->o.inject, &c->msg);
 	sge.lkey = c->msg_mr->lkey;
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = 1;
@@ -567,6 +612,12 @@ static void on_completions(struct rk_memserver *srv, struct ms_dev *d)
 		ibv_ack_cq_events(cq, 1);
 		ibv_req_notify_cq(cq, 0);
 		while (ibv_poll_cq(cq, 1, &wc) > 0) {
+			if (wc.status == IBV_WC_SUCCESS && c->fail) {
+				rk_debug("told %s on QP 0x%x why there is no region; disconnecting",
+					 c->peer, wc.qp_num);
+				rdma_disconnect(c->id);
+				continue;
+			}
 			if (wc.status == IBV_WC_SUCCESS) {
 				rk_debug("sent the region to %s on QP 0x%x", c->peer, wc.qp_num);
 				continue;
@@ -689,23 +740,47 @@ static int new_listener(struct rk_memserver *srv, struct rdma_cm_id **id_p)
 	return 0;
 }
 
+/* Whether this kernel has IPv6 at all. */
+static bool have_ipv6(void)
+{
+	int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 /* Every address: [::] IPv6-only and 0.0.0.0 on their own ids. A dual-stack
  * [::] listener does not serve IPv4 on iWARP: the provider's TCP listener
  * hands the kernel's RDMA CM a v4-mapped address, which it finds on no
- * device, and the connection is reset before any request reaches us. */
+ * device, and the connection is reset before any request reaches us. Where
+ * an iWARP device is, rk_cm_bind_listen()'s wildcard is 0.0.0.0 alone, so
+ * [::] is named here (without it siw refused every IPv6 client: the TCP
+ * connect was reset, -ECONNREFUSED in rkblk). */
 static int listen_any(struct rk_memserver *srv, struct rdma_cm_id *id)
 {
 	int one = 1, ret;
+	bool v6;
 
 	if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &one, sizeof(one)))
 		return rk_cm_bind_listen(id, NULL, srv->port, MS_BACKLOG);
 	ret = rk_cm_bind_listen(id, NULL, srv->port, MS_BACKLOG);
-	if (ret || rdma_get_local_addr(id)->sa_family != AF_INET6)
+	if (ret)
 		return ret;
+	v6 = rdma_get_local_addr(id)->sa_family == AF_INET6;
+	if (!v6 && !have_ipv6())
+		return 0;
 	ret = new_listener(srv, &id);
 	if (ret)
 		return ret;
-	return rk_cm_bind_listen(id, "0.0.0.0", srv->port, MS_BACKLOG);
+	if (v6)
+		return rk_cm_bind_listen(id, "0.0.0.0", srv->port, MS_BACKLOG);
+	if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &one, sizeof(one))) {
+		rk_error("listen on [::]:%u IPv6-only: %m", srv->port);
+		return errno ? -errno : -EINVAL;
+	}
+	return rk_cm_bind_listen(id, "::", srv->port, MS_BACKLOG);
 }
 
 static int setup_listener(struct rk_memserver *srv)

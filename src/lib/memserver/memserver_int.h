@@ -53,7 +53,14 @@ struct ms_conn {
 	struct ms_dev *dev;
 	struct ibv_cq *cq;
 	struct ibv_mr *msg_mr;
-	struct rk_mem_region msg;
+	/* The one SEND: the region, or the ERROR message (memproto.h step 4)
+	 * when fail says the region could not be made after the accept. */
+	union {
+		struct rk_mem_region region;
+		uint8_t error[RK_MEM_REJECT_LEN];
+	} msg;
+	int fail;
+	char why[RK_MEM_REJECT_TEXT];
 	bool established;
 	char peer[64];
 };
@@ -88,15 +95,19 @@ struct rk_memserver {
 };
 
 /* Session store (memserver_session.c). Errors are returned with a reason a
- * client can read in why. */
+ * client can read in why. A new session has no memory until it is
+ * registered (the server accepts its connection first). */
 int ms_session_new(struct rk_memserver *srv, uint64_t size, const char *client,
 		   struct ms_session **s_p, char *why, size_t why_len);
 struct ms_session *ms_session_find(struct rk_memserver *srv, uint64_t id);
-/* Register s's region on dev, once; -EXDEV when it is registered on another. */
-/* Register s's memory on dev (REMOTE_READ and REMOTE_WRITE; read_only, a
- * test's fault: without REMOTE_WRITE). */
-int ms_session_register(struct ms_session *s, struct ms_dev *dev, bool read_only, char *why,
-			size_t why_len);
+/* -EXDEV when s's region is registered on a device other than dev. */
+int ms_session_check_dev(const struct ms_session *s, const struct ms_dev *dev, char *why,
+			 size_t why_len);
+/* Allocate s's memory if it has none yet, and register it on dev, once
+ * (REMOTE_READ and REMOTE_WRITE; read_only, a test's fault: without
+ * REMOTE_WRITE). */
+int ms_session_register(struct rk_memserver *srv, struct ms_session *s, struct ms_dev *dev,
+			bool read_only, char *why, size_t why_len);
 /* Forget s's registration (its device is going away). */
 void ms_session_unregister(struct ms_session *s);
 /* Unlink from the store and free; gone also removes its --state-dir file. */

@@ -104,19 +104,28 @@ static int map_anon(struct ms_session *s, char *why, size_t why_len)
 	return 0;
 }
 
-static void session_release(struct ms_session *s, bool gone)
+/* Let go of s's memory (and its --state-dir file's descriptor and name). */
+static void session_unmap(struct ms_session *s)
 {
-	if (s->mr && ibv_dereg_mr(s->mr))
-		rk_warn("deregister the region of session %016" PRIx64 ": %m", s->id);
 	if (s->map.buf)
 		rk_mem_unmap(&s->map);
 	else if (s->mem)
 		munmap(s->mem, s->size);
+	s->mem = NULL;
 	if (s->fd >= 0)
 		close(s->fd);
+	s->fd = -1;
+	free(s->path);
+	s->path = NULL;
+}
+
+static void session_release(struct ms_session *s, bool gone)
+{
+	if (s->mr && ibv_dereg_mr(s->mr))
+		rk_warn("deregister the region of session %016" PRIx64 ": %m", s->id);
 	if (gone && s->path && unlink(s->path))
 		rk_warn("remove the session file %s: %m", s->path);
-	free(s->path);
+	session_unmap(s);
 	free(s);
 }
 
@@ -124,7 +133,6 @@ int ms_session_new(struct rk_memserver *srv, uint64_t size, const char *client,
 		   struct ms_session **s_p, char *why, size_t why_len)
 {
 	struct ms_session *s = calloc(1, sizeof(*s));
-	int ret;
 
 	if (!s) {
 		snprintf(why, why_len, "the server is out of memory");
@@ -146,6 +154,19 @@ int ms_session_new(struct rk_memserver *srv, uint64_t size, const char *client,
 				      chose, sizeof(chose));
 		rk_info("session %016" PRIx64 " (%" PRIu64 " bytes): %s", s->id, size, chose);
 	}
+	s->next = srv->sessions;
+	srv->sessions = s;
+	srv->nsessions++;
+	srv->sessions_made++;
+	*s_p = s;
+	return 0;
+}
+
+/* The memory of a new session, of the kind it was given. */
+static int session_map(struct rk_memserver *srv, struct ms_session *s, char *why, size_t why_len)
+{
+	int ret;
+
 	if (srv->o.state_dir)
 		ret = map_file(s, srv->o.state_dir, why, why_len);
 	else if (s->kind != RK_MEM_HOST)
@@ -153,16 +174,7 @@ int ms_session_new(struct rk_memserver *srv, uint64_t size, const char *client,
 	else
 		ret = map_anon(s, why, why_len);
 	if (ret)
-		goto err_free;
-	s->next = srv->sessions;
-	srv->sessions = s;
-	srv->nsessions++;
-	srv->sessions_made++;
-	*s_p = s;
-	return 0;
-
-err_free:
-	session_release(s, false);
+		session_unmap(s);
 	return ret;
 }
 
@@ -174,19 +186,28 @@ struct ms_session *ms_session_find(struct rk_memserver *srv, uint64_t id)
 	return NULL;
 }
 
-int ms_session_register(struct ms_session *s, struct ms_dev *dev, bool read_only, char *why,
-			size_t why_len)
+int ms_session_check_dev(const struct ms_session *s, const struct ms_dev *dev, char *why,
+			 size_t why_len)
+{
+	if (!s->mr || s->dev == dev)
+		return 0;
+	snprintf(why, why_len, "session %016" PRIx64 " lives on device %s, not %s", s->id,
+		 ibv_get_device_name(s->dev->ctx->device), ibv_get_device_name(dev->ctx->device));
+	return -EXDEV;
+}
+
+int ms_session_register(struct rk_memserver *srv, struct ms_session *s, struct ms_dev *dev,
+			bool read_only, char *why, size_t why_len)
 {
 	int access = read_only ? MS_ACCESS & ~IBV_ACCESS_REMOTE_WRITE : MS_ACCESS;
-	int ret;
+	int ret = ms_session_check_dev(s, dev, why, why_len);
 
-	if (s->mr && s->dev == dev)
-		return 0;
-	if (s->mr) {
-		snprintf(why, why_len, "session %016" PRIx64 " lives on device %s, not %s", s->id,
-			 ibv_get_device_name(s->dev->ctx->device),
-			 ibv_get_device_name(dev->ctx->device));
-		return -EXDEV;
+	if (ret || s->mr)
+		return ret;
+	if (!s->mem) {
+		ret = session_map(srv, s, why, why_len);
+		if (ret)
+			return ret;
 	}
 	s->mr = ibv_reg_mr(dev->pd, s->mem, s->size,
 			   access | (s->odp ? IBV_ACCESS_ON_DEMAND : 0));

@@ -1,0 +1,59 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# The guests of wire_doctor (doctor.sh), one script for both. Guest 1
+# (198.18.0.1) runs `rdmakit doctor --server` until guest 2 is done, then
+# stops it with SIGTERM. Guest 2 (198.18.0.2) runs `rdmakit doctor HOST`:
+# healthy (text and --json), a dead peer address, and its netdev at MTU 9000
+# against guest 1's 1500. Each case writes WORKDIR/CASE.{out,err,rc,time}.
+# Usage (inside `scripts/softroce run2`): doctor_guest.sh RDMAKIT WORKDIR
+RDMAKIT=$1 W=$2
+DEV=${RDMAKIT_SOFTROCE_NETDEV:-eth0}
+PEER=${RDMAKIT_SOFTROCE_PEER:-198.18.0.1}
+# Huge pages reserved, so that the local checks warn only of the software
+# device (rxe: no line rate).
+sysctl -q -w vm.nr_hugepages=16 >/dev/null 2>&1
+
+# until_file FILE TEXT SEC: until FILE shows TEXT (an empty TEXT: exists).
+until_file() {
+	n=0
+	while [ $n -lt $(($3 * 10)) ]; do
+		if [ -z "$2" ]; then [ -e "$1" ] && return 0
+		else grep -q "$2" "$1" 2>/dev/null && return 0; fi
+		sleep 0.1
+		n=$((n + 1))
+	done
+	echo "doctor: $1 did not show '$2' within $3 s"
+	return 1
+}
+
+if [ "${RDMAKIT_SOFTROCE_GUEST:-1}" = 1 ]; then
+	"$RDMAKIT" doctor --server -t 20 >"$W/server.out" 2>"$W/server.err" &
+	srv=$!
+	until_file "$W/client.done" "" 400
+	kill -TERM $srv
+	wait $srv
+	echo $? >"$W/server.rc"
+	echo "doctor: server exited $(cat "$W/server.rc")"
+	exit 0
+fi
+
+# run CASE ARGS...: one doctor run, its output, exit status and seconds.
+run() {
+	name=$1
+	shift
+	t0=$(date +%s)
+	"$RDMAKIT" doctor "$@" >"$W/$name.out" 2>"$W/$name.err"
+	echo $? >"$W/$name.rc"
+	echo $(($(date +%s) - t0)) >"$W/$name.time"
+	echo "doctor: $name exited $(cat "$W/$name.rc") in $(cat "$W/$name.time") s"
+}
+
+until_file "$W/server.out" "waiting for a doctor client" 300
+run healthy "$PEER" -t 20
+run healthy-json "$PEER" -t 20 --json
+run dead 198.18.0.9 -t 3
+ip link set "$DEV" mtu 9000 || echo "doctor: cannot set $DEV's MTU to 9000"
+sleep 1
+run mtu "$PEER" -t 20
+ip link set "$DEV" mtu 1500
+touch "$W/client.done"

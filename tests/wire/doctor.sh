@@ -74,7 +74,7 @@ PY
 
 # dead: an address on the link nobody has.
 rc_is dead 1
-grep -q '^FAIL TCP to 198.18.0.9 port 18515: 198.18.0.9:18515 \(is unreachable\|: no answer\)' "$W/dead.out" ||
+grep -q '^FAIL TCP to 198.18.0.9 port 18515: 198.18.0.9:18515\( is unreachable\|: no answer\)' "$W/dead.out" ||
 	fail dead "expected FAIL TCP to 198.18.0.9 naming it unreachable or unanswered"
 has dead "FAIL RDMA CM route to 198.18.0.9"
 has dead "verdict: FAIL"

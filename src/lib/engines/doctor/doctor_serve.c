@@ -106,11 +106,13 @@ static int serve_steps(struct rk_conn *conn, struct turn *t, int timeout_ms)
 	if (wc.byte_len != DOC_CHECK_LEN)
 		rk_error("doctor: the client's SEND brought %u bytes, not %u", wc.byte_len,
 			 DOC_CHECK_LEN);
+	/* Cleared before the client hears the SEND was checked: it WRITEs
+	   right after. */
+	memset(t->mr->buf, 0, DOC_CHECK_LEN);
 	ret = rk_ctl_sync(ctl, DOC_SYNC_SEND_CHECKED, st, timeout_ms);
 	if (st || ret)
 		return st ? st : ret;
 
-	memset(t->mr->buf, 0, DOC_CHECK_LEN);
 	ret = rk_ctl_sync(ctl, DOC_SYNC_WRITTEN, 0, timeout_ms);
 	if (ret)
 		return ret;

@@ -657,10 +657,12 @@ void doc_check_peer(struct doc *d)
 				 p->host);
 		else if (!p->route_dev[0] && !o->device)
 			snprintf(p->skip_why, sizeof(p->skip_why), "no RDMA route to %s", p->host);
-		else {
-			device = o->device ? o->device : p->route_dev;
-			check_server(p, device);
-		}
+	}
+	if (p->tcp_ok && d->ndevs && (p->route_dev[0] || o->device)) {
+		device = o->device ? o->device : p->route_dev;
+		check_server(p, device);
+	} else {
+		skip(p, "peer_server", "the server", p->skip_why);
 	}
 	rk_log_thread_scope(NULL, NULL, 0);
 	if (p->path_ok) {

@@ -7,6 +7,8 @@
 #            works between", no FAIL; the same in the --json document;
 #   dead     a peer address nobody has: FAIL naming TCP to it, exit 1, within
 #            20 s;
+#   rc-server  an rdmakit rc server on that port: WARN naming it and what it
+#            allows, the path's RDMA checks skipped; exit 3;
 #   mtu      the client's netdev at MTU 9000, the server's at 1500: WARN on the
 #            path's MTU with the fix (ip link set dev eth0 mtu 1500), the data
 #            still checked; exit 3;
@@ -40,7 +42,7 @@ if [ "${DOCTOR_RECHECK:-0}" != 1 ]; then
 	echo "doctor: both guests done in $(($(date +%s) - t0)) s (run2 exit $rc)"
 	[ $rc -eq 0 ] || fail run2 "scripts/softroce run2 exited $rc, expected 0"
 fi
-for c in healthy dead mtu; do
+for c in healthy dead rc-server mtu; do
 	echo "---- $c (exit $(cat "$W/$c.rc" 2>/dev/null), $(cat "$W/$c.time" 2>/dev/null) s)"
 	cat "$W/$c.out" "$W/$c.err" 2>/dev/null
 done
@@ -79,6 +81,13 @@ grep -q '^FAIL TCP to 198.18.0.9 port 18515: 198.18.0.9:18515\( is unreachable\|
 has dead "FAIL RDMA CM route to 198.18.0.9"
 has dead "verdict: FAIL"
 [ "$(cat "$W/dead.time" 2>/dev/null || echo 999)" -le 20 ] || fail dead "took $(cat "$W/dead.time") s, more than 20"
+
+# rc-server: another kind of rdmakit server.
+rc_is rc-server 3
+has rc-server "WARN the server on 198.18.0.1 port 18600: 198.18.0.1:18600 is an rdmakit rc server, not a doctor server: it allows \`rdmakit rc\` clients"
+has rc-server "fix: run \`rdmakit doctor --server\` on 198.18.0.1"
+has rc-server "SKIP SEND: the peer is an rdmakit rc server, not a doctor server"
+has rc-server "verdict: WARN: the path to 198.18.0.1 was not checked through: the peer is an rdmakit rc server"
 
 # mtu: jumbo here, 1500 on the server.
 rc_is mtu 3

@@ -3,8 +3,9 @@
 # The guests of wire_doctor (doctor.sh), one script for both. Guest 1
 # (198.18.0.1) runs `rdmakit doctor --server` until guest 2 is done, then
 # stops it with SIGTERM. Guest 2 (198.18.0.2) runs `rdmakit doctor HOST`:
-# healthy (text and --json), a dead peer address, and its netdev at MTU 9000
-# against guest 1's 1500. Each case writes WORKDIR/CASE.{out,err,rc,time}.
+# healthy (text and --json), a dead peer address, an rdmakit rc server
+# instead of a doctor server (guest 1 runs one on port 18600), and its
+# netdev at MTU 9000 against guest 1's 1500. Each case writes WORKDIR/CASE.{out,err,rc,time}.
 # Usage (inside `scripts/softroce run2`): doctor_guest.sh RDMAKIT WORKDIR
 RDMAKIT=$1 W=$2
 DEV=${RDMAKIT_SOFTROCE_NETDEV:-eth0}
@@ -16,6 +17,9 @@ sysctl -q -w vm.nr_hugepages=16 >/dev/null 2>&1
 if [ "${RDMAKIT_SOFTROCE_GUEST:-1}" = 1 ]; then
 	"$RDMAKIT" doctor --server -t 20 >"$W/server.out" 2>"$W/server.err" &
 	srv=$!
+	# Another kind of rdmakit server, for doctor to name.
+	"$RDMAKIT" rc --server -p 18600 --persist >"$W/rc-server.out" 2>&1 &
+	rcs=$!
 	# Until guest 2 is done, or the server ended by itself (guest 2 then
 	# stops waiting for it: server.rc).
 	n=0
@@ -23,7 +27,8 @@ if [ "${RDMAKIT_SOFTROCE_GUEST:-1}" = 1 ]; then
 		sleep 0.1
 		n=$((n + 1))
 	done
-	kill -TERM $srv 2>/dev/null
+	kill -TERM $srv $rcs 2>/dev/null
+	wait $rcs
 	wait $srv
 	echo $? >"$W/server.rc"
 	echo "doctor: server exited $(cat "$W/server.rc")"
@@ -50,6 +55,7 @@ done
 run healthy "$PEER" -t 20
 run healthy-json "$PEER" -t 20 --json
 run dead 198.18.0.9 -t 3
+run rc-server "$PEER" -p 18600 -t 20
 ip link set "$DEV" mtu 9000 || echo "doctor: cannot set $DEV's MTU to 9000"
 sleep 1
 run mtu "$PEER" -t 20

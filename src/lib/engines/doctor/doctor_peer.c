@@ -282,6 +282,14 @@ static void check_server(struct peer *p, const char *device)
 	doc_begin(&c, "peer_server", device, 0, "the server on %s port %u", p->host, p->port);
 	catch_errors(p);
 	ret = rk_conn_establish(&co, &p->conn);
+	if (ret == -ECONNRESET || ret == -ECONNREFUSED) {
+		/* A server of one client at a time (another command's, with
+		   --persist) took the TCP check for a client that failed, and
+		   listens afresh in a moment: once more. */
+		usleep(1000 * 1000);
+		catch_errors(p);
+		ret = rk_conn_establish(&co, &p->conn);
+	}
 	at = strstr(p->err, "this is an rdmakit ");
 	if (ret && at && sscanf(at, "this is an rdmakit %31[a-z_-] server", kind) == 1) {
 		doc_status(&c, RK_DOCTOR_WARN, -EPROTONOSUPPORT);
@@ -303,6 +311,10 @@ static void check_server(struct peer *p, const char *device)
 		else if (ret == -EBUSY)
 			doc_fix(&c, "the server is busy with another client: try again when it is "
 				"done");
+		else if (ret == -ECONNREFUSED)
+			doc_fix(&c, "the server stopped listening after the TCP check: a server of "
+				"one client ends with it; serve with --persist, or run `rdmakit "
+				"doctor --server` on %s", p->host);
 		else
 			doc_fix(&c, "see the local checks above, and run `rdmakit doctor` on %s too",
 				p->host);
@@ -618,8 +630,8 @@ static void verdict(struct peer *p)
 			 s->fail, s->fail == 1 ? "" : "s", p->d->first_fail);
 	else if (!p->mbps)
 		doc_add(s->verdict, sizeof(s->verdict), "WARN: the path to %s was not checked "
-			 "through: %s", p->host, p->d->first_warn[0] ? p->d->first_warn :
-			 p->skip_why);
+			 "through: %s", p->host, p->skip_why[0] ? p->skip_why :
+			 p->d->first_warn);
 	else
 		doc_add(s->verdict, sizeof(s->verdict), "%s: RDMA works between this host (%s "
 			 "port %u) and %s: %s, path MTU %d, %.1f MB/s, %.1f us round trip%s%s",

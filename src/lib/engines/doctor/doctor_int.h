@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <rdmakit/conn.h>
 #include <rdmakit/device.h>
 #include <rdmakit/doctor.h>
 
@@ -100,6 +101,10 @@ enum {
  * has none (InfiniBand, iWARP without one). */
 int doc_port_netdev(const struct doc *d, const char *device, uint8_t port, char *netdev,
 		    size_t len, long *mtu_p);
+
+/* A connection's release callback (conn.h) for an arg whose first member
+ * is the struct rk_mr * its prepare or on_request registered: freed, NULL. */
+void doc_release_mr(struct rk_conn *conn, void *arg);
 
 /* The checks along the path to opts->host (doctor_peer.c). */
 doc_check_fn doc_check_peer;

@@ -35,6 +35,7 @@
 #define WR_PROBE	   100
 
 struct peer {
+	struct rk_mr *mr; /* first: doc_release_mr() frees it */
 	struct doc *d;
 	const char *host;
 	uint16_t port;
@@ -43,7 +44,6 @@ struct peer {
 	bool tcp_ok;
 	char route_dev[64]; /* the device RDMA CM's route goes through */
 	struct rk_conn *conn;
-	struct rk_mr *mr;
 	bool path_ok; /* the connection still carries: go on */
 	char skip_why[160];
 	double mbps, lat_us;
@@ -234,13 +234,13 @@ static int client_prepare(struct rk_conn *conn, struct rk_wire_buf *request, int
 	return 0;
 }
 
-static void client_release(struct rk_conn *conn, void *arg)
+void doc_release_mr(struct rk_conn *conn, void *arg)
 {
-	struct peer *p = arg;
+	struct rk_mr **mr = arg;
 
 	(void)conn;
-	rk_mr_free(p->mr);
-	p->mr = NULL;
+	rk_mr_free(*mr);
+	*mr = NULL;
 }
 
 /* What another rdmakit server lets a client do, for its kind. */
@@ -271,7 +271,7 @@ static void check_server(struct peer *p, const char *device)
 		.gid_index = -1,
 		.timeout_ms = p->timeout_ms,
 		.prepare = client_prepare,
-		.release = client_release,
+		.release = doc_release_mr,
 		.arg = p,
 	};
 	struct rk_doctor_check c;
@@ -401,20 +401,29 @@ static void check_mtu(struct peer *p)
 
 /* ---- the checked operations ---- */
 
-static int post_wait(struct peer *p, enum rk_op op, size_t off, uint32_t len, uint64_t raddr,
-		     const char *what)
+/* Post one signaled op of len bytes at off of this side's buffer, at raddr
+ * of the peer's. */
+static int post_one(struct peer *p, enum rk_op op, uint64_t wr_id, size_t off, uint32_t len,
+		    uint64_t raddr)
 {
 	struct ibv_sge sge = rk_sge(p->mr, off, len);
 	struct rk_wr wr = {
 		.op = op,
-		.wr_id = WR_CHECK,
+		.wr_id = wr_id,
 		.sg = &sge,
 		.nsge = 1,
 		.flags = RK_WR_SIGNALED,
 		.remote_addr = raddr,
 		.rkey = p->conn->reply.rkey,
 	};
-	int ret = rk_post(p->conn->qp, &wr);
+
+	return rk_post(p->conn->qp, &wr);
+}
+
+static int post_wait(struct peer *p, enum rk_op op, size_t off, uint32_t len, uint64_t raddr,
+		     const char *what)
+{
+	int ret = post_one(p, op, WR_CHECK, off, len, raddr);
 
 	return ret ? ret : rk_conn_wait(p->conn, WR_CHECK, what, NULL);
 }
@@ -450,41 +459,29 @@ static void step_result(struct peer *p, struct rk_doctor_check *c, int ret, bool
 			"(rdmakit counters)", p->host);
 }
 
-static void check_send(struct peer *p)
+/* SEND (the server posted a receive) or RDMA WRITE to the peer, which
+ * checks what arrived and says so at the next sync point. */
+static void check_to_peer(struct peer *p, bool send)
 {
 	struct rk_ctl *ctl = p->conn->ctl;
 	struct rk_doctor_check c;
-	int ret;
+	int ret = 0;
 
-	doc_begin(&c, "peer_send", p->conn->dev->info.name, p->conn->port_num, "SEND to %s",
-		  p->host);
+	doc_begin(&c, send ? "peer_send" : "peer_write", p->conn->dev->info.name,
+		  p->conn->port_num, "%s to %s", send ? "SEND" : "RDMA WRITE", p->host);
 	catch_errors(p);
-	rk_pattern_fill(p->mr->buf, DOC_CHECK_LEN, DOC_SEED_SEND);
-	ret = rk_ctl_sync(ctl, DOC_SYNC_RECV_POSTED, 0, p->timeout_ms);
+	rk_pattern_fill(p->mr->buf, DOC_CHECK_LEN, send ? DOC_SEED_SEND : DOC_SEED_WRITE);
+	if (send)
+		ret = rk_ctl_sync(ctl, DOC_SYNC_RECV_POSTED, 0, p->timeout_ms);
 	if (!ret)
-		ret = post_wait(p, RK_OP_SEND, 0, DOC_CHECK_LEN, 0, "doctor: SEND");
-	if (!ret)
-		ret = rk_ctl_sync(ctl, DOC_SYNC_SEND_CHECKED, 0, p->timeout_ms);
-	step_result(p, &c, ret, true, "SEND");
-	doc_emit(p->d, &c);
-}
-
-static void check_write(struct peer *p)
-{
-	struct rk_ctl *ctl = p->conn->ctl;
-	struct rk_doctor_check c;
-	int ret;
-
-	doc_begin(&c, "peer_write", p->conn->dev->info.name, p->conn->port_num,
-		  "RDMA WRITE to %s", p->host);
-	catch_errors(p);
-	rk_pattern_fill(p->mr->buf, DOC_CHECK_LEN, DOC_SEED_WRITE);
-	ret = post_wait(p, RK_OP_WRITE, 0, DOC_CHECK_LEN, p->conn->reply.addr, "doctor: WRITE");
-	if (!ret)
+		ret = post_wait(p, send ? RK_OP_SEND : RK_OP_WRITE, 0, DOC_CHECK_LEN,
+				send ? 0 : p->conn->reply.addr, send ? "doctor: SEND" : "doctor: WRITE");
+	if (!ret && !send)
 		ret = rk_ctl_sync(ctl, DOC_SYNC_WRITTEN, 0, p->timeout_ms);
 	if (!ret)
-		ret = rk_ctl_sync(ctl, DOC_SYNC_WRITE_CHECKED, 0, p->timeout_ms);
-	step_result(p, &c, ret, true, "WRITE");
+		ret = rk_ctl_sync(ctl, send ? DOC_SYNC_SEND_CHECKED : DOC_SYNC_WRITE_CHECKED, 0,
+				  p->timeout_ms);
+	step_result(p, &c, ret, true, send ? "SEND" : "WRITE");
 	doc_emit(p->d, &c);
 }
 
@@ -532,18 +529,8 @@ static int probe_bw(struct peer *p, int ms, double *mbps_p)
 
 	for (;;) {
 		while (posted - done < PROBE_WINDOW && now_ns() < end) {
-			struct ibv_sge sge = rk_sge(p->mr, 0, PROBE_MSG);
-			struct rk_wr wr = {
-				.op = RK_OP_WRITE,
-				.wr_id = WR_PROBE,
-				.sg = &sge,
-				.nsge = 1,
-				.flags = RK_WR_SIGNALED,
-				.remote_addr = p->conn->reply.addr + (posted % slots) * PROBE_MSG,
-				.rkey = p->conn->reply.rkey,
-			};
-
-			ret = rk_post(p->conn->qp, &wr);
+			ret = post_one(p, RK_OP_WRITE, WR_PROBE, 0, PROBE_MSG,
+				       p->conn->reply.addr + (posted % slots) * PROBE_MSG);
 			if (ret)
 				return ret;
 			posted++;
@@ -680,14 +667,14 @@ void doc_check_peer(struct doc *d)
 	if (p->path_ok) {
 		check_gid(p);
 		check_mtu(p);
-		check_send(p);
+		check_to_peer(p, true);
 	} else {
 		skip(p, "peer_gid", "GIDs of the path", p->skip_why);
 		skip(p, "peer_mtu", "MTU of the path", p->skip_why);
 		skip(p, "peer_send", "SEND", p->skip_why);
 	}
 	if (p->path_ok)
-		check_write(p);
+		check_to_peer(p, false);
 	else
 		skip(p, "peer_write", "RDMA WRITE", p->skip_why);
 	if (p->path_ok)

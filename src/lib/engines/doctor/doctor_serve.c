@@ -24,8 +24,8 @@
 
 /* One client's turn. */
 struct turn {
-	struct doc *d; /* for reading sysfs at the real root */
-	struct rk_mr *mr;
+	struct rk_mr *mr; /* first: doc_release_mr() frees it */
+	struct doc *d;	  /* for reading sysfs at the real root */
 	int probe_ms; /* what the client said its probe takes */
 };
 
@@ -62,15 +62,6 @@ static int on_request(struct rk_conn *conn, const struct rk_wire_buf *req,
 	reply->size = mtu > 0 && mtu < UINT32_MAX ? (uint32_t)mtu : 0;
 	*qp_access = access;
 	return 0;
-}
-
-static void release(struct rk_conn *conn, void *arg)
-{
-	struct turn *t = arg;
-
-	(void)conn;
-	rk_mr_free(t->mr);
-	t->mr = NULL;
 }
 
 /* Check [0, DOC_CHECK_LEN) of the buffer against seed: 0 or -EIO, logged. */
@@ -187,7 +178,7 @@ int rk_doctor_serve(const struct rk_doctor_server_opts *opts,
 		.timeout_ms = timeout_ms,
 		.accept_timeout_ms = opts->wait_ms,
 		.on_request = on_request,
-		.release = release,
+		.release = doc_release_mr,
 	};
 	struct rk_doctor_serve_total total = {0};
 	struct rk_conn_listener *l = NULL;

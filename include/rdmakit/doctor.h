@@ -108,7 +108,9 @@ struct rk_doctor_summary {
 /* Make the checks, calling fn with each (fn may be NULL), and count them
  * into *sum_p. Returns 0 when the checks could be made (whatever they
  * found), or a negative errno (-ENOMEM) when they could not. Logs nothing
- * of what it finds: the checks say it. */
+ * of what it finds: the checks say it (with a host, the library's own
+ * errors on the way, as RDMA CM's or a connection's, are logged as ever and
+ * quoted in the check they fail). */
 int rk_doctor_run(const struct rk_doctor_opts *opts, rk_doctor_fn fn, void *arg,
 		  struct rk_doctor_summary *sum_p);
 

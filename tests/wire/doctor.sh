@@ -12,6 +12,11 @@
 #   mtu      the client's netdev at MTU 9000, the server's at 1500: WARN on the
 #            path's MTU with the fix (ip link set dev eth0 mtu 1500), the data
 #            still checked; exit 3;
+#   drop     UDP 4791 dropped on its way into the server's guest (a tc
+#            ingress filter: the guests have no nft or iptables), TCP not:
+#            TCP, the route and the connection PASS, the SEND FAILs with
+#            IBV_WC_RETRY_EXC_ERR and the fix names UDP 4791 and a firewall;
+#            exit 1;
 #   server   served the clients, stopped by SIGTERM with exit 0.
 # An rdmakit without `doctor HOST` fails every case (it refuses the HOST).
 # Usage: doctor.sh SOFTROCE RDMAKIT WORKDIR   (WORKDIR inside the project tree)
@@ -33,8 +38,18 @@ rc_is() {
 }
 
 if [ "${DOCTOR_RECHECK:-0}" != 1 ]; then
-	rm -rf "$W" && mkdir -p "$W" || exit 1
+	rm -rf "$W" && mkdir -p "$W/mods" || exit 1
 	W=$(cd "$W" && pwd -P)
+	# The modules of the drop case, from the guest kernel's package that
+	# scripts/softroce setup keeps (the guests load them with insmod).
+	cache=${RDMAKIT_SOFTROCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdmakit/softroce}
+	deb=$(ls "$cache"/dl/linux-image-*.deb 2>/dev/null | head -1)
+	if [ -n "$deb" ]; then
+		dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$W/mods" --wildcards \
+			'*/net/sched/sch_ingress.ko' '*/net/sched/cls_u32.ko' '*/net/sched/act_gact.ko'
+		find "$W/mods" -name '*.ko' -exec mv {} "$W/mods/" \;
+	fi
+	[ -s "$W/mods/cls_u32.ko" ] || fail drop "no cls_u32.ko from the guest kernel's package ($deb)"
 	t0=$(date +%s)
 	"$SOFTROCE" run2 --cpus 1 --timeout "${DOCTOR_TIMEOUT:-500}" -- \
 		sh "$HERE/doctor_guest.sh" "$RDMAKIT" "$W" -- sh "$HERE/doctor_guest.sh" "$RDMAKIT" "$W"
@@ -42,7 +57,7 @@ if [ "${DOCTOR_RECHECK:-0}" != 1 ]; then
 	echo "doctor: both guests done in $(($(date +%s) - t0)) s (run2 exit $rc)"
 	[ $rc -eq 0 ] || fail run2 "scripts/softroce run2 exited $rc, expected 0"
 fi
-for c in healthy dead rc-server mtu; do
+for c in healthy dead rc-server mtu drop; do
 	echo "---- $c (exit $(cat "$W/$c.rc" 2>/dev/null), $(cat "$W/$c.time" 2>/dev/null) s)"
 	cat "$W/$c.out" "$W/$c.err" 2>/dev/null
 done
@@ -95,6 +110,19 @@ has mtu "WARN MTU of the path: path MTU 1024; port MTU here 4096, on 198.18.0.1 
 has mtu "fix: the same MTU on both netdevs: ip link set dev eth0 mtu 1500 here, or the peer's netdev to 9000 on 198.18.0.1"
 has mtu "PASS SEND to 198.18.0.1"
 has mtu "PASS RDMA READ from 198.18.0.1"
+
+# drop: RoCE lost, TCP not.
+echo "---- drop: guest 1's filter"
+cat "$W/drop.log" 2>/dev/null
+[ "$(cat "$W/drop.ready" 2>/dev/null)" = 0 ] || fail drop "guest 1 could not set up the filter (above)"
+rc_is drop 1
+has drop "PASS TCP to 198.18.0.1 port 18515"
+has drop "PASS the server on 198.18.0.1 port 18515"
+has drop "FAIL SEND to 198.18.0.1: SEND failed: "
+has drop "RETRY_EXC"
+has drop "fix: RoCE's packets (UDP 4791) do not get through while TCP does: a firewall rule drops them on one side"
+has drop "SKIP RDMA WRITE: the SEND before failed"
+has drop "verdict: FAIL: 1 check failed, the first: SEND to 198.18.0.1"
 
 rc_is server 0
 has server "stopped by SIGTERM"

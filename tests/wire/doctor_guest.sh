@@ -5,7 +5,8 @@
 # stops it with SIGTERM. Guest 2 (198.18.0.2) runs `rdmakit doctor HOST`:
 # healthy (text and --json), a dead peer address, an rdmakit rc server
 # instead of a doctor server (guest 1 runs one on port 18600), and its
-# netdev at MTU 9000 against guest 1's 1500. Each case writes WORKDIR/CASE.{out,err,rc,time}.
+# netdev at MTU 9000 against guest 1's 1500, and last RoCE v2 (UDP 4791)
+# dropped on its way into guest 1 by a tc ingress filter. Each case writes WORKDIR/CASE.{out,err,rc,time}.
 # Usage (inside `scripts/softroce run2`): doctor_guest.sh RDMAKIT WORKDIR
 RDMAKIT=$1 W=$2
 DEV=${RDMAKIT_SOFTROCE_NETDEV:-eth0}
@@ -24,6 +25,19 @@ if [ "${RDMAKIT_SOFTROCE_GUEST:-1}" = 1 ]; then
 	# stops waiting for it: server.rc).
 	n=0
 	while [ ! -e "$W/client.done" ] && kill -0 $srv 2>/dev/null && [ $n -lt 4000 ]; do
+		if [ -e "$W/drop.want" ] && [ ! -e "$W/drop.ready" ]; then
+			# RoCE v2 dropped on the way in, TCP not: tc's ingress
+			# filter (no nft or iptables here), modules doctor.sh took
+			# from the guest kernel's package.
+			for m in sch_ingress cls_u32 act_gact; do
+				insmod "$W/mods/$m.ko" 2>>"$W/drop.log"
+			done
+			{ tc qdisc add dev "$DEV" ingress &&
+				tc filter add dev "$DEV" parent ffff: protocol ip prio 1 u32 \
+					match ip protocol 17 0xff match ip dport 4791 0xffff action drop &&
+				tc filter show dev "$DEV" parent ffff:; } >>"$W/drop.log" 2>&1
+			echo $? >"$W/drop.ready"
+		fi
 		sleep 0.1
 		n=$((n + 1))
 	done
@@ -60,4 +74,12 @@ ip link set "$DEV" mtu 9000 || echo "doctor: cannot set $DEV's MTU to 9000"
 sleep 1
 run mtu "$PEER" -t 20
 ip link set "$DEV" mtu 1500
+# Guest 1 drops UDP 4791 coming in; TCP still gets through.
+touch "$W/drop.want"
+n=0
+until [ -e "$W/drop.ready" ] || [ $n -ge 600 ]; do
+	sleep 0.1
+	n=$((n + 1))
+done
+run drop "$PEER" -t 10
 touch "$W/client.done"

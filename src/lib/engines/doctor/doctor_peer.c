@@ -33,6 +33,7 @@
 #define LAT_MAX_SAMPLES	   100000
 #define WR_CHECK	   1
 #define WR_PROBE	   100
+#define PATH_ACK_TIMEOUT   16 /* 4.096 us x 2^16: 268 ms */
 
 struct peer {
 	struct rk_mr *mr; /* first: doc_release_mr() frees it */
@@ -275,10 +276,17 @@ static void check_server(struct peer *p, const char *device)
 		.arg = p,
 	};
 	struct rk_doctor_check c;
+	struct rk_path_attr path;
 	const char *at;
 	char kind[32];
 	int ret;
 
+	/* A local ACK timeout of 268 ms (16), not 67: a software device on a
+	   loaded host answers late at times, and a retry exceeded there would
+	   be a false FAIL; a path that drops RoCE still fails in 2 s. */
+	rk_path_defaults(&path);
+	path.timeout = PATH_ACK_TIMEOUT;
+	co.path = &path;
 	doc_begin(&c, "peer_server", device, 0, "the server on %s port %u", p->host, p->port);
 	catch_errors(p);
 	ret = rk_conn_establish(&co, &p->conn);

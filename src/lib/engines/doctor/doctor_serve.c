@@ -15,6 +15,7 @@
 #include <rdmakit/ops.h>
 #include <rdmakit/pattern.h>
 #include <rdmakit/stop.h>
+#include <rdmakit/tcp.h>
 
 #include "engines/doctor/doctor_int.h"
 
@@ -76,11 +77,20 @@ static int check_bytes(const struct turn *t, uint32_t seed, const char *what)
 	return -EIO;
 }
 
+static bool client_gone(void *arg)
+{
+	return rk_tcp_peer_closed(arg);
+}
+
 /* The steps of doctor_int.h, the server's side. */
 static int serve_steps(struct rk_conn *conn, struct turn *t, int timeout_ms)
 {
 	struct ibv_sge sge = rk_sge(t->mr, 0, DOC_CHECK_LEN);
+	/* A client whose SEND never comes (RoCE dropped on the way) has
+	   left: seen at once, not after the timeout. */
+	struct rk_cq_ids ids = {.cq = conn->cq, .gone = client_gone, .gone_arg = conn->ctl};
 	struct rk_ctl *ctl = conn->ctl;
+	const uint64_t want = 1;
 	struct ibv_wc wc;
 	int ret, st;
 
@@ -90,7 +100,9 @@ static int serve_steps(struct rk_conn *conn, struct turn *t, int timeout_ms)
 		ret = rk_ctl_sync(ctl, DOC_SYNC_RECV_POSTED, 0, timeout_ms);
 	if (ret)
 		return ret;
-	ret = rk_conn_wait(conn, 1, "doctor: the client's SEND", &wc);
+	ret = rk_cq_wait_ids(&ids, &want, 1, timeout_ms, "doctor: the client's SEND", &wc);
+	if (ret == -ECONNRESET)
+		rk_error("doctor: the client left before its SEND arrived");
 	if (ret)
 		return ret;
 	st = wc.byte_len == DOC_CHECK_LEN ? check_bytes(t, DOC_SEED_SEND, "SEND") : -EIO;
@@ -197,6 +209,12 @@ int rk_doctor_serve(const struct rk_doctor_server_opts *opts,
 		struct rk_doctor_served served = {0};
 		struct rk_conn *pending;
 
+		/* A stop that came while a client was served: poll() would
+		   not see it. */
+		if (rk_stop_requested()) {
+			ret = 0;
+			break;
+		}
 		ret = rk_conn_accept(l, opts->wait_ms, &pending);
 		if (ret == -EINTR || rk_stop_requested()) {
 			if (!ret)

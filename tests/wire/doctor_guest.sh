@@ -41,7 +41,10 @@ if [ "${RDMAKIT_SOFTROCE_GUEST:-1}" = 1 ]; then
 		sleep 0.1
 		n=$((n + 1))
 	done
-	kill -TERM $srv $rcs 2>/dev/null
+	# The rc server is a prop: killed outright (a SIGTERM that comes
+	# while a --persist server is still setting up is not seen).
+	kill -KILL $rcs 2>/dev/null
+	kill -TERM $srv 2>/dev/null
 	wait $rcs
 	wait $srv
 	echo $? >"$W/server.rc"

@@ -14,6 +14,14 @@
  * What the kernel shows in /proc, /sys and /dev is read under a root
  * directory (the real / by default), so a test can give it a tree of its
  * own; libibverbs is asked for real.
+ *
+ * With a host (rk_doctor_opts.host), the checks go on along the path to a
+ * peer that serves doctor clients (rk_doctor_serve(), `rdmakit doctor
+ * --server`): TCP reach, RDMA CM's route and the device it picks, a
+ * connection over the TCP exchange (another rdmakit server is named by what
+ * it is and allows), both sides' GID and its type, the path MTU and the two
+ * ends' MTUs, a SEND, an RDMA WRITE and an RDMA READ each checked byte by
+ * byte, and a short bandwidth and latency probe; then a one-line verdict.
  */
 #ifndef RDMAKIT_DOCTOR_H
 #define RDMAKIT_DOCTOR_H
@@ -47,7 +55,10 @@ struct rk_doctor_check {
 	const char *id;	 /* what was checked, stable for scripts: "kernel_modules",
 			    "dev_files", "devices", "provider", "port_state", "netdev",
 			    "addresses", "roce_gids", "mtu", "ib_lid_sm", "memlock",
-			    "hugepages", "firewall", "error_counters", "software_device" */
+			    "hugepages", "firewall", "error_counters", "software_device";
+			    with a host: "peer_tcp", "peer_cm_route", "peer_server",
+			    "peer_gid", "peer_mtu", "peer_send", "peer_write",
+			    "peer_read", "peer_probe" */
 	char title[96];	 /* "kernel RDMA modules", "rxe0 port 1 netdev" */
 	char device[64]; /* the device it is about, "" for the host */
 	uint8_t port;	 /* its port, 0 for none */
@@ -78,16 +89,28 @@ struct rk_doctor_opts {
 	void *addrs_arg;
 	const char *nft_text;	   /* the ruleset as nft -a list ruleset prints it */
 	const char *iptables_text; /* the rules as iptables -S prints them */
+	/* The path to a peer serving doctor clients, after the local checks.
+	   NULL: the local checks alone. device (when set) is the one the
+	   peer's route must go through. */
+	const char *host;
+	uint16_t port;	/* 0: RK_DEFAULT_PORT (TCP) */
+	int timeout_ms; /* bound on each wait of the path's checks; 0: 5000 */
+	int probe_ms;	/* the bandwidth and latency probe, half each; 0: 2000 */
 };
 
 struct rk_doctor_summary {
 	int pass, warn, fail, skip;
+	/* With a host: the verdict in one line, "PASS: ...", "WARN: ..." or
+	   "FAIL: ..." naming the first failure (or warning); "" without. */
+	char verdict[320];
 };
 
 /* Make the checks, calling fn with each (fn may be NULL), and count them
  * into *sum_p. Returns 0 when the checks could be made (whatever they
  * found), or a negative errno (-ENOMEM) when they could not. Logs nothing
- * of what it finds: the checks say it. */
+ * of what it finds: the checks say it (with a host, the library's own
+ * errors on the way, as RDMA CM's or a connection's, are logged as ever and
+ * quoted in the check they fail). */
 int rk_doctor_run(const struct rk_doctor_opts *opts, rk_doctor_fn fn, void *arg,
 		  struct rk_doctor_summary *sum_p);
 
@@ -97,6 +120,46 @@ int rk_doctor_exit_status(const struct rk_doctor_summary *sum);
 
 /* "PASS", "WARN", "FAIL", "SKIP". */
 const char *rk_doctor_status_str(enum rk_doctor_status status);
+
+/* ---- The server of doctor clients ---- */
+
+struct rk_doctor_server_opts {
+	const char *bind_ip;  /* NULL: every address */
+	uint16_t port;	      /* 0: RK_DEFAULT_PORT */
+	const char *device;   /* NULL: the first device */
+	uint8_t port_num;     /* 0 means 1 */
+	int timeout_ms;	      /* bound on each wait with a client; 0: 5000 */
+	int wait_ms;	      /* give up when no client came this long; -1: forever */
+	void (*on_listening)(void *arg); /* once it listens, with rk_doctor_serve()'s
+					    arg (NULL: none) */
+};
+
+/* One client served. */
+struct rk_doctor_served {
+	char peer[80];	 /* "198.18.0.2:40112" */
+	bool probe;	 /* it connected and left without a word: a reach probe */
+	int status;	 /* 0, or the negative errno it ended with */
+	char error[256]; /* status: what went wrong, as first logged */
+	char device[64]; /* the device and port it was served on */
+	uint8_t port_num;
+	int path_mtu;	 /* bytes */
+};
+
+struct rk_doctor_serve_total {
+	int served, failed, probes;
+};
+
+/* Listen once and serve doctor clients one after another (each its checked
+ * SEND, WRITE, READ and probe) until a stop request (stop.h) or until no
+ * client came within wait_ms; a client that fails or vanishes ends only its
+ * own turn. A client of another command is refused, naming this server.
+ * on_client (NULL: none) with each client as its turn ends. Returns 0 when
+ * stopped, -ETIMEDOUT when wait_ms passed without a client, or the negative
+ * errno (logged) of a listener that could not be set up; *total_p (may be
+ * NULL) is filled in every case. */
+int rk_doctor_serve(const struct rk_doctor_server_opts *opts,
+		    void (*on_client)(const struct rk_doctor_served *c, void *arg), void *arg,
+		    struct rk_doctor_serve_total *total_p);
 
 /* ---- The parts that read text, for tests ---- */
 

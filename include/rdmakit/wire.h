@@ -127,12 +127,15 @@ struct rk_wire_buf {
 /* Request codes (rk_wire_buf.op): each command whose client speaks this
  * exchange has its own, so that a server meeting another command's client
  * can say whose it is. rc asks for one operation (enum rk_op + 1, 1..7) or
- * the whole flow; ping, bench and ud for themselves. 0: no code (a bench client
+ * the whole flow; ping, bench, ud and doctor for themselves. 0: no code (a bench client
  * of an rdmakit before bench had one). */
 #define RK_WIRE_OP_RC_ALL 0x100u     /* rc --op all */
 #define RK_WIRE_OP_PING 0x50494e47u  /* "PING": rdmakit ping (native) */
 #define RK_WIRE_OP_BENCH 0x424e4348u /* "BNCH": rdmakit bench */
 #define RK_WIRE_OP_UD 0x55444750u    /* "UDGP": rdmakit ud over the TCP exchange */
+/* "DOCT": rdmakit doctor HOST; the doctor server's reply carries the MTU of
+ * its port's netdev in size (bytes, 0: unknown). */
+#define RK_WIRE_OP_DOCTOR 0x444f4354u
 
 /* The bench engine's (bench.h) tests, modes and limits, as BENCH_SETUP
  * carries them. */
@@ -262,7 +265,7 @@ void rk_msg_verror(struct rk_msg *msg, int code, const char *fmt, va_list ap)
 const char *rk_msg_type_str(enum rk_msg_type type);
 
 /* The rdmakit command whose client sends request code op: "rc", "ping",
- * "bench" or "ud"; NULL for a code none of them sends. */
+ * "bench", "ud" or "doctor"; NULL for a code none of them sends. */
 const char *rk_wire_op_command(uint32_t op);
 
 /* Why a server of command refuses request code op, in why: "this is an

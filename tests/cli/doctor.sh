@@ -4,7 +4,9 @@
 # module loaded", for real): the kernel-modules check fails naming ib_core,
 # ib_uverbs and rdma_ucm and the modprobe, what follows from it is skipped
 # with the reason, exit 1; --json is one document valid against both
-# schemas. Runs on the host (label unit). Where the kernel has RDMA (ib_core
+# schemas. doctor HOST here: the path's checks skipped for the missing
+# device, TCP to a port nothing listens on named with its fix; usage errors.
+# Runs on the host (label unit). Where the kernel has RDMA (ib_core
 # loaded) the case cannot be made here: exit 77, counted as skipped.
 # Usage: doctor.sh RDMAKIT SCHEMA_DIR
 RDMAKIT=$1
@@ -57,8 +59,44 @@ run 1 "$RDMAKIT" doctor -d nosuchdev0 -j
 json "assert d['device'] == 'nosuchdev0' and d['result'] == 'failed', d"
 
 run 0 "$RDMAKIT" help doctor
-has "$out" "rdmakit doctor [-d DEV] [--json]"
-run 2 "$RDMAKIT" doctor somehost
-has "$err" "unexpected argument 'somehost'"
+has "$out" "rdmakit doctor [-d DEV] [--json] [HOST]"
+has "$out" "rdmakit doctor --server [-d DEV] [-p PORT] [--wait SEC]"
+run 2 "$RDMAKIT" doctor somehost otherhost
+has "$err" "unexpected argument 'otherhost' (one HOST at most)"
+run 2 "$RDMAKIT" doctor --server somehost
+has "$err" "unexpected argument 'somehost' (the server takes no HOST)"
+run 2 "$RDMAKIT" doctor -p 18515
+has "$err" "-p/--port is for the path to a HOST (or --server)"
+run 2 "$RDMAKIT" doctor --wait 3 somehost
+has "$err" "--wait is the server's (with --server)"
 run 2 "$RDMAKIT" doctor -i 1
+
+# doctor HOST on this host without a device: the local checks fail as above;
+# TCP to a port nothing listens on is named with the server to start there;
+# the RDMA checks of the path are skipped for the missing device. Exit 1.
+run 1 "$RDMAKIT" doctor 127.0.0.1 -p 9
+has "$out" "FAIL TCP to 127.0.0.1 port 9: nothing listens on 127.0.0.1:9 (connection refused); fix: run \`rdmakit doctor --server\` there with -p the same port"
+has "$out" "SKIP RDMA CM route: no RDMA device here (see the checks above)"
+has "$out" "SKIP SEND: no RDMA device here"
+has "$out" "SKIP bandwidth and latency: no RDMA device here"
+has "$out" "verdict: FAIL: 2 checks failed, the first: kernel RDMA modules (its fix above)"
+# A name that does not resolve: named, exit 1.
+run 1 "$RDMAKIT" doctor nosuchhost.invalid -t 2
+has "$out" "FAIL TCP to nosuchhost.invalid port 18515: the name nosuchhost.invalid does not resolve"
+run 1 "$RDMAKIT" doctor 127.0.0.1 -p 9 --json
+json "
+import jsonschema
+for name in ('rdmakit-result', 'rdmakit-doctor'):
+    jsonschema.Draft202012Validator(json.load(open('$SCHEMAS/%s.schema.json' % name))).validate(d)
+assert d['host'] == '127.0.0.1' and d['port'] == 9, d
+peer = {c['id']: c for c in d['checks'] if c['id'].startswith('peer_')}
+assert peer['peer_tcp']['status'] == 'FAIL' and peer['peer_tcp']['errno'] == 'ECONNREFUSED', peer
+assert 'rdmakit doctor --server' in peer['peer_tcp']['fix'], peer
+assert all(peer[i]['status'] == 'SKIP' for i in peer if i != 'peer_tcp'), peer
+assert len(peer) == 9, sorted(peer)
+assert d['verdict_line'].startswith('FAIL: '), d
+"
+# The server needs a device: it says so and exits 1, at once.
+run 1 "$RDMAKIT" doctor --server --wait 1
+has "$err" "cannot list RDMA devices"
 finish

@@ -1244,7 +1244,7 @@ static void test_op_command(void **state)
 	} codes[] = {
 		{RK_OP_SEND + 1, "rc"},  {RK_OP_CMP_SWAP + 1, "rc"}, {RK_WIRE_OP_RC_ALL, "rc"},
 		{RK_WIRE_OP_PING, "ping"}, {RK_WIRE_OP_BENCH, "bench"}, {0, "bench"},
-		{RK_WIRE_OP_UD, "ud"},
+		{RK_WIRE_OP_UD, "ud"},	 {RK_WIRE_OP_DOCTOR, "doctor"},
 		{RK_OP_CMP_SWAP + 2, NULL}, {0xffffffffu, NULL},
 	};
 	char why[RK_WIRE_ERROR_TEXT], sent[2 * RK_WIRE_ERROR_TEXT];
@@ -1262,6 +1262,10 @@ static void test_op_command(void **state)
 	rk_wire_op_refusal("bench", RK_WIRE_OP_PING, why, sizeof(why));
 	assert_string_equal(why, "this is an rdmakit bench server; the client is rdmakit ping "
 				 "(request code 0x50494e47)");
+	/* What doctor HOST reads to name another kind of server. */
+	rk_wire_op_refusal("rc", RK_WIRE_OP_DOCTOR, why, sizeof(why));
+	assert_string_equal(why, "this is an rdmakit rc server; the client is rdmakit doctor "
+				 "(request code 0x444f4354)");
 	rk_wire_op_refusal("rc", 0x12345678, why, sizeof(why));
 	assert_string_equal(why, "this is an rdmakit rc server; request code 0x12345678 is no "
 				 "rdmakit command's");

@@ -84,6 +84,8 @@ const char *rk_wire_op_command(uint32_t op)
 		return "bench";
 	if (op == RK_WIRE_OP_UD)
 		return "ud";
+	if (op == RK_WIRE_OP_DOCTOR)
+		return "doctor";
 	return NULL;
 }
 

@@ -66,6 +66,10 @@ void doc_emit(struct doc *d, const struct rk_doctor_check *c)
 
 	if ((unsigned int)c->status < 4)
 		(*counts[c->status])++;
+	if (c->status == RK_DOCTOR_FAIL && !d->first_fail[0])
+		doc_add(d->first_fail, sizeof(d->first_fail), "%s", c->title);
+	if (c->status == RK_DOCTOR_WARN && !d->first_warn[0])
+		doc_add(d->first_warn, sizeof(d->first_warn), "%s", c->title);
 	if (d->fn)
 		d->fn(c, d->arg);
 }
@@ -213,6 +217,7 @@ static doc_check_fn *const checks[] = {
 	doc_check_modules,  doc_check_dev_files, doc_check_devices,
 	doc_check_ports,    doc_check_memlock,	 doc_check_hugepages,
 	doc_check_firewall, doc_check_counters,	 doc_check_software,
+	doc_check_peer, /* with a host: the path to it */
 };
 
 int rk_doctor_run(const struct rk_doctor_opts *opts, rk_doctor_fn fn, void *arg,

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <rdmakit/conn.h>
 #include <rdmakit/device.h>
 #include <rdmakit/doctor.h>
 
@@ -34,6 +35,7 @@ struct doc {
 	struct doc_dev devs[DOC_MAX_DEVICES];
 	int ndevs; /* those checked (-d: the one) */
 	int nall;  /* all there are in sysfs */
+	char first_fail[96], first_warn[96]; /* the titles, for the verdict */
 };
 
 /* Start a check: cleared, with its id, device, port and title. */
@@ -68,6 +70,44 @@ typedef void doc_check_fn(struct doc *d);
 doc_check_fn doc_check_modules, doc_check_dev_files, doc_check_devices, doc_check_memlock,
 	doc_check_hugepages, doc_check_ports, doc_check_counters, doc_check_software,
 	doc_check_firewall;
+
+/* ---- The path to a peer (doctor_peer.c, the client; doctor_serve.c) ----
+ *
+ * A doctor client connects over the TCP exchange (conn.h) with request code
+ * RK_WIRE_OP_DOCTOR, its probe's length in ms as the request's offset; the
+ * server answers with its buffer (DOC_BUF_LEN bytes, remote write and read)
+ * and its netdev's MTU as the reply's size. Then, kept in step by sync points:
+ * the server posts a receive (1); the client SENDs, the server checks what
+ * came (2); the client WRITEs (3), the server checks its buffer (4); the
+ * server fills it (5), the client READs and checks (6); the client probes
+ * (7). A sync's status is the side's check: the peer hears a failure. */
+#define DOC_BUF_LEN   (1u << 20)
+#define DOC_CHECK_LEN 32775u /* several packets at any MTU, a multiple of none */
+#define DOC_SEED_SEND  0xd0c70001u
+#define DOC_SEED_WRITE 0xd0c70002u
+#define DOC_SEED_READ  0xd0c70003u
+enum {
+	DOC_SYNC_RECV_POSTED = 1,
+	DOC_SYNC_SEND_CHECKED,
+	DOC_SYNC_WRITTEN,
+	DOC_SYNC_WRITE_CHECKED,
+	DOC_SYNC_READ_READY,
+	DOC_SYNC_READ_CHECKED,
+	DOC_SYNC_PROBED,
+};
+
+/* The netdev under a RoCE port (its GID table's, else the software
+ * device's parent) into netdev, and its MTU: 0, or -ENOENT when the port
+ * has none (InfiniBand, iWARP without one). */
+int doc_port_netdev(const struct doc *d, const char *device, uint8_t port, char *netdev,
+		    size_t len, long *mtu_p);
+
+/* A connection's release callback (conn.h) for an arg whose first member
+ * is the struct rk_mr * its prepare or on_request registered: freed, NULL. */
+void doc_release_mr(struct rk_conn *conn, void *arg);
+
+/* The checks along the path to opts->host (doctor_peer.c). */
+doc_check_fn doc_check_peer;
 
 #pragma GCC visibility pop
 

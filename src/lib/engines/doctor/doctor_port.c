@@ -63,16 +63,26 @@ static void state_text(const struct doc *d, const struct doc_port *p, const char
  * software device's parent. */
 static void port_netdev(const struct doc *d, struct doc_port *p)
 {
+	doc_port_netdev(d, p->dd->name, p->num, p->netdev, sizeof(p->netdev), NULL);
+}
+
+int doc_port_netdev(const struct doc *d, const char *device, uint8_t port, char *netdev,
+		    size_t len, long *mtu_p)
+{
 	char text[64];
 
-	for (int i = 0; i < 16; i++)
+	netdev[0] = '\0';
+	for (int i = 0; i < 16 && !netdev[0]; i++)
 		if (doc_read(d, text, sizeof(text), SYS_IB "/%s/ports/%u/gid_attrs/ndevs/%d",
-			     p->dd->name, p->num, i) > 0) {
-			snprintf(p->netdev, sizeof(p->netdev), "%.16s", text);
-			return;
-		}
-	if (doc_read(d, text, sizeof(text), SYS_IB "/%s/parent", p->dd->name) > 0)
-		snprintf(p->netdev, sizeof(p->netdev), "%.16s", text);
+			     device, port, i) > 0)
+			snprintf(netdev, len, "%.16s", text);
+	if (!netdev[0] && doc_read(d, text, sizeof(text), SYS_IB "/%s/parent", device) > 0)
+		snprintf(netdev, len, "%.16s", text);
+	if (!netdev[0])
+		return -ENOENT;
+	if (mtu_p && doc_read_num(d, mtu_p, "/sys/class/net/%s/mtu", netdev))
+		*mtu_p = 0;
+	return 0;
 }
 
 static int ifaddrs_of(const char *netdev, char (*addrs)[INET6_ADDRSTRLEN], int max)

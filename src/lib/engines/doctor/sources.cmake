@@ -2,4 +2,4 @@
 # rdmakit doctor's checks: the host (modules, /dev, devices, limits), the
 # ports, the firewall rules.
 rdmakit_lib_sources(
-  doctor.c doctor_host.c doctor_port.c doctor_firewall.c)
+  doctor.c doctor_host.c doctor_port.c doctor_firewall.c doctor_peer.c doctor_serve.c)

@@ -10,6 +10,8 @@ cancels exactly: per message = (count(N2) - count(N1)) / (N2 - N1).
     cost.py callgrind FILE     the total instructions (Ir) of a callgrind.out
     cost.py strace FILE        the total system calls of an `strace -c` summary
     cost.py pollcount FILE     "polls completions" of bench/pollcount.c's file
+    cost.py syscalls FILE1 N1 FILE2 N2
+        system calls per message by name (two strace -c summaries)
     cost.py permsg N1 C1 N2 C2 (C2 - C1) / (N2 - N1)
     cost.py hot FILE1 N1 FILE2 N2 [TOP]
         instructions per message by function (self cost, by difference of two
@@ -50,6 +52,24 @@ def strace_total(text):
         if len(f) >= 5 and f[-1] == "total" and f[3].isdigit():
             return int(f[3])
     raise ValueError("no total line (not an strace -c summary?)")
+
+
+def strace_calls(text):
+    """{syscall: calls} of an `strace -c` summary."""
+    calls = {}
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) >= 5 and f[-1] != "total" and f[3].isdigit() and f[0][0].isdigit():
+            calls[f[-1]] = int(f[3])
+    return calls
+
+
+def syscalls(text1, n1, text2, n2):
+    """System calls per message by name, by difference, the most first."""
+    a, b = strace_calls(text1), strace_calls(text2)
+    rows = [(permsg(n1, a.get(k, 0), n2, b.get(k, 0)), k) for k in set(a) | set(b)]
+    rows.sort(reverse=True)
+    return [(v, k) for v, k in rows if abs(v) >= 0.0005]
 
 
 def pollcount(text):
@@ -150,34 +170,34 @@ def fmt(v, digits=1):
     return "-" if v is None else f"{v:.{digits}f}"
 
 
+def pair(r1, r2, m, digits):
+    """A figure from N1 to N2 and its repeat from N2 to N3, "a/b", with "!"
+    when they differ by more than 5%."""
+    a, b = r1.get(m), r2.get(m)
+    if a is None:
+        return "-"
+    if b is None:
+        return fmt(a, digits) + "/-"
+    return "%s/%s%s" % (fmt(a, digits), fmt(b, digits), "" if spread(a, b) <= AGREE else "!")
+
+
 def table(raw_text):
     fig, order = figures(raw_text)
-    lines = ["%-16s %9s %9s %6s %8s %8s %6s %7s %7s %7s" % (
-        "case", "rk Ir/msg", "pt Ir/msg", "ratio", "rk sc/msg", "pt sc/msg", "ratio",
-        "rk c/p", "pt c/p", "repeat")]
+    head = "%-16s %-15s %-15s %6s %-13s %-13s %6s %7s %7s"
+    lines = [head % ("case", "rk Ir/msg", "pt Ir/msg", "ratio", "rk sc/msg", "pt sc/msg",
+                     "ratio", "rk c/p", "pt c/p")]
     for case in order:
-        v, worst = {}, 0.0
-        for tool in (RK, PT):
-            r1, r2 = fig.get((case, tool, "1"), {}), fig.get((case, tool, "2"), {})
-            for m in ("ir", "syscalls", "cpp"):
-                v[(tool, m)] = r1.get(m)
-                if m == "cpp":  # timing-dependent: shown, not held to 5%
-                    continue
-                if m in r1 and m in r2:
-                    worst = max(worst, spread(r1[m], r2[m]))
-                else:
-                    worst = float("inf")
+        rk1, rk2 = fig.get((case, RK, "1"), {}), fig.get((case, RK, "2"), {})
+        pt1, pt2 = fig.get((case, PT, "1"), {}), fig.get((case, PT, "2"), {})
 
         def ratio(m):
-            a, b = v[(RK, m)], v[(PT, m)]
+            a, b = rk1.get(m), pt1.get(m)
             return a / b if a is not None and b else None
 
-        rep = "n/a" if worst == float("inf") else f"{worst * 100:.1f}%" + (
-            "" if worst <= AGREE else "!")
-        lines.append("%-16s %9s %9s %6s %8s %8s %6s %7s %7s %7s" % (
-            case, fmt(v[(RK, "ir")]), fmt(v[(PT, "ir")]), fmt(ratio("ir"), 2),
-            fmt(v[(RK, "syscalls")], 2), fmt(v[(PT, "syscalls")], 2),
-            fmt(ratio("syscalls"), 2), fmt(v[(RK, "cpp")], 3), fmt(v[(PT, "cpp")], 3), rep))
+        lines.append(head % (
+            case, pair(rk1, rk2, "ir", 1), pair(pt1, pt2, "ir", 1), fmt(ratio("ir"), 2),
+            pair(rk1, rk2, "syscalls", 3), pair(pt1, pt2, "syscalls", 3),
+            fmt(ratio("syscalls"), 2), fmt(rk1.get("cpp"), 3), fmt(pt1.get("cpp"), 3)))
     return "\n".join(lines)
 
 
@@ -199,6 +219,9 @@ def main(argv):
             top = int(args[4]) if len(args) == 5 else 12
             for v, k in hot(read(args[0]), int(args[1]), read(args[2]), int(args[3]), top):
                 print("%10.1f  %s" % (v, k))
+        elif cmd == "syscalls" and len(args) == 4:
+            for v, k in syscalls(read(args[0]), int(args[1]), read(args[2]), int(args[3])):
+                print("%10.4f  %s" % (v, k))
         elif cmd == "table" and len(args) == 1:
             print(table(read(args[0])))
         else:

@@ -8,12 +8,13 @@
 # QPs; setup and teardown are the same in both runs and cancel exactly:
 # per message = (count(N2) - count(N1)) / (N2 - N1) (bench/cost.py). Each
 # client runs with three iteration counts N1 < N2 < N3, and so each figure
-# comes twice: from N1 to N2 and from N2 to N3 (the repeat column: how far
-# the two differ; they agree when the cost is the same for every message,
-# which is what the method assumes). Counts do not
+# comes twice: from N1 to N2 and from N2 to N3 (shown as A/B, ! when they
+# differ by more than 5%; they agree when the cost is the same for every
+# message, which is what the method assumes). Counts do not
 # depend on the bed's speed or load, so this works on a loaded TCG guest where
-# times move by +-30%; except the empty polls of a busy-polling loop, which
-# depend on how fast the device answers (the repeat column shows how much).
+# times move by +-30%; except the empty polls of a busy-polling loop and the
+# sched_yield() calls of one that yields, which depend on how fast the device
+# answers (the repeats show how much).
 #
 # Usage: bench/vs-perftest-cost.sh [--cases REGEX] [--provider rxe|siw]
 #                                  [--iters N1,N2,N3] [--lat-iters N1,N2,N3]
@@ -29,8 +30,9 @@
 #   --lat-iters L  latency iterations (default 200,1000,1800)
 #   --out DIR      results (default bench/results/vs-perftest-cost-DATE-HHMM):
 #                  raw.txt (CASE|TOOL|MESSAGES|METRIC|VALUE), table.txt, hot.txt
-#                  (instructions per message by function, from the callgrind
-#                  files of N1 and N2), cg/ (the callgrind.out files)
+#                  (instructions and system calls per message by function and
+#                  by name, from N1 and N2), cg/ (the callgrind.out files),
+#                  st/ (the strace -c summaries)
 #   --build DIR    rdmakit's build (default build-vs-perftest-cost: Release
 #                  with -g, the same code as vs-perftest.sh's Release build,
 #                  named functions for callgrind)
@@ -133,7 +135,7 @@ for t in valgrind strace; do
 done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vs-perftest-cost.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$out/cg" || exit 1
+mkdir -p "$out/cg" "$out/st" || exit 1
 raw=$out/raw.txt
 : >"$raw"
 port=$((23000 + $$ % 4000))
@@ -151,17 +153,6 @@ server() {
 		sleep 0.05
 		_i=$((_i + 1))
 	done
-}
-
-# reap: the server ends after its client (60 s at most, then killed).
-reap() {
-	_i=0
-	while kill -0 "$spid" 2>/dev/null && [ $_i -lt 600 ]; do
-		sleep 0.1
-		_i=$((_i + 1))
-	done
-	kill "$spid" 2>/dev/null
-	wait "$spid" 2>/dev/null
 }
 
 # run TOOL CASE N PASS: one client run under PASS (callgrind: $tmp/cg; strace:
@@ -209,7 +200,7 @@ run() {
 			-n "$_iters" $_x "$ip" >"$tmp/out" 2>&1
 	fi
 	_rc=$?
-	reap
+	bench_reap "$spid" 60
 	return $_rc
 }
 
@@ -229,6 +220,7 @@ count() {
 	fi
 	if run "$_t" "$_k" "$_n" strace && [ -s "$tmp/st" ] && [ -s "$tmp/pc" ]; then
 		echo "$_k|$_t|$_msgs|syscalls|$($COST strace "$tmp/st")" >>"$raw"
+		cp "$tmp/st" "$out/st/$_k-$_t-$_msgs.txt"
 		# shellcheck disable=SC2046
 		set -- $($COST pollcount "$tmp/pc")
 		echo "$_k|$_t|$_msgs|polls|$1" >>"$raw"
@@ -263,9 +255,9 @@ done
 	$COST table "$raw"
 	echo
 	echo "Ir/msg: user-space instructions (callgrind, every object: the tool, libibverbs, the provider,"
-	echo "libc); sc/msg: system calls (strace -f -c); c/p: completions per poll call (a pass of its own"
-	echo "with bench/pollcount.c); all from N1 to N2; repeat: the largest difference of Ir/msg and"
-	echo "sc/msg from N1 to N2 against N2 to N3 (! above 5%)."
+	echo "libc); sc/msg: system calls (strace -f -c); each as A/B: A from N1 to N2, B (the repeat) from"
+	echo "N2 to N3, ! when they differ by more than 5%; ratio: rdmakit/perftest of the A figures; c/p:"
+	echo "completions per poll call from N1 to N2 (a pass of its own with bench/pollcount.c)."
 } >"$out/table.txt"
 {
 	for f in "$out"/cg/*.out; do
@@ -278,6 +270,10 @@ done
 		while read -r k t a b; do
 			echo "$k $t: instructions per message by function (self), from N $a and $b"
 			$COST hot "$out/cg/$k-$t-$a.out" "$a" "$out/cg/$k-$t-$b.out" "$b" 15
+			if [ -s "$out/st/$k-$t-$a.txt" ] && [ -s "$out/st/$k-$t-$b.txt" ]; then
+				echo "  system calls per message by name, from N $a and $b (strace pass):"
+				$COST syscalls "$out/st/$k-$t-$a.txt" "$a" "$out/st/$k-$t-$b.txt" "$b"
+			fi
 			echo
 		done
 } >"$out/hot.txt"

@@ -31,7 +31,7 @@
 #   --out DIR      results (default bench/results/vs-perftest-cost-DATE-HHMM):
 #                  raw.txt (CASE|TOOL|MESSAGES|METRIC|VALUE), table.txt, hot.txt
 #                  (instructions and system calls per message by function and
-#                  by name, from N1 and N2), cg/ (the callgrind.out files),
+#                  by name, from N1 and N3), cg/ (the callgrind.out files),
 #                  st/ (the strace -c summaries)
 #   --build DIR    rdmakit's build (default build-vs-perftest-cost: Release
 #                  with -g, the same code as vs-perftest.sh's Release build,

@@ -18,3 +18,15 @@ bench_positive() {
 bench_want() {
 	[ -z "$cases" ] || echo "$1" | grep -Eq -- "$cases"
 }
+
+# bench_reap PID SECONDS: wait for a server to end after its client (SECONDS
+# at most), then end it.
+bench_reap() {
+	_i=0
+	while kill -0 "$1" 2>/dev/null && [ $_i -lt $(($2 * 10)) ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}

@@ -4,6 +4,8 @@
 # the runs of each tool, the paired repetitions under the time budget, the
 # table and the plots. Uses the options vs-perftest.sh parsed.
 
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 RDMAKIT=$build/src/cli/rdmakit
 PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
@@ -48,17 +50,6 @@ wait_listen() {
 	return 1
 }
 
-# reap PID: wait for a server (10 s at most once its client is done), then
-# end it.
-reap() {
-	_i=0
-	while kill -0 "$1" 2>/dev/null && [ $_i -lt 100 ]; do
-		sleep 0.1
-		_i=$((_i + 1))
-	done
-	kill "$1" 2>/dev/null
-	wait "$1" 2>/dev/null
-}
 
 # serve CM SERVER-CMD...: start a server on $port, in the background, and
 # wait until it listens (CM=1: RDMA CM listens where /proc/net/tcp cannot
@@ -79,7 +70,7 @@ client() {
 	echo $? >"$tmp/rc"
 	_t1=$(now_ns)
 	wall_ms=$(awk -v a="$_t0" -v b="$_t1" 'BEGIN { printf "%.3f", (b - a) / 1e6 }')
-	reap "$spid"
+	bench_reap "$spid" 10
 }
 
 # rdmakit CM METRIC ARGS...: one rdmakit bench run; prints the figure.

@@ -21,6 +21,8 @@ RDMAKIT_KERNEL_PACKAGES="fio linux-source sparse"
 
 # Only for bench/vs-perftest.sh: the anchors (perftest, ucx_perftest) and the plots.
 RDMAKIT_BENCH_PACKAGES="perftest ucx-utils gnuplot-nox python3"
+# Only for bench/vs-perftest-cost.sh: the counting tools (instructions, system calls).
+RDMAKIT_COST_PACKAGES="valgrind strace"
 
 # Only for the mesh test bed (scripts/softroce mesh, tests/softroce/mesh.sh)
 # and rdmakit-mesh: Open MPI, whose mpirun starts ranks across the guests.

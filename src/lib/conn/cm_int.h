@@ -47,6 +47,48 @@ int rk_cm_request_mtu_check(struct rdma_cm_id *id, char *why, size_t why_len);
 int rk_cm_listen_on_device(const char *device, uint8_t port_num, char *addr, size_t addr_len,
 			   uint16_t *port_p, struct rk_cm **listener_p);
 
+/* ---- one device connected to itself through RDMA CM (cm_self.c) ---- */
+
+/* A listener on the device's own address and the active side's id resolved
+ * to it: what a QP pair needs on iWARP to connect inside one process. */
+struct rk_cm_self {
+	struct rk_cm *listener, *active;
+	char addr[64];
+	uint16_t port;
+	struct rk_device *dev; /* the device as RDMA CM opened it: PD, CQs, MRs go on it */
+};
+
+/* One side of a connection: cq, qa and mine in; cm (the passive side's:
+ * out) and qp out, both the caller's to destroy (the QP first). */
+struct rk_cm_self_side {
+	struct rk_cq *cq;
+	struct rk_qp_init_attr qa;
+	struct rk_wire_buf mine;
+	struct rk_cm *cm;
+	struct rk_qp *qp;
+};
+
+/* s's listener on device port_num's own address (rk_cm_listen_on_device())
+ * and s->active resolved to it. What it made, also on an error,
+ * rk_cm_self_close() destroys. Errors logged; -EXDEV when the address
+ * resolves to another device. */
+int rk_cm_self_open(const char *device, uint8_t port_num, int timeout_ms, struct rk_cm_self *s);
+
+/* Another active id resolved to s's listener (one connection each), on
+ * device: the caller destroys it. */
+int rk_cm_self_resolve(const struct rk_cm_self *s, const char *device, int timeout_ms,
+		       struct rk_cm **cm_p);
+
+/* Connect a (a->cm: an active id from s) to b, whose request the listener
+ * takes, each QP made with rk_cm_create_qp() on pd. Returns once both are
+ * in RTS; on an error both QPs are destroyed (b->cm, when taken, is the
+ * caller's still). */
+int rk_cm_self_connect(struct rk_cm *listener, struct ibv_pd *pd, struct rk_cm_self_side *a,
+		       struct rk_cm_self_side *b, int timeout_ms);
+
+/* Destroy s's ids (after the QPs and what was made on s->dev). */
+void rk_cm_self_close(struct rk_cm_self *s);
+
 #pragma GCC visibility pop
 
 #endif

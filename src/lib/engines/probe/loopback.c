@@ -5,7 +5,6 @@
  * own address and A connects to it. */
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,11 +32,9 @@ struct lb_run {
 	uint32_t sge;
 	struct rk_port_sel sel;
 	bool iwarp;
-	struct rk_device *dev;  /* PD, CQs, MRs and QPs: sel.dev, on iWARP the CM's */
-	struct rk_cm *listener; /* iWARP: B's, on addr:cm_port */
-	struct rk_cm *cm_a, *cm_b;
-	char addr[64];
-	uint16_t cm_port;
+	struct rk_device *dev; /* PD, CQs, MRs and QPs: sel.dev, on iWARP the CM's */
+	struct rk_cm_self cm;  /* iWARP: B's listener and A's id */
+	struct rk_cm *cm_b;
 	struct ibv_pd *pd;
 	struct rk_cq *cq_a, *cq_b;
 	struct rk_mr *mr_a, *mr_b;
@@ -153,30 +150,19 @@ static int lb_open(struct lb_run *lb)
  * made, also on an error, lb_cm_close() destroys. */
 static int lb_cm_open(struct lb_run *lb)
 {
-	const char *name = lb->sel.dev->info.name;
 	int ret;
 
-	ret = rk_cm_listen_on_device(name, lb->sel.port_num, lb->addr, sizeof(lb->addr),
-				     &lb->cm_port, &lb->listener);
+	ret = rk_cm_self_open(lb->sel.dev->info.name, lb->sel.port_num, WAIT_MS, &lb->cm);
 	if (!ret)
-		ret = rk_cm_resolve(lb->addr, lb->cm_port, WAIT_MS, &lb->cm_a);
-	if (ret)
-		return ret;
-	if (strcmp(lb->cm_a->dev->info.name, name)) {
-		rk_error("loopback: %s resolves to %s, not %s", lb->addr, lb->cm_a->dev->info.name,
-			 name);
-		return -EXDEV;
-	}
-	lb->dev = lb->cm_a->dev;
-	return 0;
+		lb->dev = lb->cm.dev;
+	return ret;
 }
 
 /* Undo lb_cm_open() and B's accept: ids NULL or made. */
 static void lb_cm_close(struct lb_run *lb)
 {
 	rk_cm_destroy(lb->cm_b);
-	rk_cm_destroy(lb->cm_a);
-	rk_cm_destroy(lb->listener);
+	rk_cm_self_close(&lb->cm);
 }
 
 /* One side's CQ and its buffer, which the other side may reach by access. */
@@ -252,65 +238,27 @@ static void lb_qp_attr(const struct lb_run *lb, struct rk_qp_init_attr *qa)
 	};
 }
 
-/* iWARP, B's side: the request, QP B, the accept. In a thread of its own,
- * as A's connect and B's accept each wait for the other. */
-struct lb_accept {
-	struct lb_run *lb;
-	int ret;
-};
-
-static void *lb_accept(void *arg)
-{
-	struct lb_accept *t = arg;
-	struct lb_run *lb = t->lb;
-	struct rk_wire_buf mine = {.addr = (uint64_t)(uintptr_t)lb->mr_b->buf,
-				   .len = lb->o->size,
-				   .rkey = lb->mr_b->mr->rkey};
-	struct rk_qp_init_attr qa;
-
-	lb_qp_attr(lb, &qa);
-	t->ret = rk_cm_get_request(lb->listener, WAIT_MS, &lb->cm_b);
-	if (!t->ret)
-		t->ret = rk_cm_create_qp(lb->cm_b, lb->pd, lb->cq_b, lb->cq_b, &qa, &lb->qp_b);
-	if (!t->ret)
-		t->ret = rk_cm_accept(lb->cm_b, lb->qp_b, &mine, WAIT_MS);
-	return NULL;
-}
-
 /* iWARP: A connects to B's listener while B accepts. */
 static int lb_cm_connect(struct lb_run *lb)
 {
-	struct rk_wire_buf mine = {.size = (uint32_t)lb->o->size};
-	struct lb_accept t = {.lb = lb};
-	struct rk_qp_init_attr qa;
-	pthread_t tid;
+	struct rk_cm_self_side a = {.cq = lb->cq_a, .cm = lb->cm.active,
+				    .mine = {.size = (uint32_t)lb->o->size}};
+	struct rk_cm_self_side b = {.cq = lb->cq_b,
+				    .mine = {.addr = (uint64_t)(uintptr_t)lb->mr_b->buf,
+					     .len = lb->o->size,
+					     .rkey = lb->mr_b->mr->rkey}};
 	int ret;
 
-	lb_qp_attr(lb, &qa);
-	ret = rk_cm_create_qp(lb->cm_a, lb->pd, lb->cq_a, lb->cq_a, &qa, &lb->qp_a);
+	lb_qp_attr(lb, &a.qa);
+	lb_qp_attr(lb, &b.qa);
+	ret = rk_cm_self_connect(lb->cm.listener, lb->pd, &a, &b, WAIT_MS);
+	lb->cm_b = b.cm;
 	if (ret)
 		return ret;
-	ret = -pthread_create(&tid, NULL, lb_accept, &t);
-	if (ret) {
-		rk_error("loopback: start the accepting side: %s", strerror(-ret));
-		goto err_destroy_qp_a;
-	}
-	ret = rk_cm_connect(lb->cm_a, lb->qp_a, &mine, WAIT_MS);
-	pthread_join(tid, NULL);
-	if (!ret)
-		ret = t.ret;
-	if (ret)
-		goto err_destroy_qps;
+	lb->qp_a = a.qp;
+	lb->qp_b = b.qp;
 	lb->res.path_mtu = rk_mtu_bytes(lb->qp_a->path.path_mtu);
 	return 0;
-
-err_destroy_qps:
-	if (lb->qp_b)
-		rk_qp_destroy(lb->qp_b);
-	lb->qp_b = NULL;
-err_destroy_qp_a:
-	rk_qp_destroy(lb->qp_a);
-	return ret;
 }
 
 /* Without RDMA CM: each QP moved to RTS towards the other's endpoint. */
@@ -509,7 +457,7 @@ int rk_loopback_run(const struct rk_loopback_opts *opts, struct rk_loopback_resu
 	/* fall through: the run is over, everything is released */
 err_destroy_qps:
 	/* iWARP: A leaves, B answers (RDMA CM's ids go after their QPs). */
-	rk_cm_disconnect(lb.cm_a, 0);
+	rk_cm_disconnect(lb.cm.active, 0);
 	rk_cm_disconnect(lb.cm_b, 1000);
 	rk_qp_destroy(lb.qp_b);
 	rk_qp_destroy(lb.qp_a);

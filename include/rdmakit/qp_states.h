@@ -32,7 +32,7 @@ extern "C" {
 #pragma GCC visibility push(default)
 
 #define RK_QPS_MAX_WRS	       64
-#define RK_QPS_MAX_ROWS	       8
+#define RK_QPS_MAX_ROWS	       16
 #define RK_QPS_MAX_TRANSITIONS 32
 #define RK_QPS_MAX_EVENTS      96
 #define RK_QPS_MAX_DIFFS       32
@@ -55,6 +55,8 @@ struct rk_qps_wr {
 	int delivered_row;
 	int delivered_into; /* index of the receive WR it landed in, -1 if none */
 	uint32_t slot;	    /* buffer slot (internal) */
+	uint32_t len;	    /* send: bytes sent */
+	bool intact;	    /* send, delivered: its len bytes arrived byte for byte */
 };
 
 /* One state of the walk. */
@@ -73,6 +75,7 @@ struct rk_qps_row {
 	int kick_wr;	      /* SQD: a send posted after the return to RTS, only when
 				 the send posted in SQD had not run by then; -1: none */
 	int completions_here; /* completions polled while in this state */
+	int resume_ret;	      /* SQD: what SQD -> RTS returned (0: accepted) */
 };
 
 /* A transition tried with ibv_modify_qp() on a fresh QP in state from. */
@@ -81,6 +84,14 @@ struct rk_qps_transition {
 	bool spec_allows; /* the IB state table, as the Linux verbs core encodes it, allows it */
 	int ret;		 /* 0 or negative errno from the device */
 	enum ibv_qp_state after; /* queried afterwards */
+	/* iWARP, from RTS and SQD (a QP connected through RDMA CM, whose state
+	 * the query does not give): a send posted after the transition, its
+	 * peer with a receive posted, shows whether the QP still sends. */
+	bool probed;
+	int probe_post_ret;
+	bool probe_completed;
+	enum ibv_wc_status probe_status;
+	bool probe_received; /* the peer's receive completed SUCCESS */
 };
 
 /* A send-queue error on a UD or UC QP: where the spec's SQE would show. */
@@ -118,6 +129,14 @@ struct rk_qps_report {
 	int ntransitions;
 	struct rk_qps_sqe sqe[2];
 	int nsqe;
+	/* iWARP: the QPs walked through RTS, SQD and ERR, connected through RDMA
+	 * CM to the device's own address (subject_qpn is the unconnected QP's);
+	 * connected_from: the first row of that part. */
+	bool cm_walked;
+	uint32_t cm_subject_qpn, cm_peer_qpn;
+	int connected_from;
+	bool sqd_unreachable; /* iWARP: a connected QP was refused SQD: no transitions from it */
+	char not_walked[160]; /* what the walk could not do on this device, and why; "": none */
 };
 
 /* Run the walk on dev's port (gid: required on RoCE, NULL on IB without GRH)
@@ -126,8 +145,11 @@ struct rk_qps_report {
  * could run to the end (whatever the device did), or a negative errno when
  * setting it up failed (logged). On iWARP (gid NULL), whose QPs reach RTS
  * only through RDMA CM, one QP is walked unconnected (RESET, INIT, RTR, RTS
- * tried, ERR, RESET) and the transitions from RESET, INIT, RTR and ERR are
- * tried; then -EPROTONOSUPPORT, logged naming what was not walked. */
+ * tried, ERR, RESET); then a pair connected through RDMA CM to the device's
+ * own address (a listener and a connecting side in this process) through
+ * RTS, SQD, back to RTS, and a second pair through RTS, ERR and RESET; the
+ * transitions from RTS and SQD on fresh connected pairs (rk_qps_transition's
+ * probe). SQE (UD and UC QPs) iWARP has not: nsqe stays 0. */
 int rk_qps_observe(struct rk_device *dev, uint8_t port, const struct rk_gid_choice *gid,
 		   struct rk_qps_report *rep);
 

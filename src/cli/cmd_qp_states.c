@@ -24,8 +24,11 @@ static const char description[] =
 	"state and what became of the requests later; the peer sends to it in INIT, RTR, RTS\n"
 	"and SQD. Then try transitions the spec forbids, and a send-queue error on UD and UC\n"
 	"QPs (where the spec's SQE state would appear). Takes a few seconds. On iWARP, whose QPs\n"
-	"reach RTS only through RDMA CM, one QP is walked unconnected (RTS tried) and what\n"
-	"needs a connection is named as not walked (exit 1).";
+	"reach RTS only through RDMA CM, one QP is walked unconnected first (RTS tried); then QP\n"
+	"pairs connected through RDMA CM to the device's own address go through RTS, SQD, back\n"
+	"to RTS, ERR and RESET, and the transitions from RTS and SQD are tried on fresh pairs,\n"
+	"each followed by a send that shows whether the QP still sends. SQE (UD, UC) is named\n"
+	"as not walked: iWARP has only RC QPs.";
 
 static const char *short_status(enum ibv_wc_status st)
 {
@@ -62,6 +65,7 @@ static json_object *wr_json(const struct rk_qps_report *rep, int i)
 		if (r->delivered) {
 			cli_add_str(j, "delivered_in", rk_qp_state_str(r->delivered_in));
 			cli_add_str(j, "delivered_during", rep->rows[r->delivered_row].label);
+			cli_add_bool(j, "intact", r->intact);
 			if (r->delivered_into >= 0 && r->on_peer)
 				cli_add_str(j, "landed_in_recv_posted_in",
 					    rep->rows[rep->wrs[r->delivered_into].row].label);
@@ -96,6 +100,8 @@ static json_object *row_json(const struct rk_qps_report *rep, int i)
 	}
 	if (row->state == IBV_QPS_SQD) {
 		cli_add_bool(j, "sq_drained_event", row->drained_event);
+		cli_add_int(j, "resume_ret", row->resume_ret);
+		cli_add_str(j, "resume_errno", rk_qps_errno_name(row->resume_ret));
 		json_object_object_add(j, "kick", wr_json(rep, row->kick_wr));
 	}
 	cli_add_int(j, "completions_here", row->completions_here);
@@ -133,6 +139,17 @@ static json_object *transition_json(const struct rk_qps_report *rep, int i)
 	cli_add_int(j, "ret", t->ret);
 	cli_add_str(j, "errno", rk_qps_errno_name(t->ret));
 	cli_add_str(j, "state_after", rk_qp_state_str(t->after));
+	if (t->probed) {
+		json_object *p = json_object_new_object();
+
+		cli_add_int(p, "post_ret", t->probe_post_ret);
+		cli_add_str(p, "post_errno", rk_qps_errno_name(t->probe_post_ret));
+		cli_add_bool(p, "completed", t->probe_completed);
+		if (t->probe_completed)
+			cli_add_str(p, "status", short_status(t->probe_status));
+		cli_add_bool(p, "received", t->probe_received);
+		json_object_object_add(j, "send_after", p);
+	}
 	return j;
 }
 
@@ -178,8 +195,16 @@ static json_object *report_json(const struct rk_qps_report *rep, bool iwarp, int
 	cli_add_str(doc, "device", rep->device);
 	cli_add_int(doc, "subject_qpn", rep->subject_qpn);
 	cli_add_int(doc, "peer_qpn", rep->peer_qpn);
-	/* iWARP: the QPs are not connected (only RDMA CM could), the walk partial. */
-	cli_add_bool(doc, "connected", !iwarp);
+	/* iWARP: the first QP is not connected (only RDMA CM could); the pairs
+	 * after it are, through RDMA CM. */
+	cli_add_bool(doc, "connected", !iwarp || rep->cm_walked);
+	if (iwarp) {
+		cli_add_int(doc, "cm_subject_qpn", rep->cm_subject_qpn);
+		cli_add_int(doc, "cm_peer_qpn", rep->cm_peer_qpn);
+		if (rep->cm_walked)
+			cli_add_str(doc, "connected_from", rep->rows[rep->connected_from].label);
+		cli_add_str(doc, "not_walked", rep->not_walked);
+	}
 	add_list(doc, "rows", rep, rep->nrows, row_json);
 	add_list(doc, "sqe", rep, rep->nsqe, sqe_json);
 	add_list(doc, "transitions", rep, rep->ntransitions, transition_json);
@@ -234,6 +259,8 @@ static void print_sqd_row(const struct rk_qps_report *rep, const struct rk_qps_r
 	       "completed after the QP entered SQD); IBV_EVENT_SQ_DRAINED: %s\n",
 	       "", row->nqueued, count_status(rep, row, IBV_WC_SUCCESS), done_sqd,
 	       row->drained_event ? "yes" : "no");
+	if (row->resume_ret)
+		printf("%-17s SQD -> RTS: refused (%s)\n", "", rk_qps_errno_name(row->resume_ret));
 	if (row->kick_wr >= 0) {
 		const struct rk_qps_wr *sq = &rep->wrs[row->send_wr];
 
@@ -257,6 +284,23 @@ static void print_sqd_row(const struct rk_qps_report *rep, const struct rk_qps_r
 	}
 }
 
+/* "; a send after it: ran", "...: refused (ENOTCONN)", "...: WR_FLUSH_ERR". */
+static void probe_str(const struct rk_qps_transition *t, char *buf, size_t len)
+{
+	const char *what;
+
+	if (t->probe_post_ret)
+		what = rk_qps_errno_name(t->probe_post_ret);
+	else if (!t->probe_completed)
+		what = "no completion";
+	else if (t->probe_status == IBV_WC_SUCCESS)
+		what = t->probe_received ? "ran, received" : "ran, not received";
+	else
+		what = short_status(t->probe_status);
+	snprintf(buf, len, "; a send after it: %s%s%s", t->probe_post_ret ? "refused (" : "", what,
+		 t->probe_post_ret ? ")" : "");
+}
+
 static void print_transitions(const struct rk_qps_report *rep)
 {
 	char a[160], b[160];
@@ -274,6 +318,8 @@ static void print_transitions(const struct rk_qps_report *rep)
 				 rk_qp_state_str(t->after));
 		else
 			snprintf(b, sizeof(b), "accepted, now %s", rk_qp_state_str(t->after));
+		if (t->probed)
+			probe_str(t, b + strlen(b), sizeof(b) - strlen(b));
 		printf("%-16s %-8s %s%s\n", a, t->spec_allows ? "allowed" : "refused", b,
 		       (t->ret == 0) != t->spec_allows ? "   <- differs from the rule" : "");
 	}
@@ -291,11 +337,40 @@ static void print_differences(const struct rk_qps_report *rep)
 		printf("  none\n");
 }
 
+/* The first row with posts in state s. */
+static int first_row_of(const struct rk_qps_report *rep, enum ibv_qp_state s)
+{
+	for (int i = 0; i < rep->nrows; i++)
+		if (rep->rows[i].state == s && rep->rows[i].recv_wr >= 0)
+			return i;
+	return -1;
+}
+
+/* The sends that were received, their payloads checked byte for byte. */
+static void print_payloads(const struct rk_qps_report *rep)
+{
+	int delivered = 0, intact = 0;
+
+	for (int i = 0; i < rep->nwrs; i++) {
+		delivered += rep->wrs[i].is_send && rep->wrs[i].delivered;
+		intact += rep->wrs[i].is_send && rep->wrs[i].delivered && rep->wrs[i].intact;
+	}
+	printf("%-17s payloads: %d sends received, %d of them byte for byte as sent\n", "",
+	       delivered, intact);
+}
+
 static void print_text(const struct rk_qps_report *rep, bool iwarp)
 {
 	char a[160], b[160], c[160];
 
-	if (iwarp)
+	if (iwarp && rep->cm_walked)
+		printf("qp-states on %s: QP 0x%x (RC) not connected first (%s is an iWARP device, "
+		       "whose QPs reach RTS only through RDMA CM); from %s on, QP pairs connected "
+		       "through RDMA CM to the device's own address (the last: subject 0x%x, peer "
+		       "0x%x)\n",
+		       rep->device, rep->subject_qpn, rep->device,
+		       rep->rows[rep->connected_from].label, rep->cm_subject_qpn, rep->cm_peer_qpn);
+	else if (iwarp)
 		printf("qp-states on %s: QP 0x%x (RC), not connected: %s is an iWARP device, "
 		       "whose QPs reach RTS only through RDMA CM\n",
 		       rep->device, rep->subject_qpn, rep->device);
@@ -329,6 +404,8 @@ static void print_text(const struct rk_qps_report *rep, bool iwarp)
 			       "WR_FLUSH_ERR\n",
 			       "", row->nqueued, count_status(rep, row, IBV_WC_WR_FLUSH_ERR));
 	}
+	if (iwarp)
+		print_payloads(rep);
 	for (int i = 0; i < rep->nrows; i++)
 		if (rep->rows[i].queried == IBV_QPS_UNKNOWN) {
 			printf("%-17s ibv_query_qp() names no state on %s%s: UNKNOWN in the "
@@ -338,11 +415,14 @@ static void print_text(const struct rk_qps_report *rep, bool iwarp)
 		}
 	printf("\nWhat the IB spec says:\n");
 	for (int i = 0; i < rep->nrows; i++)
-		if (rep->rows[i].recv_wr >= 0 && rep->rows[i].state != IBV_QPS_RTS)
+		if (rep->rows[i].recv_wr >= 0 && rep->rows[i].state != IBV_QPS_RTS &&
+		    first_row_of(rep, rep->rows[i].state) == i)
 			printf("  %-6s %s\n", rk_qp_state_str(rep->rows[i].state),
 			       rep->rows[i].spec);
 	printf("  SQE    entered by the device on a send-queue error of a UD or UC QP (RC goes to "
 	       "ERR); SQE -> RTS resumes\n");
+	if (rep->not_walked[0])
+		printf("\nNot walked on %s: %s\n", rep->device, rep->not_walked);
 
 	print_transitions(rep);
 	print_differences(rep);
@@ -406,8 +486,7 @@ int cmd_qp_states(int argc, char **argv)
 		cli_json_print(report_json(&rep, iwarp, ret));
 	else if (rep.nrows)
 		print_text(&rep, iwarp);
-	/* iWARP: the engine has named what it could not walk, and why. */
-	if (ret && !(iwarp && ret == -EPROTONOSUPPORT))
+	if (ret)
 		fprintf(stderr, "rdmakit qp-states: the walk stopped: %s\n", rk_strerror(ret));
 	rk_port_close(&d);
 	return ret ? cli_fail(ret) : CLI_OK;

@@ -229,18 +229,24 @@ run 1 timeout 20 "$RDMAKIT" share import -d "$DEV" &&
 	fi
 run 1 timeout 20 "$RDMAKIT" share shm -d "$DEV" -g 0 &&
 	has "$err" "$DEV is an iWARP device: it has no GID to choose"
-# qp-states: what needs no connection is walked for real (one QP, not
-# connected), what needs RDMA CM named; exit 1, the walk being partial.
-run 1 timeout 120 "$RDMAKIT" qp-states -d "$DEV" --json &&
-	has "$err" "${NOCM}qp-states walked one QP unconnected" &&
-	has "$err" "not walked: RTS with a peer, SQD and recovery" &&
+# qp-states: one QP walked unconnected (RTS refused without the CM's
+# stream), then pairs connected through RDMA CM to the device's own address
+# through RTS, SQD, RTS again, ERR and RESET, payloads checked byte for byte;
+# the transitions from RTS and SQD on fresh connected pairs, each followed by
+# a send that shows whether the QP still sends. Only SQE (UD, UC) is named as
+# not walked: exit 0.
+run 0 timeout 120 "$RDMAKIT" qp-states -d "$DEV" --json &&
+	lacks "$err" "the walk stopped" &&
 	json '
 rows = {r["label"]: r for r in d["rows"]}
 labels = [r["label"] for r in d["rows"]]
-assert labels == ["RESET", "INIT", "RTR", "RTS", "ERR", "RESET (from ERR)"], labels
-assert d["connected"] is False and d["result"] == "failed", d
-assert "qp-states walked one QP unconnected" in d["error"], d["error"]
-# RTS without the CM (no TCP stream, no MPA): refused.
+assert labels == ["RESET", "INIT", "RTR", "RTS", "ERR", "RESET (from ERR)", "RTS (CM)", "SQD",
+                  "RTS (CM, 2nd)", "ERR (from RTS)", "RESET (CM)"], labels
+assert d["connected"] is True and d["result"] == "ok", d
+assert d["connected_from"] == "RTS (CM)", d["connected_from"]
+assert d["not_walked"].startswith("SQE (a send-queue error on a UD or UC QP: iWARP has only RC"), d["not_walked"]
+assert "SQD" not in d["not_walked"], d["not_walked"]
+# Unconnected: RTS without the CM (no TCP stream, no MPA) refused.
 assert rows["RTS"]["entered"] is False and rows["RTS"]["enter_ret"] == -22, rows["RTS"]
 for s in ("RESET", "INIT", "RTR"):
     r, snd = rows[s]["recv"], rows[s]["send"]
@@ -250,17 +256,63 @@ for s in ("RESET", "INIT", "RTR"):
     # no send runs before RTS (accepted or not)
     assert not snd["delivered"] and not snd.get("status") == "SUCCESS", (s, snd)
 assert rows["RESET"]["send"]["post_errno"] == "ENOTCONN", rows["RESET"]["send"]
+# Connected through RDMA CM: RTS sends and receives, both ways, every byte.
+for s in ("RTS (CM)", "RTS (CM, 2nd)"):
+    assert rows[s]["entered"], rows[s]
+    r = rows[s]["recv"]
+    assert r["accepted"] and r.get("status") == "SUCCESS" and r.get("completed_in") == "RTS", (s, r)
+    for k in ("send", "incoming"):
+        x = rows[s][k]
+        assert x["accepted"] and x["delivered"] and x.get("delivered_in") == "RTS", (s, k, x)
+        assert x.get("intact") is True, (s, k, x)
+sends = [x for r in d["rows"] for k in ("send", "incoming", "kick") for x in [r.get(k)] if x]
+sends += [x for r in d["rows"] for x in r.get("queued_before", []) + r.get("outstanding", [])]
+assert [x for x in sends if x.get("delivered")], sends
+assert all(x["intact"] for x in sends if x.get("delivered")), sends
+# SQD: siw accepts RTS -> SQD (its CLOSING: the connection is dropped); the
+# sends queued before it complete, no SQ_DRAINED event, a send posted in it
+# is refused; SQD -> RTS is accepted, yet the QP does not send again.
+q = rows["SQD"]
+assert q["entered"] and len(q["queued_before"]) == 4, q
+assert all(x["completed"] for x in q["queued_before"]), q["queued_before"]
+assert q["sq_drained_event"] is False, q
+assert q["send"]["post_errno"] == "ENOTCONN" and not q["send"]["delivered"], q["send"]
+assert q["resume_errno"] == "0" and q["kick"] is None, q
+# RTS -> ERR: the receives outstanding are flushed, in ERR.
+e = rows["ERR (from RTS)"]
+recvs = [x for x in e["outstanding"] if x["what"] == "outstanding recv"]
+assert e["entered"] and len(recvs) == 3, e
+assert all(x.get("status") == "WR_FLUSH_ERR" and x.get("completed_in") == "ERR" for x in recvs), recvs
+assert rows["RESET (CM)"]["entered"], rows["RESET (CM)"]
+# Transitions: from RTS and SQD on fresh connected pairs, a send after each.
 t = {(x["from"], x["to"]): x for x in d["transitions"]}
 for a, b in (("RESET", "INIT"), ("INIT", "RTR"), ("ERR", "RESET")):
     assert t[(a, b)]["accepted"], t[(a, b)]
 for a in ("RESET", "INIT", "RTR"):
     assert t[(a, "RTS")]["errno"] == "EINVAL", t[(a, "RTS")]
-assert not [x for x in d["transitions"] if x["from"] in ("RTS", "SQD")], d["transitions"]
+for k in (("RTS", "SQD"), ("RTS", "RTR"), ("RTS", "INIT"), ("RTS", "SQE"), ("RTS", "RESET"),
+          ("SQD", "RTS"), ("SQD", "RTR"), ("SQD", "INIT")):
+    assert k in t and "send_after" in t[k], (k, d["transitions"])
+# What siw accepts that it should not: RTS -> RTR and RTS -> INIT, and the
+# QP goes on sending (a no-op); SQD -> RTS accepted, yet it sends no more.
+for to in ("RTR", "INIT"):
+    x = t[("RTS", to)]
+    assert x["accepted"] and not x["rule_allows"], x
+    assert x["send_after"].get("status") == "SUCCESS" and x["send_after"]["received"], x
+assert t[("SQD", "RTS")]["accepted"] and t[("SQD", "RTS")]["send_after"]["post_errno"] != "0", t[("SQD", "RTS")]
+diffs = " | ".join(d["differences"])
+for want in ("RTS -> RTR was accepted, yet a send posted after it ran and was received: the QP stayed in RTS",
+             "SQD -> RTS was accepted, yet a send posted after it did not run: the QP is not in RTS",
+             "SQD: no IBV_EVENT_SQ_DRAINED came"):
+    assert want in diffs, (want, d["differences"])
 assert d["sqe"] == [], d["sqe"]'
-run 1 timeout 120 "$RDMAKIT" qp-states -d "$DEV" &&
+run 0 timeout 120 "$RDMAKIT" qp-states -d "$DEV" &&
 	has "$out" "qp-states on $DEV: QP" &&
+	has "$out" "QP pairs connected through RDMA CM to the device's own address" &&
 	has "$out" "could not be entered: Invalid argument (EINVAL)" &&
-	has "$err" "${NOCM}qp-states walked one QP unconnected" &&
+	has "$out" "a send after it: ran, received   <- differs from the rule" &&
+	has "$out" "Not walked on $DEV: SQE (a send-queue error on a UD or UC QP: iWARP has only RC QPs)" &&
+	has "$out" " of them byte for byte as sent" &&
 	lacks "$err" "the walk stopped"
 run 1 timeout 10 "$RDMAKIT" qp-states -d "$DEV" -g 0 &&
 	has "$err" "$DEV is an iWARP device: it has no GID to choose"

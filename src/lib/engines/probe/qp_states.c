@@ -444,7 +444,7 @@ static int walk_setup(struct walk *w)
 static void cm_unpair(struct rk_qp **a, struct rk_qp **b, struct rk_cm **cm_a, struct rk_cm **cm_b)
 {
 	rk_cm_disconnect(*cm_a, 0);
-	rk_cm_disconnect(*cm_b, 200);
+	rk_cm_disconnect(*cm_b, 0);
 	rk_qp_destroy(*b);
 	rk_qp_destroy(*a);
 	rk_cm_destroy(*cm_b);
@@ -576,7 +576,8 @@ static int walk_sqd(struct walk *w)
 		w->cur = IBV_QPS_RTS;
 	list[0] = row->send_wr;
 	list[1] = -1;
-	drain(w, RESUME_WAIT_MS, all_completed, list);
+	/* A send the device refused in SQD (siw) has nothing to wait for. */
+	drain(w, rep->wrs[row->send_wr].post_ret ? 300 : RESUME_WAIT_MS, all_completed, list);
 	if (!ret && !rep->wrs[row->send_wr].post_ret && !rep->wrs[row->send_wr].completed) {
 		/* Still not run: does the next post (a doorbell) start it? */
 		row->kick_wr = post_send(w, false, true, "send after the return to RTS", SMALL);
@@ -1011,7 +1012,7 @@ static void err_then_reset(struct walk *w, int first, const char *err_label,
 			raw_modify(w, w->s, IBV_QPS_ERR, IBV_QPS_RESET));
 	if (post_in_reset && !row->modify_ret)
 		post_pair(w, row);
-	drain(w, post_in_reset ? 1000 : 300, NULL, NULL);
+	drain(w, 300, NULL, NULL);
 }
 
 /* RESET, INIT, RTR, RTS tried, then ERR and RESET from ERR: what each state

@@ -29,6 +29,21 @@ echo "device $DEV, $(ib_write_bw --version 2>&1 | head -1)"
 SIZE=65536 N=2000
 TMO="timeout 120"
 
+# listening FILE TEXT: wait until FILE shows TEXT (a server listens), by the
+# clock (a process start costs up to a second in the emulated guest), 40 s.
+listening() {
+	end=$(($(date +%s) + 40))
+	until grep -qF -- "$2" "$1" 2>/dev/null; do
+		if [ "$(date +%s)" -gt "$end" ]; then
+			echo "FAIL: no '$2' within 40 s; got:"
+			sed 's/^/  | /' "$1" | head -20
+			fails=$((fails + 1))
+			return 1
+		fi
+		sleep 0.5
+	done
+}
+
 # pt_row FILE: perftest's report row "SIZE ITERS PEAK AVG RATE" (the first
 # line whose first two fields are the size and a count).
 pt_row() {
@@ -59,9 +74,9 @@ check_rows() {
 # 1. perftest's server, rdmakit's client.
 PORT=$((PORT + 1))
 # shellcheck disable=SC2086
-$TMO ib_write_bw -R -d "$DEV" -p $PORT -s $SIZE -n $N >"$pt_out" 2>&1 &
+$TMO stdbuf -oL ib_write_bw -R -d "$DEV" -p $PORT -s $SIZE -n $N >"$pt_out" 2>&1 &
 spid=$!
-wait_for "$pt_out" "Waiting for client to connect" 30
+listening "$pt_out" "Waiting for client to connect"
 # shellcheck disable=SC2086
 $TMO "$RDMAKIT" bench --proto perftest -d "$DEV" -p $PORT -s $SIZE -n $N --timeout 60 "$IP" \
 	>"$rk_out" 2>&1
@@ -86,7 +101,7 @@ PORT=$((PORT + 1))
 $TMO "$RDMAKIT" bench --server --proto perftest -d "$DEV" -p $PORT -s $SIZE --wait 60 \
 	--timeout 60 >"$rk_out" 2>&1 &
 spid=$!
-wait_for "$rk_out" "waiting for" 30
+listening "$rk_out" "waiting for"
 # shellcheck disable=SC2086
 $TMO ib_write_bw -R -d "$DEV" -p $PORT -s $SIZE -n $N "$IP" >"$pt_out" 2>&1
 rc=$?

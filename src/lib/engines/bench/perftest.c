@@ -516,6 +516,11 @@ static int connect_data(struct pt *p)
 			ret = data_setup(p, 4);
 		if (!ret)
 			ret = rk_cm_accept_raw(p->data.cm, p->data.qp, NULL, 0, p->o->timeout_ms);
+		/* The QP RDMA CM connected grants no remote access of itself:
+		 * the client WRITEs into our buffer. */
+		if (!ret)
+			ret = rk_qp_set_access(p->data.qp,
+					       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	} else {
 		ret = rk_cm_connect_retry(p->o->timeout_ms, data_try, data_reset, p, &tries);
 	}
@@ -556,20 +561,28 @@ static int xchg_dests(struct pt *p)
 	return hand_shake(p, "sync after the QP data", &zero, NULL);
 }
 
-/* The peak: the best rate over any tenth of the run (done[k]: the time the
- * k-th WRITE completed). */
+/* The peak: the best rate over any stretch of at least a tenth of the run's
+ * time, from a completion (or the start) to a later one (done[k]: when the
+ * k-th WRITE's completion was polled; a poll's batch shares one time, so a
+ * stretch shorter than that says nothing). */
 static double peak_rate(const uint64_t *done, uint64_t n, uint64_t t0, uint32_t size)
 {
-	uint64_t win = n / 10 ? n / 10 : 1;
+	uint64_t span = (done[n - 1] - t0) / 10, j = 0;
 	double best = 0;
 
-	for (uint64_t k = 0; k + win <= n; k++) {
-		uint64_t start = k ? done[k - 1] : t0, end = done[k + win - 1];
+	for (uint64_t k = 0; k < n; k++) {
+		uint64_t start = k ? done[k - 1] : t0;
 		double r;
 
-		if (end <= start)
+		if (j < k)
+			j = k;
+		while (j < n && done[j] - start < span)
+			j++;
+		if (j == n)
+			break;
+		if (done[j] <= start)
 			continue;
-		r = (double)win * size / ((double)(end - start) / 1e9);
+		r = (double)(j - k + 1) * size / ((double)(done[j] - start) / 1e9);
 		if (r > best)
 			best = r;
 	}

@@ -20,7 +20,11 @@
  *  5. A sync (a 56-byte pingpong_dest, zeros), then the data connection:
  *     a second RDMA CM connection to the same port (the server listens
  *     again), then another sync.
- *  6. Each side's pingpong_dest (below), twice, then one more sync.
+ *  6. Each side's pingpong_dest (below), twice, then one more sync. From
+ *     here on every sync carries the side's own pingpong_dest again (zeros
+ *     before step 6), and perftest's client takes the server's rkey and
+ *     address from the last one it received: a sync of zeros here would
+ *     send its WRITEs to STag 0 (siw: TERMINATE, invalid STag).
  *  7. The client WRITEs size bytes iters times into the server's buffer
  *     (when size is at most half the page size, at addresses that step
  *     through one page; otherwise always at its start); the server waits

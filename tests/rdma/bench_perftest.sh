@@ -26,8 +26,8 @@ if [ -z "$DEV" ]; then
 	exit 77
 fi
 echo "device $DEV, $(ib_write_bw --version 2>&1 | head -1)"
-SIZE=65536 N=2000
-TMO="timeout 120"
+SIZE=65536 N=200
+TMO="timeout ${BENCH_PERFTEST_TIMEOUT:-120}"
 
 # listening FILE TEXT: wait until FILE shows TEXT (a server listens), by the
 # clock (a process start costs up to a second in the emulated guest), 40 s.

@@ -193,6 +193,7 @@ enum {
 	PT_MSG_SLOT = 64, /* [0, 64): what we send; [64, 128): what we receive */
 	PT_DEF_TX_DEPTH = 128,
 	PT_PAGE = 4096,
+	PT_RUN_WAIT_MS = 24 * 3600 * 1000,
 };
 
 struct pt_side {
@@ -212,6 +213,7 @@ struct pt {
 	uint16_t port;
 	uint32_t cycle_buffer, cache_line;
 	struct rk_perftest_dest mine, peer;
+	int wait_ms; /* a receive's wait, when not the timeout */
 };
 
 static int pt_fail(struct pt *p, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -339,7 +341,7 @@ static int ctl_recv(struct pt *p, const char *step, void *out, uint32_t want)
 	snprintf(what, sizeof(what), "perftest exchange (%s): wait for %s's message", step,
 		 s->cm->peer_addr);
 	p->w.gone_arg = s->cm;
-	ret = rk_cq_wait_ids(&p->w, ids, 1, p->o->timeout_ms, what, &wc);
+	ret = rk_cq_wait_ids(&p->w, ids, 1, p->wait_ms ? p->wait_ms : p->o->timeout_ms, what, &wc);
 	if (ret == -ECONNRESET)
 		return pt_fail(p, ret, "%s: %s left", step, s->cm->peer_addr);
 	if (ret)
@@ -459,20 +461,27 @@ static int xchg_params(struct pt *p)
 	return 0;
 }
 
-/* Client: one try at the data connection (the server listens again only
- * after the first sync: rk_cm_connect_retry()). */
-static int data_try(void *arg)
+/* Client: one try at a connection to the server's port, the control one or
+ * the data one (the server listens again for it only after the first sync:
+ * rk_cm_connect_retry()). */
+static int side_try(struct pt *p, struct pt_side *s)
 {
-	struct pt *p = arg;
+	bool data = s == &p->data;
 	int ret;
 
 	ret = rk_cm_resolve_ps(p->o->host, p->port, RDMA_PS_TCP, &p->o->traffic, p->o->timeout_ms,
-			       &p->data.cm);
+			       &s->cm);
 	if (!ret)
-		ret = data_setup(p, p->o->tx_depth ? p->o->tx_depth : PT_DEF_TX_DEPTH);
+		ret = data ? data_setup(p, p->o->tx_depth ? p->o->tx_depth : PT_DEF_TX_DEPTH) :
+			     ctl_setup(p);
 	if (!ret)
-		ret = rk_cm_connect_raw(p->data.cm, p->data.qp, NULL, 0, p->o->timeout_ms);
+		ret = rk_cm_connect_raw(s->cm, s->qp, NULL, 0, p->o->timeout_ms);
 	return ret;
+}
+
+static int data_try(void *arg)
+{
+	return side_try(arg, &((struct pt *)arg)->data);
 }
 
 static int data_reset(void *arg)
@@ -483,16 +492,7 @@ static int data_reset(void *arg)
 
 static int ctl_try(void *arg)
 {
-	struct pt *p = arg;
-	int ret;
-
-	ret = rk_cm_resolve_ps(p->o->host, p->port, RDMA_PS_TCP, &p->o->traffic, p->o->timeout_ms,
-			       &p->ctl.cm);
-	if (!ret)
-		ret = ctl_setup(p);
-	if (!ret)
-		ret = rk_cm_connect_raw(p->ctl.cm, p->ctl.qp, NULL, 0, p->o->timeout_ms);
-	return ret;
+	return side_try(arg, &((struct pt *)arg)->ctl);
 }
 
 static int ctl_reset(void *arg)
@@ -529,10 +529,29 @@ static int connect_data(struct pt *p)
 	return hand_shake(p, "sync after the data connection", &zero, NULL);
 }
 
+/* A sync after the dests: perftest sends its own dest again in every sync
+ * after step 6 (ctx_hand_shake() with my_dest, into rem_dest: its client
+ * WRITEs to whatever the server sent last), so ours goes too, and the
+ * peer's must be the one it gave. */
+static int sync_dests(struct pt *p, const char *step)
+{
+	struct rk_perftest_dest d;
+	int ret;
+
+	ret = hand_shake(p, step, &p->mine, &d);
+	if (ret)
+		return ret;
+	if (d.qpn != p->peer.qpn || d.rkey != p->peer.rkey || d.vaddr != p->peer.vaddr)
+		return pt_fail(p, -EBADMSG, "%s: the peer's QP 0x%x rkey 0x%x address 0x%" PRIx64
+			       " differ from what it gave before (QP 0x%x rkey 0x%x address 0x%"
+			       PRIx64 ")", step, d.qpn, d.rkey, d.vaddr, p->peer.qpn, p->peer.rkey,
+			       p->peer.vaddr);
+	return 0;
+}
+
 /* Step 6: the dests, twice, and one more sync. */
 static int xchg_dests(struct pt *p)
 {
-	struct rk_perftest_dest zero = {0};
 	struct rk_perftest_dest *m = &p->mine;
 	struct rk_perftest_dest again;
 	int ret;
@@ -558,7 +577,7 @@ static int xchg_dests(struct pt *p)
 	p->res->peer_qpn = p->peer.qpn;
 	p->res->peer_rkey = p->peer.rkey;
 	p->res->peer_vaddr = p->peer.vaddr;
-	return hand_shake(p, "sync after the QP data", &zero, NULL);
+	return sync_dests(p, "sync after the QP data");
 }
 
 /* The peak: the best rate over any stretch of at least a tenth of the run's
@@ -706,7 +725,6 @@ static int xchg_reports(struct pt *p)
 
 static int pt_client(struct pt *p)
 {
-	struct rk_perftest_dest zero = {0};
 	int ret, tries;
 
 	ret = rk_cm_connect_retry(p->o->timeout_ms, ctl_try, ctl_reset, p, &tries);
@@ -724,18 +742,16 @@ static int pt_client(struct pt *p)
 	if (!ret)
 		ret = run_writes(p);
 	if (!ret)
-		ret = hand_shake(p, "the client's end of the run", &zero, NULL);
+		ret = sync_dests(p, "the client's end of the run");
 	if (!ret)
 		ret = xchg_reports(p);
 	if (!ret)
-		ret = hand_shake(p, "closing sync", &zero, NULL);
+		ret = sync_dests(p, "closing sync");
 	return ret;
 }
 
 static int pt_server(struct pt *p)
 {
-	struct rk_perftest_dest zero = {0};
-	uint8_t done[RK_PERFTEST_DEST_LEN];
 	int ret;
 
 	ret = rk_cm_listen_ps(p->o->host, p->port, RDMA_PS_TCP, &p->o->traffic, &p->listener);
@@ -757,23 +773,15 @@ static int pt_server(struct pt *p)
 		ret = xchg_dests(p);
 	if (ret)
 		return ret;
-	/* The client's "done" sync: wait while it runs, however long. */
-	for (;;) {
-		ret = ctl_recv(p, "the client's end of the run", done, sizeof(done));
-		if (ret != -ETIMEDOUT)
-			break;
-		if (rk_stop_requested())
-			return pt_fail(p, -EINTR, "stopped while the client ran");
-		p->res->error[0] = 0;
-	}
-	if (!ret) {
-		rk_perftest_dest_encode(&zero, done);
-		ret = ctl_send(p, "the client's end of the run", done, sizeof(done));
-	}
+	/* The client's "done" sync, waited for while it runs, however long:
+	 * its leaving ends the wait. */
+	p->wait_ms = PT_RUN_WAIT_MS;
+	ret = sync_dests(p, "the client's end of the run");
+	p->wait_ms = 0;
 	if (!ret)
 		ret = xchg_reports(p);
 	if (!ret)
-		ret = hand_shake(p, "closing sync", &zero, NULL);
+		ret = sync_dests(p, "closing sync");
 	return ret;
 }
 

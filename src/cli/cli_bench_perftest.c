@@ -28,10 +28,11 @@ static void report_text(const struct cli_bench_perftest *a, const struct rk_perf
 	printf("rdmakit bench: RDMA WRITE bandwidth, RC, 1 QP, %s %s (RDMA CM, perftest's "
 	       "exchange as ib_write_bw -R; the peer says perftest %s)\n",
 	       a->server ? "server for" : "client of", r->peer, r->peer_version);
-	printf("  device %s port %u, path MTU %d, QP 0x%x -> peer QP 0x%x, %s buffer 0x%" PRIx64
-	       " rkey 0x%x, page (cycle buffer) %u\n", r->device, r->port_num, r->path_mtu, r->qpn,
-	       r->peer_qpn, a->server ? "our" : "the server's",
-	       a->server ? (uint64_t)0 : r->peer_vaddr, r->peer_rkey, r->cycle_buffer);
+	printf("  device %s port %u, path MTU %d, QP 0x%x -> peer QP 0x%x, page (cycle buffer) %u",
+	       r->device, r->port_num, r->path_mtu, r->qpn, r->peer_qpn, r->cycle_buffer);
+	if (!a->server)
+		printf(", the server's buffer 0x%" PRIx64 " rkey 0x%x", r->peer_vaddr, r->peer_rkey);
+	printf("\n");
 	printf(" %-10s %-12s %-16s %-18s %-14s %s\n", "#bytes", "#iterations", "BW peak[MB/s]",
 	       "BW average[MB/s]", "MsgRate[Mpps]", "from");
 	printf(" %-10" PRIu64 " %-12" PRIu64 " %-16.2f %-18.2f %-14.6f %s\n", p->size, p->iters,

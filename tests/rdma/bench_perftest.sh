@@ -29,13 +29,14 @@ echo "device $DEV, $(ib_write_bw --version 2>&1 | head -1)"
 SIZE=65536 N=200
 TMO="timeout ${BENCH_PERFTEST_TIMEOUT:-120}"
 
-# listening FILE TEXT: wait until FILE shows TEXT (a server listens), by the
-# clock (a process start costs up to a second in the emulated guest), 40 s.
+# listening FILE TEXT PID: wait until FILE shows TEXT (the server PID
+# listens), by the clock (a process start costs up to a second in the
+# emulated guest), 40 s, or until PID is gone.
 listening() {
 	end=$(($(date +%s) + 40))
 	until grep -qF -- "$2" "$1" 2>/dev/null; do
-		if [ "$(date +%s)" -gt "$end" ]; then
-			echo "FAIL: no '$2' within 40 s; got:"
+		if [ "$(date +%s)" -gt "$end" ] || ! kill -0 "$3" 2>/dev/null; then
+			echo "FAIL: no '$2' from the server (gone, or 40 s); got:"
 			sed 's/^/  | /' "$1" | head -20
 			fails=$((fails + 1))
 			return 1
@@ -76,7 +77,7 @@ PORT=$((PORT + 1))
 # shellcheck disable=SC2086
 $TMO stdbuf -oL ib_write_bw -R -d "$DEV" -p $PORT -s $SIZE -n $N >"$pt_out" 2>&1 &
 spid=$!
-listening "$pt_out" "Waiting for client to connect"
+listening "$pt_out" "Waiting for client to connect" $spid
 # shellcheck disable=SC2086
 $TMO "$RDMAKIT" bench --proto perftest -d "$DEV" -p $PORT -s $SIZE -n $N --timeout 60 "$IP" \
 	>"$rk_out" 2>&1
@@ -101,7 +102,7 @@ PORT=$((PORT + 1))
 $TMO "$RDMAKIT" bench --server --proto perftest -d "$DEV" -p $PORT -s $SIZE --wait 60 \
 	--timeout 60 >"$rk_out" 2>&1 &
 spid=$!
-listening "$rk_out" "waiting for"
+listening "$rk_out" "waiting for" $spid
 # shellcheck disable=SC2086
 $TMO ib_write_bw -R -d "$DEV" -p $PORT -s $SIZE -n $N "$IP" >"$pt_out" 2>&1
 rc=$?

@@ -72,6 +72,25 @@ check_rows() {
 	echo "ok: $SIZE bytes x $N iterations in both reports; $1 $5 MB/s, $7 ${11} MB/s"
 }
 
+# pair_end CLIENT_RC SERVER CLIENT RK_TEXT PT_LABEL PT_FILE RK_LABEL RK_FILE:
+# the server ($spid) waited for; both must exit 0, rdmakit's output show
+# RK_TEXT, and the reports agree (check_rows).
+pair_end() {
+	rc=$1
+	wait $spid
+	src=$?
+	if [ "$rc" -ne 0 ] || [ $src -ne 0 ]; then
+		echo "FAIL: $2 exited $src, $3 $rc"
+		show "$5" "$6" 30
+		show "$7" "$8" 30
+		fails=$((fails + 1))
+		return 1
+	fi
+	echo "ok: $2 / $3 -> 0/0"
+	has "$8" "$4"
+	check_rows "$5" "$(pt_row "$6")" "$7" "$(pt_row "$8")"
+}
+
 # 1. perftest's server, rdmakit's client.
 PORT=$((PORT + 1))
 # shellcheck disable=SC2086
@@ -81,20 +100,8 @@ listening "$pt_out" "Waiting for client to connect" $spid
 # shellcheck disable=SC2086
 $TMO "$RDMAKIT" bench --proto perftest -d "$DEV" -p $PORT -s $SIZE -n $N --timeout 60 "$IP" \
 	>"$rk_out" 2>&1
-rc=$?
-wait $spid
-src=$?
-if [ $rc -ne 0 ] || [ $src -ne 0 ]; then
-	echo "FAIL: ib_write_bw -R server exited $src, rdmakit bench --proto perftest client $rc"
-	show "ib_write_bw server" "$pt_out" 30
-	show "rdmakit client" "$rk_out" 30
-	fails=$((fails + 1))
-else
-	echo "ok: ib_write_bw -R server / rdmakit bench --proto perftest client -> 0/0"
-	has "$rk_out" "rdmakit bench: ok"
-	check_rows "ib_write_bw server" "$(pt_row "$pt_out")" "rdmakit client" \
-		"$(pt_row "$rk_out")"
-fi
+pair_end $? "ib_write_bw -R server" "rdmakit bench --proto perftest client" "rdmakit bench: ok" \
+	"ib_write_bw server" "$pt_out" "rdmakit client" "$rk_out"
 
 # 2. rdmakit's server, perftest's client.
 PORT=$((PORT + 1))
@@ -105,18 +112,6 @@ spid=$!
 listening "$rk_out" "waiting for" $spid
 # shellcheck disable=SC2086
 $TMO ib_write_bw -R -d "$DEV" -p $PORT -s $SIZE -n $N "$IP" >"$pt_out" 2>&1
-rc=$?
-wait $spid
-src=$?
-if [ $rc -ne 0 ] || [ $src -ne 0 ]; then
-	echo "FAIL: rdmakit bench --proto perftest server exited $src, ib_write_bw -R client $rc"
-	show "rdmakit server" "$rk_out" 30
-	show "ib_write_bw client" "$pt_out" 30
-	fails=$((fails + 1))
-else
-	echo "ok: rdmakit bench --proto perftest server / ib_write_bw -R client -> 0/0"
-	has "$rk_out" "the client's report"
-	check_rows "ib_write_bw client" "$(pt_row "$pt_out")" "rdmakit server" \
-		"$(pt_row "$rk_out")"
-fi
+pair_end $? "rdmakit bench --proto perftest server" "ib_write_bw -R client" "the client's report" \
+	"ib_write_bw client" "$pt_out" "rdmakit server" "$rk_out"
 finish

@@ -36,33 +36,26 @@ static int bad_msg(char *why, size_t why_len, const char *fmt, ...)
 	return -EBADMSG;
 }
 
-static void put32(uint8_t *p, uint32_t v)
+/* n bytes (4 or 8) big endian, as perftest's htobe32()/htobe64() put them. */
+static void put_be(uint8_t *p, uint64_t v, int n)
 {
-	v = htobe32(v);
-	memcpy(p, &v, 4);
+	for (int i = n - 1; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
 }
 
-static uint32_t get32(const uint8_t *p)
+static uint64_t get_be(const uint8_t *p, int n)
 {
-	uint32_t v;
+	uint64_t v = 0;
 
-	memcpy(&v, p, 4);
-	return be32toh(v);
+	for (int i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
 }
 
-static void put64(uint8_t *p, uint64_t v)
-{
-	v = htobe64(v);
-	memcpy(p, &v, 8);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return be64toh(v);
-}
+#define put32(p, v) put_be((p), (v), 4)
+#define put64(p, v) put_be((p), (v), 8)
+#define get32(p) ((uint32_t)get_be((p), 4))
+#define get64(p) get_be((p), 8)
 
 void rk_perftest_dest_encode(const struct rk_perftest_dest *d, uint8_t out[RK_PERFTEST_DEST_LEN])
 {

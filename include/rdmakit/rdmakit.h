@@ -37,6 +37,7 @@
 #include <rdmakit/share.h>
 #include <rdmakit/stats.h>
 #include <rdmakit/ping.h>
+#include <rdmakit/perftest.h>
 #include <rdmakit/rping.h>
 #include <rdmakit/pingpong.h>
 #include <rdmakit/auth.h>

@@ -4,10 +4,12 @@
  * options and the run's flow; cli_bench_report.c prints the report. */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <rdmakit/rdmakit.h>
 
 #include "cli.h"
+#include "cli_bench_perftest.h"
 #include "cli_bench_report.h"
 #include "cli_cmdline.h"
 #include "cli_json.h"
@@ -16,6 +18,7 @@
 #include "cli_srq.h"
 
 struct bench_cli {
+	const char *proto;    /* native or perftest */
 	struct cli_dev_opts dev;
 	struct cli_conn_opts conn;
 	struct rk_traffic traffic; /* from conn.traffic */
@@ -86,6 +89,7 @@ static const char *const bench_ops[] = {"send", "write", "read", "fetch-add", "c
 static const char *const bench_modes[] = {"bw", "lat", NULL};
 static const char *const bench_transports[] = {"rc", "uc", "ud", NULL};
 static const char *const bench_wr_apis[] = {"off", "on", "auto", NULL};
+static const char *const bench_protos[] = {"native", "perftest", NULL};
 
 /* What the options come to: the sizes to run and the thresholds (the
  * engine's options hold the rest). */
@@ -287,6 +291,62 @@ static int serve_clients(void *arg)
 	return status;
 }
 
+/* --proto perftest: what perftest's ib_write_bw -R runs (WRITE bandwidth, RC,
+ * one QP, one size, through RDMA CM), so any other run option is refused by
+ * name; then the run (cli_bench_perftest.c). */
+static int bench_perftest(struct bench_cli *o, const char *host)
+{
+	struct cli_bench_perftest a = {0};
+	uint32_t sizes[RK_BENCH_MAX_SIZES];
+	const char *bad = NULL;
+	char why[200];
+	int n;
+
+	if (o->test && strcmp(o->test, "write"))
+		bad = "--op (perftest's exchange here is ib_write_bw's: write)";
+	else if (o->mode && strcmp(o->mode, "bw"))
+		bad = "--mode (ib_write_bw measures bandwidth: bw)";
+	else if (o->transport && strcmp(o->transport, "rc"))
+		bad = "--transport (ib_write_bw -R connects RC QPs: rc)";
+	else if (o->qps != 1 || o->threads != 1)
+		bad = "--qps/--threads (one QP)";
+	else if (o->bidir)
+		bad = "--bidir";
+	else if (o->duration >= 0 || o->interval_ms)
+		bad = "--duration/--interval (perftest runs by -n here: --count)";
+	else if (o->clients || o->persist)
+		bad = "--clients/--persist (one client)";
+	else if (o->csv)
+		bad = "--csv (text or --json)";
+	else if (o->srq.srq || o->srq.xrc)
+		bad = "--srq/--xrc";
+	if (bad) {
+		fprintf(stderr, "rdmakit bench: --proto perftest runs ib_write_bw -R's test only; "
+				"option %s does not apply\n", bad);
+		return CLI_USAGE;
+	}
+	n = rk_bench_sizes_parse(o->sizes ? o->sizes : "65536", sizes, why, sizeof(why));
+	if (n < 0) {
+		fprintf(stderr, "rdmakit bench: %s\n", why);
+		return CLI_USAGE;
+	}
+	if (n != 1) {
+		fprintf(stderr, "rdmakit bench: option --size: --proto perftest runs one size "
+				"(perftest's -s), not %d\n", n);
+		return CLI_USAGE;
+	}
+	if (cli_traffic("bench", &o->conn.traffic, &o->traffic) != CLI_OK)
+		return CLI_USAGE;
+	a = (struct cli_bench_perftest){
+		.server = o->conn.server, .host = o->conn.server ? NULL : host,
+		.port = cli_opts_given(&o->conn.port) ? o->conn.port : RK_PERFTEST_DEFAULT_PORT,
+		.device = o->dev.device, .size = sizes[0], .iters = o->iters ? o->iters : 5000,
+		.tx_depth = (uint32_t)o->tx_depth, .timeout_ms = (int)o->conn.timeout * 1000,
+		.accept_timeout_ms = CLI_WAIT_MS(&o->conn), .traffic = o->traffic, .json = o->json,
+	};
+	return cli_bench_perftest(&a);
+}
+
 /* The run options: the client's, and a server's to check the client's
  * against (perftest habit: the same options on both sides). */
 #define BENCH_RUN_OPTS(o)                                                                   \
@@ -363,6 +423,10 @@ int cmd_bench(int argc, char **argv)
 		.wr_api = "auto", .mem = {.mem = "host"},
 	};
 	const struct cli_opt opts[] = {
+		{"proto", 0, CLI_OPT_STRING, &o.proto, 0, 0, "PROTO",
+		 "native (rdmakit on both sides) or perftest (ib_write_bw -R's exchange: WRITE "
+		 "bandwidth against perftest, either side; implies --cm, port 18515)",
+		 .choices = bench_protos, .def = "native"},
 		CLI_CONN_OPTS(&o.conn),
 		CLI_DEV_OPTS(&o.dev),
 		BENCH_RUN_OPTS(&o),
@@ -426,6 +490,8 @@ int cmd_bench(int argc, char **argv)
 	ret = cli_check_role_args("bench", o.conn.server, argc, argv, first);
 	if (ret >= 0)
 		return ret;
+	if (o.proto && !strcmp(o.proto, "perftest"))
+		return bench_perftest(&o, argv[first]);
 	if (check_opts(&o, &p, argv[first], &bo) != CLI_OK ||
 	    cli_persist_check("bench", o.persist, o.conn.server, o.conn.wait) ||
 	    cli_clients_check("bench", o.clients, o.conn.server, o.persist))

@@ -165,15 +165,17 @@ static int blk_all(bool attach, const char *file, bool json)
 	return failed ? cli_fail(failed) : CLI_OK;
 }
 
-static bool attach_cmd(const char *cmd)
+/* --all: the disks come from the file (*conf), any other option or a
+ * positional argument is a mistake; the outcome. -1: no --all (nor --config). */
+static int blk_all_given(const char *cmd, bool all, const char **conf, bool json,
+			 const struct cli_opt *opts, int first, int argc, char **argv)
 {
-	return !strcmp(cmd, "attach");
-}
-
-/* --all: the disks come from the file; any other attach option is a mistake. */
-static int all_alone(const char *cmd, const struct cli_opt *opts, int first, int argc,
-		     char **argv)
-{
+	if (!all) {
+		if (!cli_opts_given(conf))
+			return -1;
+		fprintf(stderr, "rdmakit blk %s: --config goes with --all\n", cmd);
+		return CLI_USAGE;
+	}
 	for (const struct cli_opt *o = opts; o->name; o++)
 		if (o->dest && cli_opts_given(o->dest) && strcmp(o->name, "all") &&
 		    strcmp(o->name, "config") && strcmp(o->name, "json")) {
@@ -183,10 +185,11 @@ static int all_alone(const char *cmd, const struct cli_opt *opts, int first, int
 		}
 	if (first != argc) {
 		fprintf(stderr, "rdmakit blk %s: --all takes no %s ('%s'): the disks come "
-			"from the file\n", cmd, attach_cmd(cmd) ? "HOST" : "disk name", argv[first]);
+			"from the file\n", cmd, strcmp(cmd, "attach") ? "disk name" : "HOST",
+			argv[first]);
 		return CLI_USAGE;
 	}
-	return CLI_OK;
+	return blk_all(!strcmp(cmd, "attach"), *conf, json);
 }
 
 static int blk_attach(int argc, char **argv)
@@ -223,14 +226,9 @@ static int blk_attach(int argc, char **argv)
 			"--all the disks of the config file.", opts, argc, argv, &first);
 	if (ret >= 0)
 		return ret;
-	if (all) {
-		ret = all_alone("attach", opts, first, argc, argv);
-		return ret == CLI_OK ? blk_all(true, conf, json) : ret;
-	}
-	if (cli_opts_given(&conf)) {
-		fprintf(stderr, "rdmakit blk attach: --config goes with --all\n");
-		return CLI_USAGE;
-	}
+	ret = blk_all_given("attach", all, &conf, json, opts, first, argc, argv);
+	if (ret >= 0)
+		return ret;
 	if (first != argc - 1) {
 		fprintf(stderr, "rdmakit blk attach: give the memserver's address (HOST)\n");
 		return CLI_USAGE;
@@ -282,14 +280,9 @@ static int blk_detach(int argc, char **argv)
 			"with --all those of the config file's lines.", opts, argc, argv, &first);
 	if (ret >= 0)
 		return ret;
-	if (all) {
-		ret = all_alone("detach", opts, first, argc, argv);
-		return ret == CLI_OK ? blk_all(false, conf, json) : ret;
-	}
-	if (cli_opts_given(&conf)) {
-		fprintf(stderr, "rdmakit blk detach: --config goes with --all\n");
-		return CLI_USAGE;
-	}
+	ret = blk_all_given("detach", all, &conf, json, opts, first, argc, argv);
+	if (ret >= 0)
+		return ret;
 	if (first != argc - 1) {
 		fprintf(stderr, "rdmakit blk detach: give one disk name (rkblkN)\n");
 		return CLI_USAGE;

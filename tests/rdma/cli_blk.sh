@@ -90,6 +90,7 @@ run 0 "$RDMAKIT" blk list && has "$out" "no rkblk disks"
 # Attach at boot (docs/boot.md): the disks of a blk.conf by attach --all
 # (a rerun attaches none twice), named by the udev rule (systemd/), detached
 # by detach --all; a bad line refused by file and line, nothing attached.
+boot_t0=$(date +%s)
 conf=$dir/blk.conf
 printf '# two disks\n%s %s 16M 1\n\n  %s - 8M - queue-depth=8 loss-timeout=5 # the second\n' \
 	"$IP" "$PORT" "$IP" >"$conf"
@@ -141,6 +142,7 @@ printf '%s %s 16M 1\n%s %s 5000 1\n' "$IP" "$PORT" "$IP" "$PORT" >"$dir/bad.conf
 run 2 "$RDMAKIT" blk attach --all --config "$dir/bad.conf" &&
 	has "$err" "rdmakit blk attach: $dir/bad.conf:2: SIZE: 5000 is not a multiple of 4096"
 run 0 "$RDMAKIT" blk list && has "$out" "no rkblk disks"
+echo "attach at boot's case: $(($(date +%s) - boot_t0)) s"
 kill -TERM "$spid"
 wait "$spid" && echo "ok: memserver exited 0" || { echo "FAIL: memserver exit"; fails=$((fails + 1)); }
 has "$dir/s.err" "accepted queue 0/1 of new session"

@@ -393,6 +393,9 @@ static DEVICE_ATTR_RO(name)
 
 RKBLK_ATTR(state, "%s", rkblk_state_name(rkblk_get_state(ctrl)));
 RKBLK_ATTR(server, "%s", ctrl->server);
+/* server's parts apart, for udev's /dev/disk/by-id/rkblk-ADDR-PORT-SESSION */
+RKBLK_ATTR(addr, "%pISc", &ctrl->addr);
+RKBLK_ATTR(port, "%d", ctrl->port);
 RKBLK_ATTR(session, "%016llx", ctrl->session);
 RKBLK_ATTR(size, "%llu", ctrl->size);
 RKBLK_ATTR(queues, "%d", ctrl->nr_queues);
@@ -410,6 +413,8 @@ RKBLK_ATTR(path_mtu, "%d", READ_ONCE(ctrl->queues[0].path_mtu) ?
 static struct attribute *rkblk_attrs[] = {
 	&dev_attr_state.attr,
 	&dev_attr_server.attr,
+	&dev_attr_addr.attr,
+	&dev_attr_port.attr,
 	&dev_attr_session.attr,
 	&dev_attr_size.attr,
 	&dev_attr_queues.attr,

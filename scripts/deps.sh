@@ -9,9 +9,11 @@ RDMAKIT_BUILD_PACKAGES="cmake gcc make pkg-config libibverbs-dev librdmacm-dev l
 libcmocka-dev libssl-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils iproute2 python3
 python3-jsonschema man-db groff-base bash-completion"
 
-# Only for the checks beyond the build: fuzzing (clang, libFuzzer) and valgrind.
+# Only for the checks beyond the build: fuzzing (clang, libFuzzer), valgrind,
+# systemd-analyze (systemd: the units of systemd/, test systemd_units) and
+# udevadm (udev: their rule, in kernel_cli's guest, which runs the host's).
 RDMAKIT_FUZZ_PACKAGES="clang libclang-rt-14-dev"
-RDMAKIT_CHECK_PACKAGES="valgrind $RDMAKIT_FUZZ_PACKAGES"
+RDMAKIT_CHECK_PACKAGES="valgrind systemd udev $RDMAKIT_FUZZ_PACKAGES"
 
 # Only for the kernel tests (tests/kernel): fio drives and verifies the rkblk
 # disks in the guests (the guests run the host's binaries); linux-source holds

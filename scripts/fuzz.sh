@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-# A bounded libFuzzer run over the exchange-message parser and the option
-# parser: builds with clang (ASan + UBSan + libFuzzer) in build-fuzz, runs
-# each target for its share of SECONDS (default 60 in all) from the seed
-# corpus in tests/fuzz/corpus, and fails on any crash, sanitizer report,
-# failed property check or timeout. Usage: scripts/fuzz.sh [SECONDS]
+# A bounded libFuzzer run over the exchange-message parser, the option
+# parser and the blk.conf parser: builds with clang (ASan + UBSan +
+# libFuzzer) in build-fuzz, runs each target for its share of SECONDS
+# (default 60 in all) from the seed corpus in tests/fuzz/corpus, and fails
+# on any crash, sanitizer report, failed property check or timeout.
+# Usage: scripts/fuzz.sh [SECONDS]
 # A crash leaves its input in build-fuzz/artifacts/; replay it with
 #   build-fuzz/tests/fuzz/fuzz_wire build-fuzz/artifacts/crash-...
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${RDMAKIT_FUZZ_BUILD_DIR:-$root/build-fuzz}
 total=${1:-60}
-targets=(wire opts)
+targets=(wire opts blkconf)
 # shellcheck source=scripts/deps.sh
 . "$root/scripts/deps.sh"
 

@@ -4,11 +4,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rdmakit/rdmakit.h>
 
 #include "cli.h"
+#include "cli_blkconf.h"
 #include "cli_cmdline.h"
 #include "cli_json.h"
 
@@ -16,8 +18,16 @@ static const char blk_usage[] =
 	"rdmakit blk attach HOST [-p PORT] --size SIZE [--queues N]\n"
 	"                        [--queue-depth N] [--reconnect-delay S]\n"
 	"                        [--loss-timeout S] [--tclass N | --dscp N] [--json]\n"
+	"       rdmakit blk attach --all [--config FILE] [--json]\n"
 	"       rdmakit blk detach rkblkN [--json]\n"
+	"       rdmakit blk detach --all [--config FILE] [--json]\n"
 	"       rdmakit blk list [--json]";
+
+/* --all and --config FILE of attach and detach. */
+#define CLI_BLK_ALL_OPTS(all, conf, help)                                                        \
+	{"all", 0, CLI_OPT_FLAG, (all), 0, 0, NULL, (help)},                                     \
+	{"config", 0, CLI_OPT_STRING, (conf), 0, 0, "FILE",                                      \
+	 "with --all: the disks, one a line (HOST PORT SIZE QUEUES [OPTION=VALUE ...])"}
 
 /* --json: {"result": "ok", "disk": NAME}; a failure's document is main()'s
  * (cli_json.h). */
@@ -32,11 +42,163 @@ static void disk_done(bool json, const char *name)
 	cli_json_print(doc);
 }
 
+/* The disk of conf line d among the attached ones: same server and size,
+ * not taken by an earlier line (two lines may name equal disks). */
+static int conf_match(const struct cli_blk_conf_disk *d, const struct rk_blk_disk *disks, int n,
+		      bool *taken)
+{
+	char server[80];
+
+	cli_blk_conf_server(d, server, sizeof(server));
+	for (int i = 0; i < n; i++)
+		if (!taken[i] && disks[i].size == d->o.size && !strcmp(disks[i].server, server)) {
+			taken[i] = true;
+			return i;
+		}
+	return -1;
+}
+
+/* attach --all / detach --all: the config file read and every line
+ * checked first (a bad line: nothing done, exit 2), then the attached
+ * disks matched to its lines. */
+static int conf_load(const char *cmd, const char *file, struct cli_blk_conf *conf,
+		     struct rk_blk_disk **disks, int *n, bool **taken)
+{
+	char err[320];
+	int ret = cli_blk_conf_read(file, conf, err, sizeof(err));
+
+	if (ret) {
+		fprintf(stderr, "rdmakit blk %s: %s\n", cmd, err);
+		return ret == -EINVAL ? CLI_USAGE : cli_fail(ret);
+	}
+	ret = rk_blk_list(NULL, disks, n);
+	if (ret) {
+		cli_blk_conf_free(conf);
+		return cli_fail(ret);
+	}
+	*taken = calloc((size_t)*n + 1, sizeof(**taken));
+	if (!*taken) {
+		free(*disks);
+		cli_blk_conf_free(conf);
+		return cli_fail(-ENOMEM);
+	}
+	return CLI_OK;
+}
+
+static json_object *line_json(const char *file, const struct cli_blk_conf_disk *d,
+			      const char *disk, const char *what)
+{
+	json_object *j = json_object_new_object();
+	char server[80];
+
+	cli_blk_conf_server(d, server, sizeof(server));
+	cli_add_str(j, "file", file);
+	cli_add_int(j, "line", d->line);
+	cli_add_str(j, "server", server);
+	cli_add_int(j, "size", (int64_t)d->o.size);
+	json_object_object_add(j, "disk", disk ? json_object_new_string(disk) : NULL);
+	cli_add_str(j, "outcome", what);
+	return j;
+}
+
+/* One line's outcome: a line of text, or an object of the document. */
+static void line_done(json_object *a, const char *file, const struct cli_blk_conf_disk *d,
+		      const char *disk, const char *what)
+{
+	if (a)
+		json_object_array_add(a, line_json(file, d, disk, what));
+	else if (disk)
+		printf("%s:%u: %s %s\n", file, d->line, disk, what);
+	else
+		printf("%s:%u: %s\n", file, d->line, what);
+}
+
+static int blk_all(bool attach, const char *file, bool json)
+{
+	const char *cmd = attach ? "attach" : "detach";
+	json_object *a = json ? json_object_new_array() : NULL;
+	struct cli_blk_conf conf;
+	struct rk_blk_disk *disks;
+	bool *taken;
+	char name[32], msg[RK_BLK_ANSWER_MAX];
+	int n, ret, failed = 0;
+
+	ret = conf_load(cmd, file, &conf, &disks, &n, &taken);
+	if (ret != CLI_OK) {
+		json_object_put(a);
+		return ret;
+	}
+	for (int i = 0; i < conf.n; i++) {
+		const struct cli_blk_conf_disk *d = &conf.disks[i];
+		struct rk_blk_attach_opts o = cli_blk_conf_opts(d);
+		int k = conf_match(d, disks, n, taken);
+
+		if (attach && k >= 0) {
+			line_done(a, file, d, disks[k].name, "already attached");
+			continue;
+		}
+		if (!attach && k < 0) {
+			line_done(a, file, d, NULL, "not attached");
+			continue;
+		}
+		if (attach)
+			ret = rk_blk_attach(NULL, &o, name, sizeof(name), msg, sizeof(msg));
+		else
+			ret = rk_blk_detach(NULL, disks[k].name, msg, sizeof(msg));
+		if (ret) {
+			fprintf(stderr, "rdmakit blk %s: %s:%u: %s\n", cmd, file, d->line, msg);
+			line_done(a, file, d, attach ? NULL : disks[k].name, "failed");
+			failed = failed ? failed : ret;
+			continue;
+		}
+		line_done(a, file, d, attach ? name : disks[k].name,
+			  attach ? "attached" : "detached");
+	}
+	if (a) {
+		json_object *doc = json_object_new_object();
+
+		json_object_object_add(doc, "lines", a);
+		cli_json_print(doc);
+	}
+	free(taken);
+	free(disks);
+	cli_blk_conf_free(&conf);
+	return failed ? cli_fail(failed) : CLI_OK;
+}
+
+/* --all: the disks come from the file (*conf), any other option or a
+ * positional argument is a mistake; the outcome. -1: no --all (nor --config). */
+static int blk_all_given(const char *cmd, bool all, const char **conf, bool json,
+			 const struct cli_opt *opts, int first, int argc, char **argv)
+{
+	if (!all) {
+		if (!cli_opts_given(conf))
+			return -1;
+		fprintf(stderr, "rdmakit blk %s: --config goes with --all\n", cmd);
+		return CLI_USAGE;
+	}
+	for (const struct cli_opt *o = opts; o->name; o++)
+		if (o->dest && cli_opts_given(o->dest) && strcmp(o->name, "all") &&
+		    strcmp(o->name, "config") && strcmp(o->name, "json")) {
+			fprintf(stderr, "rdmakit blk %s: --%s is not taken with --all (the disks "
+				"come from the file, see --config)\n", cmd, o->name);
+			return CLI_USAGE;
+		}
+	if (first != argc) {
+		fprintf(stderr, "rdmakit blk %s: --all takes no %s ('%s'): the disks come "
+			"from the file\n", cmd, strcmp(cmd, "attach") ? "disk name" : "HOST",
+			argv[first]);
+		return CLI_USAGE;
+	}
+	return blk_all(!strcmp(cmd, "attach"), *conf, json);
+}
+
 static int blk_attach(int argc, char **argv)
 {
 	uint64_t port = RK_MEM_DEFAULT_PORT, size = 0, queues = 0, depth = 0, delay = 0;
 	int64_t loss = -1;
-	bool json = false;
+	bool json = false, all = false;
+	const char *conf = CLI_BLK_CONF;
 	struct cli_traffic_opts tc = CLI_TRAFFIC_OPTS_DEFAULT;
 	struct rk_traffic t;
 	const struct cli_opt opts[] = {
@@ -52,6 +214,7 @@ static int blk_attach(int argc, char **argv)
 		{"loss-timeout", 0, CLI_OPT_INT, &loss, 0, RK_BLK_MAX_LOSS_TIMEOUT, "S",
 		 "seconds without the server before I/O fails", .def = "the module's, 60"},
 		CLI_TCLASS_OPTS(&tc, CLI_TCLASS_CM_ONLY),
+		CLI_BLK_ALL_OPTS(&all, &conf, "attach every disk of the file, but those attached"),
 		CLI_JSON_OPT(&json),
 		CLI_OPT_END,
 	};
@@ -60,8 +223,11 @@ static int blk_attach(int argc, char **argv)
 	int first, ret;
 
 	ret = cli_parse("blk attach", blk_usage,
-			"Attach a disk of --size bytes served by the memserver at HOST.", opts,
-			argc, argv, &first);
+			"Attach a disk of --size bytes served by the memserver at HOST, or with "
+			"--all the disks of the config file.", opts, argc, argv, &first);
+	if (ret >= 0)
+		return ret;
+	ret = blk_all_given("attach", all, &conf, json, opts, first, argc, argv);
 	if (ret >= 0)
 		return ret;
 	if (first != argc - 1) {
@@ -101,13 +267,21 @@ static int blk_attach(int argc, char **argv)
 
 static int blk_detach(int argc, char **argv)
 {
-	bool json = false;
-	const struct cli_opt opts[] = {CLI_JSON_OPT(&json), CLI_OPT_END};
+	bool json = false, all = false;
+	const char *conf = CLI_BLK_CONF;
+	const struct cli_opt opts[] = {
+		CLI_BLK_ALL_OPTS(&all, &conf, "detach the disks of the file's lines"),
+		CLI_JSON_OPT(&json),
+		CLI_OPT_END,
+	};
 	char msg[RK_BLK_ANSWER_MAX];
 	int first, ret;
 
-	ret = cli_parse("blk detach", blk_usage, "Detach an rkblk disk (it must not be open).",
-			opts, argc, argv, &first);
+	ret = cli_parse("blk detach", blk_usage, "Detach an rkblk disk (it must not be open), or "
+			"with --all those of the config file's lines.", opts, argc, argv, &first);
+	if (ret >= 0)
+		return ret;
+	ret = blk_all_given("detach", all, &conf, json, opts, first, argc, argv);
 	if (ret >= 0)
 		return ret;
 	if (first != argc - 1) {

@@ -374,4 +374,16 @@ run 2 "$RDMAKIT" blk attach "$IP" --size 16M --tclass 256 && has "$err" "option 
 run 2 "$RDMAKIT" blk attach "$IP" --size 16M --tclass 104 --dscp 27 &&
 	has "$err" "--tclass 104 (DSCP 26) and --dscp 27 disagree"
 run 2 "$RDMAKIT" blk attach "$IP" --size 16M --sl 3 && has "$err" "--sl"
+# --all: the disks from a file; other options, a HOST, --config alone, a bad
+# line (FILE:LINE:, before the module is looked for), a missing file (exit 1)
+run 2 "$RDMAKIT" blk attach --all --size 16M && has "$err" "--size is not taken with --all"
+run 2 "$RDMAKIT" blk attach --all "$IP" && has "$err" "--all takes no HOST ('$IP')"
+run 2 "$RDMAKIT" blk detach --all rkblk0 && has "$err" "--all takes no disk name ('rkblk0')"
+run 2 "$RDMAKIT" blk attach "$IP" --size 16M --config /dev/null && has "$err" "--config goes with --all"
+blkconf=$(mktemp)
+printf '# c\n%s 7471 16M 1\n%s 7471 16M 1 depth=4\n' "$IP" "$IP" >"$blkconf"
+run 2 "$RDMAKIT" blk attach --all --config "$blkconf" && has "$err" "$blkconf:3: unknown option 'depth'"
+run 2 "$RDMAKIT" blk detach --all --config "$blkconf" && has "$err" "$blkconf:3: unknown option 'depth'"
+rm -f "$blkconf"
+run 1 "$RDMAKIT" blk attach --all --config "$blkconf" && has "$err" "$blkconf: No such file or directory"
 finish

@@ -97,6 +97,16 @@ for f in usr/bin/rdmakit usr/bin/rdmakit-mesh "usr/lib/$multiarch/librdmakit.so.
 	usr/include/rdmakit/rdmakit.h; do
 	run 0 test -e "$ROOT/$f"
 done
+# Attach at boot: the units (naming the packaged rdmakit), the udev rule, the
+# config files as conffiles, the example swap unit as documentation.
+for f in lib/systemd/system/rdmakit-memserver.service lib/systemd/system/rdmakit-blk.service \
+	lib/udev/rules.d/60-rdmakit-rkblk.rules etc/rdmakit/blk.conf etc/rdmakit/memserver.conf \
+	usr/share/doc/rdmakit/examples/rdmakit-swap-example.service; do
+	run 0 test -e "$ROOT/$f"
+done
+has "$ROOT/lib/systemd/system/rdmakit-blk.service" "ExecStart=/usr/bin/rdmakit blk attach --all"
+run 0 sh -c "dpkg-deb --ctrl-tarfile '$(ls "$W"/src/rdmakit_*.deb)' | tar -xO ./conffiles" &&
+	has "$out" /etc/rdmakit/blk.conf && has "$out" /etc/rdmakit/memserver.conf
 # Each package holds what it should: the tool no library, the library no tool.
 run 0 dpkg-deb -c "$(ls "$W"/src/librdmakit0_*.deb)" && has "$out" librdmakit.so.0 &&
 	if grep -q -e 'bin/' -e 'include/' -e 'librdmakit\.so$' "$out"; then

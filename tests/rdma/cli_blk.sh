@@ -7,8 +7,10 @@
 # server (memserver --inject): each bad region message or rkey refused by
 # name, a registration failing after the accept refused with the server's
 # reason, a read-only region's WRITE failing with EIO after its retries.
-# Usage: cli_blk.sh RDMAKIT RKBLK_KO
-RDMAKIT=$1 KO=$2
+# Attach at boot: blk.conf's two disks by attach --all, their
+# /dev/disk/by-id names from the udev rule RULE, detach --all; a bad line.
+# Usage: cli_blk.sh RDMAKIT RKBLK_KO RULE
+RDMAKIT=$1 KO=$2 RULE=$3
 PORT_BASE=20000
 . "$(dirname "$0")/lib.sh"
 
@@ -85,6 +87,62 @@ grep -Eq "(sent|packets sent) [1-9][0-9]*" "$dir/s.out" && echo "ok: the port co
 	{ echo "FAIL: no port counter moved"; sed 's/^/  | /' "$dir/s.out"; fails=$((fails + 1)); }
 run 0 "$RDMAKIT" blk detach "$disk"
 run 0 "$RDMAKIT" blk list && has "$out" "no rkblk disks"
+# Attach at boot (docs/boot.md): the disks of a blk.conf by attach --all
+# (a rerun attaches none twice), named by the udev rule (systemd/), detached
+# by detach --all; a bad line refused by file and line, nothing attached.
+boot_t0=$(date +%s)
+conf=$dir/blk.conf
+printf '# two disks\n%s %s 16M 1\n\n  %s - 8M - queue-depth=8 loss-timeout=5 # the second\n' \
+	"$IP" "$PORT" "$IP" >"$conf"
+[ "$PORT" -eq 7471 ] || sed -i "s/ - 8M / $PORT 8M /" "$conf"
+# udevd from the host's udev, the rule in /run/udev/rules.d (the guest's
+# root is the host's, read-only); without it udevadm test shows the link.
+udevd=$(command -v systemd-udevd || echo /lib/systemd/systemd-udevd)
+mkdir -p /run/udev/rules.d && cp "$RULE" /run/udev/rules.d/ || { echo "FAIL: no rule $RULE"; fails=$((fails + 1)); }
+if [ -x "$udevd" ] && "$udevd" --daemon 2>"$dir/udevd.err"; then udev=daemon; else udev=test; sed 's/^/  udevd: /' "$dir/udevd.err"; fi
+echo "udev: $udev"
+run 0 "$RDMAKIT" blk attach --all --config "$conf" && has "$out" "$conf:2: rkblk" &&
+	has "$out" "$conf:4: rkblk"
+sed 's/^/  | /' "$out"
+run 0 "$RDMAKIT" blk attach --all --config "$conf" --json && json "
+assert [x['outcome'] for x in d['lines']] == ['already attached'] * 2, d
+"
+run 0 "$RDMAKIT" blk list --json && json "
+disks = sorted(d['disks'], key=lambda x: -x['size'])
+assert [(x['size'], x['queues'], x['server']) for x in disks] == [(16 << 20, 1, '$IP:$PORT'), (8 << 20, $(nproc), '$IP:$PORT')], disks  # '-': one per CPU
+assert disks[1]['queue_depth'] == 8 and disks[1]['loss_timeout'] == 5, disks
+"
+[ "$udev" = daemon ] && udevadm settle -t 60
+n=$(ls /sys/block | grep -c '^rkblk')
+[ "$n" -eq 2 ] && echo "ok: 2 disks attached" || { echo "FAIL: $n disks"; fails=$((fails + 1)); }
+for disk in $(ls /sys/block | grep '^rkblk'); do
+	link=/dev/disk/by-id/rkblk-$IP-$PORT-$(cat "/sys/block/$disk/rkblk/session")
+	[ "$(cat "/sys/block/$disk/rkblk/addr"):$(cat "/sys/block/$disk/rkblk/port")" = "$IP:$PORT" ] ||
+		{ echo "FAIL: $disk's addr and port: $(cat "/sys/block/$disk/rkblk/addr") $(cat "/sys/block/$disk/rkblk/port")"; fails=$((fails + 1)); }
+	if [ "$udev" = daemon ]; then
+		[ "$(readlink -f "$link")" = "/dev/$disk" ] && echo "ok: $link -> /dev/$disk" ||
+			{ echo "FAIL: no $link for $disk"; ls -l /dev/disk/by-id 2>&1 | sed 's/^/  | /'; fails=$((fails + 1)); }
+	else
+		udevadm test "/sys/block/$disk" >"$dir/udevtest" 2>&1
+		has "$dir/udevtest" "${link#/dev/}" && echo "ok: udevadm test: $disk gets $link"
+	fi
+done
+run 0 "$RDMAKIT" blk detach --all --config "$conf" && has "$out" "$conf:2: rkblk" && has "$out" "detached"
+run 0 "$RDMAKIT" blk list && has "$out" "no rkblk disks"
+if [ "$udev" = daemon ]; then
+	udevadm settle -t 60
+	[ -z "$(ls /dev/disk/by-id 2>/dev/null | grep '^rkblk-')" ] && echo "ok: the by-id links went with the disks" ||
+		{ echo "FAIL: by-id links left: $(ls /dev/disk/by-id | grep '^rkblk-')"; fails=$((fails + 1)); }
+	udevadm control --exit
+fi
+run 0 "$RDMAKIT" blk detach --all --config "$conf" --json && json "
+assert [x['outcome'] for x in d['lines']] == ['not attached'] * 2, d
+"
+printf '%s %s 16M 1\n%s %s 5000 1\n' "$IP" "$PORT" "$IP" "$PORT" >"$dir/bad.conf"
+run 2 "$RDMAKIT" blk attach --all --config "$dir/bad.conf" &&
+	has "$err" "rdmakit blk attach: $dir/bad.conf:2: SIZE: 5000 is not a multiple of 4096"
+run 0 "$RDMAKIT" blk list && has "$out" "no rkblk disks"
+echo "attach at boot's case: $(($(date +%s) - boot_t0)) s"
 kill -TERM "$spid"
 wait "$spid" && echo "ok: memserver exited 0" || { echo "FAIL: memserver exit"; fails=$((fails + 1)); }
 has "$dir/s.err" "accepted queue 0/1 of new session"

@@ -9,6 +9,9 @@ RDMAKIT=$1
 
 BOUND=20 # seconds any run, refused or not, may take
 iwarp_left_out "the runs over the TCP exchange (iWARP QPs connect only through RDMA CM)"
+# The whole flow (--op all) has atomics: on iWARP, which has none, a READ.
+flow=all
+[ -z "$IWARP" ] || flow=read
 dir=$(mktemp -d)
 srv_out=$dir/server.out cli_out=$dir/client.out
 trap 'rm -rf "$out" "$err" "$dir"' EXIT
@@ -32,7 +35,7 @@ rc_pair() {
 for conn in "" "--cm"; do
 	[ -z "$conn" ] && ! tcp_exchange && continue
 	# The right secret on both sides (two copies of one file): the whole flow.
-	rc_pair 0 0 "$conn --auth-file $dir/good" "$conn --op all --auth-file $dir/same" &&
+	rc_pair 0 0 "$conn --auth-file $dir/good" "$conn --op $flow --auth-file $dir/same" &&
 	has "$cli_out" "every byte checked: OK" && has "$srv_out" "every byte checked: OK" &&
 	has "$cli_out" "server exposes 4096 bytes" &&
 	lacks "$cli_out" "rcvd_rnr_err" && lacks "$srv_out" "rcvd_rnr_err"

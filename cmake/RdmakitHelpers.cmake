@@ -62,15 +62,45 @@ function(rdmakit_unit_test name)
   rdmakit_valgrind_test(${name} ${name})
 endfunction()
 
-# rdmakit_rdma_test(NAME COMMAND ... [TIMEOUT s]): a test that needs a verbs device.
-# Labelled "rdma" so scripts/test.sh runs them all inside one Soft-RoCE guest boot.
-# Exit 77 means the device lacks a feature the test needs; the test prints which.
+# rdmakit_rdma_test(NAME COMMAND ... [TIMEOUT s] IWARP_SKIP what | IWARP_CASES case... | SIW):
+# a test that needs a verbs device. Labelled "rdma" so scripts/test.sh runs them all inside one
+# Soft-RoCE guest boot. Exit 77 means the device lacks a feature the test needs; the test prints
+# which. Each says what it does on an iWARP device (Soft-iWARP's siw0: QPs connect only through
+# RDMA CM, RC only, no atomics, no immediate data):
+#   IWARP_SKIP what: exits 77 at once there (tests/rdma/iwarp_gate.sh), printing
+#     "SKIP: iWARP (DEV): what": what the test needs that iWARP lacks;
+#   IWARP_CASES: a cmocka program (fixture.c's fx_run) runs only these cases there
+#     (RDMAKIT_IWARP_CASES; IWARP_SKIP's text then says why the others are left out);
+#   SIW: the test itself runs what applies on iWARP.
+# Those that run there (IWARP_CASES, SIW) get the label "siw" too (the suite's siw stage).
 function(rdmakit_rdma_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "COMMAND" ${ARGN})
+  cmake_parse_arguments(ARG "SIW" "TIMEOUT;IWARP_SKIP" "COMMAND;IWARP_CASES" ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 120)
   endif()
-  add_test(NAME ${name} COMMAND ${ARG_COMMAND})
-  set_tests_properties(${name} PROPERTIES LABELS rdma TIMEOUT ${ARG_TIMEOUT}
+  set(labels rdma)
+  set(cmd ${ARG_COMMAND})
+  if(ARG_IWARP_CASES)
+    string(REPLACE ";" " " cases "${ARG_IWARP_CASES}")
+    set(env "RDMAKIT_IWARP_CASES=${cases}" "RDMAKIT_IWARP_LEFT_OUT=${ARG_IWARP_SKIP}")
+    list(APPEND labels siw)
+  elseif(ARG_IWARP_SKIP)
+    # add_test() finds a target's file only for a first word that names it.
+    list(GET cmd 0 exe)
+    if(TARGET ${exe})
+      list(REMOVE_AT cmd 0)
+      list(PREPEND cmd $<TARGET_FILE:${exe}>)
+    endif()
+    set(cmd sh ${PROJECT_SOURCE_DIR}/tests/rdma/iwarp_gate.sh "${ARG_IWARP_SKIP}" ${cmd})
+  elseif(ARG_SIW)
+    list(APPEND labels siw)
+  else()
+    message(FATAL_ERROR "rdma test ${name}: say what it does on iWARP (IWARP_SKIP, IWARP_CASES or SIW)")
+  endif()
+  add_test(NAME ${name} COMMAND ${cmd})
+  set_tests_properties(${name} PROPERTIES LABELS "${labels}" TIMEOUT ${ARG_TIMEOUT}
                        SKIP_RETURN_CODE 77)
+  if(env)
+    set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}")
+  endif()
 endfunction()

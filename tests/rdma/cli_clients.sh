@@ -67,6 +67,10 @@ lap() {
 	last=$now
 }
 
+# On iWARP only (5): (1)-(4) and (6) over TCP need the TCP exchange, and
+# (6) over RDMA CM is two 32 MiB WRITEs, long on siw0 for what (5) shows.
+iwarp_left_out "(1)-(4) and (6): the TCP exchange, and (6) over RDMA CM for its time"
+if tcp_exchange; then
 # (1) bench: four clients at once, write bandwidth at two sizes; each
 # client's rounds checked by the server; the aggregate is the sum of the
 # server's per-client results and of the clients' own.
@@ -198,6 +202,7 @@ kill -INT "$spid"
 server_exit 1 && has "$dir/srv" "server: client 2 of 2 did not arrive (stopped while waiting)" &&
 	has "$dir/srv" "server: 2 clients: 1 OK, 0 failed, 1 missing: FAILED"
 lap "rc --clients 4, three came; --clients 2, one came, SIGINT"
+fi
 
 # (5) RDMA CM: two clients on one CM listener (its device shared by both).
 plain_only && {
@@ -218,7 +223,7 @@ lap "rc --cm --clients 2"
 # cli_persist.sh: there two 32 MiB WRITEs at once in a sanitized guest on a
 # loaded host saw rxe's packets sent and none received.)
 for cm in "" --cm; do
-	plain_only || continue
+	plain_only && tcp_exchange || continue
 	P=$((PORT + 6))
 	[ -n "$cm" ] && P=$((PORT + 7))
 	# (-t 60: each wait's bound; 32 MiB took 15 s in a guest on a loaded

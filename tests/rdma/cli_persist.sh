@@ -51,6 +51,11 @@ waiting() {
 		{ echo "FAIL: '$2' not $1 times"; sed 's/^/  | /' "$srv" | tail; fails=$((fails + 1)); }
 }
 
+# On iWARP only the last case, bench over RDMA CM: the others connect over
+# the TCP exchange (and rping's own client against rdmakit's rping server
+# over iWARP is not sure yet: see cli_iwarp.sh).
+iwarp_left_out "every case but bench --persist --cm: the TCP exchange"
+if tcp_exchange; then
 # rc: three clients in a row, one that fails (a wrong rkey), one more, SIGINT.
 P=$((PORT + 1))
 start_server "waiting for a client" "$RDMAKIT" rc --server --persist -p $P -s 64k
@@ -120,6 +125,7 @@ run 0 "$RDMAKIT" bench "$IP" -p $P --op write -s 4k -n 50 && has "$out" "ok: pee
 waiting 3 "bench server: waiting for a client"
 stop_server INT && has "$srv" "bench server: served 2 clients (1 failed), stopped by SIGINT" &&
 	has "$srv" "--size: client 65536, server 4096"
+fi
 
 # A client that comes while another is served waits its turn: the server
 # answers it busy, it tries again, and is served next (rc over TCP, bench
@@ -147,12 +153,14 @@ turn() {
 	fi
 	echo "ok: two clients of '$*' in turn exited 0 and 0"
 }
+if tcp_exchange; then
 P=$((PORT + 6))
 start_server "waiting for a client" "$RDMAKIT" rc --server --persist -p $P -s 16M
 turn "exposing" "$RDMAKIT" rc "$IP" -p $P --op write -s 16M && has "$c2" "every byte checked: OK"
 waiting 3 "server: waiting for a client"
 stop_server INT && has "$srv" "server: served 2 clients (0 failed), stopped by SIGINT" &&
 	has "$srv" "another client came while 198.18.0.1:" && has "$srv" "told it is busy"
+fi
 P=$((PORT + 7))
 start_server "waiting for a client" "$RDMAKIT" bench --server --persist --cm -p $P
 turn "rdmakit bench: " "$RDMAKIT" bench "$IP" --cm -p $P --op write -s 64k -n 600 &&

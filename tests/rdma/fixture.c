@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Shared fixture for the verbs tests. */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -251,8 +252,89 @@ int64_t fx_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+const char *fx_iwarp_dev(void)
+{
+	static char iw[256];
+	const char *want = getenv("RDMAKIT_TEST_DEVICE");
+	bool other = false;
+	struct dirent *e;
+	DIR *d;
+
+	iw[0] = '\0';
+	d = opendir("/sys/class/infiniband");
+	while (d && (e = readdir(d))) {
+		char path[512], type[64] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.' || (want && want[0] && strcmp(want, e->d_name)))
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/node_type", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(type, sizeof(type), f))
+			type[0] = '\0';
+		fclose(f);
+		if (!strstr(type, "RNIC"))
+			other = true;
+		else if (!iw[0] || strcmp(e->d_name, iw) < 0)
+			snprintf(iw, sizeof(iw), "%s", e->d_name);
+	}
+	if (d)
+		closedir(d);
+	return iw[0] && !other ? iw : NULL;
+}
+
+/* Whether name is a word of the space-separated list. */
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = strstr(list, name); p; p = strstr(p + 1, name))
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
+/* How many space-separated words s has. */
+static size_t words(const char *s)
+{
+	size_t n = 0;
+
+	for (const char *p = s; *p; p++)
+		n += *p != ' ' && (p == s || p[-1] == ' ');
+	return n;
+}
+
 int fx_run_group(const char *what, const struct CMUnitTest *tests, size_t n)
 {
+	const char *cases = getenv("RDMAKIT_IWARP_CASES"), *iw = fx_iwarp_dev();
+	struct CMUnitTest *run;
+	size_t k = 0;
+	int ret;
+
 	printf("# %s against %s\n", what, fx_test_ip());
-	return _cmocka_run_group_tests("tests", tests, n, fx_capture_setup, fx_capture_teardown);
+	if (!iw || !cases || !cases[0])
+		return _cmocka_run_group_tests("tests", tests, n, fx_capture_setup,
+					       fx_capture_teardown);
+	run = calloc(n, sizeof(*run));
+	if (!run)
+		return 1;
+	for (size_t i = 0; i < n; i++) {
+		if (in_list(cases, tests[i].name))
+			run[k++] = tests[i];
+		else
+			printf("# iWARP (%s): left out: %s (%s)\n", iw, tests[i].name,
+			       getenv("RDMAKIT_IWARP_LEFT_OUT") ?: "not among RDMAKIT_IWARP_CASES");
+	}
+	printf("# iWARP (%s): %zu of %zu cases run\n", iw, k, n);
+	if (words(cases) != k) {
+		printf("# RDMAKIT_IWARP_CASES names %zu cases, %zu of them here: \"%s\"\n",
+		       words(cases), k, cases);
+		k = 0;
+	}
+	ret = k ? _cmocka_run_group_tests("tests", run, k, fx_capture_setup, fx_capture_teardown) :
+		  1;
+	free(run);
+	return ret;
 }

@@ -86,9 +86,18 @@ uint16_t fx_next_port(uint16_t base);
 /* CLOCK_MONOTONIC in milliseconds. */
 int64_t fx_now_ms(void);
 
+/* The name of the device the tests run on when it is iWARP (sysfs node_type
+ * RNIC, as Soft-iWARP's siw0): RDMAKIT_TEST_DEVICE when set, else the first
+ * device when every device here is iWARP; NULL otherwise. lib.sh's iwarp_dev
+ * is the same. */
+const char *fx_iwarp_dev(void);
+
 /* A test program's main: print "# WHAT against IP", then run the group of
  * tests with the library's log captured (fx_capture_setup/teardown). Returns
- * how many tests failed. */
+ * how many tests failed. On an iWARP device with RDMAKIT_IWARP_CASES set (the
+ * test's IWARP_CASES in tests/rdma/CMakeLists.txt: the cases that apply on
+ * iWARP, by name) only those run, and the others are named as left out with
+ * RDMAKIT_IWARP_LEFT_OUT's reason. */
 int fx_run_group(const char *what, const struct CMUnitTest *tests, size_t n);
 #define fx_run(what, tests) fx_run_group((what), (tests), sizeof(tests) / sizeof((tests)[0]))
 

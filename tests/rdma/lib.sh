@@ -3,6 +3,44 @@
 # Every check prints what it expected and what it got.
 
 fails=0
+# iwarp_dev: print the name of the device the tests run on when it is iWARP
+# (sysfs node_type "RNIC", as Soft-iWARP's siw0): RDMAKIT_TEST_DEVICE when
+# set, else the first device when every device here is iWARP (with a RoCE or
+# InfiniBand one beside it the tests' default device, and RDMA CM's choice,
+# may be that one). Nothing otherwise. fx_iwarp_dev() (fixture.c) is the same.
+iwarp_dev() {
+	_iw= _other=
+	for _d in /sys/class/infiniband/*; do
+		[ -r "$_d/node_type" ] || continue
+		[ -z "${RDMAKIT_TEST_DEVICE:-}" ] || [ "${_d##*/}" = "$RDMAKIT_TEST_DEVICE" ] ||
+			continue
+		case $(cat "$_d/node_type") in
+		*RNIC*) [ -n "$_iw" ] || _iw=${_d##*/} ;;
+		*) _other=${_d##*/} ;;
+		esac
+	done
+	[ -n "$_other" ] || printf '%s\n' "$_iw"
+}
+# IWARP: that iWARP device, empty elsewhere. A script with the label "siw"
+# (tests/rdma/CMakeLists.txt) runs there the cases that apply on iWARP (QPs
+# through RDMA CM only, RC only, no atomics, no immediate data) and says
+# which it leaves out (iwarp_left_out).
+IWARP=$(iwarp_dev)
+
+# IWARP_CM: "--cm" on iWARP, empty elsewhere: for a run whose point is not
+# the connection method (a refusal before connecting, say).
+IWARP_CM=${IWARP:+--cm}
+
+# iwarp_left_out WHAT: on iWARP, say which cases this run leaves out and why.
+iwarp_left_out() {
+	[ -z "$IWARP" ] || echo "# iWARP ($IWARP): left out: $1"
+}
+
+# tcp_exchange: true unless the device is iWARP, where QPs cannot connect over
+# the TCP exchange: `tcp_exchange && pair ...`.
+tcp_exchange() {
+	[ -z "$IWARP" ]
+}
 # Debian's python3 directly: a version manager's shim in PATH costs seconds a
 # start in the emulated guest.
 PY=python3

@@ -238,6 +238,5 @@ int main(void)
 		cmocka_unit_test(test_sge_above_device),
 	};
 
-	printf("# loopback engine tests\n");
-	return cmocka_run_group_tests(tests, fx_capture_setup, fx_capture_teardown);
+	return fx_run("loopback engine tests", tests);
 }

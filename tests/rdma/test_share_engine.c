@@ -214,5 +214,5 @@ int main(void)
 		cmocka_unit_test(test_bad_options),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return fx_run("share engine tests", tests);
 }

@@ -11,8 +11,7 @@
 RDMAKIT=$1 W=$2
 DEV=${RDMAKIT_SOFTROCE_NETDEV:-eth0}
 PEER=${RDMAKIT_SOFTROCE_PEER:-198.18.0.1}
-# Huge pages reserved, so that the local checks warn only of the software
-# device (rxe: no line rate).
+# Huge pages reserved, so that a healthy guest's local checks all PASS.
 sysctl -q -w vm.nr_hugepages=16 >/dev/null 2>&1
 
 if [ "${RDMAKIT_SOFTROCE_GUEST:-1}" = 1 ]; then

@@ -5,8 +5,13 @@
 # stops it with SIGTERM. Guest 2 (198.18.0.2) runs `rdmakit doctor HOST`:
 # healthy (text and --json), a dead peer address, an rdmakit rc server
 # instead of a doctor server (guest 1 runs one on port 18600), and its
-# netdev at MTU 9000 against guest 1's 1500, and last RoCE v2 (UDP 4791)
-# dropped on its way into guest 1 by a tc ingress filter. Each case writes WORKDIR/CASE.{out,err,rc,time}.
+# netdev at MTU 9000 against guest 1's 1500; then an nftables rule in guest
+# 2 that drops UDP 4791 coming in (nft is the host's, the modules doctor.sh
+# took from the guest kernel's package): an rdmakit rc client to guest 1
+# (it must fail), local doctor and doctor HOST, text and --json; last RoCE
+# v2 dropped on its way into guest 1 by a tc ingress filter (not a firewall
+# rule: doctor cannot read it), guest 1's local doctor then too. Each case
+# writes WORKDIR/CASE.{out,err,rc,time}.
 # Usage (inside `scripts/softroce run2`): doctor_guest.sh RDMAKIT WORKDIR
 RDMAKIT=$1 W=$2
 DEV=${RDMAKIT_SOFTROCE_NETDEV:-eth0}
@@ -35,7 +40,11 @@ if [ "${RDMAKIT_SOFTROCE_GUEST:-1}" = 1 ]; then
 				tc filter add dev "$DEV" parent ffff: protocol ip prio 1 u32 \
 					match ip protocol 17 0xff match ip dport 4791 0xffff action drop &&
 				tc filter show dev "$DEV" parent ffff:; } >>"$W/drop.log" 2>&1
-			echo $? >"$W/drop.ready"
+			rc=$?
+			# What local doctor says here with the filter in place.
+			"$RDMAKIT" doctor >"$W/drop-local.out" 2>"$W/drop-local.err"
+			echo $? >"$W/drop-local.rc"
+			echo $rc >"$W/drop.ready"
 		fi
 		sleep 0.1
 		n=$((n + 1))
@@ -76,6 +85,27 @@ ip link set "$DEV" mtu 9000 || echo "doctor: cannot set $DEV's MTU to 9000"
 sleep 1
 run mtu "$PEER" -t 20
 ip link set "$DEV" mtu 1500
+sleep 1
+# fw: this guest's nftables drops UDP 4791 coming in (RoCE v2's acks and
+# responses from guest 1); TCP still gets through.
+for m in crc32c_generic libcrc32c nfnetlink nf_tables; do
+	insmod "$W/mods/$m.ko" 2>>"$W/fw.log"
+done
+{ nft add table inet rk_doctor &&
+	nft add chain inet rk_doctor input '{ type filter hook input priority 0; policy accept; }' &&
+	nft add rule inet rk_doctor input udp dport 4791 drop &&
+	nft -a list ruleset; } >>"$W/fw.log" 2>&1
+echo $? >"$W/fw.ready"
+# Real traffic: an rdmakit rc client to guest 1's rc server.
+t0=$(date +%s)
+timeout 90 "$RDMAKIT" rc "$PEER" -p 18600 -o write >"$W/fw-rc.out" 2>&1
+echo $? >"$W/fw-rc.rc"
+echo "doctor: fw-rc exited $(cat "$W/fw-rc.rc") in $(($(date +%s) - t0)) s"
+run fw-local
+run fw-local-json --json
+run fw "$PEER" -t 10
+run fw-json "$PEER" -t 10 --json
+nft delete table inet rk_doctor 2>>"$W/fw.log"
 # Guest 1 drops UDP 4791 coming in; TCP still gets through.
 touch "$W/drop.want"
 n=0

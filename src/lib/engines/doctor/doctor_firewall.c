@@ -37,10 +37,17 @@ struct finding {
 	char fix[320];
 };
 
-static void found_drop(struct rk_doctor_check *c, size_t pk, const char *rule, const char *fix)
+/* A rule or policy that drops packet pk, with its fix; the first for RoCE v2
+ * kept in drop (when not NULL) for the path's checks. */
+static void found_drop(struct rk_doctor_check *c, struct doc_fw_drop *drop, size_t pk,
+		       const char *rule, const char *fix)
 {
 	doc_seen(c, "%s%s is dropped by: %s", c->seen[0] ? "; " : "", packets[pk].what, rule);
 	doc_fix(c, "%s%s", c->fix[0] ? "; " : "", fix);
+	if (drop && packets[pk].port == ROCE_V2_PORT && !drop->rule[0]) {
+		snprintf(drop->rule, sizeof(drop->rule), "%s", rule);
+		snprintf(drop->fix, sizeof(drop->fix), "%s", fix);
+	}
 }
 
 static void firewall_begin(struct rk_doctor_check *c, const char *tool)
@@ -139,7 +146,7 @@ static int split(char *line, char *words[], int max)
 	return n;
 }
 
-void rk_doctor_firewall_iptables(const char *text, struct rk_doctor_check *c)
+static void ipt_parse(const char *text, struct rk_doctor_check *c, struct doc_fw_drop *drop)
 {
 	static const char *const chains[] = {"INPUT", "OUTPUT"};
 	char *copy, *line, *save, *words[64], orig[512];
@@ -173,7 +180,7 @@ void rk_doctor_firewall_iptables(const char *text, struct rk_doctor_check *c)
 				v = ipt_rule(words, n, packets[pk].proto, packets[pk].port);
 				if (v == V_DROP) {
 					snprintf(fix, sizeof(fix), "iptables -D %s", orig + 3);
-					found_drop(c, pk, orig, fix);
+					found_drop(c, drop, pk, orig, fix);
 				}
 			}
 			if (v == V_NONE && strcmp(policy, "ACCEPT")) {
@@ -181,7 +188,7 @@ void rk_doctor_firewall_iptables(const char *text, struct rk_doctor_check *c)
 				snprintf(fix, sizeof(fix),
 					 "iptables -I %s -p %s --dport %d -j ACCEPT", chains[ch],
 					 packets[pk].proto, packets[pk].port);
-				found_drop(c, pk, orig, fix);
+				found_drop(c, drop, pk, orig, fix);
 			}
 			free(copy);
 		}
@@ -255,7 +262,7 @@ static enum verdict nft_rule(char *line, const char *proto, int port)
 	return proto_ok && port_ok ? v : V_NONE;
 }
 
-void rk_doctor_firewall_nft(const char *text, struct rk_doctor_check *c)
+static void nft_parse(const char *text, struct rk_doctor_check *c, struct doc_fw_drop *drop)
 {
 	char *copy, *line, *save, rule[512], fix[512];
 	struct nft_chain ch = {0};
@@ -303,7 +310,7 @@ void rk_doctor_firewall_nft(const char *text, struct rk_doctor_check *c)
 						 "%d accept",
 						 ch.family, ch.table, ch.name, packets[k].proto,
 						 packets[k].port);
-					found_drop(c, k, rule, fix);
+					found_drop(c, drop, k, rule, fix);
 				}
 			}
 			in_chain = in_chain && depth != 2;
@@ -350,11 +357,21 @@ void rk_doctor_firewall_nft(const char *text, struct rk_doctor_check *c)
 					 "rule's handle; nft delete rule %s %s %s handle N",
 					 ch.family, ch.table, ch.name, ch.family, ch.table,
 					 ch.name);
-			found_drop(c, k, rule, fix);
+			found_drop(c, drop, k, rule, fix);
 		}
 	}
 	free(copy);
 	firewall_end(c, nchains);
+}
+
+void rk_doctor_firewall_iptables(const char *text, struct rk_doctor_check *c)
+{
+	ipt_parse(text, c, NULL);
+}
+
+void rk_doctor_firewall_nft(const char *text, struct rk_doctor_check *c)
+{
+	nft_parse(text, c, NULL);
 }
 
 /* ---- the tools, run ---- */
@@ -403,10 +420,10 @@ static char *run_tool(const char *path, const char *args)
 /* The tools, the arguments that print their rules, and their parsers. */
 static const struct {
 	const char *tool, *args;
-	void (*parse)(const char *text, struct rk_doctor_check *c);
+	void (*parse)(const char *text, struct rk_doctor_check *c, struct doc_fw_drop *drop);
 } tools[] = {
-	{"nft", "-a list ruleset", rk_doctor_firewall_nft},
-	{"iptables", "-S", rk_doctor_firewall_iptables},
+	{"nft", "-a list ruleset", nft_parse},
+	{"iptables", "-S", ipt_parse},
 };
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))
 
@@ -442,7 +459,7 @@ void doc_check_firewall(struct doc *d)
 		doc_status(&c, RK_DOCTOR_SKIP, 0);
 		text = given[i] ? NULL : run_tool(path[i], tools[i].args);
 		if (given[i] || text)
-			tools[i].parse(given[i] ? given[i] : text, &c);
+			tools[i].parse(given[i] ? given[i] : text, &c, &d->fw_roce);
 		else
 			doc_seen(&c, "%s %s failed (as root; its kernel support may be missing)",
 				 tools[i].tool, tools[i].args);

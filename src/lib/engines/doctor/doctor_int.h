@@ -24,6 +24,13 @@ struct doc_dev {
 	struct rk_device *dev; /* opened through libibverbs, NULL when not */
 };
 
+/* This host's firewall rule (or policy) that drops RoCE v2 (UDP 4791), and
+ * the command that removes it: "" when none was found. */
+struct doc_fw_drop {
+	char rule[256];
+	char fix[320];
+};
+
 struct doc {
 	const struct rk_doctor_opts *o;
 	char root[PATH_MAX]; /* "" for the real / */
@@ -36,6 +43,7 @@ struct doc {
 	int ndevs; /* those checked (-d: the one) */
 	int nall;  /* all there are in sysfs */
 	char first_fail[96], first_warn[96]; /* the titles, for the verdict */
+	struct doc_fw_drop fw_roce;	     /* the firewall check's, for the path's */
 };
 
 /* Start a check: cleared, with its id, device, port and title. */

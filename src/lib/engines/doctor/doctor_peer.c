@@ -458,10 +458,15 @@ static void step_result(struct peer *p, struct rk_doctor_check *c, int ret, bool
 		return;
 	}
 	doc_seen(c, "%s failed: %s", what, p->err[0] ? p->err : rk_strerror(ret));
-	if (strstr(p->err, "RETRY_EXC") || ret == -ETIMEDOUT)
+	if ((strstr(p->err, "RETRY_EXC") || ret == -ETIMEDOUT) && p->d->fw_roce.rule[0])
+		doc_fix(c, "RoCE's packets (UDP 4791) do not get through while TCP does: this "
+			"host's firewall drops them (the firewall check above): %s; remove it: %s",
+			p->d->fw_roce.rule, p->d->fw_roce.fix);
+	else if (strstr(p->err, "RETRY_EXC") || ret == -ETIMEDOUT)
 		doc_fix(c, "RoCE's packets (UDP 4791) do not get through while TCP does: a "
 			"firewall rule drops them on one side (see the firewall check, and run "
-			"`rdmakit doctor` on %s), or the MTUs of the path differ", p->host);
+			"`rdmakit doctor` on %s; a tc filter, which doctor does not read: tc filter "
+			"show dev IFACE ingress), or the MTUs of the path differ", p->host);
 	else
 		doc_fix(c, "run `rdmakit doctor` on %s too, and check both sides' error counters "
 			"(rdmakit counters)", p->host);

@@ -431,6 +431,37 @@ static void test_hugepages(void **state)
 	       "no huge pages reserved", "sysctl vm.nr_hugepages=64");
 }
 
+/* An iWARP port (siw: node type RNIC, Ethernet link layer, no GID table):
+ * its netdev (the parent here) and addresses checked, no RoCE v2 GIDs or
+ * RoCE MTU check, named iWARP; the software device a PASS. */
+static void test_iwarp_port(void **state)
+{
+	const struct rk_doctor_check *c;
+	struct seen *s;
+
+	(void)state;
+	put("/sys/class/infiniband/siw9/node_type", "4: RNIC\n");
+	put("/sys/class/infiniband/siw9/parent", "eth9\n");
+	put("/sys/class/infiniband/siw9/ports/1/state", "4: ACTIVE\n");
+	put("/sys/class/infiniband/siw9/ports/1/phys_state", "5: LinkUp\n");
+	put("/sys/class/infiniband/siw9/ports/1/link_layer", "Ethernet\n");
+	s = run("siw9");
+	c = find(s, "port_state", "siw9");
+	assert_status(c, RK_DOCTOR_PASS);
+	assert_contains(c->seen, "(iWARP)");
+	assert_status(find(s, "netdev", "siw9"), RK_DOCTOR_PASS);
+	assert_status(find(s, "addresses", "siw9"), RK_DOCTOR_PASS);
+	for (int i = 0; i < s->n; i++)
+		assert_true(strcmp(s->v[i].id, "roce_gids") && strcmp(s->v[i].id, "mtu"));
+	c = find(s, "software_device", "siw9");
+	assert_status(c, RK_DOCTOR_PASS);
+	assert_contains(c->seen, "Soft-iWARP");
+	/* Without a netdev: named for iWARP, re-created as siw. */
+	rm("/sys/class/infiniband/siw9/parent");
+	expect(find(run("siw9"), "netdev", "siw9"), RK_DOCTOR_FAIL, -ENODEV,
+	       "the iWARP port names no netdev", "rdma link add siw9 type siw netdev IFACE");
+}
+
 static void test_device_named(void **state)
 {
 	struct seen *s;
@@ -564,6 +595,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_memlock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hugepages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_named, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_iwarp_port, setup, teardown),
 		cmocka_unit_test(test_iptables),
 		cmocka_unit_test(test_nft),
 	};

@@ -418,6 +418,14 @@ static void test_memlock(void **state)
 	c = *find(run(NULL), "memlock", NULL);
 	assert_int_equal(setrlimit(RLIMIT_MEMLOCK, &old), 0);
 	assert_status(&c, RK_DOCTOR_FAIL);
+
+	/* A CapEff that is not one hex number whole is no capability (read
+	 * up to the junk, it would be CAP_IPC_LOCK: PASS). */
+	put("/proc/self/status", "Name:\tx\nCapEff:\t0000000000004000zz\n");
+	assert_int_equal(setrlimit(RLIMIT_MEMLOCK, &low), 0);
+	c = *find(run(NULL), "memlock", NULL);
+	assert_int_equal(setrlimit(RLIMIT_MEMLOCK, &old), 0);
+	assert_status(&c, RK_DOCTOR_FAIL);
 }
 
 static void test_hugepages(void **state)
@@ -429,6 +437,11 @@ static void test_hugepages(void **state)
 	    "Hugepagesize:       2048 kB\n");
 	expect(find(run(NULL), "hugepages", NULL), RK_DOCTOR_WARN, -ENOMEM,
 	       "no huge pages reserved", "sysctl vm.nr_hugepages=64");
+	/* Not a number whole: not read as 16 (a PASS), but as none there. */
+	put("/proc/meminfo",
+	    "MemTotal: 100 kB\nHugePages_Total:      16x\nHugePages_Free:       16\n"
+	    "Hugepagesize:       2048 kB\n");
+	expect(find(run(NULL), "hugepages", NULL), RK_DOCTOR_SKIP, 0, "no HugePages_Total", NULL);
 }
 
 /* An iWARP port (siw: node type RNIC, Ethernet link layer, no GID table):
@@ -460,6 +473,21 @@ static void test_iwarp_port(void **state)
 	rm("/sys/class/infiniband/siw9/parent");
 	expect(find(run("siw9"), "netdev", "siw9"), RK_DOCTOR_FAIL, -ENODEV,
 	       "the iWARP port names no netdev", "rdma link add siw9 type siw netdev IFACE");
+}
+
+/* A directory under ports/ that is not a port number whole is no port
+ * (read up to the junk, "2x" would be a port 2). */
+static void test_port_names(void **state)
+{
+	struct seen *s;
+
+	(void)state;
+	put("/sys/class/infiniband/mlx5_9/ports/2x/state", "4: ACTIVE\n");
+	put("/sys/class/infiniband/mlx5_9/ports/0/state", "4: ACTIVE\n");
+	s = run(NULL);
+	assert_status(find(s, "port_state", "mlx5_9"), RK_DOCTOR_PASS);
+	for (int i = 0; i < s->n; i++)
+		assert_true(strcmp(s->v[i].device, "mlx5_9") || s->v[i].port <= 1);
 }
 
 static void test_device_named(void **state)
@@ -580,6 +608,9 @@ static void test_nft(void **state)
 	nft("\t\tudp dport 4791 accept # handle 4\n\t\ttcp dport 18515 accept # handle 5\n", "drop",
 	    RK_DOCTOR_PASS, NULL);
 	nft("\t\tjump helper # handle 4\n", "accept", RK_DOCTOR_PASS, NULL);
+	/* A handle that is not a number whole is not taken for one. */
+	nft("\t\tudp dport 4791 drop # handle 4x\n", "accept", RK_DOCTOR_FAIL,
+	    "nft -a list chain inet filter input shows the rule's handle");
 }
 
 int main(void)
@@ -595,6 +626,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_memlock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hugepages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_named, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_port_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_iwarp_port, setup, teardown),
 		cmocka_unit_test(test_iptables),
 		cmocka_unit_test(test_nft),

@@ -6,6 +6,7 @@
  * a connection state make it partial: passed over); jumps are not followed;
  * the chain's policy decides what no rule did. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,6 +277,7 @@ static void nft_parse(const char *text, struct rk_doctor_check *c, struct doc_fw
 		return;
 	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *l = line, *handle;
+		uint64_t nh;
 
 		while (*l == ' ' || *l == '\t')
 			l++;
@@ -347,10 +349,9 @@ static void nft_parse(const char *text, struct rk_doctor_check *c, struct doc_fw
 			snprintf(rule, sizeof(rule), "%.*s (chain %s %s %s)",
 				 handle ? (int)(handle - l - 1) : (int)strlen(l), l, ch.family,
 				 ch.table, ch.name);
-			if (handle)
-				snprintf(fix, sizeof(fix), "nft delete rule %s %s %s handle %ld",
-					 ch.family, ch.table, ch.name,
-					 strtol(handle + 9, NULL, 10));
+			if (handle && !doc_num_at(handle + 9, false, 1, UINT64_MAX, &nh))
+				snprintf(fix, sizeof(fix), "nft delete rule %s %s %s handle %" PRIu64,
+					 ch.family, ch.table, ch.name, nh);
 			else
 				snprintf(fix, sizeof(fix),
 					 "nft -a list chain %s %s %s shows the "

@@ -436,10 +436,12 @@ static void each_port(struct doc *d, void (*fn)(struct doc *d, struct doc_port *
 		doc_path(d, path, sizeof(path), SYS_IB "/%s/ports", d->devs[i].name);
 		n = scandir(path, &names, NULL, versionsort);
 		for (int k = 0; k < n; k++) {
-			long num = strtol(names[k]->d_name, NULL, 10);
 			struct doc_port *p;
+			uint64_t num;
 
-			if (num > 0 && num < 256 && (p = calloc(1, sizeof(*p))) != NULL) {
+			/* A port's directory is its number, 1 to 255. */
+			if (!doc_num_at(names[k]->d_name, false, 1, 255, &num) &&
+			    (p = calloc(1, sizeof(*p))) != NULL) {
 				p->dd = &d->devs[i];
 				p->num = (uint8_t)num;
 				port_read(d, p);

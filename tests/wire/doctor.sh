@@ -27,7 +27,9 @@
 #            IBV_WC_RETRY_EXC_ERR and the fix names UDP 4791, a firewall on
 #            one side or a tc filter; exit 1; the server guest's local doctor
 #            does not FAIL its firewall check (it cannot see the filter);
-#   server   served the clients, stopped by SIGTERM with exit 0.
+#   server   served the clients, stopped by SIGTERM with exit 0; the rc
+#            --persist server too (it was killed before: a SIGTERM that came
+#            while it set up was missed).
 # An rdmakit without `doctor HOST` fails every case (it refuses the HOST).
 # Usage: doctor.sh SOFTROCE RDMAKIT WORKDIR   (WORKDIR inside the project tree)
 SOFTROCE=$1 RDMAKIT=$2 W=$3
@@ -188,6 +190,12 @@ has drop "verdict: FAIL: 1 check failed, the first: SEND to 198.18.0.1"
 
 rc_is server 0
 has server "stopped by SIGTERM"
+# The rc prop (--persist) stopped by its SIGTERM, not killed.
+echo "---- the rc --persist server (exit $(cat "$W/rc-prop.rc" 2>/dev/null))"
+tail -3 "$W/rc-prop.out" 2>/dev/null
+[ "$(cat "$W/rc-prop.rc" 2>/dev/null)" = 0 ] ||
+	fail rc-prop "the rc --persist server exited $(cat "$W/rc-prop.rc" 2>/dev/null) after SIGTERM, expected 0"
+grep -q "stopped by SIGTERM" "$W/rc-prop.out" || fail rc-prop "no 'stopped by SIGTERM' from the rc server"
 has server "doctor server: served 198.18.0.2"
 
 [ $fails = 0 ] || { echo "doctor: $fails failure(s)"; exit 1; }

@@ -23,7 +23,7 @@ if [ "${RDMAKIT_SOFTROCE_GUEST:-1}" = 1 ]; then
 	"$RDMAKIT" doctor --server -t 20 >"$W/server.out" 2>"$W/server.err" &
 	srv=$!
 	# Another kind of rdmakit server, for doctor to name.
-	"$RDMAKIT" rc --server -p 18600 --persist >"$W/rc-server.out" 2>&1 &
+	"$RDMAKIT" rc --server -p 18600 --persist >"$W/rc-prop.out" 2>&1 &
 	rcs=$!
 	# Until guest 2 is done, or the server ended by itself (guest 2 then
 	# stops waiting for it: server.rc).
@@ -49,11 +49,18 @@ if [ "${RDMAKIT_SOFTROCE_GUEST:-1}" = 1 ]; then
 		sleep 0.1
 		n=$((n + 1))
 	done
-	# The rc server is a prop: killed outright (a SIGTERM that comes
-	# while a --persist server is still setting up is not seen).
-	kill -KILL $rcs 2>/dev/null
+	# The rc server (--persist, setting up again after its last client
+	# maybe) stops on SIGTERM too: within 30 s, else killed.
+	kill -TERM $rcs 2>/dev/null
 	kill -TERM $srv 2>/dev/null
+	n=0
+	while kill -0 $rcs 2>/dev/null && [ $n -lt 300 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	kill -KILL $rcs 2>/dev/null
 	wait $rcs
+	echo $? >"$W/rc-prop.rc"
 	wait $srv
 	echo $? >"$W/server.rc"
 	echo "doctor: server exited $(cat "$W/server.rc")"

@@ -287,6 +287,10 @@ static int cm_get_event(struct rdma_event_channel *ch, int timeout_ms, struct cm
 	for (;;) {
 		struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
 
+		/* A stop request that came before the wait (a server setting
+		 * up) ends it too: its signal's EINTR was spent then. */
+		if (rk_stop_requested())
+			return -EINTR;
 		ret = poll(&pfd, 1, ms_left(deadline));
 		if (ret > 0)
 			break;

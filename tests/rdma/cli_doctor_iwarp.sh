@@ -12,15 +12,9 @@ RDMAKIT=$1
 PORT_BASE=22000
 . "$(dirname "$0")/lib.sh"
 
-DEV=
-for d in /sys/class/infiniband/*; do
-	[ -e "$d/node_type" ] || continue
-	case $(cat "$d/node_type") in
-	*RNIC*) DEV=$(basename "$d") && break ;;
-	esac
-done
+iwarp_devices
 if [ -z "$DEV" ]; then
-	echo "SKIP: needs an iWARP device (scripts/softroce --provider siw)"
+	echo "SKIP: needs an iWARP device (scripts/softroce --provider siw); this guest has ${OTHER:-no RDMA device}"
 	exit 77
 fi
 lpid=

@@ -11,14 +11,7 @@ srv_out=$(mktemp) cli_out=$(mktemp)
 trap 'rm -f "$out" "$err" "$srv_out" "$cli_out"' EXIT
 
 # The iWARP device (node type RNIC), and whether a RoCE one shares the bed.
-DEV= OTHER=
-for d in /sys/class/infiniband/*; do
-	[ -e "$d/node_type" ] || continue
-	case $(cat "$d/node_type") in
-	*RNIC*) [ -n "$DEV" ] || DEV=$(basename "$d") ;;
-	*) [ -n "$OTHER" ] || OTHER=$(basename "$d") ;;
-	esac
-done
+iwarp_devices
 if [ -z "$DEV" ]; then
 	echo "SKIP: needs an iWARP device; this guest has ${OTHER:-no RDMA device}"
 	exit 77

@@ -255,6 +255,19 @@ for r in rs:
 "
 }
 
+# iwarp_devices: DEV the first iWARP device (node type RNIC), OTHER the
+# first other one ("" when none).
+iwarp_devices() {
+	DEV= OTHER=
+	for d in /sys/class/infiniband/*; do
+		[ -e "$d/node_type" ] || continue
+		case $(cat "$d/node_type") in
+		*RNIC*) [ -n "$DEV" ] || DEV=$(basename "$d") ;;
+		*) [ -n "$OTHER" ] || OTHER=$(basename "$d") ;;
+		esac
+	done
+}
+
 finish() {
 	json_flush
 	if [ "$fails" -ne 0 ]; then

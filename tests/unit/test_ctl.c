@@ -7,16 +7,19 @@
  * rk_ctl_qp_claim() on it; the order of a sync point; rk_ctl_send_error()'s
  * message. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rdmakit/ctl.h>
 #include <rdmakit/ctl_qp.h>
+#include <rdmakit/stop.h>
 #include <rdmakit/tcp.h>
 #include <rdmakit/wire.h>
 
@@ -194,6 +197,29 @@ static void test_tcp_peer_closed(void **state)
 	assert_int_equal(rk_ctl_qp_claim(&s.ctl, &wc), 1);
 }
 
+/* A stop request (stop.h) made before rk_tcp_accept() waits, as when a
+ * --persist server's SIGTERM comes while it sets up, ends the wait at once
+ * with -EINTR: it does not wait out the timeout (or forever). */
+static void test_tcp_accept_stopped(void **state)
+{
+	static volatile sig_atomic_t stop;
+	struct rk_ctl *srv = NULL;
+	struct timespec t0, t1;
+	int lfd;
+
+	(void)state;
+	assert_int_equal(rk_tcp_listen("127.0.0.1", 0, &lfd), 0);
+	stop = SIGTERM;
+	rk_stop_watch(&stop);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(rk_tcp_accept(lfd, 3000, &srv), -EINTR);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	rk_stop_watch(NULL);
+	assert_null(srv);
+	assert_true(t1.tv_sec - t0.tv_sec < 2);
+	close(lfd);
+}
+
 /* rk_ctl_send_error() sends one ERROR message with the code and the
  * formatted reason, which the peer's rk_ctl_recv() ends on; NULL is
  * ignored. */
@@ -248,6 +274,7 @@ int main(void)
 		cmocka_unit_test(test_tcp_peer_closed),
 		cmocka_unit_test(test_ctl_send_error),
 		cmocka_unit_test(test_tcp_connect_refused),
+		cmocka_unit_test(test_tcp_accept_stopped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -244,9 +244,12 @@ static void test_healthy(void **state)
 	assert_status(c, RK_DOCTOR_SKIP);
 	assert_contains(c->seen, "no counters");
 	c = find(s, "software_device", "rxe9");
-	assert_status(c, RK_DOCTOR_WARN);
+	/* A PASS that keeps its note: a healthy rxe host exits 0. */
+	assert_status(c, RK_DOCTOR_PASS);
 	assert_contains(c->seen, "Soft-RoCE");
-	assert_int_equal(c->err, -EOPNOTSUPP);
+	assert_contains(c->seen, "no line rate to expect");
+	assert_string_equal(c->fix, "");
+	assert_int_equal(c->err, 0);
 	for (int i = 0; i < s->n; i++)
 		assert_true(strcmp(s->v[i].id, "software_device") ||
 			    !strcmp(s->v[i].device, "rxe9"));
@@ -415,6 +418,14 @@ static void test_memlock(void **state)
 	c = *find(run(NULL), "memlock", NULL);
 	assert_int_equal(setrlimit(RLIMIT_MEMLOCK, &old), 0);
 	assert_status(&c, RK_DOCTOR_FAIL);
+
+	/* A CapEff that is not one hex number whole is no capability (read
+	 * up to the junk, it would be CAP_IPC_LOCK: PASS). */
+	put("/proc/self/status", "Name:\tx\nCapEff:\t0000000000004000zz\n");
+	assert_int_equal(setrlimit(RLIMIT_MEMLOCK, &low), 0);
+	c = *find(run(NULL), "memlock", NULL);
+	assert_int_equal(setrlimit(RLIMIT_MEMLOCK, &old), 0);
+	assert_status(&c, RK_DOCTOR_FAIL);
 }
 
 static void test_hugepages(void **state)
@@ -426,6 +437,57 @@ static void test_hugepages(void **state)
 	    "Hugepagesize:       2048 kB\n");
 	expect(find(run(NULL), "hugepages", NULL), RK_DOCTOR_WARN, -ENOMEM,
 	       "no huge pages reserved", "sysctl vm.nr_hugepages=64");
+	/* Not a number whole: not read as 16 (a PASS), but as none there. */
+	put("/proc/meminfo",
+	    "MemTotal: 100 kB\nHugePages_Total:      16x\nHugePages_Free:       16\n"
+	    "Hugepagesize:       2048 kB\n");
+	expect(find(run(NULL), "hugepages", NULL), RK_DOCTOR_SKIP, 0, "no HugePages_Total", NULL);
+}
+
+/* An iWARP port (siw: node type RNIC, Ethernet link layer, no GID table):
+ * its netdev (the parent here) and addresses checked, no RoCE v2 GIDs or
+ * RoCE MTU check, named iWARP; the software device a PASS. */
+static void test_iwarp_port(void **state)
+{
+	const struct rk_doctor_check *c;
+	struct seen *s;
+
+	(void)state;
+	put("/sys/class/infiniband/siw9/node_type", "4: RNIC\n");
+	put("/sys/class/infiniband/siw9/parent", "eth9\n");
+	put("/sys/class/infiniband/siw9/ports/1/state", "4: ACTIVE\n");
+	put("/sys/class/infiniband/siw9/ports/1/phys_state", "5: LinkUp\n");
+	put("/sys/class/infiniband/siw9/ports/1/link_layer", "Ethernet\n");
+	s = run("siw9");
+	c = find(s, "port_state", "siw9");
+	assert_status(c, RK_DOCTOR_PASS);
+	assert_contains(c->seen, "(iWARP)");
+	assert_status(find(s, "netdev", "siw9"), RK_DOCTOR_PASS);
+	assert_status(find(s, "addresses", "siw9"), RK_DOCTOR_PASS);
+	for (int i = 0; i < s->n; i++)
+		assert_true(strcmp(s->v[i].id, "roce_gids") && strcmp(s->v[i].id, "mtu"));
+	c = find(s, "software_device", "siw9");
+	assert_status(c, RK_DOCTOR_PASS);
+	assert_contains(c->seen, "Soft-iWARP");
+	/* Without a netdev: named for iWARP, re-created as siw. */
+	rm("/sys/class/infiniband/siw9/parent");
+	expect(find(run("siw9"), "netdev", "siw9"), RK_DOCTOR_FAIL, -ENODEV,
+	       "the iWARP port names no netdev", "rdma link add siw9 type siw netdev IFACE");
+}
+
+/* A directory under ports/ that is not a port number whole is no port
+ * (read up to the junk, "2x" would be a port 2). */
+static void test_port_names(void **state)
+{
+	struct seen *s;
+
+	(void)state;
+	put("/sys/class/infiniband/mlx5_9/ports/2x/state", "4: ACTIVE\n");
+	put("/sys/class/infiniband/mlx5_9/ports/0/state", "4: ACTIVE\n");
+	s = run(NULL);
+	assert_status(find(s, "port_state", "mlx5_9"), RK_DOCTOR_PASS);
+	for (int i = 0; i < s->n; i++)
+		assert_true(strcmp(s->v[i].device, "mlx5_9") || s->v[i].port <= 1);
 }
 
 static void test_device_named(void **state)
@@ -546,6 +608,9 @@ static void test_nft(void **state)
 	nft("\t\tudp dport 4791 accept # handle 4\n\t\ttcp dport 18515 accept # handle 5\n", "drop",
 	    RK_DOCTOR_PASS, NULL);
 	nft("\t\tjump helper # handle 4\n", "accept", RK_DOCTOR_PASS, NULL);
+	/* A handle that is not a number whole is not taken for one. */
+	nft("\t\tudp dport 4791 drop # handle 4x\n", "accept", RK_DOCTOR_FAIL,
+	    "nft -a list chain inet filter input shows the rule's handle");
 }
 
 int main(void)
@@ -561,6 +626,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_memlock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hugepages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_named, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_port_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_iwarp_port, setup, teardown),
 		cmocka_unit_test(test_iptables),
 		cmocka_unit_test(test_nft),
 	};

@@ -964,6 +964,11 @@ static int take_request(struct rk_cm *listener, int timeout_ms, bool any, struct
 	}
 	snprintf(what, sizeof(what), "wait for a connect request on %s",
 		 addr_str(rdma_get_local_addr(listener->id), local, sizeof(local)));
+	/* A stop request that came before the wait (a server setting up)
+	 * ends it too: its signal's EINTR was spent then. Only here: the
+	 * other waits (a disconnect's) go on after a stop. */
+	if (rk_stop_requested())
+		return -EINTR; /* not an error */
 	ret = cm_get_event(listener->channel, timeout_ms, &ev);
 	if (ret == -ETIMEDOUT) {
 		rk_error("%s: no client within %d ms", what, timeout_ms);

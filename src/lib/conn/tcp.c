@@ -248,17 +248,22 @@ int rk_tcp_accept(int listen_fd, int timeout_ms, struct rk_ctl **ctl_p)
 	struct pollfd pfd = {.fd = listen_fd, .events = POLLIN};
 	int fd, ret;
 
-	do
+	for (;;) {
+		/* A stop request that came before the wait (while a server
+		 * set up) ends it too: its signal's EINTR was spent then. */
+		if (rk_stop_requested())
+			return -EINTR; /* not an error */
 		ret = poll(&pfd, 1, timeout_ms);
-	while (ret < 0 && errno == EINTR && !rk_stop_requested());
+		if (ret >= 0 || errno != EINTR)
+			break;
+	}
 	if (ret == 0) {
 		rk_error("no client connected within %d ms", timeout_ms);
 		return -ETIMEDOUT;
 	}
 	if (ret < 0) {
 		ret = -errno;
-		if (ret != -EINTR) /* else a stop request: not an error */
-			rk_error("wait for a client: %m");
+		rk_error("wait for a client: %m");
 		return ret;
 	}
 	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <rdmakit/gate.h>
+#include <rdmakit/units.h>
 
 #include "engines/doctor/doctor_int.h"
 
@@ -143,6 +144,30 @@ int doc_read_num(const struct doc *d, long *v_p, const char *fmt, ...)
 		return -EINVAL;
 	*v_p = v;
 	return 0;
+}
+
+int doc_num_at(const char *p, bool hex, uint64_t min, uint64_t max, uint64_t *v_p)
+{
+	char tok[40], why[96];
+	size_t n;
+
+	p += strspn(p, " \t");
+	n = strcspn(p, " \t\r\n");
+	if (!n || n + 3 > sizeof(tok))
+		return -EINVAL;
+	/* rk_parse_u64 takes hex only behind 0x. */
+	snprintf(tok, sizeof(tok), "%s%.*s", hex ? "0x" : "", (int)n, p);
+	return rk_parse_u64(tok, min, max, 0, v_p, why, sizeof(why));
+}
+
+int doc_line_num(const char *text, const char *key, bool hex, uint64_t max, uint64_t *v_p)
+{
+	size_t klen = strlen(key);
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (!strncmp(l, key, klen))
+			return doc_num_at(l + klen, hex, 0, max, v_p);
+	return -ENOENT;
 }
 
 bool doc_exists(const struct doc *d, const char *fmt, ...)

@@ -6,6 +6,7 @@
  * a connection state make it partial: passed over); jumps are not followed;
  * the chain's policy decides what no rule did. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,10 +38,17 @@ struct finding {
 	char fix[320];
 };
 
-static void found_drop(struct rk_doctor_check *c, size_t pk, const char *rule, const char *fix)
+/* A rule or policy that drops packet pk, with its fix; the first for RoCE v2
+ * kept in drop (when not NULL) for the path's checks. */
+static void found_drop(struct rk_doctor_check *c, struct doc_fw_drop *drop, size_t pk,
+		       const char *rule, const char *fix)
 {
 	doc_seen(c, "%s%s is dropped by: %s", c->seen[0] ? "; " : "", packets[pk].what, rule);
 	doc_fix(c, "%s%s", c->fix[0] ? "; " : "", fix);
+	if (drop && packets[pk].port == ROCE_V2_PORT && !drop->rule[0]) {
+		snprintf(drop->rule, sizeof(drop->rule), "%s", rule);
+		snprintf(drop->fix, sizeof(drop->fix), "%s", fix);
+	}
 }
 
 static void firewall_begin(struct rk_doctor_check *c, const char *tool)
@@ -139,7 +147,7 @@ static int split(char *line, char *words[], int max)
 	return n;
 }
 
-void rk_doctor_firewall_iptables(const char *text, struct rk_doctor_check *c)
+static void ipt_parse(const char *text, struct rk_doctor_check *c, struct doc_fw_drop *drop)
 {
 	static const char *const chains[] = {"INPUT", "OUTPUT"};
 	char *copy, *line, *save, *words[64], orig[512];
@@ -173,7 +181,7 @@ void rk_doctor_firewall_iptables(const char *text, struct rk_doctor_check *c)
 				v = ipt_rule(words, n, packets[pk].proto, packets[pk].port);
 				if (v == V_DROP) {
 					snprintf(fix, sizeof(fix), "iptables -D %s", orig + 3);
-					found_drop(c, pk, orig, fix);
+					found_drop(c, drop, pk, orig, fix);
 				}
 			}
 			if (v == V_NONE && strcmp(policy, "ACCEPT")) {
@@ -181,7 +189,7 @@ void rk_doctor_firewall_iptables(const char *text, struct rk_doctor_check *c)
 				snprintf(fix, sizeof(fix),
 					 "iptables -I %s -p %s --dport %d -j ACCEPT", chains[ch],
 					 packets[pk].proto, packets[pk].port);
-				found_drop(c, pk, orig, fix);
+				found_drop(c, drop, pk, orig, fix);
 			}
 			free(copy);
 		}
@@ -255,7 +263,7 @@ static enum verdict nft_rule(char *line, const char *proto, int port)
 	return proto_ok && port_ok ? v : V_NONE;
 }
 
-void rk_doctor_firewall_nft(const char *text, struct rk_doctor_check *c)
+static void nft_parse(const char *text, struct rk_doctor_check *c, struct doc_fw_drop *drop)
 {
 	char *copy, *line, *save, rule[512], fix[512];
 	struct nft_chain ch = {0};
@@ -269,6 +277,7 @@ void rk_doctor_firewall_nft(const char *text, struct rk_doctor_check *c)
 		return;
 	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *l = line, *handle;
+		uint64_t nh;
 
 		while (*l == ' ' || *l == '\t')
 			l++;
@@ -303,7 +312,7 @@ void rk_doctor_firewall_nft(const char *text, struct rk_doctor_check *c)
 						 "%d accept",
 						 ch.family, ch.table, ch.name, packets[k].proto,
 						 packets[k].port);
-					found_drop(c, k, rule, fix);
+					found_drop(c, drop, k, rule, fix);
 				}
 			}
 			in_chain = in_chain && depth != 2;
@@ -340,21 +349,30 @@ void rk_doctor_firewall_nft(const char *text, struct rk_doctor_check *c)
 			snprintf(rule, sizeof(rule), "%.*s (chain %s %s %s)",
 				 handle ? (int)(handle - l - 1) : (int)strlen(l), l, ch.family,
 				 ch.table, ch.name);
-			if (handle)
-				snprintf(fix, sizeof(fix), "nft delete rule %s %s %s handle %ld",
-					 ch.family, ch.table, ch.name,
-					 strtol(handle + 9, NULL, 10));
+			if (handle && !doc_num_at(handle + 9, false, 1, UINT64_MAX, &nh))
+				snprintf(fix, sizeof(fix), "nft delete rule %s %s %s handle %" PRIu64,
+					 ch.family, ch.table, ch.name, nh);
 			else
 				snprintf(fix, sizeof(fix),
 					 "nft -a list chain %s %s %s shows the "
 					 "rule's handle; nft delete rule %s %s %s handle N",
 					 ch.family, ch.table, ch.name, ch.family, ch.table,
 					 ch.name);
-			found_drop(c, k, rule, fix);
+			found_drop(c, drop, k, rule, fix);
 		}
 	}
 	free(copy);
 	firewall_end(c, nchains);
+}
+
+void rk_doctor_firewall_iptables(const char *text, struct rk_doctor_check *c)
+{
+	ipt_parse(text, c, NULL);
+}
+
+void rk_doctor_firewall_nft(const char *text, struct rk_doctor_check *c)
+{
+	nft_parse(text, c, NULL);
 }
 
 /* ---- the tools, run ---- */
@@ -403,10 +421,10 @@ static char *run_tool(const char *path, const char *args)
 /* The tools, the arguments that print their rules, and their parsers. */
 static const struct {
 	const char *tool, *args;
-	void (*parse)(const char *text, struct rk_doctor_check *c);
+	void (*parse)(const char *text, struct rk_doctor_check *c, struct doc_fw_drop *drop);
 } tools[] = {
-	{"nft", "-a list ruleset", rk_doctor_firewall_nft},
-	{"iptables", "-S", rk_doctor_firewall_iptables},
+	{"nft", "-a list ruleset", nft_parse},
+	{"iptables", "-S", ipt_parse},
 };
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))
 
@@ -442,7 +460,7 @@ void doc_check_firewall(struct doc *d)
 		doc_status(&c, RK_DOCTOR_SKIP, 0);
 		text = given[i] ? NULL : run_tool(path[i], tools[i].args);
 		if (given[i] || text)
-			tools[i].parse(given[i] ? given[i] : text, &c);
+			tools[i].parse(given[i] ? given[i] : text, &c, &d->fw_roce);
 		else
 			doc_seen(&c, "%s %s failed (as root; its kernel support may be missing)",
 				 tools[i].tool, tools[i].args);

@@ -430,12 +430,13 @@ void rk_doctor_memlock(uint64_t limit, bool cap_ipc_lock, uint64_t need, struct 
 /* CAP_IPC_LOCK (bit 14) in the effective set of /proc/self/status. */
 static bool has_ipc_lock(const struct doc *d)
 {
-	char text[4096], *p;
+	char text[4096];
+	uint64_t caps;
 
-	if (doc_read(d, text, sizeof(text), "/proc/self/status") < 0)
+	if (doc_read(d, text, sizeof(text), "/proc/self/status") < 0 ||
+	    doc_line_num(text, "CapEff:", true, UINT64_MAX, &caps))
 		return false;
-	p = strstr(text, "\nCapEff:");
-	return p && (strtoull(p + 8, NULL, 16) >> 14) & 1;
+	return (caps >> 14) & 1;
 }
 
 void doc_check_memlock(struct doc *d)
@@ -453,12 +454,12 @@ void doc_check_memlock(struct doc *d)
 	doc_emit(d, &c);
 }
 
-/* A "Key:   N" line of /proc/meminfo, or -1. */
+/* A "Key:   N" line of /proc/meminfo, or -1 (none, or not a number). */
 static long meminfo(const char *text, const char *key)
 {
-	const char *p = strstr(text, key);
+	uint64_t v;
 
-	return p ? strtol(p + strlen(key), NULL, 10) : -1;
+	return doc_line_num(text, key, false, LONG_MAX, &v) ? -1 : (long)v;
 }
 
 void doc_check_hugepages(struct doc *d)

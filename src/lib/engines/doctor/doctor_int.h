@@ -24,6 +24,13 @@ struct doc_dev {
 	struct rk_device *dev; /* opened through libibverbs, NULL when not */
 };
 
+/* This host's firewall rule (or policy) that drops RoCE v2 (UDP 4791), and
+ * the command that removes it: "" when none was found. */
+struct doc_fw_drop {
+	char rule[256];
+	char fix[320];
+};
+
 struct doc {
 	const struct rk_doctor_opts *o;
 	char root[PATH_MAX]; /* "" for the real / */
@@ -36,6 +43,7 @@ struct doc {
 	int ndevs; /* those checked (-d: the one) */
 	int nall;  /* all there are in sysfs */
 	char first_fail[96], first_warn[96]; /* the titles, for the verdict */
+	struct doc_fw_drop fw_roce;	     /* the firewall check's, for the path's */
 };
 
 /* Start a check: cleared, with its id, device, port and title. */
@@ -61,6 +69,13 @@ int doc_read(const struct doc *d, char *buf, size_t len, const char *fmt, ...)
  * a negative errno. */
 int doc_read_num(const struct doc *d, long *v_p, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The number at p (spaces and tabs skipped), up to the next white space or
+ * the end, parsed whole (rk_parse_u64): hex digits without 0x when hex,
+ * else decimal; within [min, max]. 0 or -EINVAL, -ERANGE. */
+int doc_num_at(const char *p, bool hex, uint64_t min, uint64_t max, uint64_t *v_p);
+/* The same after the first line of text that starts with key ("CapEff:",
+ * "HugePages_Total:"): -ENOENT when no line does. */
+int doc_line_num(const char *text, const char *key, bool hex, uint64_t max, uint64_t *v_p);
 /* Whether a file or directory exists under the root. */
 bool doc_exists(const struct doc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -458,10 +458,15 @@ static void step_result(struct peer *p, struct rk_doctor_check *c, int ret, bool
 		return;
 	}
 	doc_seen(c, "%s failed: %s", what, p->err[0] ? p->err : rk_strerror(ret));
-	if (strstr(p->err, "RETRY_EXC") || ret == -ETIMEDOUT)
+	if ((strstr(p->err, "RETRY_EXC") || ret == -ETIMEDOUT) && p->d->fw_roce.rule[0])
+		doc_fix(c, "RoCE's packets (UDP 4791) do not get through while TCP does: this "
+			"host's firewall drops them (the firewall check above): %s; remove it: %s",
+			p->d->fw_roce.rule, p->d->fw_roce.fix);
+	else if (strstr(p->err, "RETRY_EXC") || ret == -ETIMEDOUT)
 		doc_fix(c, "RoCE's packets (UDP 4791) do not get through while TCP does: a "
 			"firewall rule drops them on one side (see the firewall check, and run "
-			"`rdmakit doctor` on %s), or the MTUs of the path differ", p->host);
+			"`rdmakit doctor` on %s; a tc filter, which doctor does not read: tc filter "
+			"show dev IFACE ingress), or the MTUs of the path differ", p->host);
 	else
 		doc_fix(c, "run `rdmakit doctor` on %s too, and check both sides' error counters "
 			"(rdmakit counters)", p->host);
@@ -614,6 +619,35 @@ static void check_probe(struct peer *p)
 	doc_emit(p->d, &c);
 }
 
+/* ---- iWARP ---- */
+
+/* The path's checks connect over rdmakit's TCP exchange (a GID swapped over
+ * TCP), which cannot bring up an iWARP QP (its QPs connect only through RDMA
+ * CM): on an iWARP device they are refused by name, not tried. True then. */
+static bool refuse_iwarp(struct peer *p, const char *device)
+{
+	struct rk_doctor_check c;
+
+	for (int i = 0; i < p->d->ndevs; i++) {
+		if (strcmp(p->d->devs[i].name, device) || !rk_device_is_iwarp(p->d->devs[i].dev))
+			continue;
+		snprintf(p->skip_why, sizeof(p->skip_why), "%s is an iWARP device: doctor does "
+			 "not connect through RDMA CM yet", device);
+		doc_begin(&c, "peer_server", device, 0, "the server on %s port %u", p->host,
+			  p->port);
+		doc_status(&c, RK_DOCTOR_WARN, -EPROTONOSUPPORT);
+		doc_seen(&c, "%s is an iWARP device: its QPs connect only through RDMA CM, and "
+			 "doctor HOST connects over rdmakit's TCP exchange: the SEND, WRITE, READ "
+			 "and probe of the path are not made", device);
+		doc_fix(&c, "check the path through RDMA CM with every byte checked: `rdmakit rc "
+			"--server --cm -p %u` on %s, then `rdmakit rc %s --cm -p %u -o all` here",
+			p->port, p->host, p->host, p->port);
+		doc_emit(p->d, &c);
+		return true;
+	}
+	return false;
+}
+
 /* ---- the verdict ---- */
 
 static void verdict(struct peer *p)
@@ -667,7 +701,8 @@ void doc_check_peer(struct doc *d)
 	}
 	if (p->tcp_ok && d->ndevs && (p->route_dev[0] || o->device)) {
 		device = o->device ? o->device : p->route_dev;
-		check_server(p, device);
+		if (!refuse_iwarp(p, device))
+			check_server(p, device);
 	} else {
 		skip(p, "peer_server", "the server", p->skip_why);
 	}

@@ -18,6 +18,7 @@
 #include <rdmakit/tcp.h>
 
 #include "engines/doctor/doctor_int.h"
+#include "verbs/device_int.h"
 
 #define DEFAULT_TIMEOUT_MS 5000
 /* A client's probe may not ask the server to wait longer than this. */
@@ -200,6 +201,14 @@ int rk_doctor_serve(const struct rk_doctor_server_opts *opts,
 	t.d = calloc(1, sizeof(*t.d)); /* root "": the real one */
 	if (!t.d)
 		return -ENOMEM;
+	/* Clients connect over the TCP exchange: an iWARP device refused by
+	 * name, with what checks its path instead. */
+	ret = rk_device_name_check_no_cm(opts->device, NULL,
+					 "doctor --server serves over rdmakit's TCP exchange, not "
+					 "through RDMA CM: check the path with `rdmakit rc --server "
+					 "--cm` there and `rdmakit rc HOST --cm -o all`");
+	if (ret)
+		goto out;
 	ret = rk_conn_listen(&co, &l);
 	if (ret)
 		goto out;

@@ -62,15 +62,21 @@ function(rdmakit_unit_test name)
   rdmakit_valgrind_test(${name} ${name})
 endfunction()
 
-# rdmakit_rdma_test(NAME COMMAND ... [TIMEOUT s]): a test that needs a verbs device.
-# Labelled "rdma" so scripts/test.sh runs them all inside one Soft-RoCE guest boot.
+# rdmakit_rdma_test(NAME [SIW] COMMAND ... [TIMEOUT s]): a test that needs a verbs device.
+# Labelled "rdma" so scripts/test.sh runs them inside its Soft-RoCE device guests;
+# SIW adds the label "siw": the test also runs in the suite's Soft-iWARP guest
+# (siw0; scripts/test.sh's siw stage runs ctest -L '^siw$' there).
 # Exit 77 means the device lacks a feature the test needs; the test prints which.
 function(rdmakit_rdma_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "COMMAND" ${ARGN})
+  cmake_parse_arguments(ARG "SIW" "TIMEOUT" "COMMAND" ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 120)
   endif()
+  set(labels rdma)
+  if(ARG_SIW)
+    list(APPEND labels siw)
+  endif()
   add_test(NAME ${name} COMMAND ${ARG_COMMAND})
-  set_tests_properties(${name} PROPERTIES LABELS rdma TIMEOUT ${ARG_TIMEOUT}
+  set_tests_properties(${name} PROPERTIES LABELS "${labels}" TIMEOUT ${ARG_TIMEOUT}
                        SKIP_RETURN_CODE 77)
 endfunction()

@@ -4,14 +4,32 @@
 # with warnings as errors (and, in the background, with ASan and UBSan in
 # build-asan), then, at the same time where the device is Soft-RoCE: the
 # kernel tests (rkblk module against rdmakit memserver, two guests), the
-# Debian packages (built, unpacked, run in a guest of their own), the
-# device tests (CTest label "rdma") in a guest of their own, the unit tests on
-# the host (also under valgrind, then under ASan/UBSan), the ASan/UBSan build's
-# device tests in a second guest, the iWARP device tests on Soft-iWARP (siw0),
-# the guests' own tests (the runner, the wire, rdmakit-mesh on three guests)
-# and a bounded fuzz run (scripts/fuzz.sh,
-# build-fuzz). On a native RDMA device the device tests run there, one build
-# after the other. Ends with one line: N passed, N failed, N skipped.
+# Soft-iWARP stage (below), the Debian packages (built, unpacked, run in a
+# guest of their own), the device tests (CTest label "rdma") split over two
+# guests, the unit tests on the host (also under valgrind, then under
+# ASan/UBSan), the ASan/UBSan build's device tests in a third guest, the
+# guests' own tests (the runner, the wire, rdmakit-mesh on three guests) and
+# a bounded fuzz run (scripts/fuzz.sh, build-fuzz). On a native RDMA device
+# the device tests run there, one build after the other. Ends with one line:
+# N passed, N failed, N skipped.
+#
+# Labels, and the stage that runs a test of each (a new test joins its stage
+# by its label alone):
+#   unit, valgrind, style  the host (no device)
+#   rdma        the Soft-RoCE device guests (plain: two, split by
+#               device_split below; ASan/UBSan: one, but RDMAKIT_ASAN_SKIP)
+#   siw         the Soft-iWARP guest (siw0), beside them; a test has it
+#               beside "rdma" (rdmakit_rdma_test(NAME SIW ...)), so it runs
+#               on rxe0 too (skipping, 77, where it needs iWARP)
+#   *_siw       (kernel_siw, wire_siw, ...) tests that boot Soft-iWARP guests
+#               of their own, from the host: the siw stage, beside the rest
+#   kernel      rkblk against memserver on rxe: the kernel stage
+#   debian      the Debian packages
+#   softroce, wire  the runner's and the wire's own guests
+#   mesh        rdmakit-mesh on three guests, last and alone
+# CPU, not wall, is the budget (25 minutes on 2 cores, both providers): the
+# guests' ctest runs through scripts/ctest-cpu.sh, and the summary lists the
+# CPU each device test took in its guest.
 set -euo pipefail
 suite_t0=$(date +%s)
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -96,24 +114,33 @@ collect() {
 	tally "$3" "$4"
 }
 
-# device_tests DIR LOG SKIP [ENV...]: every device test (label rdma) of the
-# build in DIR but those SKIP (a ctest -E regex, or empty) names, natively or
-# in a Soft-RoCE guest of its own, output into LOG. Guests
+# device_tests DIR LOG ONLY SKIP [ENV...]: the device tests (label rdma) of
+# the build in DIR that ONLY (a ctest -R regex, or empty: all) names but
+# those SKIP (a ctest -E regex, or empty) names, natively or in a Soft-RoCE
+# guest of its own, output into LOG, the CPU each took into LOG.cpu. Guests
 # with one CPU, except the kernel tests' (their disks have a queue per CPU):
 # each emulated CPU costs host CPU, and this 2-core machine runs several guests
 # at once (measured: a third less CPU for the same device tests).
 device_tests() {
-	local dir=$1 log=$2 skip=$3
-	shift 3
+	local dir=$1 log=$2 only=$3 skip=$4
+	shift 4
 	if [ $native = 1 ]; then
-		(cd "$dir" && env "$@" ctest -L rdma ${skip:+-E "$skip"} --output-on-failure \
-			--output-junit "$log.xml") >"$log" 2>&1
+		(cd "$dir" && env "$@" ctest -L rdma ${only:+-R "$only"} ${skip:+-E "$skip"} \
+			--output-on-failure --output-junit "$log.xml") >"$log" 2>&1
 	else
 		(cd "$dir" && "$root/scripts/softroce" run --cpus 1 --timeout 3600 -- env "$@" \
-			sh -c "rdma link show; ctest -L rdma ${skip:+-E '$skip'} --output-on-failure \
+			sh -c "rdma link show; sh '$root/scripts/ctest-cpu.sh' '$log.cpu' -L rdma \
+				${only:+-R '$only'} ${skip:+-E '$skip'} --output-on-failure \
 				--output-junit '$log.xml'") >"$log" 2>&1
 	fi
 }
+
+# The plain device tests in two Soft-RoCE guests at once: those device_split
+# names (a ctest -R regex) in the second, the rest (and any new test) in the
+# first, about half of the stage's guest CPU each (scripts/ctest-cpu.sh's
+# figures, the summary's "guest CPU by test"). One guest ran them in 2160 s
+# of a whole-suite run, the longest part of the suite, while a core idled.
+device_split=${RDMAKIT_DEVICE_SPLIT-^(cli_rc_matrix|cli_counters|cli_ping|faults|cli_clients|cli_persist|cli_loopback|cli_ud)\$}
 
 # The kernel tests (label "kernel", tests/kernel): the rkblk module, built
 # by scripts/kmod.sh against the guest kernel's headers, against rdmakit
@@ -122,9 +149,28 @@ device_tests() {
 # lost, mixed MTU, the rxe link deleted, isolation and --allow; and rdmakit
 # blk in one guest. Three guest boots, in the background from the start:
 # much of their time is waiting on the wire.
+# kernel_build (the fixture rkblk_ko both kernel stages need) once, first:
+# they start together and would each rebuild it under the other.
+echo "== the rkblk module for the guests' kernel (host)"
+ctest -R '^kernel_build$' --output-on-failure >"$build/kbuild.log" 2>&1 || status=1
+cat "$build/kbuild.log"
+tally "kernel module build" "$build/kbuild.log"
 echo "== kernel tests (rkblk module and rdmakit memserver, two Soft-RoCE guests), in the background"
-(timed kernel ctest -L '^kernel$' --output-on-failure >"$build/kernel.log" 2>&1) &
+(timed kernel ctest -L '^kernel$' -FS rkblk_ko --output-on-failure >"$build/kernel.log" 2>&1) &
 kernel_pid=$!
+
+# The Soft-iWARP stage, from the host: the tests that boot siw guests of
+# their own (labels ending _siw: kernel_siw, rkblk against memserver on
+# siw0; wire_siw, iWARP's MPA/DDP/RDMAP on the wire), one after the other,
+# beside the rest from the start (their wall is mostly waiting on the
+# emulated wire); the device tests labelled siw run in a siw guest below.
+if [ $native = 0 ]; then
+	"$root/scripts/softroce" --provider siw setup >/dev/null
+	echo "== Soft-iWARP tests in guests of their own (labels *_siw), in the background"
+	(timed "siw, own guests" ctest -L '_siw$' -FS rkblk_ko --output-on-failure \
+		--output-junit "$build/siwhost.log.xml" >"$build/siwhost.log" 2>&1) &
+	siwhost_pid=$!
+fi
 
 # The Debian packages (label "debian", tests/debian): dpkg-buildpackage in a
 # copy of the source, lintian, dpkg -x into a temporary root, the examples
@@ -145,25 +191,41 @@ ctest -R '^examples_build$' --output-on-failure | tee "$build/examples.log" || s
 tally "examples build" "$build/examples.log"
 t0=$(date +%s)
 if [ $native = 0 ]; then
-	echo "== device tests (Soft-RoCE guest: rxe0 on 198.18.0.1), in the background"
-	(timed device device_tests "$build" "$build/rdma.log" "") &
+	echo "== device tests (two Soft-RoCE guests: rxe0 on 198.18.0.1 in each), in the background"
+	echo "   second guest: $device_split; first guest: the others"
+	(timed "device, first guest" device_tests "$build" "$build/rdma.log" "" "$device_split") &
 	device_pid=$!
+	(timed "device, second guest" device_tests "$build" "$build/rdma2.log" "$device_split" "") &
+	device2_pid=$!
+fi
+
+# The device tests labelled siw on Soft-iWARP's siw0, in a guest of their
+# own (scripts/softroce --provider siw), in the background: rc over RDMA CM
+# with every byte checked, and each refusal iWARP calls for, by name. Where
+# the device is native this stage has no guest to run in: the device stage
+# runs them on that device (they skip, 77, where it is not iWARP).
+if [ $native = 0 ]; then
+	echo "== iWARP device tests (label siw; Soft-iWARP guest: siw0 on 198.18.0.1), in the background"
+	(timed "iWARP device" "$root/scripts/softroce" --provider siw run --cpus 1 --timeout 3600 -- \
+		sh -c "rdma link show; sh '$root/scripts/ctest-cpu.sh' '$build/siw.log.cpu' -L '^siw\$' \
+			--output-on-failure --output-junit '$build/siw.log.xml'" >"$build/siw.log" 2>&1) &
+	siw_pid=$!
 fi
 
 echo "== unit tests (host), each also under valgrind memcheck (label valgrind)"
-timed unit ctest -LE 'rdma|wire|kernel|softroce|mesh|debian' -E '^examples_build$' --output-on-failure | tee "$build/unit.log" || status=1
+timed unit ctest -LE 'rdma|siw|wire|kernel|softroce|mesh|debian' -E '^examples_build$' --output-on-failure | tee "$build/unit.log" || status=1
 tally unit "$build/unit.log"
 
 if [ $native = 1 ]; then
 	echo "== device tests (native: $(ls /sys/class/infiniband | tr '\n' ' '))"
-	device_tests "$build" "$build/rdma.log" "" || status=1
+	device_tests "$build" "$build/rdma.log" "" "" || status=1
 	cat "$build/rdma.log"
 fi
 
 # A bounded libFuzzer run (clang, build-fuzz): the exchange-message and option
 # parsers, from the seed corpus in tests/fuzz/corpus; any crash fails. In the
 # background (one CPU for a minute); its log is shown at the end.
-(timed fuzz "$root/scripts/fuzz.sh" "${RDMAKIT_FUZZ_SECONDS:-60}" >"$build/fuzz.log" 2>&1) &
+(timed fuzz "$root/scripts/fuzz.sh" "${RDMAKIT_FUZZ_SECONDS:-30}" >"$build/fuzz.log" 2>&1) &
 fuzz_pid=$!
 
 echo "== ASan/UBSan build ($asan, started in the background after the first build)"
@@ -177,7 +239,7 @@ echo "== the examples against the installed library, ASan/UBSan (host)"
 tally "examples build, ASan/UBSan" "$asan/examples.log"
 if [ $native = 0 ]; then
 	echo "== device tests, ASan/UBSan${asan_skip:+ (all but: $asan_skip)}, in a second guest beside the first"
-	(timed "device, ASan/UBSan" device_tests "$asan" "$asan/rdma.log" "$asan_skip" "${san_env[@]}") &
+	(timed "device, ASan/UBSan" device_tests "$asan" "$asan/rdma.log" "" "$asan_skip" "${san_env[@]}") &
 	asan_device_pid=$!
 fi
 echo "== unit tests, ASan/UBSan (host)"
@@ -186,7 +248,7 @@ echo "== unit tests, ASan/UBSan (host)"
 tally "unit, ASan/UBSan" "$asan/unit.log"
 if [ $native = 1 ]; then
 	echo "== device tests, ASan/UBSan${asan_skip:+ (all but: $asan_skip)}"
-	device_tests "$asan" "$asan/rdma.log" "$asan_skip" "${san_env[@]}" || status=1
+	device_tests "$asan" "$asan/rdma.log" "" "$asan_skip" "${san_env[@]}" || status=1
 	cat "$asan/rdma.log"
 fi
 
@@ -199,25 +261,14 @@ echo "== test bed and wire tests (guests of their own: runner, two on a wire)"
 RDMAKIT_SOFTROCE_CPUS=1 timed "test bed, wire" ctest -L '^(softroce|wire)$' --output-on-failure | tee "$build/beds.log" || status=1
 tally "test bed, wire" "$build/beds.log"
 
-# The iWARP device tests (label rdma, those that need an iWARP device) on
-# Soft-iWARP's siw0 alone, in a guest of their own (scripts/softroce
-# --provider siw): rc over RDMA CM with every byte checked, and each refusal
-# iWARP calls for, by name. Where the device is native this stage has no
-# guest to run in: the device stage runs them on that device (they skip, 77,
-# where it is not iWARP).
-siw_tests='^cli_iwarp$'
 if [ $native = 0 ]; then
-	echo "== iWARP device tests (Soft-iWARP guest: siw0 on 198.18.0.1)"
-	"$root/scripts/softroce" --provider siw setup >/dev/null
-	timed "iWARP device" "$root/scripts/softroce" --provider siw run --cpus 1 -- \
-		sh -c "rdma link show; ctest -L rdma -R '$siw_tests' --output-on-failure \
-			--output-junit '$build/siw.log.xml'" |
-		tee "$build/siw.log" || status=1
-	tally "iWARP device (siw0)" "$build/siw.log"
-fi
-
-if [ $native = 0 ]; then
-	collect "device tests (started $(($(date +%s) - t0)) s ago)" "$device_pid" device "$build/rdma.log"
+	collect "device tests, first guest (started $(($(date +%s) - t0)) s ago)" "$device_pid" \
+		"device, first guest" "$build/rdma.log"
+	collect "device tests, second guest (started beside the first)" "$device2_pid" \
+		"device, second guest" "$build/rdma2.log"
+	collect "iWARP device tests (label siw, siw0)" "$siw_pid" "iWARP device (siw0)" "$build/siw.log"
+	collect "Soft-iWARP tests in guests of their own (labels *_siw)" "$siwhost_pid" \
+		"siw, own guests" "$build/siwhost.log"
 else
 	tally device "$build/rdma.log"
 fi
@@ -250,6 +301,10 @@ echo "== summary"
 printf '%s\n' "${summary[@]}"
 echo "time by stage (they overlap; CPU includes their guests):"
 cat "$build/times.log"
+echo "guest CPU by test (the one-CPU guest's busy seconds while it ran: scripts/ctest-cpu.sh):"
+for f in "$build"/{rdma,rdma2,siw}.log.cpu "$asan/rdma.log.cpu"; do
+	[ -s "$f" ] && sed "s|^|  ${f#"$root"/}: |" "$f"
+done | sort -k3,3nr || true
 echo "  whole suite: $(($(date +%s) - suite_t0)) s wall"
 # The failed checks, the skips and why, and the closing line CI reads.
 "$root/scripts/test-verdict.sh" "$build" "$asan" || status=1

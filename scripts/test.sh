@@ -7,7 +7,7 @@
 # Soft-iWARP stage (below), the Debian packages (built, unpacked, run in a
 # guest of their own), the device tests (CTest label "rdma") split over two
 # guests, the unit tests on the host (also under valgrind, then under
-# ASan/UBSan), the ASan/UBSan build's device tests in a third guest, the
+# ASan/UBSan), the ASan/UBSan build's device tests in two more guests, the
 # guests' own tests (the runner, the wire, rdmakit-mesh on three guests) and
 # a bounded fuzz run (scripts/fuzz.sh, build-fuzz). On a native RDMA device
 # the device tests run there, one build after the other. Ends with one line:
@@ -17,7 +17,8 @@
 # by its label alone):
 #   unit, valgrind, style  the host (no device)
 #   rdma        the Soft-RoCE device guests (plain: two, split by
-#               device_split below; ASan/UBSan: one, but RDMAKIT_ASAN_SKIP)
+#               device_split below; ASan/UBSan: two, split by asan_split,
+#               all but RDMAKIT_ASAN_SKIP)
 #   siw         the Soft-iWARP guest (siw0), beside them; a test has it
 #               beside "rdma" (rdmakit_rdma_test(NAME SIW ...)), so it runs
 #               on rxe0 too (skipping, 77, where it needs iWARP)
@@ -238,9 +239,16 @@ echo "== the examples against the installed library, ASan/UBSan (host)"
 	tee "$asan/examples.log" || status=1
 tally "examples build, ASan/UBSan" "$asan/examples.log"
 if [ $native = 0 ]; then
-	echo "== device tests, ASan/UBSan${asan_skip:+ (all but: $asan_skip)}, in a second guest beside the first"
-	(timed "device, ASan/UBSan" device_tests "$asan" "$asan/rdma.log" "" "$asan_skip" "${san_env[@]}") &
+	# Two guests here too: asan_split names those of the second.
+	asan_split=${RDMAKIT_ASAN_SPLIT-^(cli_rc_faults|cli_persist|cli_auth|cli_memserver|api|memserver)\$}
+	echo "== device tests, ASan/UBSan${asan_skip:+ (all but: $asan_skip)}, in two more guests"
+	echo "   second guest: $asan_split; first guest: the others"
+	(timed "device, ASan/UBSan, first guest" device_tests "$asan" "$asan/rdma.log" "" \
+		"${asan_skip:+$asan_skip|}$asan_split" "${san_env[@]}") &
 	asan_device_pid=$!
+	(timed "device, ASan/UBSan, second guest" device_tests "$asan" "$asan/rdma2.log" \
+		"$asan_split" "$asan_skip" "${san_env[@]}") &
+	asan_device2_pid=$!
 fi
 echo "== unit tests, ASan/UBSan (host)"
 (cd "$asan" && timed "unit, ASan/UBSan" env "${san_env[@]}" ctest -L unit -E '^examples_build$' --output-on-failure) |
@@ -277,8 +285,10 @@ collect "kernel tests (started before the unit tests)" "$kernel_pid" kernel "$bu
 collect "Debian packages (started before the unit tests)" "$debian_pid" "Debian packages" "$build/debian.log"
 
 if [ $native = 0 ]; then
-	collect "device tests, ASan/UBSan (started $(($(date +%s) - t0)) s ago, beside the others)" \
-		"$asan_device_pid" "device, ASan/UBSan" "$asan/rdma.log"
+	collect "device tests, ASan/UBSan, first guest (started $(($(date +%s) - t0)) s ago, beside the others)" \
+		"$asan_device_pid" "device, ASan/UBSan, first guest" "$asan/rdma.log"
+	collect "device tests, ASan/UBSan, second guest" \
+		"$asan_device2_pid" "device, ASan/UBSan, second guest" "$asan/rdma2.log"
 else
 	tally "device, ASan/UBSan" "$asan/rdma.log"
 fi
@@ -302,7 +312,7 @@ printf '%s\n' "${summary[@]}"
 echo "time by stage (they overlap; CPU includes their guests):"
 cat "$build/times.log"
 echo "guest CPU by test (the one-CPU guest's busy seconds while it ran: scripts/ctest-cpu.sh):"
-for f in "$build"/{rdma,rdma2,siw}.log.cpu "$asan/rdma.log.cpu"; do
+for f in "$build"/{rdma,rdma2,siw}.log.cpu "$asan"/{rdma,rdma2}.log.cpu; do
 	[ -s "$f" ] && sed "s|^|  ${f#"$root"/}: |" "$f"
 done | sort -k3,3nr || true
 echo "  whole suite: $(($(date +%s) - suite_t0)) s wall"

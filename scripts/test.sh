@@ -150,14 +150,17 @@ device_split=${RDMAKIT_DEVICE_SPLIT-^(cli_rc_matrix|cli_counters|cli_ping|faults
 # lost, mixed MTU, the rxe link deleted, isolation and --allow; and rdmakit
 # blk in one guest. Three guest boots, in the background from the start:
 # much of their time is waiting on the wire.
-# kernel_build (the fixture rkblk_ko both kernel stages need) once, first:
+# kernel_build (the fixture rkblk_ko both kernel stages need) once, first
+# (in the background: the kernel stages wait for it, the rest does not):
 # they start together and would each rebuild it under the other.
-echo "== the rkblk module for the guests' kernel (host)"
-ctest -R '^kernel_build$' --output-on-failure >"$build/kbuild.log" 2>&1 || status=1
-cat "$build/kbuild.log"
-tally "kernel module build" "$build/kbuild.log"
+echo "== the rkblk module for the guests' kernel (host), in the background"
+rm -f "$build/kbuild.rc"
+(ctest -R '^kernel_build$' --output-on-failure >"$build/kbuild.log" 2>&1
+	echo $? >"$build/kbuild.rc") &
+kbuild_pid=$!
+kbuild_wait() { while [ ! -s "$build/kbuild.rc" ]; do sleep 1; done; }
 echo "== kernel tests (rkblk module and rdmakit memserver, two Soft-RoCE guests), in the background"
-(timed kernel ctest -L '^kernel$' -FS rkblk_ko --output-on-failure >"$build/kernel.log" 2>&1) &
+(kbuild_wait; timed kernel ctest -L '^kernel$' -FS rkblk_ko --output-on-failure >"$build/kernel.log" 2>&1) &
 kernel_pid=$!
 
 # The Soft-iWARP stage, from the host: the tests that boot siw guests of
@@ -168,7 +171,7 @@ kernel_pid=$!
 if [ $native = 0 ]; then
 	"$root/scripts/softroce" --provider siw setup >/dev/null
 	echo "== Soft-iWARP tests in guests of their own (labels *_siw), in the background"
-	(timed "siw, own guests" ctest -L '_siw$' -FS rkblk_ko --output-on-failure \
+	(kbuild_wait; timed "siw, own guests" ctest -L '_siw$' -FS rkblk_ko --output-on-failure \
 		--output-junit "$build/siwhost.log.xml" >"$build/siwhost.log" 2>&1) &
 	siwhost_pid=$!
 fi
@@ -281,6 +284,11 @@ else
 	tally device "$build/rdma.log"
 fi
 
+echo "== the rkblk module for the guests' kernel (host)"
+wait "$kbuild_pid" || status=1
+[ "$(cat "$build/kbuild.rc")" = 0 ] || status=1
+cat "$build/kbuild.log"
+tally "kernel module build" "$build/kbuild.log"
 collect "kernel tests (started before the unit tests)" "$kernel_pid" kernel "$build/kernel.log"
 collect "Debian packages (started before the unit tests)" "$debian_pid" "Debian packages" "$build/debian.log"
 

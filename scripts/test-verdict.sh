@@ -14,14 +14,17 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # A CI page may show only the head of a failing test's output (the check
 # that failed is often further down). grep finds none on a green run: without
 # '|| true' pipefail and set -e would end the script here with status 1.
-failed_checks=$(grep -H -E '^(FAIL|not ok)\b' "$build"/{unit,rdma,siw,beds,fabric,kernel,debian}.log \
-	"$asan"/{unit,rdma}.log 2>/dev/null | sed "s|^$root/||" | cut -c1-240 | head -40 || true)
+failed_checks=$(grep -H -E '^(FAIL|not ok)\b' \
+	"$build"/{kbuild,unit,rdma,rdma2,siw,siwhost,beds,fabric,kernel,debian}.log \
+	"$asan"/{unit,rdma,rdma2}.log 2>/dev/null | sed "s|^$root/||" | cut -c1-240 | head -40 || true)
 [ -z "$failed_checks" ] || printf 'failed checks:\n%s\n' "$failed_checks"
 
 # The device tests that skipped (exit 77: the device lacks the feature) and
 # why, from the first line of each one's output that says SKIP (CTest JUnit).
-skips=$(python3 - "device=$build/rdma.log.xml" "iWARP device=$build/siw.log.xml" \
-	"device, ASan/UBSan=$asan/rdma.log.xml" <<'PY'
+skips=$(python3 - "device=$build/rdma.log.xml" "device, second guest=$build/rdma2.log.xml" \
+	"iWARP device=$build/siw.log.xml" "siw, own guests=$build/siwhost.log.xml" \
+	"device, ASan/UBSan=$asan/rdma.log.xml" \
+	"device, ASan/UBSan, second guest=$asan/rdma2.log.xml" <<'PY'
 import sys
 import xml.etree.ElementTree as ET
 for arg in sys.argv[1:]:
@@ -43,7 +46,8 @@ PY
 # A stage that did not run has no log: it counts nothing, and a suite that
 # counted nothing fails.
 logs=()
-for f in "$build"/{examples,unit,rdma,siw,beds,fabric,kernel,debian,fuzz}.log "$asan"/{examples,unit,rdma}.log; do
+for f in "$build"/{examples,kbuild,unit,rdma,rdma2,siw,siwhost,beds,fabric,kernel,debian,fuzz}.log \
+	"$asan"/{examples,unit,rdma,rdma2}.log; do
 	[ -f "$f" ] && logs+=("$f")
 done
 [ ${#logs[@]} -gt 0 ] || { echo "0 passed, 0 failed, 0 skipped (no logs in $build)"; exit 1; }

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Guest 2 of the kernel test "kernel_io" (guest 1 runs server.sh):
 #   load:     insmod rkblk.ko; /dev/rkblk-ctl appears
-#   fio:      verify=crc32c random write then read, iodepth 32 (256 MiB)
-#             and 1 (64 MiB), block sizes 4 KiB to 128 KiB at random (4 KiB ones alone
+#   fio:      verify=crc32c random write then read, iodepth 32 (128 MiB)
+#             and 1 (32 MiB), block sizes 4 KiB to 128 KiB at random (4 KiB ones alone
 #             take too long under emulation: ~600 IOPS at iodepth 32 on a
 #             loaded 2-core host), zero errors; the two at once, each on
 #             its own disk (session)
@@ -17,13 +17,13 @@
 RDMAKIT=$1 SWAPCHECK=$2 KO=$(echo "$3" | sed "s/@KVER@/$(uname -r)/") W=$4
 . "$(dirname "$0")/lib.sh"
 SRV=198.18.0.1 ME=198.18.0.2 SRV6=2001:2::1 ME6=2001:2::2
-FIO_MB=${RDMAKIT_KERNEL_FIO_MB:-256}
-# iodepth 1: 64 MiB by default, about a thousand I/Os each way; each waits
+FIO_MB=${RDMAKIT_KERNEL_FIO_MB:-128}
+# iodepth 1: 32 MiB by default, about 500 I/Os each way; each waits
 # out a round trip of the emulated wire (tens of ms, 84 ms a write in a
 # loaded whole-suite run, where its 256 MiB took 714 s, the longest part of
 # the suite's kernel stage): RDMAKIT_KERNEL_FIO_QD1_MB=256 runs that. It runs
 # beside iodepth 32 and the swap workload, not after them.
-FIO_QD1_MB=${RDMAKIT_KERNEL_FIO_QD1_MB:-64}
+FIO_QD1_MB=${RDMAKIT_KERNEL_FIO_QD1_MB:-32}
 FIO_BS=${RDMAKIT_KERNEL_FIO_BS:-4k-128k}
 SWAP_MB=${RDMAKIT_KERNEL_SWAP_MB:-96}
 t00=$(now)

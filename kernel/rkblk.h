@@ -103,6 +103,9 @@ struct rkblk_queue {
 	struct rdma_conn_param conn_param;
 	struct rk_mem_req req_msg;	/* the REQ's private data */
 	bool established;
+	/* The first SEND (RK_MEM_REQ_SENDS_FIRST): req_msg again. */
+	struct ib_cqe hello_cqe;
+	u64 hello_dma;
 	int reject_code;		/* the server's REJ code, 0 if none */
 	enum ib_mtu path_mtu;		/* the MTU the REQ asked for; 0: none */
 	char reject_text[RK_MEM_REJECT_TEXT + 64];

@@ -339,6 +339,52 @@ static int rkblk_probe_region(struct rkblk_queue *q, char *err, size_t len)
 	return -EREMOTEIO;
 }
 
+/* Completion of the first SEND: unmap; a failure leaves the region unsent. */
+static void rkblk_hello_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rkblk_queue *q = container_of(wc->wr_cqe, struct rkblk_queue,
+					     hello_cqe);
+
+	ib_dma_unmap_single(q->ctrl->ibdev, q->hello_dma, sizeof(q->req_msg),
+			    DMA_TO_DEVICE);
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_warn("%s: queue %d: sending the request to the server failed: %s\n",
+			q->ctrl->name, q->idx, ib_wc_status_msg(wc->status));
+}
+
+/*
+ * The client SENDs first (RK_MEM_REQ_SENDS_FIRST, memproto.h step 4): the
+ * server answers with the region only after this. iWARP needs it: MPA lets
+ * the responder send only after the initiator's first frame, and siw fails
+ * a connect whose MPA reply has data behind it when it is read.
+ */
+static int rkblk_send_hello(struct rkblk_queue *q)
+{
+	struct ib_device *dev = q->ctrl->ibdev;
+	struct ib_send_wr wr = {};
+	struct ib_sge sge;
+	int ret;
+
+	q->hello_dma = ib_dma_map_single(dev, &q->req_msg, sizeof(q->req_msg),
+					 DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(dev, q->hello_dma))
+		return -ENOMEM;
+	sge.addr = q->hello_dma;
+	sge.length = sizeof(q->req_msg);
+	sge.lkey = q->ctrl->pd->local_dma_lkey;
+	q->hello_cqe.done = rkblk_hello_done;
+	wr.wr_cqe = &q->hello_cqe;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IB_WR_SEND;
+	wr.send_flags = IB_SEND_SIGNALED;
+	ret = ib_post_send(q->qp, &wr, NULL);
+	if (ret)
+		ib_dma_unmap_single(dev, q->hello_dma, sizeof(q->req_msg),
+				    DMA_TO_DEVICE);
+	return ret;
+}
+
 /* ---- RDMA CM ----------------------------------------------------------- */
 
 /* Reports the outcome of the connection step a thread waits for. */
@@ -531,7 +577,7 @@ static int rkblk_create_queue_ib(struct rkblk_queue *q, char *err, size_t len)
 	sge = min_t(int, dev->attrs.max_send_sge, ctrl->max_segs);
 	rd_sge = max(1, min_t(int, sge, dev->attrs.max_sge_rd));
 	wrs = ctrl->queue_depth * DIV_ROUND_UP(ctrl->max_segs, rd_sge) +
-	      RKBLK_PROBES;
+	      RKBLK_PROBES + 1;	/* + rkblk_send_hello */
 	ctxs = ctrl->queue_depth * (ctrl->flush_writes ? 2 : 1) + RKBLK_PROBES;
 	if (mr)
 		ctxs *= rdma_rw_mr_factor(dev, port, RKBLK_MAX_PAGES);
@@ -673,6 +719,7 @@ static int rkblk_connect_queue(struct rkblk_queue *q, char *err, size_t len)
 	m->queues = cpu_to_be16(ctrl->nr_queues);
 	m->session = cpu_to_be64(ctrl->session);
 	m->size = cpu_to_be64(ctrl->size);
+	m->flags = cpu_to_be16(RK_MEM_REQ_SENDS_FIRST);
 	q->reject_code = 0;
 	q->established = false;
 
@@ -716,6 +763,12 @@ static int rkblk_connect_queue(struct rkblk_queue *q, char *err, size_t len)
 			snprintf(err, len, "queue %d: connecting to %s: %s (%d)",
 				 q->idx, ctrl->server, rkblk_connect_err(ret),
 				 ret);
+		return ret;
+	}
+	ret = rkblk_send_hello(q);
+	if (ret) {
+		snprintf(err, len, "queue %d: posting the request SEND failed (%d)",
+			 q->idx, ret);
 		return ret;
 	}
 	ret = rkblk_check_region(q, err, len);

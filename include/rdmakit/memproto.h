@@ -37,8 +37,13 @@
  *     it accepts). iWARP needs this: MPA lets the responder send only after
  *     the initiator's first frame, and siw fails a connect whose MPA reply
  *     has data behind it when the initiator reads the reply ("peer sent
- *     extra data", -EPROTO, reported as RDMA_CM_EVENT_CONNECT_ERROR). Without
- *     the flag (older clients) the server SENDs as soon as it can.
+ *     extra data", -EPROTO, reported as RDMA_CM_EVENT_CONNECT_ERROR). The
+ *     client may SEND the request once more (RK_MEM_REQ_SENDS in all) when
+ *     no answer came within a few seconds: siw leaves data that reaches the
+ *     responder between its MPA reply and the QP taking the socket over
+ *     unread until more data comes. The server posts RK_MEM_REQ_SENDS
+ *     receives and answers the first that arrives. Without the flag (older
+ *     clients) the server SENDs as soon as it can.
  *  5. The client moves data with RDMA READ and RDMA WRITE at region.addr +
  *     offset, offset < region.length. All queues of a session share the one
  *     region; a session outlives its connections for the server's --keep.
@@ -91,6 +96,7 @@ struct rk_mem_req {
 
 /* rk_mem_req.flags */
 #define RK_MEM_REQ_SENDS_FIRST 0x1 /* the client SENDs first (step 4) */
+#define RK_MEM_REQ_SENDS 2         /* ... its request, at most this many times */
 
 /* rk_mem_region.flags */
 #define RK_MEM_REGION_NEW 0x1     /* the session was made by this request (zeroed) */

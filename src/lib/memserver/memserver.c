@@ -33,7 +33,8 @@
 #define MS_BACKLOG 64
 #define MS_RD_ATOMIC_MAX 16
 #define MS_DEVICE_CHECK_MS 1000 /* how often a device in use is checked for removal */
-/* Work request ids of a connection: the region SEND, the client's first SEND. */
+/* Work request ids of a connection: the region SEND; the receives of the
+ * client's request SENDs (MS_WR_HELLO + 0 .. RK_MEM_REQ_SENDS - 1). */
 #define MS_WR_REGION 1
 #define MS_WR_HELLO 2
 
@@ -173,7 +174,7 @@ static int conn_verbs(struct ms_conn *c)
 	qa.qp_type = IBV_QPT_RC;
 	qa.sq_sig_all = 1;
 	qa.cap.max_send_wr = 2;
-	qa.cap.max_recv_wr = 1;
+	qa.cap.max_recv_wr = RK_MEM_REQ_SENDS;
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
 	if (rdma_create_qp(c->id, c->dev->pd, &qa)) {
@@ -183,20 +184,23 @@ static int conn_verbs(struct ms_conn *c)
 	return 0;
 }
 
-/* RK_MEM_REQ_SENDS_FIRST: the receive for the client's first SEND, posted
- * before the accept (memproto.h step 4). */
+/* RK_MEM_REQ_SENDS_FIRST: the receives for the client's request SENDs,
+ * posted before the accept (memproto.h step 4). */
 static int conn_post_hello(struct ms_conn *c)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)&c->msg.hello, .length = sizeof(c->msg.hello),
-		.lkey = c->msg_mr->lkey,
-	};
-	struct ibv_recv_wr wr = {.wr_id = MS_WR_HELLO, .sg_list = &sge, .num_sge = 1}, *bad;
+	for (unsigned int i = 0; i < RK_MEM_REQ_SENDS; i++) {
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)&c->msg.hello[i], .length = sizeof(c->msg.hello[i]),
+			.lkey = c->msg_mr->lkey,
+		};
+		struct ibv_recv_wr wr = {.wr_id = MS_WR_HELLO + i, .sg_list = &sge, .num_sge = 1};
+		struct ibv_recv_wr *bad;
 
-	errno = ibv_post_recv(c->id->qp, &wr, &bad);
-	if (errno) {
-		rk_error("post the receive for the first SEND of %s: %m", c->peer);
-		return -errno;
+		errno = ibv_post_recv(c->id->qp, &wr, &bad);
+		if (errno) {
+			rk_error("post the receive for the first SEND of %s: %m", c->peer);
+			return -errno;
+		}
 	}
 	c->await_hello = true;
 	return 0;
@@ -502,10 +506,11 @@ static void on_established(struct rk_memserver *srv, struct ms_conn *c)
 	conn_send(srv, c);
 }
 
-/* The client's first SEND (RK_MEM_REQ_SENDS_FIRST): its request again. */
+/* A SEND of the client (RK_MEM_REQ_SENDS_FIRST): its request again; the
+ * first answered, a repeat (it had no answer in time) ignored. */
 static void on_hello(struct rk_memserver *srv, struct ms_conn *c, const struct ibv_wc *wc)
 {
-	const struct rk_mem_req *h = &c->msg.hello;
+	const struct rk_mem_req *h = &c->msg.hello[wc->wr_id - MS_WR_HELLO];
 
 	if (wc->byte_len != sizeof(*h) || be32toh(h->magic) != RK_MEM_MAGIC ||
 	    be16toh(h->queue) != c->queue) {
@@ -515,8 +520,10 @@ static void on_hello(struct rk_memserver *srv, struct ms_conn *c, const struct i
 		rdma_disconnect(c->id);
 		return;
 	}
-	rk_debug("queue %u of session %016" PRIx64 " from %s: the client's first SEND came",
-		 c->queue, c->sess->id, c->peer);
+	rk_debug("queue %u of session %016" PRIx64 " from %s: the client's request SEND came%s",
+		 c->queue, c->sess->id, c->peer, c->await_hello ? "" : " again");
+	if (!c->await_hello)
+		return;
 	c->await_hello = false;
 	conn_send(srv, c);
 }
@@ -663,7 +670,7 @@ static void on_completions(struct rk_memserver *srv, struct ms_dev *d)
 		ibv_ack_cq_events(cq, 1);
 		ibv_req_notify_cq(cq, 0);
 		while (ibv_poll_cq(cq, 1, &wc) > 0) {
-			if (wc.wr_id == MS_WR_HELLO) {
+			if (wc.wr_id >= MS_WR_HELLO && wc.wr_id < MS_WR_HELLO + RK_MEM_REQ_SENDS) {
 				if (wc.status == IBV_WC_SUCCESS) {
 					on_hello(srv, c, &wc);
 					continue;

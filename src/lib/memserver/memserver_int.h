@@ -60,8 +60,8 @@ struct ms_conn {
 			struct rk_mem_region region;
 			uint8_t error[RK_MEM_REJECT_LEN];
 		} out;
-		/* RK_MEM_REQ_SENDS_FIRST: the client's first SEND lands here. */
-		struct rk_mem_req hello;
+		/* RK_MEM_REQ_SENDS_FIRST: the client's request SENDs land here. */
+		struct rk_mem_req hello[RK_MEM_REQ_SENDS];
 	} msg;
 	int fail;
 	char why[RK_MEM_REJECT_TEXT];

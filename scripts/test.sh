@@ -120,9 +120,10 @@ device_tests() {
 # memserver in two Soft-RoCE guests (scripts/softroce run2): fio verify,
 # swap under a cgroup memory limit, memserver killed and back, memserver
 # lost, mixed MTU, the rxe link deleted, isolation and --allow; and rdmakit
-# blk in one guest. Three guest boots, in the background from the start:
-# much of their time is waiting on the wire.
-echo "== kernel tests (rkblk module and rdmakit memserver, two Soft-RoCE guests), in the background"
+# blk in one guest; kernel_siw_io and kernel_siw_faults do the same on
+# Soft-iWARP (label kernel too). Five guest boots, in the background from
+# the start: much of their time is waiting on the wire.
+echo "== kernel tests (rkblk module and rdmakit memserver, two Soft-RoCE or Soft-iWARP guests), in the background"
 (timed kernel ctest -L '^kernel$' --output-on-failure >"$build/kernel.log" 2>&1) &
 kernel_pid=$!
 

@@ -49,6 +49,8 @@
  * seconds for a large region on an emulated machine.
  */
 #define RKBLK_REGION_TIMEOUT_MS 60000
+/* No region this long after the request SEND: SEND it once more. */
+#define RKBLK_HELLO_AGAIN_MS 5000
 #define RKBLK_ERR_LEN 200
 /*
  * Times a request is re-issued after failed completions, as nvme's
@@ -86,6 +88,13 @@ struct rkblk_probe {
 	struct scatterlist sg;
 };
 
+/* One SEND of the queue's request (memproto.h step 4). */
+struct rkblk_hello {
+	struct ib_cqe cqe;
+	struct rkblk_queue *queue;
+	u64 dma;
+};
+
 /* One RC connection: one QP, its CQ, one blk-mq hardware queue. */
 struct rkblk_queue {
 	struct rkblk_ctrl *ctrl;
@@ -103,6 +112,11 @@ struct rkblk_queue {
 	struct rdma_conn_param conn_param;
 	struct rk_mem_req req_msg;	/* the REQ's private data */
 	bool established;
+	/*
+	 * The request SENDs (RK_MEM_REQ_SENDS_FIRST): req_msg again, a second
+	 * time when no region came within RKBLK_HELLO_AGAIN_MS.
+	 */
+	struct rkblk_hello hello[RK_MEM_REQ_SENDS];
 	int reject_code;		/* the server's REJ code, 0 if none */
 	enum ib_mtu path_mtu;		/* the MTU the REQ asked for; 0: none */
 	char reject_text[RK_MEM_REJECT_TEXT + 64];

@@ -339,6 +339,55 @@ static int rkblk_probe_region(struct rkblk_queue *q, char *err, size_t len)
 	return -EREMOTEIO;
 }
 
+/* Completion of a request SEND: unmap; a failure leaves the region unsent. */
+static void rkblk_hello_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rkblk_hello *h = container_of(wc->wr_cqe, struct rkblk_hello,
+					     cqe);
+	struct rkblk_queue *q = h->queue;
+
+	ib_dma_unmap_single(q->ctrl->ibdev, h->dma, sizeof(q->req_msg),
+			    DMA_TO_DEVICE);
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_warn("%s: queue %d: sending the request to the server failed: %s\n",
+			q->ctrl->name, q->idx, ib_wc_status_msg(wc->status));
+}
+
+/*
+ * The client SENDs first (RK_MEM_REQ_SENDS_FIRST, memproto.h step 4): the
+ * server answers with the region only after this. iWARP needs it: MPA lets
+ * the responder send only after the initiator's first frame, and siw fails
+ * a connect whose MPA reply has data behind it when it is read.
+ */
+static int rkblk_send_hello(struct rkblk_queue *q, int i)
+{
+	struct ib_device *dev = q->ctrl->ibdev;
+	struct rkblk_hello *h = &q->hello[i];
+	struct ib_send_wr wr = {};
+	struct ib_sge sge;
+	int ret;
+
+	h->queue = q;
+	h->dma = ib_dma_map_single(dev, &q->req_msg, sizeof(q->req_msg),
+				   DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(dev, h->dma))
+		return -ENOMEM;
+	sge.addr = h->dma;
+	sge.length = sizeof(q->req_msg);
+	sge.lkey = q->ctrl->pd->local_dma_lkey;
+	h->cqe.done = rkblk_hello_done;
+	wr.wr_cqe = &h->cqe;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IB_WR_SEND;
+	wr.send_flags = IB_SEND_SIGNALED;
+	ret = ib_post_send(q->qp, &wr, NULL);
+	if (ret)
+		ib_dma_unmap_single(dev, h->dma, sizeof(q->req_msg),
+				    DMA_TO_DEVICE);
+	return ret;
+}
+
 /* ---- RDMA CM ----------------------------------------------------------- */
 
 /* Reports the outcome of the connection step a thread waits for. */
@@ -531,7 +580,7 @@ static int rkblk_create_queue_ib(struct rkblk_queue *q, char *err, size_t len)
 	sge = min_t(int, dev->attrs.max_send_sge, ctrl->max_segs);
 	rd_sge = max(1, min_t(int, sge, dev->attrs.max_sge_rd));
 	wrs = ctrl->queue_depth * DIV_ROUND_UP(ctrl->max_segs, rd_sge) +
-	      RKBLK_PROBES;
+	      RKBLK_PROBES + RK_MEM_REQ_SENDS;
 	ctxs = ctrl->queue_depth * (ctrl->flush_writes ? 2 : 1) + RKBLK_PROBES;
 	if (mr)
 		ctxs *= rdma_rw_mr_factor(dev, port, RKBLK_MAX_PAGES);
@@ -673,6 +722,7 @@ static int rkblk_connect_queue(struct rkblk_queue *q, char *err, size_t len)
 	m->queues = cpu_to_be16(ctrl->nr_queues);
 	m->session = cpu_to_be64(ctrl->session);
 	m->size = cpu_to_be64(ctrl->size);
+	m->flags = cpu_to_be16(RK_MEM_REQ_SENDS_FIRST);
 	q->reject_code = 0;
 	q->established = false;
 
@@ -716,6 +766,20 @@ static int rkblk_connect_queue(struct rkblk_queue *q, char *err, size_t len)
 			snprintf(err, len, "queue %d: connecting to %s: %s (%d)",
 				 q->idx, ctrl->server, rkblk_connect_err(ret),
 				 ret);
+		return ret;
+	}
+	ret = rkblk_send_hello(q, 0);
+	/*
+	 * siw leaves a SEND that reaches the server between its MPA reply and
+	 * its QP taking the socket over unread until more data comes: a
+	 * second request SEND is that data (memproto.h step 4).
+	 */
+	if (!ret && !wait_for_completion_timeout(&q->region_done,
+				msecs_to_jiffies(RKBLK_HELLO_AGAIN_MS)))
+		ret = rkblk_send_hello(q, 1);
+	if (ret) {
+		snprintf(err, len, "queue %d: posting the request SEND failed (%d)",
+			 q->idx, ret);
 		return ret;
 	}
 	ret = rkblk_check_region(q, err, len);

@@ -155,18 +155,18 @@ device_split=${RDMAKIT_DEVICE_SPLIT-^(cli_rc_matrix|cli_counters|cli_ping|faults
 # memserver in two Soft-RoCE guests (scripts/softroce run2): fio verify,
 # swap under a cgroup memory limit, memserver killed and back, memserver
 # lost, mixed MTU, the rxe link deleted, isolation and --allow; and rdmakit
-# blk in one guest. Three guest boots, in the background from the start:
-# much of their time is waiting on the wire.
-# kernel_build (the fixture rkblk_ko both kernel stages need) once, first
-# (in the background: the kernel stages wait for it, the rest does not):
-# they start together and would each rebuild it under the other.
+# blk in one guest; kernel_siw_io and kernel_siw_faults do the same on
+# Soft-iWARP (label kernel too). Five guest boots, in the background from
+# the start: much of their time is waiting on the wire.
+# kernel_build (the fixture rkblk_ko the kernel tests need) first, on its
+# own (in the background: the kernel stage waits for it, the rest does not).
 echo "== the rkblk module for the guests' kernel (host), in the background"
 rm -f "$build/kbuild.rc"
 (ctest -R '^kernel_build$' --output-on-failure >"$build/kbuild.log" 2>&1
 	echo $? >"$build/kbuild.rc") &
 kbuild_pid=$!
 kbuild_wait() { while [ ! -s "$build/kbuild.rc" ]; do sleep 1; done; }
-echo "== kernel tests (rkblk module and rdmakit memserver, two Soft-RoCE guests), in the background"
+echo "== kernel tests (rkblk module and rdmakit memserver, two Soft-RoCE or Soft-iWARP guests), in the background"
 (kbuild_wait; timed kernel ctest -L '^kernel$' -E '^kernel_build$' -FS rkblk_ko --output-on-failure \
 	>"$build/kernel.log" 2>&1) &
 kernel_pid=$!

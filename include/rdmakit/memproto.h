@@ -28,9 +28,22 @@
  *     its length and rkey. When step 3 failed it SENDs instead a struct
  *     rk_mem_reject (the same bytes a REJ would carry: the reason and its
  *     code, e.g. -ENOSPC), then disconnects; the client tells the two apart
- *     by length and magic and reports the second as a reject. The client
- *     never sends; the server never relies on RNR retry (the client's
- *     receive is posted before it connects).
+ *     by length and magic and reports the second as a reject. The server
+ *     never relies on RNR retry (the client's receive is posted before it
+ *     connects).
+ *     A request with RK_MEM_REQ_SENDS_FIRST (rkblk sets it): once ESTABLISHED
+ *     the client SENDs its struct rk_mem_req again (32 bytes), and the server
+ *     SENDs nothing before that arrived (it posts the receive for it before
+ *     it accepts). iWARP needs this: MPA lets the responder send only after
+ *     the initiator's first frame, and siw fails a connect whose MPA reply
+ *     has data behind it when the initiator reads the reply ("peer sent
+ *     extra data", -EPROTO, reported as RDMA_CM_EVENT_CONNECT_ERROR). The
+ *     client may SEND the request once more (RK_MEM_REQ_SENDS in all) when
+ *     no answer came within a few seconds: siw leaves data that reaches the
+ *     responder between its MPA reply and the QP taking the socket over
+ *     unread until more data comes. The server posts RK_MEM_REQ_SENDS
+ *     receives and answers the first that arrives. Without the flag (older
+ *     clients) the server SENDs as soon as it can.
  *  5. The client moves data with RDMA READ and RDMA WRITE at region.addr +
  *     offset, offset < region.length. All queues of a session share the one
  *     region; a session outlives its connections for the server's --keep.
@@ -73,13 +86,17 @@ struct rk_mem_req {
 	__be16 version;  /* RK_MEM_VERSION */
 	__be16 queue;    /* this connection's queue, 0 .. queues - 1 */
 	__be16 queues;   /* how many queues the client opens, 1 .. RK_MEM_MAX_QUEUES */
-	__be16 flags;    /* 0 */
+	__be16 flags;    /* RK_MEM_REQ_*, others 0 */
 	__be32 reserved; /* 0 */
 	__be64 session;  /* 0: a new session (queue 0 only); else the one to resume */
 	__be64 size;     /* bytes, a non-zero multiple of RK_MEM_BLOCK */
 } __attribute__((packed));
 
 #define RK_MEM_REQ_LEN 32
+
+/* rk_mem_req.flags */
+#define RK_MEM_REQ_SENDS_FIRST 0x1 /* the client SENDs first (step 4) */
+#define RK_MEM_REQ_SENDS 2         /* ... its request, at most this many times */
 
 /* rk_mem_region.flags */
 #define RK_MEM_REGION_NEW 0x1     /* the session was made by this request (zeroed) */

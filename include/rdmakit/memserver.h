@@ -56,13 +56,14 @@ struct rk_mem_request {
 	uint16_t version;
 	uint16_t queue;
 	uint16_t queues;
+	uint16_t flags; /* RK_MEM_REQ_* (in what was padding: the size is unchanged) */
 	uint64_t session;
 	uint64_t size;
 };
 
 /* Check a request's private data field by field (len bytes at data; RoCE
  * and IB pad it to 56). Returns 0 and fills *req_p, or a negative errno
- * with the reason in why: -EBADMSG (short, magic, reserved, flags),
+ * with the reason in why: -EBADMSG (short, magic, reserved, unknown flags),
  * -EPROTONOSUPPORT (version), -EINVAL (queue, queues, size, a new session
  * on a queue other than 0), -ENOSPC (size above max_size; 0: no limit). */
 int rk_mem_request_check(const void *data, size_t len, uint64_t max_size,

@@ -26,6 +26,8 @@ FIO_MB=${RDMAKIT_KERNEL_FIO_MB:-128}
 FIO_QD1_MB=${RDMAKIT_KERNEL_FIO_QD1_MB:-32}
 FIO_BS=${RDMAKIT_KERNEL_FIO_BS:-4k-128k}
 SWAP_MB=${RDMAKIT_KERNEL_SWAP_MB:-96}
+# The two clients' disks (each written and read back whole).
+PAIR_MB=${RDMAKIT_KERNEL_PAIR_MB:-32}
 t00=$(now)
 
 echo "== load"
@@ -116,7 +118,7 @@ for qd_disk in $fio_disk; do
 done
 
 echo "== two clients: separate zeroed regions (the second over IPv6, marked DSCP 26)"
-attach_disk "$SRV" --size 32M
+attach_disk "$SRV" --size "${PAIR_MB}M"
 a=$DISK
 # IPv6 (RFC 5180's benchmarking range): the memserver on the wildcard
 # address takes both families.
@@ -124,21 +126,21 @@ remote 30 "ip -6 addr add $SRV6/64 dev eth0 nodad"
 check "guest 1: IPv6 address $SRV6" 0 $?
 ip -6 addr add "$ME6/64" dev eth0 nodad
 check "guest 2: IPv6 address $ME6" 0 $?
-attach_disk "$SRV6" --size 32M --dscp 26
+attach_disk "$SRV6" --size "${PAIR_MB}M" --dscp 26
 b=$DISK
 check "two disks attached" yes "$([ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$b" ] && echo yes)"
 if [ -n "$a" ] && [ -n "$b" ]; then
 	sa=$(attr "$a" session) sb=$(attr "$b" session)
 	check "the two sessions differ ($sa, $sb)" yes "$([ -n "$sa" ] && [ "$sa" != "$sb" ] && echo yes)"
-	zero=$(head -c 33554432 /dev/zero | sha256sum | cut -d' ' -f1)
+	zero=$(head -c $((PAIR_MB * 1048576)) /dev/zero | sha256sum | cut -d' ' -f1)
 	check "$a reads zeroes when new" "$zero" "$(dd if=/dev/$a bs=1M iflag=direct 2>/dev/null | sha256sum | cut -d' ' -f1)"
-	head -c 33554432 /dev/urandom >/tmp/pat-a
+	head -c $((PAIR_MB * 1048576)) /dev/urandom >/tmp/pat-a
 	pa=$(sha256sum </tmp/pat-a | cut -d' ' -f1)
 	dd if=/tmp/pat-a of=/dev/$a bs=1M oflag=direct conv=fsync 2>/dev/null
-	check "write 32 MiB to $a" 0 $?
+	check "write $PAIR_MB MiB to $a" 0 $?
 	check "$b still reads zeroes after $a was written" "$zero" \
 		"$(dd if=/dev/$b bs=1M iflag=direct 2>/dev/null | sha256sum | cut -d' ' -f1)"
-	head -c 33554432 /dev/urandom >/tmp/pat-b
+	head -c $((PAIR_MB * 1048576)) /dev/urandom >/tmp/pat-b
 	pb=$(sha256sum </tmp/pat-b | cut -d' ' -f1)
 	dd if=/tmp/pat-b of=/dev/$b bs=1M oflag=direct conv=fsync 2>/dev/null
 	check "$b reads back its own bytes" "$pb" "$(dd if=/dev/$b bs=1M iflag=direct 2>/dev/null | sha256sum | cut -d' ' -f1)"
@@ -184,6 +186,8 @@ echo "== unload"
 rmmod rkblk
 check "rmmod rkblk" 0 $?
 check_dmesg "kernel_io"
+# What the module said besides attach and detach (timeouts, reconnects), to read.
+dmesg | grep 'rkblk' | grep -vE 'attached|detached' | tail -n 12 | sed 's/^/  | /'
 remote 30 finish
 echo "kernel_io: guest 2 done in $(elapsed "$t00") s, $fails failure(s)"
 exit $fails

@@ -8,7 +8,8 @@
  * -ENOENT; malformed requests, --allow, --max-clients and a queue connected
  * twice are refused with their code and reason; a registration failing
  * after the accept is told in place of the region; --state-dir survives a
- * server restart; sessions in huge pages, and the empty pool refused. */
+ * server restart; sessions in huge pages, and the empty pool refused; with
+ * RK_MEM_REQ_SENDS_FIRST the region comes only after the client's SEND. */
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
@@ -678,6 +679,89 @@ static void test_register_fail(void **state)
 	server_stop(&s);
 }
 
+/* RK_MEM_REQ_SENDS_FIRST (memproto.h step 4, what rkblk does): the server
+ * SENDs nothing until the client's first SEND, its request again, came;
+ * then the region, once, though the request came twice (RK_MEM_REQ_SENDS).
+ * A first SEND that is not the request gets the connection closed without
+ * a region. */
+static void test_sends_first(void **state)
+{
+	struct server s = {.o = {.keep_s = 30}};
+	struct rk_mem_req r = make_req(0, 1, 0, SIZE);
+	struct client a;
+	struct ibv_sge sge = {.length = sizeof(r)};
+	struct ibv_send_wr wr = {.wr_id = 2, .sg_list = &sge, .num_sge = 1,
+				 .opcode = IBV_WR_SEND}, *bad;
+	struct ibv_wc wc;
+	bool got = false;
+
+	(void)state;
+	server_start(&s);
+	for (int bad_hello = 0; bad_hello < 2; bad_hello++) {
+		struct ibv_recv_wr rwr = {.wr_id = 1, .num_sge = 1}, *rbad;
+		struct ibv_sge rsge = {.length = RK_MEM_REJECT_LEN};
+		struct rdma_conn_param p = {.private_data = &r, .private_data_len = sizeof(r),
+					    .initiator_depth = 1, .retry_count = 6,
+					    .rnr_retry_count = 6};
+
+		r.flags = htobe16(RK_MEM_REQ_SENDS_FIRST);
+		client_setup(&a, s.o.port);
+		rsge.addr = (uintptr_t)(a.buf + MSG_OFF);
+		rsge.lkey = a.mr->lkey;
+		rwr.sg_list = &rsge;
+		/* Two receives: room for a second region, were one sent. */
+		assert_int_equal(ibv_post_recv(a.id->qp, &rwr, &rbad), 0);
+		assert_int_equal(ibv_post_recv(a.id->qp, &rwr, &rbad), 0);
+		assert_int_equal(rdma_connect(a.id, &p), 0);
+		assert_int_equal(wait_event(&a, RDMA_CM_EVENT_ESTABLISHED, NULL), 0);
+		/* Nothing comes before the client's SEND (the old server sent at once). */
+		usleep(1000000);
+		assert_int_equal(ibv_poll_cq(a.cq, 1, &wc), 0);
+		if (bad_hello)
+			r.queue = htobe16(5);
+		memcpy(a.buf, &r, sizeof(r));
+		sge.addr = (uintptr_t)a.buf;
+		sge.lkey = a.mr->lkey;
+		assert_int_equal(ibv_post_send(a.id->qp, &wr, &bad), 0);
+		if (!bad_hello)
+			assert_int_equal(ibv_post_send(a.id->qp, &wr, &bad), 0);
+		got = false;
+		if (bad_hello) {
+			assert_int_equal(poll_one(&a, &wc), 0);
+			assert_int_equal(wc.wr_id, 2);
+			assert_int_equal(wc.status, IBV_WC_SUCCESS);
+			assert_int_equal(wait_event(&a, RDMA_CM_EVENT_DISCONNECTED, NULL), 0);
+			client_close(&a);
+			break;
+		}
+		for (int sends = 0; sends < 2 || !got;) {
+			const struct rk_mem_region *m = (const void *)(a.buf + MSG_OFF);
+
+			assert_int_equal(poll_one(&a, &wc), 0);
+			assert_int_equal(wc.status, IBV_WC_SUCCESS);
+			if (wc.wr_id == 2) {
+				sends++;
+				continue;
+			}
+			assert_false(got);
+			got = true;
+			assert_int_equal(wc.byte_len, RK_MEM_REGION_LEN);
+			assert_int_equal(be32toh(m->magic), RK_MEM_MAGIC);
+			assert_int_equal(be32toh(m->flags), RK_MEM_REGION_NEW);
+			a.region.addr = be64toh(m->addr);
+			a.region.rkey = be32toh(m->rkey);
+			a.region.length = be64toh(m->length);
+		}
+		assert_int_equal(a.region.length, SIZE);
+		check_zero(&a, 0);
+		/* No second region for the second request. */
+		usleep(200000);
+		assert_int_equal(ibv_poll_cq(a.cq, 1, &wc), 0);
+		client_disconnect(&a);
+	}
+	server_stop(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -687,6 +771,7 @@ int main(void)
 		cmocka_unit_test(test_allow),
 		cmocka_unit_test(test_max_clients),
 		cmocka_unit_test(test_register_fail),
+		cmocka_unit_test(test_sends_first),
 		cmocka_unit_test(test_state_dir),
 		cmocka_unit_test(test_hugepage),
 	};

@@ -49,6 +49,10 @@ static void test_request_good(void **state)
 	assert_int_equal(out.queues, 4);
 	assert_int_equal(out.session, 0x1122334455667788ull);
 	assert_int_equal(out.size, 8192);
+	assert_int_equal(out.flags, 0);
+	r.flags = htobe16(RK_MEM_REQ_SENDS_FIRST);
+	assert_int_equal(rk_mem_request_check(&r, sizeof(r), 0, &out, why, sizeof(why)), 0);
+	assert_int_equal(out.flags, RK_MEM_REQ_SENDS_FIRST);
 	assert_int_equal(check(req(0, 1, 0, 1u << 30), 56, why, sizeof(why)), 0);
 }
 
@@ -82,7 +86,8 @@ static void test_request_bad(void **state)
 		 "(0x524b4d53): an rdmakit rc, ping or bench client, not rkblk"},
 		{0x12345678, RK_MEM_VERSION, 0, 0, -EBADMSG, "magic 0x12345678 is not RKMS"},
 		{RK_MEM_MAGIC, 7, 0, 0, -EPROTONOSUPPORT, "protocol version 7"},
-		{RK_MEM_MAGIC, RK_MEM_VERSION, 1, 0, -EBADMSG, "flags 0x1"},
+		{RK_MEM_MAGIC, RK_MEM_VERSION, 2, 0, -EBADMSG, "flags 0x2: only 0x1"},
+		{RK_MEM_MAGIC, RK_MEM_VERSION, 3, 0, -EBADMSG, "flags 0x3"},
 		{RK_MEM_MAGIC, RK_MEM_VERSION, 0, 5, -EBADMSG, "reserved is 0x5"},
 	};
 	/* req()'s arguments out of their ranges (against --max-size 1 GiB). */

@@ -138,8 +138,10 @@ static int check_fields(const uint8_t *p, uint64_t max_size, struct rk_mem_reque
 	r->queues = get_u16(p + 8);
 	r->session = get_u64(p + 16);
 	r->size = get_u64(p + 24);
-	if (flags) {
-		snprintf(why, why_len, "flags 0x%x: none are defined, expected 0", flags);
+	r->flags = flags;
+	if (flags & ~RK_MEM_REQ_SENDS_FIRST) {
+		snprintf(why, why_len, "flags 0x%x: only 0x%x (the client sends first) is defined",
+			 flags, RK_MEM_REQ_SENDS_FIRST);
 		return -EBADMSG;
 	}
 	if (reserved) {

@@ -33,6 +33,10 @@
 #define MS_BACKLOG 64
 #define MS_RD_ATOMIC_MAX 16
 #define MS_DEVICE_CHECK_MS 1000 /* how often a device in use is checked for removal */
+/* Work request ids of a connection: the region SEND; the receives of the
+ * client's request SENDs (MS_WR_HELLO + 0 .. RK_MEM_REQ_SENDS - 1). */
+#define MS_WR_REGION 1
+#define MS_WR_HELLO 2
 
 /* One CM event, copied out before it is acknowledged. */
 struct ms_event {
@@ -159,7 +163,7 @@ static int conn_verbs(struct ms_conn *c)
 		rk_error("create a CQ for the connection from %s: %m", c->peer);
 		return errno ? -errno : -ENOMEM;
 	}
-	c->msg_mr = ibv_reg_mr(c->dev->pd, &c->msg, sizeof(c->msg), 0);
+	c->msg_mr = ibv_reg_mr(c->dev->pd, &c->msg, sizeof(c->msg), IBV_ACCESS_LOCAL_WRITE);
 	if (!c->msg_mr) {
 		rk_error("register the region message for %s: %m", c->peer);
 		return errno ? -errno : -ENOMEM;
@@ -170,13 +174,35 @@ static int conn_verbs(struct ms_conn *c)
 	qa.qp_type = IBV_QPT_RC;
 	qa.sq_sig_all = 1;
 	qa.cap.max_send_wr = 2;
-	qa.cap.max_recv_wr = 1;
+	qa.cap.max_recv_wr = RK_MEM_REQ_SENDS;
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
 	if (rdma_create_qp(c->id, c->dev->pd, &qa)) {
 		rk_error("create the QP for the connection from %s: %m", c->peer);
 		return errno ? -errno : -ENOMEM;
 	}
+	return 0;
+}
+
+/* RK_MEM_REQ_SENDS_FIRST: the receives for the client's request SENDs,
+ * posted before the accept (memproto.h step 4). */
+static int conn_post_hello(struct ms_conn *c)
+{
+	for (unsigned int i = 0; i < RK_MEM_REQ_SENDS; i++) {
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)&c->msg.hello[i], .length = sizeof(c->msg.hello[i]),
+			.lkey = c->msg_mr->lkey,
+		};
+		struct ibv_recv_wr wr = {.wr_id = MS_WR_HELLO + i, .sg_list = &sge, .num_sge = 1};
+		struct ibv_recv_wr *bad;
+
+		errno = ibv_post_recv(c->id->qp, &wr, &bad);
+		if (errno) {
+			rk_error("post the receive for the first SEND of %s: %m", c->peer);
+			return -errno;
+		}
+	}
+	c->await_hello = true;
 	return 0;
 }
 
@@ -379,7 +405,8 @@ static void on_request(struct rk_memserver *srv, const struct ms_event *ev)
 	c->next = srv->conns;
 	srv->conns = c;
 	srv->nconns++;
-	if (conn_accept(c, ev->peer_initiator_depth)) {
+	if (((r.flags & RK_MEM_REQ_SENDS_FIRST) && conn_post_hello(c)) ||
+	    conn_accept(c, ev->peer_initiator_depth)) {
 		conn_free(srv, c, NULL);
 		if (!r.session)
 			ms_session_free(srv, s, true);
@@ -434,30 +461,33 @@ static uint32_t inject_region(enum rk_memserver_inject f, struct rk_mem_region *
 	return sizeof(*m);
 }
 
-static void on_established(struct rk_memserver *srv, struct ms_conn *c)
+/* Step 4: the region SEND (or why there is none), once the connection is
+ * established and, with RK_MEM_REQ_SENDS_FIRST, the client's SEND came. */
+static void conn_send(struct rk_memserver *srv, struct ms_conn *c)
 {
 	struct ms_session *s = c->sess;
 	struct ibv_send_wr wr, *bad;
 	struct ibv_sge sge;
 
-	c->established = true;
+	if (!c->established || c->await_hello)
+		return;
 	if (c->fail) {
 		struct rk_msg m;
 		int len;
 
 		rk_msg_error(&m, c->fail, "%s", c->why);
-		len = rk_wire_encode(&m, c->msg.error, sizeof(c->msg.error));
+		len = rk_wire_encode(&m, c->msg.out.error, sizeof(c->msg.out.error));
 		sge.length = len > 0 ? (uint32_t)len : 0;
 	} else {
 		rk_mem_region_encode(c->queue, s->id, (uint64_t)(uintptr_t)s->mem, s->size,
 				     s->mr->rkey, c->new_session ? RK_MEM_REGION_NEW :
-				     RK_MEM_REGION_RESUMED, &c->msg.region);
-		sge.length = inject_region(srv->o.inject, &c->msg.region);
+				     RK_MEM_REGION_RESUMED, &c->msg.out.region);
+		sge.length = inject_region(srv->o.inject, &c->msg.out.region);
 	}
-	sge.addr = (uintptr_t)&c->msg;
+	sge.addr = (uintptr_t)&c->msg.out;
 	sge.lkey = c->msg_mr->lkey;
 	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = 1;
+	wr.wr_id = MS_WR_REGION;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_SEND;
@@ -468,6 +498,34 @@ static void on_established(struct rk_memserver *srv, struct ms_conn *c)
 			 c->id->qp->qp_num, c->peer);
 		rdma_disconnect(c->id);
 	}
+}
+
+static void on_established(struct rk_memserver *srv, struct ms_conn *c)
+{
+	c->established = true;
+	conn_send(srv, c);
+}
+
+/* A SEND of the client (RK_MEM_REQ_SENDS_FIRST): its request again; the
+ * first answered, a repeat (it had no answer in time) ignored. */
+static void on_hello(struct rk_memserver *srv, struct ms_conn *c, const struct ibv_wc *wc)
+{
+	const struct rk_mem_req *h = &c->msg.hello[wc->wr_id - MS_WR_HELLO];
+
+	if (wc->byte_len != sizeof(*h) || be32toh(h->magic) != RK_MEM_MAGIC ||
+	    be16toh(h->queue) != c->queue) {
+		rk_warn("queue %u of session %016" PRIx64 " from %s: its first SEND is not its "
+			"request (%u bytes, magic 0x%08x, queue %u); disconnecting", c->queue,
+			c->sess->id, c->peer, wc->byte_len, be32toh(h->magic), be16toh(h->queue));
+		rdma_disconnect(c->id);
+		return;
+	}
+	rk_debug("queue %u of session %016" PRIx64 " from %s: the client's request SEND came%s",
+		 c->queue, c->sess->id, c->peer, c->await_hello ? "" : " again");
+	if (!c->await_hello)
+		return;
+	c->await_hello = false;
+	conn_send(srv, c);
 }
 
 /* ---- the loop ---- */
@@ -612,6 +670,19 @@ static void on_completions(struct rk_memserver *srv, struct ms_dev *d)
 		ibv_ack_cq_events(cq, 1);
 		ibv_req_notify_cq(cq, 0);
 		while (ibv_poll_cq(cq, 1, &wc) > 0) {
+			if (wc.wr_id >= MS_WR_HELLO && wc.wr_id < MS_WR_HELLO + RK_MEM_REQ_SENDS) {
+				if (wc.status == IBV_WC_SUCCESS) {
+					on_hello(srv, c, &wc);
+					continue;
+				}
+				if (wc.status == IBV_WC_WR_FLUSH_ERR)
+					continue;
+				rk_warn("receive of the first SEND from %s on QP 0x%x: %s (%s); "
+					"disconnecting", c->peer, wc.qp_num,
+					ibv_wc_status_str(wc.status), rk_wc_status_hint(wc.status));
+				rdma_disconnect(c->id);
+				continue;
+			}
 			if (wc.status == IBV_WC_SUCCESS && c->fail) {
 				rk_debug("told %s on QP 0x%x why there is no region; disconnecting",
 					 c->peer, wc.qp_num);

@@ -55,13 +55,18 @@ struct ms_conn {
 	struct ibv_mr *msg_mr;
 	/* The one SEND: the region, or the ERROR message (memproto.h step 4)
 	 * when fail says the region could not be made after the accept. */
-	union {
-		struct rk_mem_region region;
-		uint8_t error[RK_MEM_REJECT_LEN];
+	struct {
+		union {
+			struct rk_mem_region region;
+			uint8_t error[RK_MEM_REJECT_LEN];
+		} out;
+		/* RK_MEM_REQ_SENDS_FIRST: the client's request SENDs land here. */
+		struct rk_mem_req hello[RK_MEM_REQ_SENDS];
 	} msg;
 	int fail;
 	char why[RK_MEM_REJECT_TEXT];
 	bool established;
+	bool await_hello; /* RK_MEM_REQ_SENDS_FIRST and not received yet */
 	char peer[64];
 };
 

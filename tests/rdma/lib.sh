@@ -131,7 +131,10 @@ for i in range(1, n + 1):
         print('FAIL: JSON check %d of %d: %s: %s' % (i, n, type(e).__name__, e))
         print('  document of: %s' % open('%s/%d.ctx' % (q, i)).read().strip())
         print('  check:' + ''.join('\n  > ' + l for l in code.strip().splitlines()))
-        for l in open('%s/%d.json' % (q, i)).read().splitlines()[:40]:
+        # (a document that does not parse is shown whole: what follows it
+        # is the clue)
+        keep = 200 if isinstance(e, ValueError) else 40
+        for l in open('%s/%d.json' % (q, i)).read().splitlines()[:keep]:
             print('  | ' + l)
 print('%d of %d JSON checks passed' % (n - bad, n))
 sys.exit(min(bad, 100))

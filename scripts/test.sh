@@ -16,15 +16,16 @@
 # Labels, and the stage that runs a test of each (a new test joins its stage
 # by its label alone):
 #   unit, valgrind, style  the host (no device)
-#   rdma        the Soft-RoCE device guests (plain: two, split by
-#               device_split below; ASan/UBSan: two, split by asan_split,
-#               all but RDMAKIT_ASAN_SKIP)
-#   siw         the Soft-iWARP guest (siw0), beside them; a test has it
-#               beside "rdma" (rdmakit_rdma_test(NAME SIW ...)), so it runs
-#               on rxe0 too (skipping, 77, where it needs iWARP)
-#   *_siw       (kernel_siw, wire_siw, ...) tests that boot Soft-iWARP guests
-#               of their own, from the host: the siw stage, beside the rest
-#   kernel      rkblk against memserver on rxe: the kernel stage
+#   rdma        the Soft-RoCE device guests (plain and ASan/UBSan, one guest
+#               each; RDMAKIT_DEVICE_SPLIT / RDMAKIT_ASAN_SPLIT move tests to a
+#               second; ASan/UBSan: all but RDMAKIT_ASAN_SKIP), and the
+#               Soft-iWARP guest (siw0), where each runs its iWARP cases or
+#               skips (77) naming what iWARP lacks
+#   siw         (beside rdma) the tests that run iWARP cases on siw0
+#               (rdmakit_rdma_test(NAME SIW|IWARP_CASES ...))
+#   kernel      rkblk against memserver, on rxe and (kernel_siw too) on siw
+#   kernel_siw, wire_siw  the siw tests that boot guests of their own
+#               (ctest -L to run them alone); wire_siw is not in the suite yet
 #   debian      the Debian packages
 #   softroce, wire  the runner's and the wire's own guests
 #   mesh        rdmakit-mesh on three guests, last and alone
@@ -148,7 +149,13 @@ device_tests() {
 # first, about half of the stage's guest CPU each (scripts/ctest-cpu.sh's
 # figures, the summary's "guest CPU by test"). One guest ran them in 2160 s
 # of a whole-suite run, the longest part of the suite, while a core idled.
-device_split=${RDMAKIT_DEVICE_SPLIT-^(cli_rc_matrix|cli_counters|cli_ping|faults|cli_clients|cli_persist|cli_loopback|cli_ud)\$}
+# Not by default: with the second guest (and the siw guest beside them) the
+# fresh-clone run of 9c87ccf had eight guests up at once on 2 cores (load
+# 10-12) and timing cases failed (faults' link down, the runner's rping on
+# siw, examples); the run before with one guest here passed. Set
+# RDMAKIT_DEVICE_SPLIT (e.g. '^(cli_rc_matrix|cli_counters|cli_ping|faults|
+# cli_clients|cli_persist|cli_loopback|cli_ud)$') where cores allow.
+device_split=${RDMAKIT_DEVICE_SPLIT-}
 
 # The kernel tests (label "kernel", tests/kernel): the rkblk module, built
 # by scripts/kmod.sh against the guest kernel's headers, against rdmakit
@@ -201,25 +208,14 @@ tally "examples build" "$build/examples.log"
 t0=$(date +%s)
 if [ $native = 0 ]; then
 	echo "== device tests (two Soft-RoCE guests: rxe0 on 198.18.0.1 in each), in the background"
-	echo "   second guest: $device_split; first guest: the others"
 	(timed "device, first guest" device_tests "$build" "$build/rdma.log" "" "$device_split") &
 	device_pid=$!
-	(timed "device, second guest" device_tests "$build" "$build/rdma2.log" "$device_split" "") &
-	device2_pid=$!
-fi
-
-# The device tests labelled siw on Soft-iWARP's siw0, in a guest of their
-# own (scripts/softroce --provider siw), in the background: rc over RDMA CM
-# with every byte checked, and each refusal iWARP calls for, by name. Where
-# the device is native this stage has no guest to run in: the device stage
-# runs them on that device (they skip, 77, where it is not iWARP).
-if [ $native = 0 ]; then
-	echo "== iWARP device tests (Soft-iWARP guest: siw0 on 198.18.0.1), in the background"
-	echo "   every rdma test: those labelled siw run their iWARP cases, the rest skip (77) at once naming why"
-	(timed "iWARP device" "$root/scripts/softroce" --provider siw run --cpus 1 --timeout 3600 -- \
-		sh -c "rdma link show; sh '$root/scripts/ctest-cpu.sh' '$build/siw.log.cpu' -L rdma \
-			--output-on-failure --output-junit '$build/siw.log.xml'" >"$build/siw.log" 2>&1) &
-	siw_pid=$!
+	device2_pid=
+	if [ -n "$device_split" ]; then
+		echo "   second guest: $device_split; first guest: the others"
+		(timed "device, second guest" device_tests "$build" "$build/rdma2.log" "$device_split" "") &
+		device2_pid=$!
+	fi
 fi
 
 echo "== unit tests (host), each also under valgrind memcheck (label valgrind)"
@@ -282,12 +278,28 @@ echo "== test bed and wire tests (guests of their own: runner, two on a wire)"
 RDMAKIT_SOFTROCE_CPUS=1 timed "test bed, wire" ctest -L '^(softroce|wire)$' --output-on-failure | tee "$build/beds.log" || status=1
 tally "test bed, wire" "$build/beds.log"
 
+# The device tests on Soft-iWARP's siw0, in a guest of their own
+# (scripts/softroce --provider siw), after the test bed (fewer guests at
+# once): every rdma test, those labelled siw running their iWARP cases (rc
+# over RDMA CM with every byte checked, each refusal iWARP calls for, by
+# name), the rest skipping (77) at once naming what iWARP lacks. Where the
+# device is native this stage has no guest to run in: the device stage runs
+# them on that device.
+if [ $native = 0 ]; then
+	echo "== iWARP device tests (Soft-iWARP guest: siw0 on 198.18.0.1)"
+	echo "   every rdma test: those labelled siw run their iWARP cases, the rest skip (77) at once naming why"
+	timed "iWARP device" "$root/scripts/softroce" --provider siw run --cpus 1 --timeout 3600 -- \
+		sh -c "rdma link show; sh '$root/scripts/ctest-cpu.sh' '$build/siw.log.cpu' -L rdma \
+			--output-on-failure --output-junit '$build/siw.log.xml'" >"$build/siw.log" 2>&1 || status=1
+	cat "$build/siw.log"
+	tally "iWARP device (siw0)" "$build/siw.log"
+fi
+
 if [ $native = 0 ]; then
 	collect "device tests, first guest (started $(($(date +%s) - t0)) s ago)" "$device_pid" \
 		"device, first guest" "$build/rdma.log"
-	collect "device tests, second guest (started beside the first)" "$device2_pid" \
-		"device, second guest" "$build/rdma2.log"
-	collect "iWARP device tests (label siw, siw0)" "$siw_pid" "iWARP device (siw0)" "$build/siw.log"
+	[ -z "$device2_pid" ] || collect "device tests, second guest (started beside the first)" \
+		"$device2_pid" "device, second guest" "$build/rdma2.log"
 else
 	tally device "$build/rdma.log"
 fi

@@ -716,6 +716,19 @@ static int xchg_reports(struct pt *p)
 	return 0;
 }
 
+/* Both roles, once the control connection is up: perftest's parameters,
+ * the data QP's own RDMA CM connection, then the address records. */
+static int pt_prepare(struct pt *p)
+{
+	int ret = xchg_params(p);
+
+	if (!ret)
+		ret = connect_data(p);
+	if (!ret)
+		ret = xchg_dests(p);
+	return ret;
+}
+
 static int pt_client(struct pt *p)
 {
 	int ret, tries;
@@ -727,11 +740,7 @@ static int pt_client(struct pt *p)
 			       p->port, tries, tries > 1 ? "ies" : "y", p->o->timeout_ms);
 	if (ret)
 		return pt_step_failed(p, ret, "the control connection");
-	ret = xchg_params(p);
-	if (!ret)
-		ret = connect_data(p);
-	if (!ret)
-		ret = xchg_dests(p);
+	ret = pt_prepare(p);
 	if (!ret)
 		ret = run_writes(p);
 	if (!ret)
@@ -759,11 +768,7 @@ static int pt_server(struct pt *p)
 		ret = rk_cm_accept_raw(p->ctl.cm, p->ctl.qp, NULL, 0, p->o->timeout_ms);
 	if (ret)
 		return pt_step_failed(p, ret, "the control connection");
-	ret = xchg_params(p);
-	if (!ret)
-		ret = connect_data(p);
-	if (!ret)
-		ret = xchg_dests(p);
+	ret = pt_prepare(p);
 	if (ret)
 		return ret;
 	/* The client's "done" sync, waited for while it runs, however long:
